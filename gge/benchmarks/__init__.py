@@ -1,0 +1,47 @@
+"""The benchmark registry: one module per benchmark, one line here per benchmark.
+
+Example:
+    >>> get_benchmark("screenspot_pro").title
+    'ScreenSpot-Pro'
+"""
+
+from __future__ import annotations
+
+from gge.benchmarks.base import Benchmark
+from gge.benchmarks.mmbench_gui import MMBenchGUI
+from gge.benchmarks.osworld_g import OSWorldG, OSWorldGRefined
+from gge.benchmarks.screenspot_pro import ScreenSpotPro
+from gge.benchmarks.screenspot_v2 import ScreenSpotV2
+from gge.benchmarks.ui_i2e_bench import UII2EBench
+from gge.benchmarks.ui_vision import UIVision
+from gge.errors import unknown_name
+
+REGISTRY: dict[str, Benchmark] = {
+    b.name: b
+    for b in (
+        ScreenSpotV2(),
+        ScreenSpotPro(),
+        OSWorldG(),
+        OSWorldGRefined(),
+        UIVision(),
+        MMBenchGUI(),
+        UII2EBench(),
+    )
+}
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """The registered benchmark called ``name``.
+
+    Args:
+        name: A registered name.
+
+    Returns:
+        The benchmark.
+
+    Raises:
+        GgeError: for an unknown name, with a did-you-mean.
+    """
+    if name not in REGISTRY:
+        raise unknown_name("benchmark", name, REGISTRY)
+    return REGISTRY[name]

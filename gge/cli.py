@@ -1,0 +1,270 @@
+"""``python eval.py key=value ...``: a typed configuration, one ``run(cfg)``, an exit code.
+
+Configuration is an OmegaConf dotlist over a dataclass schema: unknown keys are rejected with a
+did-you-mean, wrong types are rejected. ``model=NAME`` picks a model (``model.<option>=`` then sets
+its options); ``bench.<benchmark>.<option>=`` sets a benchmark's options (``root``, and e.g.
+``bench.screenspot_pro.language=cn``). Quote lists in bash: ``'benchmarks=[screenspot_pro,osworld_g]'``.
+
+Example:
+    >>> cfg = parse_args(["model=replay", "model.predictions=p.jsonl", "benchmarks=[osworld_g]", "k=3"])
+    >>> cfg.model.name, list(cfg.benchmarks), cfg.k
+    ('replay', ['osworld_g'], 3)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, make_dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+import gge
+from gge.benchmarks import REGISTRY, get_benchmark
+from gge.benchmarks.base import BenchmarkOptions
+from gge.errors import GgeError, unknown_name
+from gge.evaluate import evaluate_samples
+from gge.metrics import benchmark_metrics, mean_over_benchmarks
+from gge.models import MODELS, ReplayModel, settings_record
+from gge.report import render_benchmark, render_summary
+from gge.results import write_outputs
+from gge.scoring import SampleResult
+from gge.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
+
+DEFAULT_BENCHMARKS = (
+    "screenspot_v2",
+    "screenspot_pro",
+    "osworld_g",
+    "ui_vision",
+    "mmbench_gui",
+    "ui_i2e_bench",
+)
+"""The six benchmarks, one instruction variant each (``osworld_g_refined`` is opt-in)."""
+
+
+@dataclass
+class ModelConfig:
+    """Which model answers, and its options.
+
+    Attributes:
+        name: A registered model (``replay``).
+        predictions: ``replay``: the JSONL file of predictions. Default with the demo suite: the
+            predictions file the demo generator writes.
+    """
+
+    name: str = "replay"
+    predictions: str | None = None
+
+
+BenchConfig = make_dataclass(
+    "BenchConfig",
+    [(name, b.options_type, field(default_factory=b.options_type)) for name, b in REGISTRY.items()],
+)
+"""Per-benchmark options, one field per registered benchmark (``bench.<name>.<option>``)."""
+
+
+@dataclass
+class EvalConfig:
+    """Everything ``python eval.py`` accepts.
+
+    Attributes:
+        benchmarks: Benchmarks to evaluate, by registered name.
+        data_root: Folder holding one folder per benchmark (``DIR/<name>``; ``osworld_g_refined``
+            reads ``DIR/osworld_g``). Unset: the synthetic demo suite, generated on first use.
+        output_dir: Where results.json, predictions.jsonl and report.md go
+            (default ``outputs/<date-time>``).
+        model: The model and its options.
+        selection: The selection strategy whose pick is reported as Top-1 (every strategy is
+            also reported under ``selection``).
+        k: Candidates scored per sample (Oracle@1..K).
+        cluster_radius: Radius of the ``cluster`` strategy, as a fraction of the image diagonal.
+        seed: Seed of the demo suite (and of anything random in a run).
+        batch_size: Samples per model call.
+        bench: Per-benchmark options.
+    """
+
+    benchmarks: list[str] = field(default_factory=lambda: list(DEFAULT_BENCHMARKS))
+    data_root: str | None = None
+    output_dir: str | None = None
+    model: ModelConfig = field(default_factory=ModelConfig)
+    selection: str = "critic"
+    k: int = 5
+    cluster_radius: float = DEFAULT_CLUSTER_RADIUS
+    seed: int = 0
+    batch_size: int = 16
+    bench: Any = field(default_factory=BenchConfig)
+
+
+def parse_args(argv: Sequence[str]) -> DictConfig:
+    """Build the typed configuration from ``key=value`` arguments.
+
+    Args:
+        argv: Arguments, e.g. ``["model=replay", "'benchmarks=[a,b]'"]`` as the shell passes them.
+
+    Returns:
+        The merged, validated configuration.
+
+    Raises:
+        GgeError: for an unknown key, a wrong type or an unknown model.
+    """
+    dotlist: list[str] = []
+    for arg in argv:
+        if "=" not in arg:
+            raise GgeError(f"arguments are key=value pairs, got {arg!r} (e.g. 'benchmarks=[screenspot_pro]')")
+        key, value = arg.split("=", 1)
+        if key == "model":  # group selection, as in Hydra: model=NAME then model.<option>=...
+            if value not in MODELS:
+                raise unknown_name("model", value, MODELS)
+            dotlist.append(f"model.name={value}")
+        else:
+            dotlist.append(arg)
+    try:
+        cfg = OmegaConf.merge(OmegaConf.structured(EvalConfig), OmegaConf.from_dotlist(dotlist))
+    except OmegaConfBaseException as e:
+        bad_key: str | None = getattr(e, "full_key", None)
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        hint = ""
+        if bad_key == "benchmarks":
+            hint = "; benchmarks is a list: 'benchmarks=[screenspot_pro,osworld_g]' (quote it in bash)"
+        raise GgeError(f"bad configuration ({bad_key or 'arguments'}): {msg}{hint}") from None
+    assert isinstance(cfg, DictConfig)
+    return cfg
+
+
+def _validate(cfg: DictConfig) -> None:
+    if not cfg.benchmarks:
+        raise GgeError("benchmarks is empty: name at least one, e.g. 'benchmarks=[screenspot_v2]'")
+    for name in cfg.benchmarks:
+        get_benchmark(name)
+    if len(set(cfg.benchmarks)) != len(cfg.benchmarks):
+        raise GgeError(f"benchmarks lists a name twice: {list(cfg.benchmarks)}")
+    check_strategy(cfg.selection)
+    if cfg.model.name not in MODELS:
+        raise unknown_name("model", cfg.model.name, MODELS)
+    if cfg.k < 1:
+        raise GgeError(f"k must be at least 1, got {cfg.k}")
+    if not cfg.cluster_radius > 0:
+        raise GgeError(f"cluster_radius must be positive, got {cfg.cluster_radius}")
+    if cfg.batch_size < 1:
+        raise GgeError(f"batch_size must be at least 1, got {cfg.batch_size}")
+
+
+def _data_root(cfg: DictConfig, out: TextIO) -> tuple[Path, bool]:
+    if cfg.data_root is not None:
+        return Path(cfg.data_root), False
+    from gge.demo import demo_root
+
+    root = demo_root(cfg.seed)
+    print(f"data_root not set: using the synthetic demo suite at {root}", file=out)
+    return root, True
+
+
+def _make_policy(cfg: DictConfig, root: Path, is_demo: bool) -> ReplayModel:
+    predictions: str | None = cfg.model.predictions
+    if predictions is None:
+        if not is_demo:
+            raise GgeError("model=replay needs model.predictions=FILE (a JSONL file, one line per sample)")
+        predictions = str(root / "predictions.jsonl")
+        cfg.model.predictions = predictions
+    return ReplayModel(predictions)
+
+
+def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
+    """Evaluate the configured model on the configured benchmarks and write the output folder.
+
+    Args:
+        cfg: A configuration from :func:`parse_args` (or ``OmegaConf.structured(EvalConfig)``).
+        out: Where the tables are printed (default stdout).
+
+    Returns:
+        The results document also written to ``output_dir/results.json``.
+
+    Raises:
+        GgeError: for bad input, naming the file, line, record or key.
+    """
+    out = out or sys.stdout
+    _validate(cfg)
+    k, strategy = int(cfg.k), str(cfg.selection)
+    data_root, is_demo = _data_root(cfg, out)
+    policy = _make_policy(cfg, data_root, is_demo)
+    output_dir = Path(cfg.output_dir or f"outputs/{time.strftime('%Y%m%d-%H%M%S')}")
+
+    entries: dict[str, dict[str, Any]] = {}
+    titles: dict[str, str] = {}
+    all_results: list[SampleResult] = []
+    sections: list[str] = []
+    for name in cfg.benchmarks:
+        bench = get_benchmark(name)
+        options = OmegaConf.to_object(cfg.bench[name])
+        assert isinstance(options, BenchmarkOptions)
+        root = Path(options.root) if options.root else data_root / bench.directory
+        loaded = bench.load(root, options)
+        print(f"{name}: {len(loaded.samples)} samples from {root}", file=out)
+        results = evaluate_samples(
+            policy,
+            loaded.samples,
+            k=k,
+            cluster_radius=float(cfg.cluster_radius),
+            batch_size=int(cfg.batch_size),
+        )
+        entry = benchmark_metrics(bench, results, k=k, strategy=strategy)
+        entry["load"] = loaded.summary
+        entry["unmatched_predictions"] = policy.unknown_ids(name, (s.id for s in loaded.samples))
+        entry["missing_predictions"] = len(policy.missing.get(name, []))
+        entries[name], titles[name] = entry, bench.title
+        all_results += results
+        sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
+        if entry["unmatched_predictions"]:
+            n_un = len(entry["unmatched_predictions"])
+            ex = ", ".join(entry["unmatched_predictions"][:3])
+            print(f"warning: {name}: {n_un} prediction lines match no sample (e.g. {ex})", file=out)
+        if entry["missing_predictions"]:
+            print(
+                f"warning: {name}: {entry['missing_predictions']} samples have no prediction "
+                "(counted as format errors)",
+                file=out,
+            )
+
+    mean = mean_over_benchmarks(entries, k)
+    report = "\n\n".join([*sections, render_summary(titles, entries, mean, k=k)])
+    config = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(config, dict)
+    config["data_root"] = str(data_root)
+    document = {
+        "gge_version": gge.__version__,
+        "benchmarks": entries,
+        "mean": mean,
+        "k": k,
+        "selection": strategy,
+        "model": settings_record(policy),
+        "config": config,
+    }
+    write_outputs(output_dir, document, all_results, report)
+    print("\n" + report, file=out)
+    print(f"\nwrote {output_dir / 'results.json'}", file=out)
+    return document
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point: parse, run, and turn bad input into one message and exit code 2.
+
+    Args:
+        argv: Arguments (default ``sys.argv[1:]``).
+
+    Returns:
+        0 on success, 2 on bad input or configuration.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    try:
+        run(parse_args(args))
+    except GgeError as e:
+        print(f"gge: error: {e}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,32 @@
+"""The one exception type gge raises for bad input, with a message that names what is wrong."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class GgeError(Exception):
+    """Bad input or configuration: the message names the file, line, record or key at fault."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """A ``" (did you mean 'x'?)"`` suffix for an unknown name, or ``""`` when nothing is close.
+
+    Example:
+        >>> did_you_mean("screenspot_pr", ["screenspot_pro", "osworld_g"])
+        " (did you mean 'screenspot_pro'?)"
+    """
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def unknown_name(kind: str, word: str, choices: Iterable[str]) -> GgeError:
+    """A GgeError for an unknown name of some kind, listing the known ones.
+
+    Example:
+        >>> str(unknown_name("selection strategy", "firts", ["first", "mean"]))
+        "unknown selection strategy 'firts' (did you mean 'first'?); known: first, mean"
+    """
+    known = sorted(choices)
+    return GgeError(f"unknown {kind} '{word}'{did_you_mean(word, known)}; known: {', '.join(known)}")

@@ -1,0 +1,131 @@
+"""Readable tables: each benchmark laid out like its official table, as Markdown.
+
+The same text is printed and written to ``output_dir/report.md``; numbers are rounded to one
+decimal here only (results.json keeps them unrounded).
+
+Example:
+    >>> fmt(56.4321), fmt(None)
+    ('56.4', '–')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gge.selection import STRATEGIES
+
+
+def fmt(value: float | None) -> str:
+    """A percentage with one decimal, or an en dash for "no samples"."""
+    return "–" if value is None else f"{value:.1f}"
+
+
+def _pair(stats: Mapping[str, Any], k: int) -> str:
+    if not stats.get("samples"):
+        return "–"
+    return f"{fmt(stats['top1'])} / {fmt(stats[f'oracle@{k}'])}"
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table with columns padded for reading in a terminal."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(header), sep, *(line(r) for r in rows)])
+
+
+def render_table(t: Mapping[str, Any], k: int) -> str:
+    """One official table: a 2-D grid of "Top-1 / Oracle@K" cells, or a 1-D list with counts."""
+    title = f"### {t['title']}"
+    if t.get("cols") is None:
+        header = [t["rows"], "n", "Top-1", f"Oracle@{k}"]
+        rows = [
+            [v, str(s["samples"]), fmt(s["top1"]), fmt(s[f"oracle@{k}"])] for v, s in t["row_avg"].items()
+        ]
+        a = t["all"]
+        rows.append(["all", str(a["samples"]), fmt(a["top1"]), fmt(a[f"oracle@{k}"])])
+        return f"{title}\n\n{markdown_table(header, rows)}"
+    cols = list(t["col_values"])
+    header = [f"{t['rows']} \\ {t['cols']}", *cols, "avg"]
+    rows = [
+        [rv, *(_pair(t["cells"][rv][cv], k) for cv in cols), _pair(t["row_avg"][rv], k)]
+        for rv in t["row_values"]
+    ]
+    rows.append(["avg", *(_pair(t["col_avg"][cv], k) for cv in cols), _pair(t["all"], k)])
+    return f"{title} (Top-1 / Oracle@{k}, %)\n\n{markdown_table(header, rows)}"
+
+
+def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: str) -> str:
+    """The headline lines and every table of one benchmark."""
+    n = entry["samples"]
+    ci = entry["intervals"]
+    off = entry["official"]
+
+    def interval(key: str) -> str:
+        return "" if ci[key] is None else f" [{fmt(ci[key][0])}, {fmt(ci[key][1])}]"
+
+    lines = [
+        f"## {title} — {n} samples · Top-1 by `{strategy}` · K={k}",
+        "",
+        f"- Top-1 **{fmt(entry['top1'])}**{interval('top1')} · Oracle@{k} **{fmt(entry[f'oracle@{k}'])}**"
+        f"{interval(f'oracle@{k}')} (95% Wilson) · critic gap {fmt(entry['critic_gap'])} · "
+        f"P(Top-1 hit | Oracle@{k} hit) {fmt(entry['top1_given_oracle'])}",
+        f"- Official headline ({off['rule']}): Top-1 {fmt(off['top1'])} · "
+        f"Oracle@{k} {fmt(off[f'oracle@{k}'])}",
+    ]
+    others = [a for name, a in entry["averages"].items() if name != off["rule"]]
+    for a in others:
+        lines.append(
+            f"- Also reported ({a['rule']}, not official): Top-1 {fmt(a['top1'])} · "
+            f"Oracle@{k} {fmt(a[f'oracle@{k}'])}"
+        )
+    lines.append("- Oracle@k: " + " · ".join(f"@{j} {fmt(entry[f'oracle@{j}'])}" for j in range(1, k + 1)))
+    lines.append(
+        "- Top-1 by selection: " + " · ".join(f"{s} {fmt(entry['selection'][s])}" for s in STRATEGIES)
+    )
+    fe = entry["format_errors"]
+    rate = f" ({fmt(100.0 * fe / n)}%)" if n else ""
+    lines.append(f"- Format errors (unparseable or missing answers, scored as misses): {fe}{rate}")
+    lines.append(f"- Abstentions (Top-1 says the target is absent): {entry['abstentions']}")
+    for t in entry["tables"]:
+        lines += ["", render_table(t, k)]
+    return "\n".join(lines)
+
+
+def render_summary(
+    titles: Mapping[str, str], entries: Mapping[str, Any], mean: Mapping[str, Any], *, k: int
+) -> str:
+    """One row per benchmark with its official headline, and their unweighted mean."""
+    header = ["benchmark", "samples", "official rule", "Top-1", f"Oracle@{k}", "gap", "format errors"]
+    rows = []
+    for name, e in entries.items():
+        off = e["official"]
+        gap = None if off["top1"] is None else off[f"oracle@{k}"] - off["top1"]
+        rows.append(
+            [
+                titles[name],
+                str(e["samples"]),
+                off["rule"],
+                fmt(off["top1"]),
+                fmt(off[f"oracle@{k}"]),
+                fmt(gap),
+                str(e["format_errors"]),
+            ]
+        )
+    if len(entries) > 1:
+        rows.append(
+            [
+                f"mean of {len(mean['benchmarks'])}",
+                "",
+                "unweighted",
+                fmt(mean["top1"]),
+                fmt(mean[f"oracle@{k}"]),
+                "",
+                "",
+            ]
+        )
+    return "## Summary (official headlines)\n\n" + markdown_table(header, rows)

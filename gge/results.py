@@ -1,0 +1,68 @@
+"""Files a run writes: ``results.json``, per-sample ``predictions.jsonl`` and ``report.md``.
+
+``predictions.jsonl`` is a valid replay file (``model=replay model.predictions=...``): re-scoring it
+with another selection strategy or K needs no model.
+
+Example:
+    >>> from gge.types import Candidate
+    >>> from gge.scoring import SampleResult
+    >>> r = SampleResult("b", "1", {}, 5, (Candidate((1.0, 2.0), 0.5),), (True,))
+    >>> result_record(r)["candidates"]
+    [[1.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from gge.scoring import SampleResult
+from gge.types import Candidate
+
+
+def _point(c: Candidate | None) -> list[float] | None:
+    return None if c is None or c.point is None else [c.point[0], c.point[1]]
+
+
+def result_record(r: SampleResult) -> dict[str, Any]:
+    """One line of predictions.jsonl: the replay fields plus the per-sample outcome."""
+    rec: dict[str, Any] = {
+        "benchmark": r.benchmark,
+        "id": r.id,
+        "candidates": [_point(c) for c in r.candidates],
+    }
+    if any(c.score is not None for c in r.candidates):
+        rec["scores"] = [c.score for c in r.candidates]
+    rec["raw"] = r.raw
+    rec["format_error"] = r.format_error
+    rec["hits"] = list(r.hits)
+    rec["top1"] = dict(r.top1)
+    rec["picks"] = {name: (None if p is None else _point(p)) for name, p in r.picks.items()}
+    return rec
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_outputs(
+    output_dir: Path, results_json: dict[str, Any], records: Iterable[SampleResult], report: str
+) -> None:
+    """Write results.json, predictions.jsonl and report.md into ``output_dir`` (created if needed).
+
+    Args:
+        output_dir: The run's folder.
+        results_json: The whole results document.
+        records: Every sample's result.
+        report: The rendered tables.
+    """
+    output_dir.mkdir(parents=True, exist_ok=True)
+    lines = "".join(json.dumps(result_record(r), ensure_ascii=False) + "\n" for r in records)
+    _atomic_write(output_dir / "predictions.jsonl", lines)
+    _atomic_write(output_dir / "report.md", report + "\n")
+    _atomic_write(output_dir / "results.json", json.dumps(results_json, indent=2, ensure_ascii=False) + "\n")

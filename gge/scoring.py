@@ -1,0 +1,121 @@
+"""Per-sample outcomes as pure functions: hit@k, Top-1 per selection strategy, abstentions, format errors.
+
+A candidate hits when it lies in the sample's region by the benchmark's official rule
+(:meth:`gge.types.Box.contains` and friends); an abstention hits only an :class:`~gge.types.Absent`
+target (OSWorld-G refusals). Only the first ``k`` candidates, in proposer order, are scored; every
+selection strategy picks among those same ``k``.
+
+Example:
+    >>> from gge.types import Box, Candidate, Prediction, Sample
+    >>> s = Sample("demo", "0", "/x.png", (100, 100), "click OK", Box(10, 10, 20, 20))
+    >>> p = Prediction("demo", "0", (Candidate((50, 50), 0.1), Candidate((15, 15), 0.9)))
+    >>> r = score_sample(s, p, k=5)
+    >>> r.hit_at(1), r.hit_at(2), r.top1["critic"], r.top1["first"]
+    (False, True, True, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gge.selection import DEFAULT_CLUSTER_RADIUS, select_all
+from gge.types import Absent, Candidate, LabelValue, Prediction, Region, Sample
+
+
+def candidate_hits(region: Region, candidate: Candidate | None) -> bool:
+    """Whether one candidate hits the region (official rule; abstentions hit only absent targets).
+
+    Args:
+        region: The sample's target.
+        candidate: A candidate, or None for "no answer".
+
+    Returns:
+        True on a hit.
+    """
+    if candidate is None:
+        return False
+    if candidate.point is None:
+        return isinstance(region, Absent)
+    return region.contains(candidate.point[0], candidate.point[1])
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """The scored outcome of one sample.
+
+    Attributes:
+        benchmark: Benchmark name.
+        id: Native sample id.
+        labels: The sample's breakdown labels.
+        k: How many candidates were scored at most.
+        candidates: The scored candidates (the first ``k``), proposer order.
+        hits: Whether each scored candidate hits.
+        picks: The Top-1 candidate chosen by each selection strategy (None: no answer).
+        top1: Whether each strategy's pick hits.
+        format_error: The model's answer was unparseable or missing.
+        raw: The model's raw output.
+    """
+
+    benchmark: str
+    id: str
+    labels: Mapping[str, LabelValue]
+    k: int
+    candidates: tuple[Candidate, ...]
+    hits: tuple[bool, ...]
+    picks: Mapping[str, Candidate | None] = field(default_factory=dict)
+    top1: Mapping[str, bool] = field(default_factory=dict)
+    format_error: bool = False
+    raw: str = ""
+
+    def hit_at(self, k: int) -> bool:
+        """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""
+        return any(self.hits[:k])
+
+    @property
+    def oracle(self) -> bool:
+        """Oracle@K for this sample, K being the number of candidates scored at most."""
+        return self.hit_at(self.k)
+
+    def abstained(self, strategy: str) -> bool:
+        """Whether the given strategy's pick is an abstention."""
+        pick = self.picks.get(strategy)
+        return pick is not None and pick.abstains
+
+
+def score_sample(
+    sample: Sample,
+    prediction: Prediction,
+    *,
+    k: int,
+    cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
+) -> SampleResult:
+    """Score one sample: hits of the first ``k`` candidates and the Top-1 of every strategy.
+
+    Args:
+        sample: The sample, with its official region.
+        prediction: The model's candidates for it.
+        k: Candidates scored at most (later ones are ignored).
+        cluster_radius: Radius of the ``cluster`` strategy, as a fraction of the image diagonal.
+
+    Returns:
+        The per-sample result.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    candidates = tuple(prediction.candidates[:k])
+    hits = tuple(candidate_hits(sample.region, c) for c in candidates)
+    picks = select_all(candidates, sample.image_size, cluster_radius=cluster_radius)
+    top1 = {name: candidate_hits(sample.region, pick) for name, pick in picks.items()}
+    return SampleResult(
+        benchmark=sample.benchmark,
+        id=sample.id,
+        labels=sample.labels,
+        k=k,
+        candidates=candidates,
+        hits=hits,
+        picks=picks,
+        top1=top1,
+        format_error=prediction.format_error or not candidates,
+        raw=prediction.raw,
+    )

@@ -1,0 +1,200 @@
+"""Core value types shared by every part of gge.
+
+All types are frozen dataclasses: a sample, a target region, a model's candidates and a scored
+result can be passed between processes, hashed and compared without surprises.
+
+Example:
+    >>> box = Box(10, 20, 30, 40)
+    >>> box.contains(30, 40), box.contains(30.5, 40)
+    (True, False)
+    >>> Candidate((12.0, 25.0), score=0.9).abstains
+    False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gge.geometry import point_in_box, point_in_polygon
+
+Point = tuple[float, float]
+LabelValue = str | tuple[str, ...]
+"""A breakdown label: one value, or several for multi-label keys (OSWorld-G categories)."""
+
+
+@dataclass(frozen=True)
+class Box:
+    """An axis-aligned target box, tested with inclusive edges.
+
+    Coordinates are stored as the benchmark gives them, after its official load-time rule (xywh
+    converted, corners swapped where the benchmark swaps them, never otherwise). ``space`` says how
+    the official scorer compares: ``"pixel"`` tests the pixel point against the pixel box;
+    ``"normalized"`` divides the point by ``size`` and tests it against a box in [0, 1] units.
+
+    Attributes:
+        x1: Left edge.
+        y1: Top edge.
+        x2: Right edge.
+        y2: Bottom edge.
+        space: ``"pixel"`` or ``"normalized"`` (the box's own units).
+        size: Image (width, height); required when ``space`` is ``"normalized"``.
+    """
+
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    space: Literal["pixel", "normalized"] = "pixel"
+    size: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.space == "normalized" and self.size is None:
+            raise ValueError("a normalized Box needs the image size")
+
+    def contains(self, x: float, y: float) -> bool:
+        """Whether the pixel point (x, y) hits the box under the benchmark's official test."""
+        if self.space == "normalized":
+            assert self.size is not None
+            x, y = x / self.size[0], y / self.size[1]
+        return point_in_box(x, y, self.x1, self.y1, self.x2, self.y2)
+
+    def pixel_box(self) -> tuple[float, float, float, float]:
+        """The box in pixels of the original image (for drawing and reporting)."""
+        if self.space == "normalized":
+            assert self.size is not None
+            w, h = self.size
+            return (self.x1 * w, self.y1 * h, self.x2 * w, self.y2 * h)
+        return (self.x1, self.y1, self.x2, self.y2)
+
+    @property
+    def degenerate(self) -> bool:
+        """True for inverted or zero-area boxes (kept with the official semantics)."""
+        return self.x2 <= self.x1 or self.y2 <= self.y1
+
+    @property
+    def kind(self) -> str:
+        """Short name of the region kind."""
+        return "bbox"
+
+
+@dataclass(frozen=True)
+class Polygon:
+    """A polygon target, tested by even-odd ray casting (OSWorld-G's official rule).
+
+    Attributes:
+        vertices: The vertices in pixels, in order; the polygon closes itself.
+    """
+
+    vertices: tuple[Point, ...]
+
+    def contains(self, x: float, y: float) -> bool:
+        """Whether the pixel point (x, y) lies inside by the even-odd rule."""
+        return point_in_polygon(x, y, self.vertices)
+
+    def pixel_box(self) -> tuple[float, float, float, float]:
+        """The bounding box of the polygon in pixels."""
+        xs = [v[0] for v in self.vertices]
+        ys = [v[1] for v in self.vertices]
+        return (min(xs), min(ys), max(xs), max(ys))
+
+    @property
+    def degenerate(self) -> bool:
+        """True when fewer than three vertices are given."""
+        return len(self.vertices) < 3
+
+    @property
+    def kind(self) -> str:
+        """Short name of the region kind."""
+        return "polygon"
+
+
+@dataclass(frozen=True)
+class Absent:
+    """The target is not on the screen: only an abstention is correct (OSWorld-G refusal)."""
+
+    def contains(self, x: float, y: float) -> bool:
+        """No point hits an absent target."""
+        return False
+
+    def pixel_box(self) -> None:
+        """An absent target has no box."""
+        return None
+
+    @property
+    def degenerate(self) -> bool:
+        """An absent target is never degenerate."""
+        return False
+
+    @property
+    def kind(self) -> str:
+        """Short name of the region kind."""
+        return "refusal"
+
+
+Region = Box | Polygon | Absent
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One grounding task: a screenshot, an instruction and the target region.
+
+    Attributes:
+        benchmark: Registered benchmark name (``screenspot_pro``...).
+        id: Native id, unique within the benchmark (FORMATS.md, "Sample ids").
+        image_path: Absolute path of the screenshot.
+        image_size: (width, height) in pixels: from the record, else from the image header.
+        instruction: The text the model grounds.
+        region: The target, with the benchmark's official hit test.
+        labels: Breakdown labels named after the official record fields.
+    """
+
+    benchmark: str
+    id: str
+    image_path: str
+    image_size: tuple[int, int]
+    instruction: str
+    region: Region
+    labels: Mapping[str, LabelValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One proposed click point in original-image pixels, or an abstention.
+
+    Attributes:
+        point: (x, y) in pixels of the original screenshot; ``None`` means the model abstained
+            (said the element is not there).
+        score: The critic's score for this candidate, if a critic ran.
+        raw: The model text this candidate was parsed from (kept for inspection).
+    """
+
+    point: Point | None
+    score: float | None = None
+    raw: str = ""
+
+    @property
+    def abstains(self) -> bool:
+        """True when the candidate is an abstention."""
+        return self.point is None
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What a model answered for one sample.
+
+    Attributes:
+        benchmark: Benchmark name.
+        id: Native sample id.
+        candidates: Candidates in proposer order (at most K are scored).
+        format_error: The model's answer could not be parsed (or is missing): the sample stays in the
+            denominator as a miss and is counted.
+        raw: The model's raw output, kept for inspection.
+    """
+
+    benchmark: str
+    id: str
+    candidates: tuple[Candidate, ...] = ()
+    format_error: bool = False
+    raw: str = ""

@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import pytest
+
+from gge.geometry import point_in_box, point_in_polygon
+from gge.scoring import candidate_hits, score_sample
+from gge.types import Absent, Box, Candidate, Polygon, Prediction, Sample
+
+
+def _sample(region, size=(100, 100)) -> Sample:
+    return Sample("b", "0", "/x.png", size, "click", region)
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "hit"),
+    [
+        (10, 20, True),  # top-left corner
+        (30, 40, True),  # bottom-right corner
+        (10, 40, True),
+        (30, 20, True),
+        (20, 20, True),  # on the top edge
+        (20, 40, True),  # on the bottom edge
+        (10, 30, True),  # on the left edge
+        (30, 30, True),  # on the right edge
+        (9.999, 30, False),
+        (30.001, 30, False),
+        (20, 19.999, False),
+        (20, 40.001, False),
+    ],
+)
+def test_box_edges_inclusive(x: float, y: float, hit: bool) -> None:
+    assert Box(10, 20, 30, 40).contains(x, y) is hit
+
+
+def test_inverted_box_hits_nothing_and_zero_area_box_hits_its_line() -> None:
+    inverted = Box(30, 20, 10, 40)
+    assert inverted.degenerate
+    assert not any(inverted.contains(x, 30) for x in (10, 20, 30))
+    line = Box(10, 20, 10, 40)
+    assert line.degenerate
+    assert line.contains(10, 30) and line.contains(10, 20) and not line.contains(10.01, 30)
+    dot = Box(5, 5, 5, 5)
+    assert dot.contains(5, 5) and not dot.contains(5, 5.0001)
+
+
+def test_normalized_box_divides_the_point_like_the_official_scorer() -> None:
+    box = Box(0.1, 0.2, 0.5, 0.6, space="normalized", size=(200, 100))
+    assert box.contains(20, 20) and box.contains(100, 60)  # exactly on corners
+    assert not box.contains(100.01, 60)
+    assert box.pixel_box() == pytest.approx((20, 20, 100, 60))
+    with pytest.raises(ValueError):
+        Box(0, 0, 1, 1, space="normalized")
+
+
+def test_negative_edge_kept() -> None:
+    box = Box(0.1, -1 / 100, 0.2, 0.1, space="normalized", size=(100, 100))
+    assert box.contains(15, -0.5) and box.contains(15, -1)
+
+
+CONCAVE = ((0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (5.0, 4.0), (0.0, 10.0))  # a "V" notch from below
+
+
+def test_polygon_concave() -> None:
+    assert point_in_polygon(5, 2, CONCAVE)
+    assert point_in_polygon(1, 8, CONCAVE) and point_in_polygon(9, 8, CONCAVE)
+    assert not point_in_polygon(5, 8, CONCAVE)  # inside the notch
+    assert not point_in_polygon(-1, 5, CONCAVE) and not point_in_polygon(11, 5, CONCAVE)
+
+
+def test_polygon_boundary_follows_ray_casting_arithmetic() -> None:
+    square = ((0.0, 0.0), (4.0, 0.0), (4.0, 4.0), (0.0, 4.0))
+    # vertices: only the one with smallest x and y is inside (half-open rule)
+    assert point_in_polygon(0, 0, square)
+    assert not point_in_polygon(4, 0, square)
+    assert not point_in_polygon(4, 4, square)
+    assert not point_in_polygon(0, 4, square)
+    # edges of smaller x / smaller y in, larger x / larger y out
+    assert point_in_polygon(0, 2, square) and point_in_polygon(2, 0, square)
+    assert not point_in_polygon(4, 2, square) and not point_in_polygon(2, 4, square)
+    # the reflex vertex (the notch tip) lies on the boundary: the arithmetic puts it inside
+    assert point_in_polygon(5, 4, CONCAVE)
+    assert not point_in_polygon(5, 4.001, CONCAVE)
+    assert Polygon(CONCAVE).contains(5, 2)
+
+
+def test_point_in_box_is_literal() -> None:
+    assert point_in_box(1, 1, 1, 1, 1, 1)
+    assert not point_in_box(1, 1, 2, 2, 0, 0)
+
+
+def test_abstention_hits_only_absent_targets() -> None:
+    assert candidate_hits(Absent(), Candidate(None))
+    assert not candidate_hits(Absent(), Candidate((1.0, 1.0)))
+    assert not candidate_hits(Box(0, 0, 10, 10), Candidate(None))
+    assert not candidate_hits(Box(0, 0, 10, 10), None)
+
+
+def test_score_sample_hits_at_k_and_strategies() -> None:
+    s = _sample(Box(40, 40, 60, 60))
+    cands = (
+        Candidate((10.0, 10.0), 0.2),
+        Candidate((50.0, 50.0), 0.9),
+        Candidate((52.0, 52.0), 0.1),
+        Candidate((90.0, 90.0), 0.95),
+        Candidate((55.0, 45.0), 0.0),
+        Candidate((45.0, 45.0), 1.0),  # beyond K=5: ignored by every measure
+    )
+    r = score_sample(s, Prediction("b", "0", cands), k=5)
+    assert r.hits == (False, True, True, False, True)
+    assert [r.hit_at(j) for j in range(1, 6)] == [False, True, True, True, True]
+    assert r.oracle and not r.format_error
+    assert r.top1["critic"] is False  # 0.95 wins among the first 5
+    assert r.top1["first"] is False
+    assert r.top1["medoid"] is True
+    assert len(r.candidates) == 5
+
+
+def test_missing_answer_is_a_counted_miss() -> None:
+    s = _sample(Box(0, 0, 100, 100))
+    r = score_sample(s, Prediction("b", "0", (), format_error=True, raw="garbage"), k=5)
+    assert r.format_error and not r.oracle and not any(r.top1.values()) and r.raw == "garbage"
+    r2 = score_sample(s, Prediction("b", "0", ()), k=5)
+    assert r2.format_error
+
+
+def test_refusal_sample() -> None:
+    s = _sample(Absent())
+    r = score_sample(s, Prediction("b", "0", (Candidate((5.0, 5.0)), Candidate(None), Candidate(None))), k=5)
+    assert r.hits == (False, True, True)
+    assert not r.top1["first"] and r.top1["mean"]  # majority abstains -> spatial strategies abstain
+    assert r.abstained("mean") and not r.abstained("first")
+
+
+def test_k_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        score_sample(_sample(Absent()), Prediction("b", "0"), k=0)
