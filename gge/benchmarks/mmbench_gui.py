@@ -24,16 +24,18 @@ from gge.benchmarks.base import (
     Average,
     Benchmark,
     BenchmarkOptions,
+    LoadCollector,
     LoadedBenchmark,
     TableSpec,
+    image_under,
     read_json_list,
     require,
     require_numbers,
     require_root,
     require_size,
     require_str,
+    str_labels,
 )
-from gge.benchmarks.screenspot_v2 import LoadCollector, image_under, str_labels
 from gge.errors import GgeError
 from gge.types import Box, Sample
 

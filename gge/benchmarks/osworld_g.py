@@ -25,8 +25,10 @@ from typing import Any, ClassVar
 from gge.benchmarks.base import (
     Benchmark,
     BenchmarkOptions,
+    LoadCollector,
     LoadedBenchmark,
     TableSpec,
+    image_under,
     read_json,
     read_json_list,
     require,
@@ -34,8 +36,8 @@ from gge.benchmarks.base import (
     require_root,
     require_size,
     require_str,
+    xywh_box,
 )
-from gge.benchmarks.screenspot_v2 import LoadCollector, image_under, xywh_box
 from gge.errors import GgeError
 from gge.types import Absent, LabelValue, Polygon, Region, Sample
 

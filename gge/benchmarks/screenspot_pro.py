@@ -24,15 +24,18 @@ from pathlib import Path
 from gge.benchmarks.base import (
     Benchmark,
     BenchmarkOptions,
+    LoadCollector,
     LoadedBenchmark,
     TableSpec,
+    image_under,
+    normalized_box,
     read_json_list,
     require_numbers,
     require_root,
     require_size,
     require_str,
+    str_labels,
 )
-from gge.benchmarks.screenspot_v2 import LoadCollector, image_under, normalized_box, str_labels
 from gge.errors import GgeError, unknown_name
 from gge.types import Sample
 

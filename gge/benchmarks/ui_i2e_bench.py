@@ -26,16 +26,17 @@ from typing import Any
 from gge.benchmarks.base import (
     Benchmark,
     BenchmarkOptions,
+    LoadCollector,
     LoadedBenchmark,
     TableSpec,
     image_size_from_header,
+    image_under,
     read_jsonl,
     require,
     require_numbers,
     require_root,
     require_str,
 )
-from gge.benchmarks.screenspot_v2 import LoadCollector, image_under
 from gge.errors import GgeError
 from gge.types import Box, Sample
 

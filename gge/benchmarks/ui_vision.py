@@ -27,16 +27,20 @@ from gge.benchmarks.base import (
     Average,
     Benchmark,
     BenchmarkOptions,
+    LoadCollector,
     LoadedBenchmark,
     TableSpec,
+    image_under,
+    normalized_box,
     read_json,
     read_json_list,
+    require_files,
     require_numbers,
     require_root,
     require_size,
     require_str,
+    str_labels,
 )
-from gge.benchmarks.screenspot_v2 import LoadCollector, image_under, normalized_box, require_files, str_labels
 from gge.errors import GgeError
 from gge.types import Box, LabelValue, Sample
 
