@@ -203,7 +203,13 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
         assert isinstance(options, BenchmarkOptions)
         root = Path(options.root) if options.root else data_root / bench.directory
         loaded = bench.load(root, options)
-        print(f"{name}: {len(loaded.samples)} samples from {root}", file=out)
+        summary = loaded.summary
+        odd = (
+            f" ({summary['degenerate_boxes']} degenerate boxes kept as released)"
+            if summary["degenerate_boxes"]
+            else ""
+        )
+        print(f"{name}: {len(loaded.samples)} samples from {root}{odd}", file=out)
         results = evaluate_samples(
             policy,
             loaded.samples,

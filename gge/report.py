@@ -68,12 +68,14 @@ def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: 
     def interval(key: str) -> str:
         return "" if ci[key] is None else f" [{fmt(ci[key][0])}, {fmt(ci[key][1])}]"
 
+    variant = entry.get("load", {}).get("variant") or {}
+    label = "".join(f" · {key}: {value}" for key, value in variant.items())
     lines = [
-        f"## {title} — {n} samples · Top-1 by `{strategy}` · K={k}",
+        f"## {title} — {n} samples{label} · Top-1 by `{strategy}` · K={k}",
         "",
         f"- Top-1 **{fmt(entry['top1'])}**{interval('top1')} · Oracle@{k} **{fmt(entry[f'oracle@{k}'])}**"
         f"{interval(f'oracle@{k}')} (95% Wilson) · critic gap {fmt(entry['critic_gap'])} · "
-        f"P(Top-1 hit | Oracle@{k} hit) {fmt(entry['top1_given_oracle'])}",
+        f"P(Top-1 hit | Oracle@{k} hit) {fmt(entry['top1_given_oracle'])}%",
         f"- Official headline ({off['rule']}): Top-1 {fmt(off['top1'])} · "
         f"Oracle@{k} {fmt(off[f'oracle@{k}'])}",
     ]

@@ -345,3 +345,82 @@ def test_ui_vision_real_category_map(loaded: dict[str, LoadedBenchmark]) -> None
 def test_summaries_are_json(loaded: dict[str, LoadedBenchmark]) -> None:
     for r in loaded.values():
         assert json.loads(json.dumps(r.summary)) == r.summary
+
+
+def test_eval_cli_on_real_layouts(
+    roots: dict[str, Path], loaded: dict[str, LoadedBenchmark], tmp_path: Path
+) -> None:
+    """``eval.py model=replay`` on the real records: counts, headlines recomputed from the raw files."""
+    import io
+
+    from gge.cli import DEFAULT_BENCHMARKS, parse_args, run
+
+    lines = []
+    for name in DEFAULT_BENCHMARKS:
+        for i, s in enumerate(loaded[name].samples):
+            box = s.region.pixel_box()
+            if isinstance(s.region, Absent):
+                cands: list[Any] = [None]
+            elif (i % 2 == 0 or name == "ui_i2e_bench") and isinstance(s.region, Box):
+                cands = [[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]]  # type: ignore[index]
+            else:
+                cands = [[s.image_size[0] + 100, s.image_size[1] + 100]]
+            lines.append(json.dumps({"benchmark": name, "id": s.id, "candidates": cands, "scores": [1.0]}))
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("\n".join(lines) + "\n")
+    out = io.StringIO()
+    doc = run(
+        parse_args(
+            [
+                f"data_root={roots['screenspot_v2'].parent}",
+                f"model.predictions={preds}",
+                f"output_dir={tmp_path / 'o'}",
+            ]
+        ),
+        out=out,
+    )
+    b = doc["benchmarks"]
+    assert {
+        n: b[n]["samples"]
+        for n in ("screenspot_v2", "screenspot_pro", "osworld_g", "mmbench_gui", "ui_i2e_bench")
+    } == {
+        "screenspot_v2": 1272,
+        "screenspot_pro": 1581,
+        "osworld_g": 564,
+        "mmbench_gui": 3594,
+        "ui_i2e_bench": 1477,
+    }
+    assert all(e["format_errors"] == 0 and not e["unmatched_predictions"] for e in b.values())
+
+    # recomputed from the raw records, with nothing from gge
+    pro_n = sum(len(load_json(f)) for f in (SHARED / "screenspot_pro" / "annotations").glob("*.json"))
+    assert b["screenspot_pro"]["top1"] == pytest.approx(100 * ((pro_n + 1) // 2) / pro_n)
+
+    osw = load_json(SHARED / "osworld_g" / "benchmark" / "OSWorld-G.json")
+    hits = [r["box_type"] == "refusal" or (r["box_type"] == "bbox" and i % 2 == 0) for i, r in enumerate(osw)]
+    assert b["osworld_g"]["top1"] == pytest.approx(100 * sum(hits) / len(osw))
+    assert b["osworld_g"]["abstentions"] == 54
+
+    mm = load_json(SHARED / "mmbench_gui" / "L2_annotations.json")
+    per: dict[str, list[bool]] = {}
+    for i, r in enumerate(mm):
+        per.setdefault(r["grounding_type"], []).append(i % 2 == 0)
+    official = sum(100 * sum(v) / len(v) for v in per.values()) / len(per)
+    assert b["mmbench_gui"]["official"]["top1"] == pytest.approx(official)
+    assert b["mmbench_gui"]["official"]["top1"] != pytest.approx(
+        b["mmbench_gui"]["top1"]
+    )  # macro is not micro
+
+    i2e = [
+        json.loads(x)
+        for x in (SHARED / "ui_i2e_bench" / "I2E-bench-annotation.jsonl").read_text().splitlines()
+        if x.strip()
+    ]
+    # inverted boxes are never hit (no corner swap); a zero-area box is hit at its own centre
+    i2e_hits = [
+        r["bounding_box"][0] <= r["bounding_box"][2] and r["bounding_box"][1] <= r["bounding_box"][3]
+        for r in i2e
+    ]
+    assert 0 < i2e_hits.count(False) <= 6
+    assert b["ui_i2e_bench"]["top1"] == pytest.approx(100 * sum(i2e_hits) / len(i2e))
+    assert "## Summary" in out.getvalue() and "By group" in out.getvalue()
