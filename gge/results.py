@@ -38,6 +38,9 @@ def result_record(r: SampleResult) -> dict[str, Any]:
         rec["scores"] = [c.score for c in r.candidates]
     rec["raw"] = r.raw
     rec["format_error"] = r.format_error
+    if r.critic_raw or r.critic_format_error:
+        rec["critic_raw"] = r.critic_raw
+        rec["critic_format_error"] = r.critic_format_error
     rec["hits"] = list(r.hits)
     rec["top1"] = dict(r.top1)
     rec["picks"] = {name: (None if p is None else _point(p)) for name, p in r.picks.items()}

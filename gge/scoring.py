@@ -55,6 +55,8 @@ class SampleResult:
         top1: Whether each strategy's pick hits.
         format_error: The model's answer was unparseable or missing.
         raw: The model's raw output.
+        critic_format_error: The critic's answer was unparseable.
+        critic_raw: The critic's raw output.
     """
 
     benchmark: str
@@ -67,6 +69,8 @@ class SampleResult:
     top1: Mapping[str, bool] = field(default_factory=dict)
     format_error: bool = False
     raw: str = ""
+    critic_format_error: bool = False
+    critic_raw: str = ""
 
     def hit_at(self, k: int) -> bool:
         """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""
@@ -118,4 +122,6 @@ def score_sample(
         top1=top1,
         format_error=prediction.format_error or not candidates,
         raw=prediction.raw,
+        critic_format_error=prediction.critic_format_error,
+        critic_raw=prediction.critic_raw,
     )

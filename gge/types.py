@@ -191,6 +191,8 @@ class Prediction:
         format_error: The model's answer could not be parsed (or is missing): the sample stays in the
             denominator as a miss and is counted.
         raw: The model's raw output, kept for inspection.
+        critic_format_error: The critic's answer could not be parsed (proposer order was used).
+        critic_raw: The critic's raw output.
     """
 
     benchmark: str
@@ -198,3 +200,5 @@ class Prediction:
     candidates: tuple[Candidate, ...] = ()
     format_error: bool = False
     raw: str = ""
+    critic_format_error: bool = False
+    critic_raw: str = ""

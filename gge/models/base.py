@@ -1,7 +1,10 @@
-"""What the evaluation loop asks of a model.
+"""What the evaluation loop asks of a model, and what a model backend must provide.
 
-Issue-level note: the Proposer / Critic split of the model adapters builds on this; the loop only
-needs a batch of samples in and one :class:`~gge.types.Prediction` per sample out.
+The loop needs a :class:`Policy`: samples in, one :class:`~gge.types.Prediction` per sample out.
+Two-stage models are built from a :class:`Proposer` and a :class:`Critic`
+(:class:`gge.models.policy.GroundingPolicy` bundles them), which in turn talk to a
+:class:`Backend`: the thing that turns chat messages with an image into text (transformers, an
+OpenAI-compatible endpoint, or the model being trained).
 
 Example:
     >>> from gge.types import Prediction
@@ -15,9 +18,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from gge.types import Prediction, Sample
+from PIL import Image
+
+from gge.types import Candidate, Prediction, Sample
 
 
 @runtime_checkable
@@ -26,6 +32,116 @@ class Policy(Protocol):
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """One prediction per sample, in order, with points in original-image pixels."""
+        ...
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A proposer's answer for one sample.
+
+    Attributes:
+        candidates: Candidate points in original pixels (or abstentions), proposer order.
+        raw: The model's text (several sampled texts joined by a separator line).
+        format_error: Nothing parseable in the answer.
+    """
+
+    candidates: tuple[Candidate, ...]
+    raw: str = ""
+    format_error: bool = False
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A critic's answer for one sample.
+
+    Attributes:
+        scores: One score per candidate (higher is better); None where the critic gave none.
+        raw: The critic's text.
+        format_error: The critic's answer was unparseable (proposer order was used instead).
+    """
+
+    scores: tuple[float | None, ...]
+    raw: str = ""
+    format_error: bool = False
+
+
+@runtime_checkable
+class Proposer(Protocol):
+    """Turns screenshots and instructions into up to K candidates per sample."""
+
+    def propose(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Proposal]:
+        """One proposal per sample (``images[i]`` is the screenshot of ``samples[i]``)."""
+        ...
+
+
+@runtime_checkable
+class Critic(Protocol):
+    """Scores each sample's candidates."""
+
+    def rank(
+        self, samples: Sequence[Sample], images: Sequence[Image.Image], proposals: Sequence[Proposal]
+    ) -> list[Judgement]:
+        """One judgement per sample, with one score per candidate of its proposal."""
+        ...
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One prompt for a backend: an image and chat messages, and how to decode.
+
+    ``messages`` follow the chat-template convention of the Qwen-VL processors: the user turn's
+    content is a list of parts, ``{"type": "image"}`` standing for ``image``.
+
+    Attributes:
+        image: The image the model sees (already resized and marked where that matters).
+        messages: Chat messages.
+        num_sequences: Sequences to return (sampled from one prefill when > 1).
+        do_sample: Sample instead of greedy decoding.
+        temperature: Sampling temperature.
+        top_p: Nucleus sampling mass.
+        max_new_tokens: Generation budget.
+    """
+
+    image: Image.Image
+    messages: list[dict[str, Any]]
+    num_sequences: int = 1
+    do_sample: bool = False
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 128
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A backend's answer to one request.
+
+    Attributes:
+        texts: ``num_sequences`` decoded texts.
+        usage: Token counts (``prompt_tokens``, ``completion_tokens``) where known.
+    """
+
+    texts: list[str]
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A vision-language model that generates text, and reads a yes/no probability."""
+
+    def seen_size(self, width: int, height: int) -> tuple[int, int]:
+        """(width, height) of the image the model actually sees for a screenshot of this size."""
+        ...
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Generate for a batch of requests (one prefill per request)."""
+        ...
+
+    def yes_probability(self, requests: Sequence[GenerationRequest], yes: str, no: str) -> list[float]:
+        """P(answer starts with ``yes``) for each request, from the first answer token's distribution."""
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """The reproducibility record of the backend (checkpoint, versions, resize limits...)."""
         ...
 
 

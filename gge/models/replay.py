@@ -92,11 +92,23 @@ def parse_line(obj: Any, where: str) -> Prediction:
     fmt = obj.get("format_error", False)
     if not isinstance(fmt, bool):
         raise GgeError(f"{where}: field 'format_error' must be true or false, got {fmt!r}")
+    critic_raw = obj.get("critic_raw", "")
+    critic_fmt = obj.get("critic_format_error", False)
+    if not isinstance(critic_raw, str) or not isinstance(critic_fmt, bool):
+        raise GgeError(f"{where}: 'critic_raw' must be a string and 'critic_format_error' true or false")
     candidates = tuple(
         Candidate(_point(c, where), None if scores is None or scores[i] is None else float(scores[i]))
         for i, c in enumerate(cands)
     )
-    return Prediction(bench, str(sid), candidates, format_error=fmt, raw=raw)
+    return Prediction(
+        bench,
+        str(sid),
+        candidates,
+        format_error=fmt,
+        raw=raw,
+        critic_format_error=critic_fmt,
+        critic_raw=critic_raw,
+    )
 
 
 class ReplayModel:
