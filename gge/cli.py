@@ -29,7 +29,9 @@ from gge.benchmarks.base import BenchmarkOptions
 from gge.errors import GgeError, unknown_name
 from gge.evaluate import evaluate_samples
 from gge.metrics import benchmark_metrics, mean_over_benchmarks
-from gge.models import MODELS, ReplayModel, settings_record
+from gge.models import ReplayModel, build_policy, model_names, settings_record
+from gge.models.base import Policy
+from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
 from gge.report import render_benchmark, render_summary
 from gge.results import write_outputs
 from gge.scoring import SampleResult
@@ -44,20 +46,6 @@ DEFAULT_BENCHMARKS = (
     "ui_i2e_bench",
 )
 """The six benchmarks, one instruction variant each (``osworld_g_refined`` is opt-in)."""
-
-
-@dataclass
-class ModelConfig:
-    """Which model answers, and its options.
-
-    Attributes:
-        name: A registered model (``replay``).
-        predictions: ``replay``: the JSONL file of predictions. Default with the demo suite: the
-            predictions file the demo generator writes.
-    """
-
-    name: str = "replay"
-    predictions: str | None = None
 
 
 BenchConfig = make_dataclass(
@@ -77,6 +65,8 @@ class EvalConfig:
             reads ``DIR/osworld_g``). Unset: the synthetic demo suite, generated on first use.
         output_dir: Where results.json, predictions.jsonl and report.md go
             (default ``outputs/<date-time>``).
+        ckpt: A checkpoint folder (transformers models); picks the preset from its ``model_type``
+            unless ``model=`` names one.
         model: The model and its options.
         selection: The selection strategy whose pick is reported as Top-1 (every strategy is
             also reported under ``selection``).
@@ -90,6 +80,7 @@ class EvalConfig:
     benchmarks: list[str] = field(default_factory=lambda: list(DEFAULT_BENCHMARKS))
     data_root: str | None = None
     output_dir: str | None = None
+    ckpt: str | None = None
     model: ModelConfig = field(default_factory=ModelConfig)
     selection: str = "critic"
     k: int = 5
@@ -112,18 +103,30 @@ def parse_args(argv: Sequence[str]) -> DictConfig:
         GgeError: for an unknown key, a wrong type or an unknown model.
     """
     dotlist: list[str] = []
+    preset: str | None = None
+    ckpt: str | None = None
     for arg in argv:
         if "=" not in arg:
             raise GgeError(f"arguments are key=value pairs, got {arg!r} (e.g. 'benchmarks=[screenspot_pro]')")
         key, value = arg.split("=", 1)
         if key == "model":  # group selection, as in Hydra: model=NAME then model.<option>=...
-            if value not in MODELS:
-                raise unknown_name("model", value, MODELS)
-            dotlist.append(f"model.name={value}")
+            if value not in model_names():
+                raise unknown_name("model", value, model_names())
+            preset = value
         else:
+            ckpt = value if key == "ckpt" else ckpt
             dotlist.append(arg)
+    if preset is None and ckpt:
+        preset = preset_for_checkpoint(ckpt)
+    layers = [OmegaConf.structured(EvalConfig)]
+    if preset is not None:
+        layers.append(
+            OmegaConf.create({"model": load_preset(preset)})
+            if preset != "replay"
+            else OmegaConf.create({"model": {"name": "replay"}})
+        )
     try:
-        cfg = OmegaConf.merge(OmegaConf.structured(EvalConfig), OmegaConf.from_dotlist(dotlist))
+        cfg = OmegaConf.merge(*layers, OmegaConf.from_dotlist(dotlist))
     except OmegaConfBaseException as e:
         bad_key: str | None = getattr(e, "full_key", None)
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -143,8 +146,8 @@ def _validate(cfg: DictConfig) -> None:
     if len(set(cfg.benchmarks)) != len(cfg.benchmarks):
         raise GgeError(f"benchmarks lists a name twice: {list(cfg.benchmarks)}")
     check_strategy(cfg.selection)
-    if cfg.model.name not in MODELS:
-        raise unknown_name("model", cfg.model.name, MODELS)
+    if cfg.model.name not in model_names():
+        raise unknown_name("model", cfg.model.name, model_names())
     if cfg.k < 1:
         raise GgeError(f"k must be at least 1, got {cfg.k}")
     if not cfg.cluster_radius > 0:
@@ -163,14 +166,10 @@ def _data_root(cfg: DictConfig, out: TextIO) -> tuple[Path, bool]:
     return root, True
 
 
-def _make_policy(cfg: DictConfig, root: Path, is_demo: bool) -> ReplayModel:
-    predictions: str | None = cfg.model.predictions
-    if predictions is None:
-        if not is_demo:
-            raise GgeError("model=replay needs model.predictions=FILE (a JSONL file, one line per sample)")
-        predictions = str(root / "predictions.jsonl")
-        cfg.model.predictions = predictions
-    return ReplayModel(predictions)
+def _make_policy(cfg: DictConfig, root: Path, is_demo: bool) -> Policy:
+    if cfg.model.name == "replay" and cfg.model.predictions is None and is_demo:
+        cfg.model.predictions = str(root / "predictions.jsonl")
+    return build_policy(cfg)
 
 
 def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
@@ -219,16 +218,17 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
         )
         entry = benchmark_metrics(bench, results, k=k, strategy=strategy)
         entry["load"] = loaded.summary
-        entry["unmatched_predictions"] = policy.unknown_ids(name, (s.id for s in loaded.samples))
-        entry["missing_predictions"] = len(policy.missing.get(name, []))
+        if isinstance(policy, ReplayModel):
+            entry["unmatched_predictions"] = policy.unknown_ids(name, (s.id for s in loaded.samples))
+            entry["missing_predictions"] = len(policy.missing.get(name, []))
         entries[name], titles[name] = entry, bench.title
         all_results += results
         sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
-        if entry["unmatched_predictions"]:
+        if entry.get("unmatched_predictions"):
             n_un = len(entry["unmatched_predictions"])
             ex = ", ".join(entry["unmatched_predictions"][:3])
             print(f"warning: {name}: {n_un} prediction lines match no sample (e.g. {ex})", file=out)
-        if entry["missing_predictions"]:
+        if entry.get("missing_predictions"):
             print(
                 f"warning: {name}: {entry['missing_predictions']} samples have no prediction "
                 "(counted as format errors)",

@@ -93,9 +93,8 @@ def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: 
     rate = f" ({fmt(100.0 * fe / n)}%)" if n else ""
     lines.append(f"- Format errors (unparseable or missing answers, scored as misses): {fe}{rate}")
     if entry.get("critic_format_errors"):
-        lines.append(
-            f"- Critic format errors (unparseable rankings, proposer order used): {entry['critic_format_errors']}"
-        )
+        n_critic = entry["critic_format_errors"]
+        lines.append(f"- Critic format errors (unparseable rankings, proposer order used): {n_critic}")
     lines.append(f"- Abstentions (Top-1 says the target is absent): {entry['abstentions']}")
     for t in entry["tables"]:
         lines += ["", render_table(t, k)]

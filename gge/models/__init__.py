@@ -1,15 +1,23 @@
-"""Model adapters: a registry from the ``model=`` name to a factory.
+"""Model adapters: the replay model, presets over transformers and OpenAI-compatible backends.
 
 Example:
-    >>> sorted(MODELS)
-    ['replay']
+    >>> "replay" in model_names() and "qwen3_vl" in model_names()
+    True
 """
 
 from __future__ import annotations
 
-from gge.models.base import Policy, settings_record
+from gge.models.base import Backend, Critic, Policy, Proposer, settings_record
+from gge.models.factory import build_policy, model_names
 from gge.models.replay import ReplayModel
 
-MODELS = {"replay": ReplayModel}
-
-__all__ = ["MODELS", "Policy", "ReplayModel", "settings_record"]
+__all__ = [
+    "Backend",
+    "Critic",
+    "Policy",
+    "Proposer",
+    "ReplayModel",
+    "build_policy",
+    "model_names",
+    "settings_record",
+]

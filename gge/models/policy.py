@@ -82,7 +82,10 @@ class Prompts:
         "Rank them from best to worst, answering with the numbers separated by commas.\n"
         "Instruction: {instruction}"
     )
-    judge_one: str = "Does the marked point hit the UI element described below? Answer Yes or No.\nInstruction: {instruction}"
+    judge_one: str = (
+        "Does the marked point hit the UI element described below? Answer Yes or No.\n"
+        "Instruction: {instruction}"
+    )
 
     def hashes(self) -> dict[str, str]:
         """A short SHA-256 of each template's text (recorded with results)."""

@@ -1,0 +1,205 @@
+"""The transformers backend: a Qwen-VL family model (a checkpoint folder, or a model in memory).
+
+Batched generation with left padding under ``torch.inference_mode``; the model is put back in its
+previous train/eval state afterwards, so the training-time callback can wrap the model being trained.
+Sampling asks ``generate`` for ``num_return_sequences`` from one prompt: one call per batch of
+samples, never K separate calls (transformers repeats the prompt inside that call's batch).
+
+Example:
+    >>> TransformersBackend.__name__
+    'TransformersBackend'
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gge.models.base import Generation, GenerationRequest
+from gge.models.hf_loading import load_model, load_processor, resized_size
+
+
+def _config_sha256(path: str | None) -> str | None:
+    if path is None:
+        return None
+    cfg = Path(path) / "config.json"
+    return hashlib.sha256(cfg.read_bytes()).hexdigest() if cfg.is_file() else None
+
+
+class TransformersBackend:
+    """A transformers vision-language model and its processor, as a :class:`~gge.models.base.Backend`.
+
+    Args:
+        model: A loaded ``*ForConditionalGeneration`` model.
+        processor: Its processor (tokenizer with left padding, image processor with the resize limits).
+        batch_size: Requests per forward/generate call.
+        checkpoint: Where the model was loaded from (recorded), if anywhere.
+        extra: More settings to record (dtype, device, pixel limits...).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        *,
+        batch_size: int = 8,
+        checkpoint: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.model = model
+        self.processor = processor
+        self.batch_size = max(1, batch_size)
+        self.checkpoint = checkpoint
+        self.extra = dict(extra or {})
+        self.processor.tokenizer.padding_side = "left"
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path: str,
+        *,
+        dtype: str = "auto",
+        device: str = "cpu",
+        attn_implementation: str | None = None,
+        min_pixels: int | None = None,
+        max_pixels: int | None = None,
+        trust_remote_code: bool = False,
+        batch_size: int = 8,
+    ) -> TransformersBackend:
+        """Load a checkpoint folder.
+
+        Args:
+            path: The checkpoint folder.
+            dtype: ``auto``, ``bfloat16``, ``float16`` or ``float32``.
+            device: ``cpu``, ``cuda``, ``cuda:1``...
+            attn_implementation: e.g. ``sdpa`` or ``flash_attention_2`` (default: the library's).
+            min_pixels: Image processor's smallest area.
+            max_pixels: Image processor's largest area.
+            trust_remote_code: Allow code from the checkpoint (off unless asked).
+            batch_size: Requests per forward/generate call.
+
+        Returns:
+            The backend.
+        """
+        model = load_model(
+            path,
+            dtype=dtype,
+            device=device,
+            attn_implementation=attn_implementation,
+            trust_remote_code=trust_remote_code,
+        )
+        processor = load_processor(
+            path, min_pixels=min_pixels, max_pixels=max_pixels, trust_remote_code=trust_remote_code
+        )
+        extra = {
+            "dtype": dtype,
+            "device": device,
+            "attn_implementation": attn_implementation,
+            "min_pixels": min_pixels,
+            "max_pixels": max_pixels,
+            "trust_remote_code": trust_remote_code,
+        }
+        return cls(model, processor, batch_size=batch_size, checkpoint=str(path), extra=extra)
+
+    # -- Backend API ----------------------------------------------------------------------------
+    def seen_size(self, width: int, height: int) -> tuple[int, int]:
+        """The processor's resized size for a screenshot of this size."""
+        return resized_size(self.processor, width, height)
+
+    def _inputs(self, requests: Sequence[GenerationRequest]) -> Any:
+        texts = [
+            self.processor.apply_chat_template(r.messages, tokenize=False, add_generation_prompt=True)
+            for r in requests
+        ]
+        batch = self.processor(
+            text=texts, images=[r.image for r in requests], padding=True, return_tensors="pt"
+        )
+        return batch.to(self.model.device)
+
+    def _run(self, fn: Any) -> Any:
+        import torch
+
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.inference_mode():
+                return fn()
+        finally:
+            self.model.train(was_training)
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Generate for each request; requests with equal decoding settings share a batch."""
+        out: list[Generation | None] = [None] * len(requests)
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for i, r in enumerate(requests):
+            key = (r.num_sequences, r.do_sample, r.temperature, r.top_p, r.max_new_tokens)
+            groups.setdefault(key, []).append(i)
+        tok = self.processor.tokenizer
+        for (n, do_sample, temperature, top_p, max_new), idx in groups.items():
+            for start in range(0, len(idx), self.batch_size):
+                chunk = idx[start : start + self.batch_size]
+                inputs = self._inputs([requests[i] for i in chunk])
+                kwargs: dict[str, Any] = {
+                    "max_new_tokens": max_new,
+                    "do_sample": do_sample,
+                    "num_return_sequences": n,
+                }
+                if do_sample:
+                    kwargs.update(temperature=temperature, top_p=top_p)
+                else:
+                    kwargs.update(temperature=None, top_p=None, top_k=None)
+                kwargs["pad_token_id"] = (
+                    tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+                )
+                ids = self._run(lambda inputs=inputs, kwargs=kwargs: self.model.generate(**inputs, **kwargs))
+                prompt_len = inputs["input_ids"].shape[1]
+                new = ids[:, prompt_len:]
+                texts = tok.batch_decode(new, skip_special_tokens=True)
+                pad = kwargs["pad_token_id"]
+                for j, i in enumerate(chunk):
+                    rows = range(j * n, (j + 1) * n)
+                    completion = sum(int((new[r] != pad).sum()) for r in rows)
+                    prompt = int(inputs["attention_mask"][j].sum())
+                    out[i] = Generation(
+                        [texts[r].strip() for r in rows],
+                        {"prompt_tokens": prompt, "completion_tokens": completion},
+                    )
+        return [g for g in out if g is not None]
+
+    def token_id(self, word: str) -> int:
+        """The id of the first token of ``word`` (the pointwise critic reads its probability)."""
+        ids = self.processor.tokenizer.encode(word, add_special_tokens=False)
+        if not ids:
+            raise ValueError(f"{word!r} encodes to no token")
+        return int(ids[0])
+
+    def yes_probability(self, requests: Sequence[GenerationRequest], yes: str, no: str) -> list[float]:
+        """P(first answer token = ``yes``) from one forward pass per batch of requests."""
+        import torch
+
+        yes_id = self.token_id(yes)
+        probs: list[float] = []
+        for start in range(0, len(requests), self.batch_size):
+            inputs = self._inputs(requests[start : start + self.batch_size])
+            logits = self._run(lambda inputs=inputs: self.model(**inputs).logits[:, -1, :])
+            p = torch.softmax(logits.float(), dim=-1)[:, yes_id]
+            probs.extend(float(v) for v in p.cpu())
+        return probs
+
+    def settings(self) -> dict[str, Any]:
+        """Checkpoint, its config hash, library versions and loading options."""
+        import torch
+        import transformers
+
+        return {
+            "backend": "transformers",
+            "checkpoint": self.checkpoint,
+            "config_sha256": _config_sha256(self.checkpoint),
+            "model_class": type(self.model).__name__,
+            "transformers": transformers.__version__,
+            "torch": torch.__version__,
+            "batch_size": self.batch_size,
+            **self.extra,
+        }

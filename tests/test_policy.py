@@ -1,0 +1,228 @@
+"""The proposer/critic policy over a scripted backend: modes, coordinates, markers, critic fallbacks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from gge.errors import GgeError
+from gge.evaluate import evaluate_samples
+from gge.geometry import CONVENTIONS, from_original, smart_resize, to_original
+from gge.models.base import Backend, Generation, GenerationRequest, Policy
+from gge.models.markers import DEFAULT_COLORS, MarkerStyle, draw_markers
+from gge.models.policy import SAMPLE_SEPARATOR, AdapterSettings, GroundingPolicy
+from gge.types import Box, Sample
+
+
+class Scripted:
+    """A backend answering from a queue of texts; records every request."""
+
+    def __init__(
+        self, answers: list[list[str]], seen: tuple[float, float] = (0.5, 0.5), yes: Sequence[float] = ()
+    ):
+        self.answers = list(answers)
+        self.scale = seen
+        self.yes = list(yes)
+        self.generate_calls: list[list[GenerationRequest]] = []
+        self.yes_calls: list[list[GenerationRequest]] = []
+
+    def seen_size(self, width: int, height: int) -> tuple[int, int]:
+        return round(width * self.scale[0]), round(height * self.scale[1])
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        self.generate_calls.append(list(requests))
+        return [
+            Generation(self.answers.pop(0), {"prompt_tokens": 10, "completion_tokens": 3}) for _ in requests
+        ]
+
+    def yes_probability(self, requests: Sequence[GenerationRequest], yes: str, no: str) -> list[float]:
+        self.yes_calls.append(list(requests))
+        return [self.yes.pop(0) for _ in requests]
+
+    def settings(self) -> dict[str, Any]:
+        return {"backend": "scripted"}
+
+
+def _sample(i: int = 0, size: tuple[int, int] = (400, 200), box: Box | None = None) -> Sample:
+    return Sample("b", str(i), "", size, f"click thing {i}", box or Box(100, 50, 140, 90))
+
+
+def _img(size: tuple[int, int] = (400, 200)) -> Image.Image:
+    return Image.new("RGB", size, "white")
+
+
+def test_backend_protocol() -> None:
+    assert isinstance(Scripted([]), Backend)
+    assert isinstance(GroundingPolicy(Scripted([]), AdapterSettings()), Policy)
+
+
+def test_single_pass_converts_from_the_seen_resolution() -> None:
+    backend = Scripted([["1. (60, 35)\n2. (10, 10)\n3. (-1, -1)\n4. (1,1)\n5. (2,2)\n6. (3,3)"]])
+    policy = GroundingPolicy(backend, AdapterSettings(convention="abs_resized", critic="none", k=5))
+    (prop,) = policy.propose([_sample()], [_img()])
+    assert [c.point for c in prop.candidates] == [(120.0, 70.0), (20.0, 20.0), None, (2.0, 2.0), (4.0, 4.0)]
+    (req,) = backend.generate_calls[0]
+    assert req.image.size == (200, 100)  # the model sees the resized image
+    assert "5 different candidate" in req.messages[-1]["content"][1]["text"]
+    assert req.num_sequences == 1 and not req.do_sample
+
+
+@pytest.mark.parametrize(
+    ("convention", "answer", "expected"),
+    [
+        ("norm_1000", "(500, 250)", (200.0, 50.0)),
+        ("norm_999", "(999, 999)", (400.0, 200.0)),
+        ("norm_1", "(0.25, 0.5)", (100.0, 100.0)),
+        ("abs_original", "(123, 45)", (123.0, 45.0)),
+        ("abs_resized", '{"bbox_2d": [50, 20, 70, 30]}', (120.0, 50.0)),
+    ],
+)
+def test_conventions(convention: str, answer: str, expected: tuple[float, float]) -> None:
+    policy = GroundingPolicy(Scripted([[answer]]), AdapterSettings(convention=convention, critic="none"))
+    (prop,) = policy.propose([_sample()], [_img()])
+    assert prop.candidates[0].point == pytest.approx(expected)
+
+
+def test_sampling_one_call_with_k_sequences_and_failed_texts_dropped() -> None:
+    texts = ["(10, 10)", "no idea", "click(x=20, y=30)", "[40, 50]", "(1, 2) (3, 4)"]
+    backend = Scripted([texts, list(texts)])
+    s = AdapterSettings(convention="abs_original", proposer="sampling", critic="none", k=5, temperature=0.7)
+    policy = GroundingPolicy(backend, s)
+    props = policy.propose([_sample(0), _sample(1)], [_img(), _img()])
+    assert len(backend.generate_calls) == 1  # one call for the batch
+    req = backend.generate_calls[0][0]
+    assert req.num_sequences == 5 and req.do_sample and req.temperature == 0.7
+    assert [c.point for c in props[0].candidates] == [(10, 10), (20, 30), (40, 50), (1, 2)]
+    assert props[0].raw == SAMPLE_SEPARATOR.join(texts) and not props[0].format_error
+
+
+def test_greedy_and_format_error() -> None:
+    backend = Scripted([["I cannot help with that"], ["(5, 5) (6, 6)"]])
+    policy = GroundingPolicy(
+        backend, AdapterSettings(convention="abs_original", proposer="greedy", critic="none")
+    )
+    bad, good = policy.propose([_sample(0), _sample(1)], [_img(), _img()])
+    assert bad.format_error and bad.candidates == () and bad.raw == "I cannot help with that"
+    assert [c.point for c in good.candidates] == [(5.0, 5.0)]
+    assert backend.generate_calls[0][0].num_sequences == 1
+
+
+def test_listwise_critic_draws_markers_where_the_candidates_are() -> None:
+    backend = Scripted([["(60, 35) (10, 10) (-1, -1) (150, 80)"], ["3, 1"]])
+    style = MarkerStyle(numbered=False, size=0.02)
+    policy = GroundingPolicy(backend, AdapterSettings(convention="abs_resized", k=4, markers=style))
+    preds = policy.predict_images([_sample()], [_img()])
+    (req,) = backend.generate_calls[1]
+    assert req.image.size == (200, 100)
+    # markers at the seen resolution, colours in candidate order (abstention not drawn)
+    assert req.image.getpixel((60, 35)) == Image.new("RGB", (1, 1), DEFAULT_COLORS[0]).getpixel((0, 0))
+    assert req.image.getpixel((150, 80)) == Image.new("RGB", (1, 1), DEFAULT_COLORS[2]).getpixel((0, 0))
+    assert "3 numbered candidate" in req.messages[-1]["content"][1]["text"]
+    (pred,) = preds
+    # ranking "3, 1": third drawn point best, then first, then the rest in proposer order
+    assert [c.score for c in pred.candidates] == [2.0, 1.0, None, 3.0]
+    assert not pred.critic_format_error and pred.critic_raw == "3, 1"
+
+
+def test_listwise_unparseable_ranking_falls_back_to_proposer_order() -> None:
+    backend = Scripted([["(60, 35) (10, 10)"], ["the first one looks fine"]])
+    policy = GroundingPolicy(backend, AdapterSettings(convention="abs_resized", k=2))
+    (pred,) = policy.predict_images([_sample()], [_img()])
+    assert pred.critic_format_error
+    assert [c.score for c in pred.candidates] == [2.0, 1.0]
+
+
+def test_pointwise_critic_one_batched_call_per_sample() -> None:
+    backend = Scripted([["(60, 35) (10, 10) (70, 40)"]], yes=[0.2, 0.9, 0.5])
+    policy = GroundingPolicy(backend, AdapterSettings(convention="abs_resized", k=3, critic="pointwise"))
+    (pred,) = policy.predict_images([_sample()], [_img()])
+    assert len(backend.yes_calls) == 1 and len(backend.yes_calls[0]) == 3
+    assert [c.score for c in pred.candidates] == [0.2, 0.9, 0.5]
+    assert all(r.image.size == (200, 100) for r in backend.yes_calls[0])
+
+
+def test_critic_skipped_with_fewer_than_two_points() -> None:
+    backend = Scripted([["(60, 35)"], ["not present"]])
+    policy = GroundingPolicy(backend, AdapterSettings(convention="abs_resized"))
+    preds = policy.predict_images([_sample(0), _sample(1)], [_img(), _img()])
+    assert len(backend.generate_calls) == 1  # no critic generation
+    assert [c.score for c in preds[0].candidates] == [None]
+    assert [c.point for c in preds[1].candidates] == [None]  # an abstention
+
+
+def test_end_to_end_scoring_and_settings(tmp_path: Path) -> None:
+    path = tmp_path / "s.png"
+    _img().save(path)
+    sample = Sample("b", "0", str(path), (400, 200), "click", Box(100, 50, 140, 90))
+    # candidate 2 hits; the critic ranks it first
+    backend = Scripted([["(10, 10) (60, 35)"], ["2"]])
+    policy = GroundingPolicy(backend, AdapterSettings(convention="abs_resized", k=5))
+    (r,) = evaluate_samples(policy, [sample], k=5)
+    assert r.hits == (False, True) and r.top1["critic"] and not r.top1["first"]
+    rec = policy.settings()
+    assert rec["adapter"]["convention"] == "abs_resized" and rec["backend"] == {"backend": "scripted"}
+    assert set(rec["adapter"]["prompts"]["sha256"]) >= {"propose_k", "rank_list"}
+    assert rec["calls"] == {"propose": 1, "rank": 1} and rec["usage"]["prompt_tokens"] == 20
+
+
+def test_bad_settings() -> None:
+    with pytest.raises(GgeError, match="coordinate convention"):
+        AdapterSettings(convention="pixels")
+    with pytest.raises(GgeError, match="proposer mode"):
+        AdapterSettings(proposer="beam")
+    policy = GroundingPolicy(Scripted([["(1,1)"]]), AdapterSettings(critic="none"))
+    policy.settings_ = AdapterSettings(
+        critic="none", prompts=type(policy.settings_.prompts)(propose_k="{nope}")
+    )
+    with pytest.raises(GgeError, match="placeholder"):
+        policy.propose([_sample()], [_img()])
+
+
+def test_markers_are_pure_and_sized_by_the_longer_side() -> None:
+    img = _img((1000, 500))
+    out = draw_markers(img, [(100, 100)], MarkerStyle(shape="square", size=0.02, numbered=False))
+    assert img.getpixel((100, 100)) == (255, 255, 255)
+    assert out.getpixel((100 + 15, 100)) != (255, 255, 255)  # radius 20 px = 0.02 * 1000
+    assert out.getpixel((100 + 25, 100)) == (255, 255, 255)
+    for shape in ("circle", "cross"):
+        assert draw_markers(img, [(10, 10), (900, 400)], MarkerStyle(shape=shape)).size == (1000, 500)
+    with pytest.raises(ValueError):
+        MarkerStyle(shape="star")
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(
+    st.sampled_from(CONVENTIONS),
+    st.floats(0, 5000),
+    st.floats(0, 5000),
+    st.integers(1, 6000),
+    st.integers(1, 4000),
+    st.integers(1, 6000),
+    st.integers(1, 4000),
+)
+def test_convention_round_trip(conv: str, x: float, y: float, w: int, h: int, sw: int, sh: int) -> None:
+    back = to_original(*from_original(x, y, conv, (w, h), (sw, sh)), conv, (w, h), (sw, sh))
+    assert back == pytest.approx((x, y), rel=1e-9, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("size", "kwargs", "expected"),
+    [
+        ((1280, 720), {}, (1288, 728)),
+        ((6016, 3384), {"max_pixels": 12845056}, (4760, 2688)),
+        ((20, 10), {}, (84, 56)),
+        ((1920, 1080), {"factor": 32, "max_pixels": 16777216}, (1920, 1088)),
+    ],
+)
+def test_smart_resize_known_values(
+    size: tuple[int, int], kwargs: dict[str, int], expected: tuple[int, int]
+) -> None:
+    h, w = smart_resize(size[1], size[0], **kwargs)
+    assert (w, h) == expected
+    assert w % kwargs.get("factor", 28) == 0 and h % kwargs.get("factor", 28) == 0
