@@ -74,6 +74,8 @@ class EvalConfig:
         cluster_radius: Radius of the ``cluster`` strategy, as a fraction of the image diagonal.
         seed: Seed of the demo suite (and of anything random in a run).
         batch_size: Samples per model call.
+        max_samples: Evaluate only the first N samples of each benchmark (smoke tests; the numbers
+            are then not comparable with papers, and results.json says so under ``config``).
         bench: Per-benchmark options.
     """
 
@@ -87,6 +89,7 @@ class EvalConfig:
     cluster_radius: float = DEFAULT_CLUSTER_RADIUS
     seed: int = 0
     batch_size: int = 16
+    max_samples: int | None = None
     bench: Any = field(default_factory=BenchConfig)
 
 
@@ -152,6 +155,8 @@ def _validate(cfg: DictConfig) -> None:
         raise GgeError(f"k must be at least 1, got {cfg.k}")
     if not cfg.cluster_radius > 0:
         raise GgeError(f"cluster_radius must be positive, got {cfg.cluster_radius}")
+    if cfg.max_samples is not None and cfg.max_samples < 1:
+        raise GgeError(f"max_samples must be at least 1, got {cfg.max_samples}")
     if cfg.batch_size < 1:
         raise GgeError(f"batch_size must be at least 1, got {cfg.batch_size}")
 
@@ -209,9 +214,10 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
             else ""
         )
         print(f"{name}: {len(loaded.samples)} samples from {root}{odd}", file=out)
+        samples = loaded.samples if cfg.max_samples is None else loaded.samples[: cfg.max_samples]
         results = evaluate_samples(
             policy,
-            loaded.samples,
+            samples,
             k=k,
             cluster_radius=float(cfg.cluster_radius),
             batch_size=int(cfg.batch_size),

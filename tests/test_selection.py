@@ -377,7 +377,8 @@ def test_geomedian_beats_brute_force_grid(points: list[Point]) -> None:
 @given(point_sets())
 def test_medoid_matches_bruteforce(points: list[Point]) -> None:
     arr = np.array(points, dtype=float)
-    dmat = np.sqrt(((arr[:, None, :] - arr[None, :, :]) ** 2).sum(axis=2))
+    # np.hypot, not sqrt of summed squares: squares of tiny differences underflow to 0.
+    dmat = np.hypot(arr[:, None, 0] - arr[None, :, 0], arr[:, None, 1] - arr[None, :, 1])
     sums = dmat.sum(axis=1)
     least = float(sums.min())
     # argmin with the first index, sums equal to 1e-12 relative counting as ties.
@@ -394,7 +395,8 @@ def test_medoid_matches_bruteforce(points: list[Point]) -> None:
 def test_cluster_matches_reference(points: list[Point], size: tuple[int, int], fraction: float) -> None:
     arr = np.array(points, dtype=float)
     radius = fraction * math.hypot(*size)
-    dmat = np.sqrt(((arr[:, None, :] - arr[None, :, :]) ** 2).sum(axis=2))
+    # np.hypot, not sqrt of summed squares: squares of tiny differences underflow to 0.
+    dmat = np.hypot(arr[:, None, 0] - arr[None, :, 0], arr[:, None, 1] - arr[None, :, 1])
     # Skip sets with a distance on the boundary up to rounding (the two computations may differ).
     near = np.abs(dmat - radius) <= 1e-9 * max(radius, 1.0)
     assume(not np.any(near & (dmat != radius)))

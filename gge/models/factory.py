@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -154,9 +155,8 @@ def preset_for_checkpoint(ckpt: str) -> str:
 
 def adapter_settings(m: DictConfig, k: int) -> AdapterSettings:
     """The policy settings from the ``model`` section."""
-    prompts = OmegaConf.to_container(m.prompts, resolve=True)
-    markers = OmegaConf.to_container(m.markers, resolve=True)
-    assert isinstance(prompts, dict) and isinstance(markers, dict)
+    prompts: dict[str, Any] = dict(OmegaConf.to_container(m.prompts, resolve=True))  # type: ignore[arg-type]
+    markers: dict[str, Any] = dict(OmegaConf.to_container(m.markers, resolve=True))  # type: ignore[arg-type]
     markers["colors"] = tuple(markers["colors"])
     try:
         style = MarkerStyle(**markers)

@@ -1,0 +1,553 @@
+"""The OpenAI-compatible endpoint backend: a vision-language model served over ``/chat/completions``.
+
+Works with vLLM, SGLang, TGI, LM Studio, Ollama's OpenAI API and hosted APIs. Only the standard
+library speaks HTTP. The requests of one ``generate`` call run on a pool of ``concurrency`` threads
+(results come back in request order); each retries with exponential backoff on HTTP 429, 5xx,
+connection errors and timeouts, and fails at once on any other 4xx.
+
+Screenshot size: the policy resizes each screenshot to :meth:`OpenAIBackend.seen_size` before
+prompting. With ``max_pixels`` the image is downscaled (never upscaled) to at most that area, which
+keeps huge screenshots (6016x3384) under the frame limits of hosted APIs instead of failing. With
+``resize_factor`` (a Qwen-VL model whose server resizes by ``smart_resize``), the image is sent
+already at the size the server would resize it to, so ``abs_resized`` answers map back exactly.
+
+The API key is read from the environment variable named by ``api_key_env`` at request time and sent
+as ``Authorization: Bearer ...`` only when set. It is never logged, recorded or put in an error
+message (any echo of it in a server's message is redacted).
+
+Example:
+    >>> backend = OpenAIBackend("http://127.0.0.1:8000/v1", "qwen", max_pixels=1_000_000)
+    >>> backend.seen_size(6016, 3384)
+    (1333, 750)
+    >>> backend.seen_size(800, 600)  # never upscaled
+    (800, 600)
+    >>> OpenAIBackend("http://127.0.0.1:8000/v1", "qwen", resize_factor=28).seen_size(1280, 720)
+    (1288, 728)
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import http.client
+import io
+import ipaddress
+import json
+import logging
+import math
+import os
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from PIL import Image
+
+from gge.errors import GgeError
+from gge.geometry import smart_resize
+from gge.models.base import Generation, GenerationRequest
+
+log = logging.getLogger(__name__)
+
+MAX_DELAY_S = 60.0
+"""The longest wait between two tries, whatever the backoff or a ``Retry-After`` header asks."""
+
+_MESSAGE_CHARS = 300
+"""How much of a server's error message goes into a GgeError."""
+
+_IMAGE_FORMATS = {"png": ("PNG", "image/png"), "jpeg": ("JPEG", "image/jpeg"), "jpg": ("JPEG", "image/jpeg")}
+
+_DEFAULT_MIN_PIXELS = 56 * 56
+_DEFAULT_MAX_PIXELS = 14 * 14 * 4 * 1280
+
+
+class _Retryable(Exception):
+    """One failed try that may succeed when repeated (429, 5xx, connection error, timeout)."""
+
+    def __init__(self, what: str, retry_after: float | None = None) -> None:
+        super().__init__(what)
+        self.what = what
+        self.retry_after = retry_after
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date); None if absent or bad."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _server_message(body: bytes) -> str:
+    """The error message of a server's answer: ``error.message`` (or ``message``/``detail``) or the text."""
+    text = body.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            for key in ("message", "detail", "msg"):
+                if isinstance(err.get(key), str):
+                    return str(err[key])
+        elif isinstance(err, str):
+            return err
+        if isinstance(data.get("detail"), str):
+            return str(data["detail"])
+    return text
+
+
+def _truncate(text: str, limit: int = _MESSAGE_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class OpenAIBackend:
+    """A model served by an OpenAI-compatible ``/chat/completions`` endpoint, as a gge ``Backend``.
+
+    Args:
+        base_url: The API root, e.g. ``http://127.0.0.1:8000/v1`` (``/chat/completions`` is appended).
+        model: The served model name sent in each request.
+        api_key_env: Name of the environment variable holding the API key (read at request time;
+            no ``Authorization`` header when it is unset or empty).
+        concurrency: Requests in flight at once within one ``generate`` call.
+        max_retries: Retries after the first try on 429, 5xx, connection errors and timeouts.
+        timeout_s: Per-request timeout (on connecting and on each wait for the server's bytes).
+        backoff_s: First retry delay; doubled on each retry (``backoff_s * 2**attempt``), at most
+            :data:`MAX_DELAY_S`; a ``Retry-After`` header replaces it.
+        max_pixels: Largest image area sent (downscaled to fit, never upscaled); with
+            ``resize_factor``, the ``max_pixels`` of ``smart_resize`` (default 1,003,520).
+        min_pixels: Smallest area; used only with ``resize_factor`` (default 3,136).
+        resize_factor: Send images at ``smart_resize`` size with this factor (28 for Qwen2/2.5-VL,
+            32 for Qwen3-VL), the size a Qwen-VL server resizes to itself.
+        image_format: ``png`` (lossless) or ``jpeg``.
+        extra_body: More fields merged into each request body (e.g. ``{"top_k": 1}``); they override
+            the fields gge sets.
+
+    Raises:
+        GgeError: A setting is out of range or the URL is not http(s).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 8,
+        max_retries: int = 5,
+        timeout_s: float = 60.0,
+        backoff_s: float = 1.0,
+        max_pixels: int | None = None,
+        min_pixels: int | None = None,
+        resize_factor: int | None = None,
+        image_format: str = "png",
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        parsed = urllib.parse.urlsplit(base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise GgeError(f"base_url must be an http(s) URL like http://127.0.0.1:8000/v1, got {base_url!r}")
+        if not model:
+            raise GgeError("model must name the served model")
+        if concurrency < 1:
+            raise GgeError(f"concurrency must be at least 1, got {concurrency}")
+        if max_retries < 0:
+            raise GgeError(f"max_retries must be at least 0, got {max_retries}")
+        if not timeout_s > 0:
+            raise GgeError(f"timeout_s must be positive, got {timeout_s}")
+        if not backoff_s >= 0:
+            raise GgeError(f"backoff_s must be at least 0, got {backoff_s}")
+        for name, value in (("max_pixels", max_pixels), ("min_pixels", min_pixels)):
+            if value is not None and value < 1:
+                raise GgeError(f"{name} must be positive, got {value}")
+        if resize_factor is not None and resize_factor < 1:
+            raise GgeError(f"resize_factor must be positive, got {resize_factor}")
+        fmt = image_format.lower()
+        if fmt not in _IMAGE_FORMATS:
+            raise GgeError(f"image_format must be png or jpeg, got {image_format!r}")
+        self.base_url = base_url.rstrip("/")
+        self.url = (
+            self.base_url
+            if self.base_url.endswith("/chat/completions")
+            else self.base_url + "/chat/completions"
+        )
+        self.model = model
+        self.api_key_env = api_key_env
+        self.concurrency = concurrency
+        self.max_retries = max_retries
+        self.timeout_s = float(timeout_s)
+        self.backoff_s = float(backoff_s)
+        self.max_pixels = max_pixels
+        self.min_pixels = min_pixels
+        self.resize_factor = resize_factor
+        self.image_format = "jpeg" if fmt == "jpg" else fmt
+        self.extra_body = dict(extra_body or {})
+        self.logprobs: str | None = None
+        self._lock = threading.Lock()
+        self._usage = {"prompt_tokens": 0, "completion_tokens": 0, "requests": 0, "retries": 0}
+        # A local server is never reached through a proxy; anything else follows the environment.
+        handlers = [urllib.request.ProxyHandler({})] if _is_loopback(parsed.hostname) else []
+        self._opener = urllib.request.build_opener(*handlers)
+
+    # -- Backend API ----------------------------------------------------------------------------
+    def seen_size(self, width: int, height: int) -> tuple[int, int]:
+        """(width, height) of the image sent for a screenshot of this size.
+
+        Args:
+            width: Screenshot width.
+            height: Screenshot height.
+
+        Returns:
+            The ``smart_resize`` size when ``resize_factor`` is set; otherwise the screenshot
+            downscaled (aspect kept, floored) to at most ``max_pixels``, or unchanged.
+
+        Example:
+            >>> OpenAIBackend("http://localhost:8000/v1", "m", max_pixels=100).seen_size(40, 10)
+            (20, 5)
+        """
+        if width < 1 or height < 1:
+            raise GgeError(f"image size must be positive, got {width}x{height}")
+        if self.resize_factor is not None:
+            h, w = smart_resize(
+                height,
+                width,
+                factor=self.resize_factor,
+                min_pixels=self.min_pixels if self.min_pixels is not None else _DEFAULT_MIN_PIXELS,
+                max_pixels=self.max_pixels if self.max_pixels is not None else _DEFAULT_MAX_PIXELS,
+            )
+            return w, h
+        if self.max_pixels is None or width * height <= self.max_pixels:
+            return width, height
+        scale = math.sqrt(self.max_pixels / (width * height))
+        w, h = max(1, math.floor(width * scale)), max(1, math.floor(height * scale))
+        while w * h > self.max_pixels and (w > 1 or h > 1):  # guard against rounding up in sqrt
+            w, h = (w - 1, h) if w * height >= h * width else (w, h - 1)
+        return w, h
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """One chat completion per request (``n = num_sequences`` choices from one prompt).
+
+        Args:
+            requests: Prompts with their images (already at :meth:`seen_size`).
+
+        Returns:
+            One generation per request, in request order, with the server's token usage.
+
+        Raises:
+            GgeError: A request failed after its retries, was refused (4xx), or the answer was malformed.
+        """
+        return self._map(self._generate_one, requests)
+
+    def yes_probability(self, requests: Sequence[GenerationRequest], yes: str, no: str) -> list[float]:
+        """P(first answer token is ``yes``) from the top-20 log-probabilities of one generated token.
+
+        The probabilities of all top tokens whose stripped, lowercased text equals ``yes.lower()``
+        are summed (" Yes", "yes", "YES" alike). A server that returns no log-probabilities gets a
+        hard answer instead: 1.0 if the text starts with ``yes`` (case-insensitive), else 0.0, and
+        ``settings()["logprobs"]`` records ``"unavailable"``.
+
+        Args:
+            requests: Prompts with their images.
+            yes: The positive answer word.
+            no: The negative answer word (not needed: only ``yes`` is read).
+
+        Returns:
+            One probability per request, in request order.
+        """
+        del no
+        word = yes.strip().lower()
+        return self._map(lambda r, stop: self._yes_one(r, word, stop), requests)
+
+    def settings(self) -> dict[str, Any]:
+        """Endpoint, model, limits and accumulated usage (never the API key, only its variable's name)."""
+        with self._lock:
+            usage = dict(self._usage)
+        return {
+            "backend": "openai",
+            "base_url": self.base_url,
+            "model": self.model,
+            "api_key_env": self.api_key_env,
+            "concurrency": self.concurrency,
+            "max_retries": self.max_retries,
+            "timeout_s": self.timeout_s,
+            "backoff_s": self.backoff_s,
+            "max_pixels": self.max_pixels,
+            "min_pixels": self.min_pixels,
+            "resize_factor": self.resize_factor,
+            "image_format": self.image_format,
+            "extra_body": dict(self.extra_body),
+            "logprobs": self.logprobs,
+            "usage": usage,
+        }
+
+    # -- requests -------------------------------------------------------------------------------
+    def _map(self, fn: Any, requests: Sequence[GenerationRequest]) -> list[Any]:
+        """``fn(request, stop)`` over the requests on the thread pool, results in request order.
+
+        On the first failure the requests not yet started are cancelled, retry waits are cut short,
+        and the failure is raised.
+        """
+        stop = threading.Event()
+        if not requests:
+            return []
+        if self.concurrency == 1 or len(requests) == 1:
+            return [fn(r, stop) for r in requests]
+        pool = ThreadPoolExecutor(
+            max_workers=min(self.concurrency, len(requests)), thread_name_prefix="gge-openai"
+        )
+        try:
+            futures: list[Future[Any]] = [pool.submit(fn, r, stop) for r in requests]
+            return [f.result() for f in futures]
+        except BaseException:
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        finally:
+            pool.shutdown(wait=True)
+
+    def _body(self, request: GenerationRequest, **overrides: Any) -> dict[str, Any]:
+        greedy = not request.do_sample
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": self._messages(request),
+            "max_tokens": request.max_new_tokens,
+            "temperature": 0.0 if greedy else request.temperature,
+            "top_p": 1.0 if greedy else request.top_p,
+            "n": request.num_sequences,
+        }
+        body.update(overrides)
+        body.update(self.extra_body)
+        return body
+
+    def _messages(self, request: GenerationRequest) -> list[dict[str, Any]]:
+        """The gge chat messages as OpenAI messages: ``{"type": "image"}`` parts become data URLs."""
+        url: str | None = None
+        out: list[dict[str, Any]] = []
+        for m, message in enumerate(request.messages):
+            content = message.get("content")
+            if isinstance(content, str):
+                out.append({"role": message.get("role", "user"), "content": content})
+                continue
+            if not isinstance(content, list):
+                raise GgeError(
+                    f"message {m}: content must be a string or a list of parts, got {content!r:.80}"
+                )
+            parts: list[dict[str, Any]] = []
+            for part in content:
+                kind = part.get("type") if isinstance(part, dict) else None
+                if kind == "image":
+                    if url is None:
+                        url = self._data_url(request.image)
+                    parts.append({"type": "image_url", "image_url": {"url": url}})
+                elif kind == "text":
+                    parts.append({"type": "text", "text": str(part.get("text", ""))})
+                else:
+                    raise GgeError(
+                        f"message {m}: unsupported content part {part!r:.80} (expected image or text)"
+                    )
+            out.append({"role": message.get("role", "user"), "content": parts})
+        return out
+
+    def _data_url(self, image: Image.Image) -> str:
+        pil_format, mime = _IMAGE_FORMATS[self.image_format]
+        if image.mode not in (("RGB",) if pil_format == "JPEG" else ("RGB", "RGBA", "L", "LA", "P", "1")):
+            image = image.convert("RGB")
+        buf = io.BytesIO()
+        image.save(buf, format=pil_format, **({"quality": 95} if pil_format == "JPEG" else {}))
+        return f"data:{mime};base64,{base64.b64encode(buf.getvalue()).decode('ascii')}"
+
+    def _redact(self, text: str) -> str:
+        key = os.environ.get(self.api_key_env)
+        return text.replace(key, "***") if key else text
+
+    def _fail(self, what: str) -> GgeError:
+        return GgeError(self._redact(f"POST {self.url} (model {self.model!r}): {what}"))
+
+    def _post_once(self, payload: bytes) -> dict[str, Any]:
+        """One try: the parsed JSON answer, or _Retryable, or GgeError (refused / malformed)."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = os.environ.get(self.api_key_env)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        req = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
+        try:
+            with self._opener.open(req, timeout=self.timeout_s) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as e:
+            try:
+                body = e.read()
+            except (OSError, http.client.HTTPException):
+                body = b""
+            message = _truncate(self._redact(_server_message(body)) or str(e.reason))
+            what = f"HTTP {e.code}: {message}"
+            if e.code == 429 or e.code >= 500:
+                raise _Retryable(
+                    what, _retry_after(e.headers.get("Retry-After") if e.headers else None)
+                ) from None
+            raise self._fail(what) from None
+        except TimeoutError:
+            raise _Retryable(f"timed out after {self.timeout_s:g} s") from None
+        except urllib.error.URLError as e:
+            if isinstance(e.reason, TimeoutError):
+                raise _Retryable(f"timed out after {self.timeout_s:g} s") from None
+            raise _Retryable(f"connection error: {e.reason}") from None
+        except (OSError, http.client.HTTPException) as e:
+            raise _Retryable(f"connection error: {type(e).__name__}: {e}") from None
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise self._fail(
+                f"malformed response, not JSON: {_truncate(raw.decode('utf-8', 'replace'))!r}"
+            ) from None
+        if not isinstance(data, dict):
+            raise self._fail(f"malformed response, expected a JSON object, got {_truncate(str(data))!r}")
+        return data
+
+    def _post(self, body: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
+        """POST with retries: exponential backoff (or ``Retry-After``) on retryable failures."""
+        payload = json.dumps(body).encode("utf-8")
+        for attempt in range(self.max_retries + 1):
+            if stop.is_set():
+                raise self._fail("cancelled after another request failed")
+            try:
+                data = self._post_once(payload)
+            except _Retryable as e:
+                if attempt == self.max_retries:
+                    raise self._fail(f"{e.what} (after {self.max_retries} retries)") from None
+                delay = min(
+                    self.backoff_s * 2**attempt if e.retry_after is None else e.retry_after, MAX_DELAY_S
+                )
+                log.warning(
+                    "POST %s: %s; retry %d/%d in %.1f s",
+                    self.url,
+                    e.what,
+                    attempt + 1,
+                    self.max_retries,
+                    delay,
+                )
+                with self._lock:
+                    self._usage["retries"] += 1
+                if delay > 0 and stop.wait(delay):
+                    raise self._fail("cancelled after another request failed") from None
+                continue
+            usage = data.get("usage")
+            with self._lock:
+                self._usage["requests"] += 1
+                if isinstance(usage, dict):
+                    for k in ("prompt_tokens", "completion_tokens"):
+                        if isinstance(usage.get(k), int):
+                            self._usage[k] += usage[k]
+            return data
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _choices(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+            raise self._fail(f"malformed response, missing 'choices' list: {_truncate(json.dumps(data))!r}")
+        return sorted(choices, key=lambda c: c["index"] if isinstance(c.get("index"), int) else 0)
+
+    def _text(self, choice: dict[str, Any], i: int) -> str:
+        message = choice.get("message")
+        if not isinstance(message, dict) or "content" not in message:
+            raise self._fail(f"malformed response, choices[{i}] has no 'message.content'")
+        content = message["content"]
+        if content is None:  # a refusal or a tool call: no text
+            return ""
+        if not isinstance(content, str):
+            raise self._fail(f"malformed response, choices[{i}].message.content is not a string")
+        return content
+
+    @staticmethod
+    def _usage_of(data: dict[str, Any]) -> dict[str, int]:
+        usage = data.get("usage")
+        if not isinstance(usage, dict):
+            return {}
+        return {
+            k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)
+        }
+
+    def _generate_one(self, request: GenerationRequest, stop: threading.Event) -> Generation:
+        n = request.num_sequences
+        texts: list[str] = []
+        usage: dict[str, int] = {}
+        # A server that ignores ``n`` returns fewer choices; ask again for the rest.
+        while len(texts) < n:
+            want = n - len(texts)
+            data = self._post(self._body(request, n=want), stop)
+            choices = self._choices(data)
+            if not choices:
+                raise self._fail("malformed response, 'choices' is empty")
+            texts.extend(self._text(c, i) for i, c in enumerate(choices[:want]))
+            for k, v in self._usage_of(data).items():
+                usage[k] = usage.get(k, 0) + v
+        return Generation(texts, usage)
+
+    def _yes_one(self, request: GenerationRequest, word: str, stop: threading.Event) -> float:
+        body = self._body(
+            request, max_tokens=1, temperature=0.0, top_p=1.0, n=1, logprobs=True, top_logprobs=20
+        )
+        data = self._post(body, stop)
+        choices = self._choices(data)
+        if not choices:
+            raise self._fail("malformed response, 'choices' is empty")
+        top = self._top_logprobs(choices[0])
+        if top is None:
+            with self._lock:
+                self.logprobs = "unavailable"
+            return 1.0 if self._text(choices[0], 0).strip().lower().startswith(word) else 0.0
+        with self._lock:
+            if self.logprobs is None:
+                self.logprobs = "available"
+        p = sum(math.exp(lp) for token, lp in top if token.strip().lower() == word)
+        return min(1.0, p)
+
+    @staticmethod
+    def _top_logprobs(choice: dict[str, Any]) -> list[tuple[str, float]] | None:
+        """The first token's top log-probabilities as (token, logprob), or None if there are none."""
+        logprobs = choice.get("logprobs")
+        if not isinstance(logprobs, dict):
+            return None
+        content = logprobs.get("content")
+        if isinstance(content, list) and content and isinstance(content[0], dict):
+            first = content[0]
+            entries = first.get("top_logprobs")
+            if not isinstance(entries, list) or not entries:  # only the sampled token
+                entries = [first]
+            out = [
+                (e["token"], float(e["logprob"]))
+                for e in entries
+                if isinstance(e, dict)
+                and isinstance(e.get("token"), str)
+                and isinstance(e.get("logprob"), int | float)
+            ]
+            return out or None
+        legacy = logprobs.get("top_logprobs")  # completions style: [{token: logprob, ...}, ...]
+        if isinstance(legacy, list) and legacy and isinstance(legacy[0], dict):
+            return [(t, float(v)) for t, v in legacy[0].items() if isinstance(v, int | float)] or None
+        return None

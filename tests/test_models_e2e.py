@@ -1,0 +1,200 @@
+"""The whole path on real model classes: prompt -> generate -> parse -> convert -> score.
+
+Tiny random Qwen2.5-VL and Qwen3-VL checkpoints are built offline and loaded with ``from_pretrained``;
+``python eval.py ckpt=...`` runs for every preset and every proposer x critic mode; one checkpoint
+overfitted to a fixed answer checks the resized -> original mapping exactly; the OpenAI-compatible
+preset runs against a chat-completions server on loopback.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from PIL import Image, ImageDraw
+from tiny_checkpoints import build_tiny_qwen2_5_vl, build_tiny_qwen3_vl, overfit
+
+from gge.cli import parse_args, run
+from gge.models.hf import TransformersBackend
+from gge.models.hf_loading import load_processor
+from gge.models.policy import SAMPLE_SEPARATOR, AdapterSettings, GroundingPolicy
+from gge.types import Box, Sample
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread() -> Iterator[None]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def ckpts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("ckpts")
+    return {
+        "qwen2_5_vl": build_tiny_qwen2_5_vl(base / "qwen2_5_vl"),
+        "qwen3_vl": build_tiny_qwen3_vl(base / "qwen3_vl"),
+    }
+
+
+SMALL = [
+    "model.max_pixels=50000",
+    "model.max_new_tokens=12",
+    "model.critic_max_new_tokens=6",
+    "model.device=cpu",
+]
+
+
+def _eval(args: list[str], demo: Path, out: Path) -> dict[str, Any]:
+    base = [f"data_root={demo}", "benchmarks=[screenspot_v2]", "max_samples=3", f"output_dir={out}"]
+    return run(parse_args([*base, *args]), out=io.StringIO())
+
+
+@pytest.mark.parametrize("ckpt_name", ["qwen2_5_vl", "qwen3_vl"])
+@pytest.mark.parametrize("proposer", ["single_pass", "sampling", "greedy"])
+@pytest.mark.parametrize("critic", ["listwise", "pointwise", "none"])
+def test_every_mode_runs_on_a_real_checkpoint(
+    ckpt_name: str, proposer: str, critic: str, ckpts: dict[str, Path], demo_suite: Path, tmp_path: Path
+) -> None:
+    ckpt = ckpts[ckpt_name]
+    doc = _eval(
+        [f"ckpt={ckpt}", *SMALL, f"model.proposer={proposer}", f"model.critic={critic}"], demo_suite, tmp_path
+    )
+    e = doc["benchmarks"]["screenspot_v2"]
+    assert e["samples"] == 3 and 0 <= e["top1"] <= 100
+    model = doc["model"]
+    adapter, backend = model["adapter"], model["backend"]
+    assert adapter["preset"] == ckpt_name  # picked from config.json model_type
+    assert adapter["convention"] == {"qwen2_5_vl": "abs_resized", "qwen3_vl": "norm_1000"}[ckpt_name]
+    assert (adapter["proposer"], adapter["critic"]) == (proposer, critic)
+    assert adapter["k"] == (1 if proposer == "greedy" else 5)
+    assert set(adapter["prompts"]["sha256"]) >= {"propose_one", "propose_k", "rank_list", "judge_one"}
+    assert backend["checkpoint"] == str(ckpt) and len(backend["config_sha256"]) == 64
+    assert backend["transformers"] and backend["max_pixels"] == 50000 and backend["device"] == "cpu"
+    assert model["calls"]["propose"] == 1  # one batched generation for the 3 samples
+    assert model["usage"]["prompt_tokens"] > 0 and model["usage"]["completion_tokens"] > 0
+    records = [json.loads(x) for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
+    assert len(records) == 3
+    for rec in records:
+        assert isinstance(rec["raw"], str)
+        if proposer == "sampling":
+            assert rec["raw"].count(SAMPLE_SEPARATOR) == 4  # 5 sequences from one prompt
+        assert len(rec["candidates"]) <= adapter["k"]
+
+
+@pytest.mark.parametrize("preset", ["ui_tars_1_5", "qwen2_vl"])
+def test_presets_named_explicitly(
+    preset: str, ckpts: dict[str, Path], demo_suite: Path, tmp_path: Path
+) -> None:
+    doc = _eval([f"model={preset}", f"ckpt={ckpts['qwen2_5_vl']}", *SMALL], demo_suite, tmp_path)
+    assert doc["model"]["adapter"]["preset"] == preset
+    assert doc["model"]["adapter"]["prompts"]["name"].startswith(preset)
+
+
+def test_overfitted_checkpoint_maps_resized_pixels_back_exactly(
+    ckpts: dict[str, Path], tmp_path: Path
+) -> None:
+    folder = tmp_path / "overfit"
+    shutil.copytree(ckpts["qwen2_5_vl"], folder)
+    size = (301, 203)  # not a multiple of the patch factor 28
+    image = Image.new("RGB", size, "white")
+    ImageDraw.Draw(image).rectangle((100, 10, 160, 40), fill="navy")
+    path = tmp_path / "shot.png"
+    image.save(path)
+
+    settings = AdapterSettings(preset="t", convention="abs_resized", proposer="greedy", critic="none")
+    backend = TransformersBackend.from_pretrained(str(folder), max_pixels=50000, dtype="float32")
+    sw, sh = backend.seen_size(*size)
+    view = image.resize((sw, sh), Image.Resampling.BICUBIC)
+    text = settings.prompts.propose_one.format(
+        instruction="open the menu", k=1, width=sw, height=sh, labels="1"
+    )
+    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
+    overfit(folder, view, messages, "(123,45)", max_pixels=50000)
+
+    # independent of gge: the processor's own grid gives the size the model saw
+    grid = load_processor(folder, max_pixels=50000).image_processor(images=[image])["image_grid_thw"][0]
+    grid_w, grid_h = int(grid[2]) * 14, int(grid[1]) * 14
+    assert (grid_w, grid_h) == (sw, sh) and (sw, sh) != size
+    expected = (123 * size[0] / grid_w, 45 * size[1] / grid_h)
+
+    policy = GroundingPolicy(TransformersBackend.from_pretrained(str(folder), max_pixels=50000), settings)
+    box = Box(expected[0] - 1, expected[1] - 1, expected[0] + 1, expected[1] + 1)
+    sample = Sample("b", "0", str(path), size, "open the menu", box)
+    (pred,) = policy.predict([sample])
+    assert pred.raw == "(123,45)"
+    assert pred.candidates[0].point == pytest.approx(expected, abs=1e-9)
+    assert box.contains(*pred.candidates[0].point)  # type: ignore[misc]
+    assert not box.contains(123, 45)  # reading the answer as original pixels would miss
+    model = backend.model
+    model.train()
+    TransformersBackend(model, backend.processor).generate([])
+    assert model.training  # the backend puts the model back in its previous mode
+
+
+class _ChatServer(BaseHTTPRequestHandler):
+    """A chat-completions endpoint: proposals, rankings and yes-logprobs by what is asked."""
+
+    seen: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append(body)
+        text = body["messages"][-1]["content"][-1]["text"]
+        choice: dict[str, Any]
+        if body.get("logprobs"):
+            top = [{"token": "Yes", "logprob": -0.1}, {"token": "No", "logprob": -2.4}]
+            choice = {
+                "message": {"content": "Yes"},
+                "logprobs": {"content": [{"token": "Yes", "top_logprobs": top}]},
+            }
+        elif "Rank" in text:
+            choice = {"message": {"content": "2, 1"}}
+        else:
+            choice = {"message": {"content": "(30, 20)\n(200, 100)"}}
+        choices = [dict(choice, index=i) for i in range(body.get("n", 1))]
+        payload = json.dumps(
+            {"choices": choices, "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("critic", ["listwise", "pointwise"])
+def test_openai_preset_through_the_cli(critic: str, demo_suite: Path, tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ChatServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        doc = _eval(
+            ["model=openai_api", f"model.base_url={url}", "model.api_model=tiny", f"model.critic={critic}"],
+            demo_suite,
+            tmp_path,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    model = doc["model"]
+    assert model["backend"]["backend"] == "openai" and model["backend"]["usage"]["requests"] >= 3
+    records = [json.loads(x) for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
+    assert all(len(r["candidates"]) == 2 and not r["format_error"] for r in records)
+    if critic == "listwise":
+        assert all(r["scores"] == [1.0, 2.0] for r in records)  # "2, 1": the second candidate first
+    else:
+        assert all(r["scores"][0] == pytest.approx(0.9048, abs=1e-4) for r in records)

@@ -1,0 +1,423 @@
+"""Parsers of model answers: points, rankings, yes/no (table-driven cases and property tests)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gge.models.parsing import ParsedPoints, parse_points, parse_ranking, parse_yes_no
+
+Entry = tuple[float, float] | None
+
+# ------------------------------------------------------------------------------------ parse_points
+
+POINT_CASES: list[tuple[str, tuple[Entry, ...]]] = [
+    # action calls
+    ("click(x=123, y=456)", ((123, 456),)),
+    ("left_click(x=1.5, y=2)", ((1.5, 2),)),
+    ("pyautogui.click(x=123, y=456)", ((123, 456),)),
+    ("pyautogui.click(123, 456)", ((123, 456),)),
+    ("pyautogui.moveTo(10, 20)", ((10, 20),)),
+    ("pyautogui.click(100, 200, clicks=2)", ((100, 200),)),
+    ("pyautogui.click(x=100, y=200, button='left')", ((100, 200),)),
+    ("pyautogui.doubleClick(7, 8)", ((7, 8),)),
+    # UI-TARS
+    ("click(start_box='(123,456)')", ((123, 456),)),
+    ("click(start_box='<|box_start|>(123,456)<|box_end|>')", ((123, 456),)),
+    ("Action: click(point='<point>123 456</point>')", ((123, 456),)),
+    ("Thought: The OK button.\nAction: left_double(start_box='(10,20)')", ((10, 20),)),
+    ("click(start_box='(10,20,30,40)')", ((20, 30),)),
+    ("click(start_box='[10, 20, 30, 40]')", ((20, 30),)),
+    ("drag(start_box='(1,2)', end_box='(3,4)')", ((1, 2),)),
+    # bracketed points, prose around them
+    ("(100, 200)", ((100, 200),)),
+    ("[100, 200]", ((100, 200),)),
+    ("(0.49,0.40)", ((0.49, 0.40),)),
+    ("[-3.5, 7]", ((-3.5, 7),)),
+    ("The button is at (100, 200).", ((100, 200),)),
+    ("I would click [12.25, 3e2] here", ((12.25, 300),)),
+    ("(123 456)", ((123, 456),)),
+    # <point> tags
+    ("<point>12 34</point>", ((12, 34),)),
+    ("<point>12,34</point>", ((12, 34),)),
+    ("CLICK <point>[[500, 300]]</point>", ((500, 300),)),
+    ("<point>[[500, 300], [100, 200]]</point>", ((500, 300), (100, 200))),
+    # Qwen2.5-VL / Qwen3-VL JSON grounding
+    ('{"point_2d": [1, 2]}', ((1, 2),)),
+    ('{"point_2d": [1, 2], "label": "OK button"}', ((1, 2),)),
+    ('{"bbox_2d": [10, 20, 30, 40]}', ((20, 30),)),
+    ('```json\n[\n  {"bbox_2d": [10, 20, 30, 40], "label": "OK"}\n]\n```', ((20, 30),)),
+    (
+        '```json\n[{"point_2d": [5, 6], "label": "a"}, {"point_2d": [7, 8], "label": "b"}]\n```',
+        ((5, 6), (7, 8)),
+    ),
+    ('[{"bbox_2d": [0, 0, 10, 10]}, {"bbox_2d": [10, 10, 20, 20]}]', ((5, 5), (15, 15))),
+    ('{"point_2d": [[10, 20], [30, 40]]}', ((10, 20), (30, 40))),
+    ("{'point_2d': [3, 4]}", ((3, 4),)),
+    ('{"coordinate": "(5, 6)"}', ((5, 6),)),
+    ('{"x": 100, "y": 200}', ((100, 200),)),
+    ("x: 100, y: 200", ((100, 200),)),
+    # Qwen2-VL / OS-Atlas box tokens
+    ("<|box_start|>(100,200),(300,400)<|box_end|>", ((200, 300),)),
+    ("<|object_ref_start|>OK<|object_ref_end|><|box_start|>(100,200),(300,400)<|box_end|>", ((200, 300),)),
+    ("<|box_start|>(123,456)<|box_end|>", ((123, 456),)),
+    ("<box>[[10, 20, 30, 40]]</box>", ((20, 30),)),
+    # tool calls
+    (
+        '<tool_call>\n{"name": "computer_use", "arguments": '
+        '{"action": "left_click", "coordinate": [512, 384]}}\n</tool_call>',
+        ((512, 384),),
+    ),
+    ('{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [5, 6]}}', ((5, 6),)),
+    (
+        '<tool_call>{"name": "computer_use", "arguments": {"action": "mouse_move", "coordinate": [1, 2]}}'
+        '</tool_call>\n<tool_call>{"name": "computer_use", "arguments": {"action": "left_click", '
+        '"coordinate": [3, 4]}}</tool_call>',
+        ((1, 2), (3, 4)),
+    ),
+    # 4-number boxes
+    ("[10, 20, 30, 40]", ((20, 30),)),
+    ("(10, 20, 30, 40)", ((20, 30),)),
+    ("[0.1, 0.2, 0.3, 0.4]", ((0.2, 0.3),)),
+    # several candidates
+    ("1. (10, 20)\n2. (30, 40)", ((10, 20), (30, 40))),
+    ("Candidates:\n1) [10, 20]\n2) [30, 40]\n3) [50, 60]", ((10, 20), (30, 40), (50, 60))),
+    ("[[10,20],[30,40]]", ((10, 20), (30, 40))),
+    ("[[10, 20, 30, 40]]", ((20, 30),)),
+    ("click(x=1, y=2)\nclick(x=3, y=4)", ((1, 2), (3, 4))),
+    ("(10, 20), (30, 40)", ((10, 20), (30, 40))),
+    ("1. (10, 20)\n2. (-1, -1)\n3. (5, -3)", ((10, 20), None, (5, -3))),
+    # plain "x, y"
+    ("512, 384", ((512, 384),)),
+    ("512 384", ((512, 384),)),
+    ("  12.5,7 \n", ((12.5, 7),)),
+    # refusals
+    ("(-1, -1)", (None,)),
+    ("[-1,-1]", (None,)),
+    ("click(x=-1, y=-1)", (None,)),
+    ('{"point_2d": [-1, -1]}', (None,)),
+    ("The element is not present.", (None,)),
+    ("Target NOT FOUND", (None,)),
+    ("This element does not exist on the page.", (None,)),
+    ("There is no such element.", (None,)),
+    ("I cannot find it.", (None,)),
+    ("The icon isn't visible.", (None,)),
+    ("It is not visible here.", (None,)),
+    ("The item is not on the screen.", (None,)),
+    ("Unable to locate the widget.", (None,)),
+    ("I refuse.", (None,)),
+    ("Not found (see step 1)", (None,)),
+    # coordinates win over refusal words; one negative coordinate is a point
+    ("I cannot find it exactly, but maybe (10, 20).", ((10, 20),)),
+    ("(-5, 10)", ((-5, 10),)),
+    ("(5, -10)", ((5, -10),)),
+    # reasoning: only the text after </think>, only <answer> contents
+    ("<think>maybe (1, 2)</think>(3, 4)", ((3, 4),)),
+    ("it is at (1, 2)... </think>\n(3, 4)", ((3, 4),)),
+    ("I think (1, 2) but <answer>(5, 6)</answer>", ((5, 6),)),
+    ("Thought: it is at (1, 2).\nAction: click(start_box='(3,4)')", ((3, 4),)),
+]
+
+FORMAT_ERRORS = [
+    "",
+    "   ",
+    "I would click the OK button.",
+    "Step 1: click the OK button",
+    "5",
+    "(5)",
+    "(1, 2, 3)",
+    "NaN",
+    "(nan, nan)",
+    "(inf, 3)",
+    "(1e999, 5)",
+    "click()",
+    "pyautogui.click(<|pointer_start|><|pointer_pad|><|pointer_end|>)",
+    "Steps 1 2 3 then 4",
+    "<think>(1, 2)</think>",
+    "(1, 2]",
+]
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6)
+
+
+def _same(got: Sequence[Entry], want: Sequence[Entry]) -> bool:
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want, strict=True):
+        if g is None or w is None:
+            if g is not w:
+                return False
+        elif not (_close(g[0], w[0]) and _close(g[1], w[1])):
+            return False
+    return True
+
+
+@pytest.mark.parametrize(("text", "want"), POINT_CASES)
+def test_parse_points_table(text: str, want: tuple[Entry, ...]) -> None:
+    got = parse_points(text)
+    assert not got.format_error
+    assert _same(got.points, want), got.points
+
+
+@pytest.mark.parametrize("text", FORMAT_ERRORS)
+def test_parse_points_format_errors(text: str) -> None:
+    assert parse_points(text) == ParsedPoints((), True)
+
+
+def test_points_are_floats() -> None:
+    (p,) = parse_points("click(x=1, y=2)").points
+    assert p is not None
+    assert all(type(c) is float for c in p)
+
+
+# precedence: a box is not two points, two points are not a box, structured beats brackets
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("[10, 20, 30, 40]", ((20, 30),)),  # one box, not two points
+        ("(10, 20), (30, 40)", ((10, 20), (30, 40))),  # two points, not a box
+        ("<|box_start|>(10,20),(30,40)<|box_end|>", ((20, 30),)),  # box token: one box
+        ("Step 1: the target is at (10, 20). Step 2: click.", ((10, 20),)),  # prose numbers ignored
+        ("There are 3 buttons; the second is at [7, 8]", ((7, 8),)),
+        ('The answer (see 2 lines below): {"point_2d": [7, 8]}', ((7, 8),)),  # JSON over brackets
+        ("Looks like (1, 2). click(x=3, y=4)", ((3, 4),)),  # call over brackets
+        ("box: (10, 20, 30, 40)", ((20, 30),)),
+    ],
+)
+def test_precedence(text: str, want: tuple[Entry, ...]) -> None:
+    assert _same(parse_points(text).points, want)
+
+
+def test_max_points() -> None:
+    text = "1. (1, 2)\n2. (-1, -1)\n3. (5, 6)"
+    assert parse_points(text, max_points=1).points == ((1.0, 2.0),)
+    assert parse_points(text, max_points=2).points == ((1.0, 2.0), None)
+    assert len(parse_points(text, max_points=10).points) == 3
+    assert parse_points("not found", max_points=1) == ParsedPoints((None,), False)
+    with pytest.raises(ValueError):
+        parse_points(text, max_points=0)
+
+
+# ----------------------------------------------------------------------------------- parse_ranking
+
+
+@pytest.mark.parametrize(
+    ("text", "k", "want"),
+    [
+        ("3", 3, [2, 0, 1]),
+        ("2, 1, 3", 3, [1, 0, 2]),
+        ("[2, 1, 3]", 3, [1, 0, 2]),
+        ("2 > 1 > 3", 3, [1, 0, 2]),
+        ("Ranking: 2,1,3", 3, [1, 0, 2]),
+        ("<answer>2</answer>", 3, [1, 0, 2]),
+        ("Candidate 2", 3, [1, 0, 2]),
+        ("The best is candidate #2", 3, [1, 0, 2]),
+        ("Candidates 1 and 3 miss; the best is 2.", 3, [1, 0, 2]),
+        ('{"ranking": [2, 1, 3]}', 3, [1, 0, 2]),
+        ('{"best": 2}', 3, [1, 0, 2]),
+        ('```json\n{"ranking": [3, 2]}\n```', 4, [2, 1, 0, 3]),
+        ('Candidate 1 is off by 3 pixels. {"best": 2}', 3, [1, 0, 2]),
+        ("Thought: candidate 1 is off. <answer>3, 1</answer>", 3, [2, 0, 1]),
+        ("<think>1 > 2</think>2 > 1", 2, [1, 0]),
+        ("Candidate 2 is best, then candidate 3, then candidate 1", 3, [1, 2, 0]),
+        ("7, 2, 2, 0", 3, [1, 0, 2]),  # out of range and repeats ignored
+        ("1", 1, [0]),
+    ],
+)
+def test_parse_ranking_table(text: str, k: int, want: list[int]) -> None:
+    assert parse_ranking(text, k) == want
+
+
+@pytest.mark.parametrize("text", ["", "none of them", "0", "9 > 8", "candidate 5", "1.5", '{"best": 7}'])
+def test_parse_ranking_none(text: str) -> None:
+    assert parse_ranking(text, 3) is None
+
+
+def test_parse_ranking_bad_k() -> None:
+    with pytest.raises(ValueError):
+        parse_ranking("1", 0)
+
+
+# ----------------------------------------------------------------------------------- parse_yes_no
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("Yes", True),
+        ("yes.", True),
+        ("YES, it is.", True),
+        ("**No**", False),
+        ("No.", False),
+        ("The answer is yes", True),
+        ("<think>no idea... well, no</think>Yes", True),
+        ("<answer>no</answer>", False),
+        ("Maybe", None),
+        ("I know nothing", None),
+        ("", None),
+    ],
+)
+def test_parse_yes_no(text: str, want: bool | None) -> None:
+    assert parse_yes_no(text) is want
+
+
+# -------------------------------------------------------------------------------- property tests
+
+PROPS = settings(max_examples=200, deadline=None, database=None)
+
+coords = st.one_of(
+    st.integers(min_value=-10_000, max_value=100_000).map(float),
+    st.floats(min_value=-1e7, max_value=1e7, allow_nan=False, allow_infinity=False),
+)
+points = st.tuples(coords, coords)
+
+
+def _num(v: float) -> str:
+    """Rounding-safe text of a number: an int when integral, else repr (exact round trip)."""
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
+
+
+def _expected(p: tuple[float, float]) -> Entry:
+    return None if p[0] < 0 and p[1] < 0 else p
+
+
+POINT_SYNTAXES: dict[str, Callable[[str, str], str]] = {
+    "click_kw": lambda x, y: f"click(x={x}, y={y})",
+    "pyautogui_pos": lambda x, y: f"pyautogui.click({x}, {y})",
+    "moveTo": lambda x, y: f"pyautogui.moveTo({x}, {y})",
+    "start_box": lambda x, y: f"click(start_box='({x},{y})')",
+    "start_box_tokens": lambda x, y: f"click(start_box='<|box_start|>({x},{y})<|box_end|>')",
+    "point_kw": lambda x, y: f"Action: click(point='<point>{x} {y}</point>')",
+    "paren": lambda x, y: f"The target is at ({x}, {y}).",
+    "square": lambda x, y: f"[{x}, {y}]",
+    "point_tag": lambda x, y: f"<point>{x} {y}</point>",
+    "point_2d": lambda x, y: f'```json\n[{{"point_2d": [{x}, {y}], "label": "target"}}]\n```',
+    "tool_call": lambda x, y: (
+        f'<tool_call>{{"name": "computer_use", "arguments": {{"action": "left_click", '
+        f'"coordinate": [{x}, {y}]}}}}</tool_call>'
+    ),
+    "box_token_point": lambda x, y: f"<|box_start|>({x},{y})<|box_end|>",
+    "plain": lambda x, y: f"{x}, {y}",
+    "xy_json": lambda x, y: f'{{"x": {x}, "y": {y}}}',
+}
+
+
+@PROPS
+@given(p=points, syntax=st.sampled_from(sorted(POINT_SYNTAXES)))
+def test_roundtrip_single_point(p: tuple[float, float], syntax: str) -> None:
+    text = POINT_SYNTAXES[syntax](_num(p[0]), _num(p[1]))
+    got = parse_points(text)
+    assert not got.format_error, text
+    assert _same(got.points, (_expected(p),)), (text, got.points)
+
+
+BOX_SYNTAXES: dict[str, Callable[[str, str, str, str], str]] = {
+    "bbox_2d": lambda a, b, c, d: f'{{"bbox_2d": [{a}, {b}, {c}, {d}], "label": "x"}}',
+    "square4": lambda a, b, c, d: f"[{a}, {b}, {c}, {d}]",
+    "paren4": lambda a, b, c, d: f"({a}, {b}, {c}, {d})",
+    "qwen2_box": lambda a, b, c, d: f"<|box_start|>({a},{b}),({c},{d})<|box_end|>",
+}
+
+
+@PROPS
+@given(p1=points, p2=points, syntax=st.sampled_from(sorted(BOX_SYNTAXES)))
+def test_roundtrip_box_centre(p1: tuple[float, float], p2: tuple[float, float], syntax: str) -> None:
+    text = BOX_SYNTAXES[syntax](_num(p1[0]), _num(p1[1]), _num(p2[0]), _num(p2[1]))
+    centre = ((p1[0] + p2[0]) / 2, (p1[1] + p2[1]) / 2)
+    assert _same(parse_points(text).points, (_expected(centre),)), text
+
+
+def _numbered(ps: Sequence[tuple[float, float]]) -> str:
+    return "\n".join(f"{i}. ({_num(x)}, {_num(y)})" for i, (x, y) in enumerate(ps, 1))
+
+
+def _json_list(ps: Sequence[tuple[float, float]]) -> str:
+    return json.dumps([{"point_2d": [x, y], "label": f"c{i}"} for i, (x, y) in enumerate(ps)])
+
+
+def _nested(ps: Sequence[tuple[float, float]]) -> str:
+    return "[" + ", ".join(f"[{_num(x)}, {_num(y)}]" for x, y in ps) + "]"
+
+
+def _clicks(ps: Sequence[tuple[float, float]]) -> str:
+    return "\n".join(f"click(start_box='({_num(x)},{_num(y)})')" for x, y in ps)
+
+
+LIST_SYNTAXES: dict[str, Callable[[Sequence[tuple[float, float]]], str]] = {
+    "numbered": _numbered,
+    "json_list": _json_list,
+    "nested": _nested,
+    "clicks": _clicks,
+}
+
+
+@PROPS
+@given(
+    ps=st.lists(points, min_size=1, max_size=6),
+    syntax=st.sampled_from(sorted(LIST_SYNTAXES)),
+    cap=st.none() | st.integers(min_value=1, max_value=8),
+)
+def test_roundtrip_several_points(ps: list[tuple[float, float]], syntax: str, cap: int | None) -> None:
+    text = LIST_SYNTAXES[syntax](ps)
+    want = tuple(_expected(p) for p in ps)[:cap]
+    assert _same(parse_points(text, max_points=cap).points, want), text
+
+
+@PROPS
+@given(text=st.text(), cap=st.none() | st.integers(min_value=1, max_value=5))
+def test_parse_points_total(text: str, cap: int | None) -> None:
+    got = parse_points(text, max_points=cap)
+    assert isinstance(got, ParsedPoints)
+    assert isinstance(got.points, tuple)
+    assert got.format_error == (got.points == ())
+    assert cap is None or len(got.points) <= cap
+    for p in got.points:
+        if p is not None:
+            assert isinstance(p, tuple) and len(p) == 2
+            assert all(isinstance(c, float) and math.isfinite(c) for c in p)
+            assert not (p[0] < 0 and p[1] < 0)
+
+
+fragments = st.sampled_from(
+    ["(", ")", "[", "]", "{", "}", ",", " ", "-", ".", "1", "23", "4.5", "e9", "<point>", "</point>",
+     "<|box_start|>", "<|box_end|>", "click(", "x=", "y=", '"point_2d": ', '"bbox_2d": ', "</think>",
+     "<answer>", "</answer>", "start_box='", "'", "nan", "inf", "candidate ", "best ", ">", "#"]
+)  # fmt: skip
+
+
+@PROPS
+@given(text=st.one_of(st.text(), st.lists(fragments | st.text(max_size=3), max_size=30).map("".join)))
+def test_never_raises(text: str) -> None:
+    got = parse_points(text)
+    assert got.format_error == (got.points == ())
+    for k in (1, 3):
+        r = parse_ranking(text, k)
+        assert r is None or sorted(r) == list(range(k))
+    assert parse_yes_no(text) in (True, False, None)
+
+
+@PROPS
+@given(text=st.text(), k=st.integers(min_value=1, max_value=10))
+def test_parse_ranking_is_permutation_or_none(text: str, k: int) -> None:
+    r = parse_ranking(text, k)
+    assert r is None or (isinstance(r, list) and sorted(r) == list(range(k)))
+
+
+@PROPS
+@given(perm=st.permutations(range(1, 7)), n=st.integers(min_value=1, max_value=6))
+def test_parse_ranking_roundtrip(perm: list[int], n: int) -> None:
+    k = len(perm)
+    shown = perm[:n]
+    rest = [i for i in range(k) if i + 1 not in shown]
+    want = [p - 1 for p in shown] + rest
+    assert parse_ranking(" > ".join(map(str, shown)), k) == want
+    assert parse_ranking(json.dumps({"ranking": shown}), k) == want
