@@ -144,11 +144,8 @@ def test_overfitted_checkpoint_maps_resized_pixels_back_exactly(
 class _ChatServer(BaseHTTPRequestHandler):
     """A chat-completions endpoint: proposals, rankings and yes-logprobs by what is asked."""
 
-    seen: list[dict[str, Any]] = []
-
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).seen.append(body)
         text = body["messages"][-1]["content"][-1]["text"]
         choice: dict[str, Any]
         if body.get("logprobs"):
