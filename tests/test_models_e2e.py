@@ -135,10 +135,16 @@ def test_overfitted_checkpoint_maps_resized_pixels_back_exactly(
     assert pred.candidates[0].point == pytest.approx(expected, abs=1e-9)
     assert box.contains(*pred.candidates[0].point)  # type: ignore[misc]
     assert not box.contains(123, 45)  # reading the answer as original pixels would miss
-    model = backend.model
-    model.train()
-    TransformersBackend(model, backend.processor).generate([])
-    assert model.training  # the backend puts the model back in its previous mode
+
+    # an in-memory model in training mode (as the training-time callback sees it) answers the same
+    # and is put back in training mode afterwards
+    trained = TransformersBackend.from_pretrained(str(folder), max_pixels=50000)
+    trained.model.train()
+    in_memory = GroundingPolicy(TransformersBackend(trained.model, trained.processor), settings)
+    (again,) = in_memory.predict([sample])
+    assert again.candidates == pred.candidates
+    assert trained.model.training
+    assert all(p.grad is None for p in trained.model.parameters())
 
 
 class _ChatServer(BaseHTTPRequestHandler):
