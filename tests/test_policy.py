@@ -226,3 +226,11 @@ def test_smart_resize_known_values(
     h, w = smart_resize(size[1], size[0], **kwargs)
     assert (w, h) == expected
     assert w % kwargs.get("factor", 28) == 0 and h % kwargs.get("factor", 28) == 0
+
+
+def test_pre_resized_screenshot_still_gives_original_pixels() -> None:
+    """The data pipeline may decode a smaller copy: points map to the sample's recorded size."""
+    backend = Scripted([["(500, 250)"], ["(500, 250)"]])
+    policy = GroundingPolicy(backend, AdapterSettings(convention="norm_1000", critic="none"))
+    full, small = (policy.propose([_sample()], [_img(size)])[0] for size in ((400, 200), (200, 100)))
+    assert full.candidates[0].point == small.candidates[0].point == (200.0, 50.0)

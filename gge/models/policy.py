@@ -14,7 +14,9 @@ lives here, once:
   original-image pixels.
 
 The image is resized to the size the model sees (``backend.seen_size``) before prompting, so markers
-are drawn at the model's resolution and ``abs_resized`` answers map back exactly.
+are drawn at the model's resolution and ``abs_resized`` answers map back exactly. Points are mapped
+to the sample's recorded ``image_size``, so a screenshot decoded at a reduced size (the data pipeline
+may pre-resize) still yields original-pixel candidates.
 
 Example:
     >>> from PIL import Image
@@ -224,7 +226,7 @@ class GroundingPolicy:
             requests.append(req)
         generations = self._generate(self.backend, requests, "propose")
         out = []
-        for image, view, gen in zip(images, views, generations, strict=True):
+        for sample, view, gen in zip(samples, views, generations, strict=True):
             if s.proposer == "single_pass":
                 parsed = parse_points(gen.texts[0] if gen.texts else "", max_points=s.k)
                 points = list(parsed.points)
@@ -235,7 +237,9 @@ class GroundingPolicy:
                     if not p.format_error:
                         points.append(p.points[0])
             cands = tuple(
-                Candidate(None if p is None else to_original(p[0], p[1], s.convention, image.size, view.size))
+                Candidate(
+                    None if p is None else to_original(p[0], p[1], s.convention, sample.image_size, view.size)
+                )
                 for p in points
             )
             out.append(Proposal(cands, raw=SAMPLE_SEPARATOR.join(gen.texts), format_error=not cands))
@@ -263,7 +267,7 @@ class GroundingPolicy:
             requests, marked = [], []
             for i, js in todo:
                 view = self._view(backend, images[i])
-                sx, sy = view.size[0] / images[i].size[0], view.size[1] / images[i].size[1]
+                sx, sy = view.size[0] / samples[i].image_size[0], view.size[1] / samples[i].image_size[1]
                 pts = [proposals[i].candidates[j].point for j in js]
                 drawn = draw_markers(view, [(p[0] * sx, p[1] * sy) for p in pts if p is not None], s.markers)
                 text = self._prompt(s.prompts.rank_list, samples[i], view, len(js))
@@ -287,7 +291,7 @@ class GroundingPolicy:
         # pointwise: one marked image per candidate, one batched forward per sample
         for i, js in todo:
             view = self._view(backend, images[i])
-            sx, sy = view.size[0] / images[i].size[0], view.size[1] / images[i].size[1]
+            sx, sy = view.size[0] / samples[i].image_size[0], view.size[1] / samples[i].image_size[1]
             text = self._prompt(s.prompts.judge_one, samples[i], view, 1)
             requests = []
             for j in js:
