@@ -1,4 +1,7 @@
-"""The evaluation loop: samples -> model predictions -> per-sample results.
+"""The evaluation loop shared by the CLI and the training callback.
+
+samples -> model predictions -> per-sample results, on one rank's shard; results are gathered once
+at the end (every rank calls the collective) and merged by sample id, so no sample counts twice.
 
 Example:
     >>> from gge.types import Box, Prediction, Sample, Candidate
@@ -12,13 +15,116 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from PIL import Image
 
 from gge.errors import GgeError
 from gge.models.base import Policy
 from gge.scoring import SampleResult, score_sample
 from gge.selection import DEFAULT_CLUSTER_RADIUS
-from gge.types import Sample
+from gge.types import Prediction, Sample
+
+
+def needs_images(policy: object) -> bool:
+    """Whether a policy looks at screenshots (a replay model does not: nothing is decoded for it)."""
+    return bool(getattr(policy, "needs_images", False))
+
+
+def predict_batch(
+    policy: Policy, samples: Sequence[Sample], images: Sequence[Image.Image] | None
+) -> list[Prediction]:
+    """Ask a policy about a batch, handing it decoded screenshots when it takes them."""
+    predict_images = getattr(policy, "predict_images", None)
+    if images is not None and callable(predict_images):
+        out: list[Prediction] = predict_images(samples, images)
+    else:
+        out = policy.predict(samples)
+    if len(out) != len(samples):
+        raise GgeError(f"the model returned {len(out)} predictions for {len(samples)} samples")
+    for sample, pred in zip(samples, out, strict=True):
+        if (pred.benchmark, pred.id) != (sample.benchmark, sample.id):
+            raise GgeError(
+                f"the model answered {pred.benchmark}/{pred.id} for sample {sample.benchmark}/{sample.id}"
+            )
+    return out
+
+
+def evaluate_batches(
+    policy: Policy,
+    batches: Iterable[Sequence[Any]],
+    *,
+    k: int,
+    cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
+    on_results: Callable[[list[SampleResult]], None] | None = None,
+) -> list[SampleResult]:
+    """Run a policy over batches of :class:`gge.data.Item` (decoded screenshots) and score them.
+
+    Padding items (which keep every rank running the same number of forwards under sharded
+    strategies) are run like the others and their results dropped.
+
+    Args:
+        policy: The model.
+        batches: Batches of items, e.g. from :func:`gge.data.make_loader`.
+        k: Candidates scored at most per sample.
+        cluster_radius: Radius of the ``cluster`` selection strategy.
+        on_results: Called with each batch's results (e.g. to append them to the resume log).
+
+    Returns:
+        The results of the real (non-padding) items, in loader order.
+    """
+    results: list[SampleResult] = []
+    for batch in batches:
+        if not batch:
+            continue
+        samples = [it.sample for it in batch]
+        preds = predict_batch(policy, samples, [it.image for it in batch] if needs_images(policy) else None)
+        scored = [
+            score_sample(it.sample, pred, k=k, cluster_radius=cluster_radius)
+            for it, pred in zip(batch, preds, strict=True)
+            if not it.padding
+        ]
+        if on_results is not None and scored:
+            on_results(scored)
+        results += scored
+    return results
+
+
+def gather_results(local: list[SampleResult], order: Sequence[Sample]) -> list[SampleResult]:
+    """Every rank's results, merged by (benchmark, id) and put in sample order.
+
+    Uses ``torch.distributed.all_gather_object`` when a process group is running (every rank must
+    call this); otherwise returns the local results in sample order. A sample evaluated on two
+    ranks counts once.
+
+    Args:
+        local: This rank's results.
+        order: The samples, in the order results should come back.
+
+    Returns:
+        The merged results.
+    """
+    import torch.distributed as dist
+
+    parts: list[list[SampleResult]] = [local]
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        gathered: list[Any] = [None] * dist.get_world_size()
+        dist.all_gather_object(gathered, local)
+        parts = [list(p or []) for p in gathered]
+    return merge_results(parts, order)
+
+
+def merge_results(parts: Iterable[Iterable[SampleResult]], order: Sequence[Sample]) -> list[SampleResult]:
+    """Merge result lists by (benchmark, id), first occurrence wins, in the order of ``order``.
+
+    Results for samples not in ``order`` are dropped.
+    """
+    by_key: dict[tuple[str, str], SampleResult] = {}
+    for part in parts:
+        for r in part:
+            by_key.setdefault((r.benchmark, r.id), r)
+    return [by_key[(s.benchmark, s.id)] for s in order if (s.benchmark, s.id) in by_key]
 
 
 def evaluate_samples(
@@ -44,13 +150,9 @@ def evaluate_samples(
     results: list[SampleResult] = []
     for start in range(0, len(samples), batch_size):
         batch = samples[start : start + batch_size]
-        predictions = policy.predict(batch)
-        if len(predictions) != len(batch):
-            raise GgeError(f"the model returned {len(predictions)} predictions for {len(batch)} samples")
-        for sample, pred in zip(batch, predictions, strict=True):
-            if (pred.benchmark, pred.id) != (sample.benchmark, sample.id):
-                raise GgeError(
-                    f"the model answered {pred.benchmark}/{pred.id} for sample {sample.benchmark}/{sample.id}"
-                )
-            results.append(score_sample(sample, pred, k=k, cluster_radius=cluster_radius))
+        predictions = predict_batch(policy, batch, None)
+        results += [
+            score_sample(s, p, k=k, cluster_radius=cluster_radius)
+            for s, p in zip(batch, predictions, strict=True)
+        ]
     return results

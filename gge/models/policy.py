@@ -168,6 +168,8 @@ class GroundingPolicy:
         critic_backend: A separate critic model (default: the same backend, as in COPC).
     """
 
+    needs_images = True
+
     def __init__(
         self, backend: Backend, settings: AdapterSettings, critic_backend: Backend | None = None
     ) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -116,12 +117,17 @@ class ReplayModel:
 
     Args:
         predictions: Path of the JSONL file.
+        delay_s: Seconds to sleep per ``predict`` call, to stand in for a model's latency in
+            benchmarks and interruption tests (0 by default).
 
     Raises:
         GgeError: for a missing file, a malformed line or a duplicated (benchmark, id).
     """
 
-    def __init__(self, predictions: str | Path) -> None:
+    needs_images = False
+
+    def __init__(self, predictions: str | Path, *, delay_s: float = 0.0) -> None:
+        self.delay_s = float(delay_s)
         self.path = Path(predictions)
         if not self.path.is_file():
             raise GgeError(f"replay predictions file not found: {self.path}")
@@ -156,6 +162,8 @@ class ReplayModel:
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """The file's prediction for each sample; a sample without a line is a format error."""
+        if self.delay_s > 0:
+            time.sleep(self.delay_s)
         out = []
         for s in samples:
             pred = self._by_key.get((s.benchmark, s.id))
