@@ -201,3 +201,35 @@ def test_openai_preset_through_the_cli(critic: str, demo_suite: Path, tmp_path: 
         assert all(r["scores"] == [1.0, 2.0] for r in records)  # "2, 1": the second candidate first
     else:
         assert all(r["scores"][0] == pytest.approx(0.9048, abs=1e-4) for r in records)
+
+
+def test_box_tokens_survive_decoding(ckpts: dict[str, Path]) -> None:
+    """A Qwen2-VL box answer keeps its box tokens through decoding and is read as one centre."""
+    from gge.models.parsing import parse_points
+
+    backend = TransformersBackend.from_pretrained(str(ckpts["qwen2_5_vl"]))
+    tok = backend.processor.tokenizer
+    ids = tok.encode("<|box_start|>(100,200),(300,400)<|box_end|><|im_end|><|endoftext|>", add_special_tokens=False)
+    text = backend.decode(ids)
+    assert text == "<|box_start|>(100,200),(300,400)<|box_end|>"
+    assert parse_points(text).points == ((200.0, 300.0),)
+
+
+def test_sampling_is_not_overridden_by_the_checkpoint_generation_config(
+    ckpts: dict[str, Path], demo_suite: Path, tmp_path: Path
+) -> None:
+    """Qwen2.5-VL checkpoints ship top_k=1, which would make K samples identical."""
+    folder = tmp_path / "topk1"
+    shutil.copytree(ckpts["qwen2_5_vl"], folder)
+    gen_path = folder / "generation_config.json"
+    gen = json.loads(gen_path.read_text())
+    gen.update(top_k=1, repetition_penalty=1.05, do_sample=True)
+    gen_path.write_text(json.dumps(gen))
+    doc = _eval([f"ckpt={folder}", *SMALL, "model.proposer=sampling", "model.critic=none"], demo_suite, tmp_path / "o")
+    backend = doc["model"]["backend"]
+    assert backend["generation_config"]["top_k"] == 1  # recorded, and not applied:
+    assert doc["model"]["adapter"]["top_k"] == 0 and doc["model"]["adapter"]["repetition_penalty"] == 1.0
+    assert backend["image_processor_size"]["longest_edge"] == 50000
+    records = [json.loads(x) for x in (tmp_path / "o" / "predictions.jsonl").read_text().splitlines()]
+    distinct = [len(set(r["raw"].split(SAMPLE_SEPARATOR))) for r in records]
+    assert max(distinct) >= 3, distinct

@@ -99,6 +99,9 @@ class GenerationRequest:
         do_sample: Sample instead of greedy decoding.
         temperature: Sampling temperature.
         top_p: Nucleus sampling mass.
+        top_k: Top-k sampling (0: off). Set explicitly so a checkpoint's generation config (Qwen2.5-VL
+            ships ``top_k=1``, which turns sampling into greedy decoding) cannot override it.
+        repetition_penalty: Repetition penalty (1.0: off), also set explicitly.
         max_new_tokens: Generation budget.
     """
 
@@ -108,6 +111,8 @@ class GenerationRequest:
     do_sample: bool = False
     temperature: float = 1.0
     top_p: float = 1.0
+    top_k: int = 0
+    repetition_penalty: float = 1.0
     max_new_tokens: int = 128
 
 

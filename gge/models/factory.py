@@ -71,6 +71,8 @@ class ModelConfig:
         critic_ckpt: A separate critic checkpoint (default: the proposer's model in a second prompt).
         temperature: Sampling temperature (``sampling``).
         top_p: Nucleus mass (``sampling``).
+        top_k: Top-k (``sampling``; 0 = off, whatever the checkpoint's generation config says).
+        repetition_penalty: Repetition penalty (1.0 = off, whatever the checkpoint says).
         max_new_tokens: Proposer generation budget.
         critic_max_new_tokens: Listwise critic generation budget.
         min_pixels: Smallest image area the model sees.
@@ -101,6 +103,8 @@ class ModelConfig:
     critic_ckpt: str | None = None
     temperature: float = 1.0
     top_p: float = 1.0
+    top_k: int = 0
+    repetition_penalty: float = 1.0
     max_new_tokens: int = 256
     critic_max_new_tokens: int = 32
     min_pixels: int | None = None
@@ -170,6 +174,8 @@ def adapter_settings(m: DictConfig, k: int) -> AdapterSettings:
         k=1 if m.proposer == "greedy" else k,
         temperature=float(m.temperature),
         top_p=float(m.top_p),
+        top_k=int(m.top_k),
+        repetition_penalty=float(m.repetition_penalty),
         max_new_tokens=int(m.max_new_tokens),
         critic_max_new_tokens=int(m.critic_max_new_tokens),
         prompts=Prompts(**prompts),

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,19 @@ def _config_sha256(path: str | None) -> str | None:
         return None
     cfg = Path(path) / "config.json"
     return hashlib.sha256(cfg.read_bytes()).hexdigest() if cfg.is_file() else None
+
+
+def _jsonable(value: Any) -> Any:
+    """A JSON-ready copy (dict-like objects to dicts, unknown objects to their repr)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {str(k): _jsonable(v) for k, v in dict(value.items()).items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return repr(value)
 
 
 class TransformersBackend:
@@ -134,10 +148,18 @@ class TransformersBackend:
         out: list[Generation | None] = [None] * len(requests)
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
-            key = (r.num_sequences, r.do_sample, r.temperature, r.top_p, r.max_new_tokens)
+            key = (
+                r.num_sequences,
+                r.do_sample,
+                r.temperature,
+                r.top_p,
+                r.top_k,
+                r.repetition_penalty,
+                r.max_new_tokens,
+            )
             groups.setdefault(key, []).append(i)
         tok = self.processor.tokenizer
-        for (n, do_sample, temperature, top_p, max_new), idx in groups.items():
+        for (n, do_sample, temperature, top_p, top_k, penalty, max_new), idx in groups.items():
             for start in range(0, len(idx), self.batch_size):
                 chunk = idx[start : start + self.batch_size]
                 inputs = self._inputs([requests[i] for i in chunk])
@@ -145,9 +167,12 @@ class TransformersBackend:
                     "max_new_tokens": max_new,
                     "do_sample": do_sample,
                     "num_return_sequences": n,
+                    "repetition_penalty": penalty,
                 }
+                # Every decoding knob is explicit: a checkpoint's generation_config.json must not
+                # change what gge measures (Qwen2.5-VL ships top_k=1, which makes sampling greedy).
                 if do_sample:
-                    kwargs.update(temperature=temperature, top_p=top_p)
+                    kwargs.update(temperature=temperature, top_p=top_p, top_k=top_k)
                 else:
                     kwargs.update(temperature=None, top_p=None, top_k=None)
                 kwargs["pad_token_id"] = (
@@ -156,7 +181,7 @@ class TransformersBackend:
                 ids = self._run(lambda inputs=inputs, kwargs=kwargs: self.model.generate(**inputs, **kwargs))
                 prompt_len = inputs["input_ids"].shape[1]
                 new = ids[:, prompt_len:]
-                texts = tok.batch_decode(new, skip_special_tokens=True)
+                texts = [self.decode(row) for row in new]
                 pad = kwargs["pad_token_id"]
                 for j, i in enumerate(chunk):
                     rows = range(j * n, (j + 1) * n)
@@ -167,6 +192,20 @@ class TransformersBackend:
                         {"prompt_tokens": prompt, "completion_tokens": completion},
                     )
         return [g for g in out if g is not None]
+
+    def decode(self, ids: Any) -> str:
+        """Generated token ids to text, keeping special tokens that carry answers.
+
+        ``skip_special_tokens=True`` would also delete ``<|box_start|>``/``<|box_end|>`` (special in
+        the Qwen-VL tokenizers), turning a Qwen2-VL box into two points; only end-of-turn and padding
+        tokens are removed.
+        """
+        tok = self.processor.tokenizer
+        text: str = tok.decode(ids, skip_special_tokens=False)
+        for special in {tok.eos_token, tok.pad_token, "<|im_end|>", "<|endoftext|>"}:
+            if special:
+                text = text.replace(special, "")
+        return text.strip()
 
     def token_id(self, word: str) -> int:
         """The id of the first token of ``word`` (the pointwise critic reads its probability)."""
@@ -202,4 +241,6 @@ class TransformersBackend:
             "torch": torch.__version__,
             "batch_size": self.batch_size,
             **self.extra,
+            "image_processor_size": _jsonable(getattr(self.processor.image_processor, "size", None)),
+            "generation_config": _jsonable(self.model.generation_config.to_diff_dict()),
         }

@@ -110,6 +110,8 @@ class AdapterSettings:
         k: Candidates asked for (``greedy`` always gives one).
         temperature: Sampling temperature (``sampling``).
         top_p: Nucleus mass (``sampling``).
+        top_k: Top-k (``sampling``; 0 = off).
+        repetition_penalty: Repetition penalty of every generation (1.0 = off).
         max_new_tokens: Proposer generation budget.
         critic_max_new_tokens: Listwise critic generation budget.
         prompts: Prompt templates.
@@ -125,6 +127,8 @@ class AdapterSettings:
     k: int = 5
     temperature: float = 1.0
     top_p: float = 1.0
+    top_k: int = 0
+    repetition_penalty: float = 1.0
     max_new_tokens: int = 256
     critic_max_new_tokens: int = 32
     prompts: Prompts = field(default_factory=Prompts)
@@ -212,7 +216,12 @@ class GroundingPolicy:
         for sample, view in zip(samples, views, strict=True):
             if s.proposer == "single_pass":
                 text = self._prompt(s.prompts.propose_k, sample, view, s.k)
-                req = GenerationRequest(view, _messages(s.prompts, text), max_new_tokens=s.max_new_tokens)
+                req = GenerationRequest(
+                    view,
+                    _messages(s.prompts, text),
+                    max_new_tokens=s.max_new_tokens,
+                    repetition_penalty=s.repetition_penalty,
+                )
             else:
                 text = self._prompt(s.prompts.propose_one, sample, view, 1)
                 sampling = s.proposer == "sampling"
@@ -223,6 +232,8 @@ class GroundingPolicy:
                     do_sample=sampling,
                     temperature=s.temperature,
                     top_p=s.top_p,
+                    top_k=s.top_k,
+                    repetition_penalty=s.repetition_penalty,
                     max_new_tokens=s.max_new_tokens,
                 )
             requests.append(req)
