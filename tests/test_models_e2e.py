@@ -209,7 +209,8 @@ def test_box_tokens_survive_decoding(ckpts: dict[str, Path]) -> None:
 
     backend = TransformersBackend.from_pretrained(str(ckpts["qwen2_5_vl"]))
     tok = backend.processor.tokenizer
-    ids = tok.encode("<|box_start|>(100,200),(300,400)<|box_end|><|im_end|><|endoftext|>", add_special_tokens=False)
+    answer = "<|box_start|>(100,200),(300,400)<|box_end|><|im_end|><|endoftext|>"
+    ids = tok.encode(answer, add_special_tokens=False)
     text = backend.decode(ids)
     assert text == "<|box_start|>(100,200),(300,400)<|box_end|>"
     assert parse_points(text).points == ((200.0, 300.0),)
@@ -225,7 +226,8 @@ def test_sampling_is_not_overridden_by_the_checkpoint_generation_config(
     gen = json.loads(gen_path.read_text())
     gen.update(top_k=1, repetition_penalty=1.05, do_sample=True)
     gen_path.write_text(json.dumps(gen))
-    doc = _eval([f"ckpt={folder}", *SMALL, "model.proposer=sampling", "model.critic=none"], demo_suite, tmp_path / "o")
+    args = [f"ckpt={folder}", *SMALL, "model.proposer=sampling", "model.critic=none"]
+    doc = _eval(args, demo_suite, tmp_path / "o")
     backend = doc["model"]["backend"]
     assert backend["generation_config"]["top_k"] == 1  # recorded, and not applied:
     assert doc["model"]["adapter"]["top_k"] == 0 and doc["model"]["adapter"]["repetition_penalty"] == 1.0
