@@ -22,8 +22,13 @@ from typing import Any
 from gge.scoring import SampleResult
 from gge.types import Candidate
 
+UNPARSED = "unparsed"
+"""How predictions.jsonl writes the slot of an unparseable sampled answer (replay reads it back)."""
 
-def _point(c: Candidate | None) -> list[float] | None:
+
+def _point(c: Candidate | None) -> list[float] | str | None:
+    if c is not None and not c.parsed:
+        return UNPARSED
     return None if c is None or c.point is None else [c.point[0], c.point[1]]
 
 
@@ -43,7 +48,7 @@ def result_record(r: SampleResult) -> dict[str, Any]:
         rec["critic_format_error"] = r.critic_format_error
     rec["hits"] = list(r.hits)
     rec["top1"] = dict(r.top1)
-    rec["picks"] = {name: (None if p is None else _point(p)) for name, p in r.picks.items()}
+    rec["picks"] = {name: _point(p) for name, p in r.picks.items()}
     return rec
 
 

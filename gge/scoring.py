@@ -33,7 +33,7 @@ def candidate_hits(region: Region, candidate: Candidate | None) -> bool:
     Returns:
         True on a hit.
     """
-    if candidate is None:
+    if candidate is None or not candidate.parsed:
         return False
     if candidate.point is None:
         return isinstance(region, Absent)
@@ -120,7 +120,7 @@ def score_sample(
         hits=hits,
         picks=picks,
         top1=top1,
-        format_error=prediction.format_error or not candidates,
+        format_error=prediction.format_error or not any(c.parsed for c in candidates),
         raw=prediction.raw,
         critic_format_error=prediction.critic_format_error,
         critic_raw=prediction.critic_raw,

@@ -12,11 +12,13 @@ Rules (gge's choices, documented here and kept stable):
   first candidate. The original :class:`~gge.types.Candidate` object is returned (it may abstain).
 * ``first``: ``candidates[0]`` (it may abstain).
 * Spatial strategies (``mean``, ``median``, ``geomedian``, ``medoid``, ``cluster``): let P be the
-  points of the candidates that do not abstain and A the number of abstentions. **Abstention rule**
-  (gge's choice): when A > len(P), a strict majority abstains and the result is an abstention
-  ``Candidate(point=None)``; otherwise the strategy aggregates P only and the abstentions are
-  ignored (a tie between points and abstentions keeps the points). Aggregated points are new
-  candidates with ``score=None`` and ``raw=""``; ``medoid`` returns the original candidate.
+  points of the candidates that do not abstain and A the number of abstentions (unparsed
+  slots, ``Candidate.parsed`` false, count in neither; with nothing parsed the result is
+  ``None``). **Abstention rule** (gge's choice): when A > len(P), a strict majority abstains
+  and the result is an abstention ``Candidate(point=None)``; otherwise the strategy aggregates
+  P only and the abstentions are ignored (a tie between points and abstentions keeps the
+  points). Aggregated points are new candidates with ``score=None`` and ``raw=""``; ``medoid``
+  returns the original candidate.
 
   - ``mean``: the arithmetic mean of x and of y.
   - ``median``: the coordinate-wise median (mean of the two middle values for an even count).
@@ -38,7 +40,7 @@ Example:
     >>> select("mean", cands, (100, 100)).point
     (11.0, 10.0)
     >>> select("mean", [Candidate(None), Candidate(None), Candidate((1.0, 2.0))], (100, 100))
-    Candidate(point=None, score=None, raw='')
+    Candidate(point=None, score=None, raw='', parsed=True)
 """
 
 from __future__ import annotations
@@ -430,9 +432,11 @@ def _aggregated(point: Point) -> Candidate:
 
 def _spatial(
     strategy: str, candidates: Sequence[Candidate], image_size: tuple[int, int], cluster_radius: float
-) -> Candidate:
+) -> Candidate | None:
     voting = [c for c in candidates if c.point is not None]
-    abstentions = len(candidates) - len(voting)
+    abstentions = sum(c.abstains for c in candidates)
+    if not voting and not abstentions:
+        return None  # nothing parseable: no answer
     if abstentions > len(voting):
         return Candidate(None, score=None, raw="")
     points: list[Point] = [c.point for c in voting if c.point is not None]

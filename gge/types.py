@@ -168,16 +168,19 @@ class Candidate:
             (said the element is not there).
         score: The critic's score for this candidate, if a critic ran.
         raw: The model text this candidate was parsed from (kept for inspection).
+        parsed: False for the slot of an answer that could not be parsed (one of K sampled texts):
+            it keeps its place in proposer order, never hits and is not an abstention.
     """
 
     point: Point | None
     score: float | None = None
     raw: str = ""
+    parsed: bool = True
 
     @property
     def abstains(self) -> bool:
-        """True when the candidate is an abstention."""
-        return self.point is None
+        """True when the candidate is an abstention (a parsed answer saying the target is absent)."""
+        return self.point is None and self.parsed
 
 
 @dataclass(frozen=True)

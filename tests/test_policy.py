@@ -11,13 +11,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from gge.benchmarks.base import Benchmark, LoadedBenchmark
 from gge.errors import GgeError
 from gge.evaluate import evaluate_samples
 from gge.geometry import CONVENTIONS, from_original, smart_resize, to_original
+from gge.metrics import benchmark_metrics
 from gge.models.base import Backend, Generation, GenerationRequest, Policy
 from gge.models.markers import DEFAULT_COLORS, MarkerStyle, draw_markers
 from gge.models.policy import SAMPLE_SEPARATOR, AdapterSettings, GroundingPolicy
-from gge.types import Box, Sample
+from gge.models.replay import parse_line
+from gge.results import result_record
+from gge.scoring import score_sample
+from gge.types import Box, Prediction, Sample
+
+
+class _Bench(Benchmark):
+    name = title = directory = "b"
+    label_keys = ()
+    tables = ()
+
+    def load(self, root: Path, options: Any) -> LoadedBenchmark:
+        raise NotImplementedError
 
 
 class Scripted:
@@ -89,7 +103,7 @@ def test_conventions(convention: str, answer: str, expected: tuple[float, float]
     assert prop.candidates[0].point == pytest.approx(expected)
 
 
-def test_sampling_one_call_with_k_sequences_and_failed_texts_dropped() -> None:
+def test_sampling_one_call_with_k_sequences_and_unparsed_texts_keep_their_slot() -> None:
     texts = ["(10, 10)", "no idea", "click(x=20, y=30)", "[40, 50]", "(1, 2) (3, 4)"]
     backend = Scripted([texts, list(texts)])
     s = AdapterSettings(convention="abs_original", proposer="sampling", critic="none", k=5, temperature=0.7)
@@ -98,8 +112,29 @@ def test_sampling_one_call_with_k_sequences_and_failed_texts_dropped() -> None:
     assert len(backend.generate_calls) == 1  # one call for the batch
     req = backend.generate_calls[0][0]
     assert req.num_sequences == 5 and req.do_sample and req.temperature == 0.7
-    assert [c.point for c in props[0].candidates] == [(10, 10), (20, 30), (40, 50), (1, 2)]
+    assert [c.point for c in props[0].candidates] == [(10, 10), None, (20, 30), (40, 50), (1, 2)]
+    assert [c.parsed for c in props[0].candidates] == [True, False, True, True, True]
+    assert not props[0].candidates[1].abstains and props[0].candidates[1].raw == "no idea"
     assert props[0].raw == SAMPLE_SEPARATOR.join(texts) and not props[0].format_error
+    # the slot counts as a miss in proposer order, and in the report
+    sample = _sample(0, box=Box(0, 0, 15, 15))
+    r = score_sample(sample, Prediction("b", "0", props[0].candidates), k=5)
+    assert r.hits == (True, False, False, False, True) and r.hit_at(1)
+    entry = benchmark_metrics(_Bench(), [r], k=5, strategy="critic")
+    assert entry["unparsed_candidates"] == 1 and entry["format_errors"] == 0
+    rec = result_record(r)
+    assert rec["candidates"][1] == "unparsed"
+    again = parse_line(rec, "x:1")
+    assert [c.parsed for c in again.candidates] == [True, False, True, True, True]
+
+
+def test_all_sampled_texts_unparsed_is_a_format_error() -> None:
+    backend = Scripted([["?", "??", "???"]])
+    s = AdapterSettings(convention="abs_original", proposer="sampling", critic="none", k=3)
+    (prop,) = GroundingPolicy(backend, s).propose([_sample()], [_img()])
+    assert prop.format_error and len(prop.candidates) == 3
+    r = score_sample(_sample(), Prediction("b", "0", prop.candidates), k=3)
+    assert r.format_error and not any(r.top1.values()) and not r.abstained("mean")
 
 
 def test_greedy_and_format_error() -> None:
@@ -108,7 +143,8 @@ def test_greedy_and_format_error() -> None:
         backend, AdapterSettings(convention="abs_original", proposer="greedy", critic="none")
     )
     bad, good = policy.propose([_sample(0), _sample(1)], [_img(), _img()])
-    assert bad.format_error and bad.candidates == () and bad.raw == "I cannot help with that"
+    assert bad.format_error and bad.raw == "I cannot help with that"
+    assert [(c.point, c.parsed) for c in bad.candidates] == [(None, False)]
     assert [c.point for c in good.candidates] == [(5.0, 5.0)]
     assert backend.generate_calls[0][0].num_sequences == 1
 

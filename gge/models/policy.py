@@ -208,6 +208,12 @@ class GroundingPolicy:
         return out
 
     # -- proposer -------------------------------------------------------------------------------
+    def _candidate(self, p: tuple[float, float] | None, sample: Sample, view: Image.Image) -> Candidate:
+        """A parsed point (model units) as a candidate in original pixels; None stays an abstention."""
+        if p is None:
+            return Candidate(None)
+        return Candidate(to_original(p[0], p[1], self.settings_.convention, sample.image_size, view.size))
+
     def propose(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Proposal]:
         """Candidates for each sample: one generation per sample, batched over the samples."""
         s = self.settings_
@@ -240,22 +246,21 @@ class GroundingPolicy:
         generations = self._generate(self.backend, requests, "propose")
         out = []
         for sample, view, gen in zip(samples, views, generations, strict=True):
+            cands: tuple[Candidate, ...]
             if s.proposer == "single_pass":
                 parsed = parse_points(gen.texts[0] if gen.texts else "", max_points=s.k)
-                points = list(parsed.points)
+                cands = tuple(self._candidate(p, sample, view) for p in parsed.points)
             else:
-                points = []
-                for text in gen.texts:
-                    p = parse_points(text, max_points=1)
-                    if not p.format_error:
-                        points.append(p.points[0])
-            cands = tuple(
-                Candidate(
-                    None if p is None else to_original(p[0], p[1], s.convention, sample.image_size, view.size)
+                # One candidate per sampled text; an unparseable text keeps its slot (never a hit).
+                slots = [parse_points(text, max_points=1) for text in gen.texts]
+                cands = tuple(
+                    Candidate(None, raw=text, parsed=False)
+                    if p.format_error
+                    else self._candidate(p.points[0], sample, view)
+                    for p, text in zip(slots, gen.texts, strict=True)
                 )
-                for p in points
-            )
-            out.append(Proposal(cands, raw=SAMPLE_SEPARATOR.join(gen.texts), format_error=not cands))
+            ok = any(c.parsed for c in cands)
+            out.append(Proposal(cands, raw=SAMPLE_SEPARATOR.join(gen.texts), format_error=not ok))
         return out
 
     # -- critic ---------------------------------------------------------------------------------
@@ -341,7 +346,7 @@ class GroundingPolicy:
         out = []
         for sample, prop, judge in zip(samples, proposals, judgements, strict=True):
             cands = tuple(
-                Candidate(c.point, score, c.raw)
+                Candidate(c.point, score, c.raw, c.parsed)
                 for c, score in zip(prop.candidates, judge.scores, strict=True)
             )
             out.append(

@@ -6,7 +6,8 @@ One line per sample::
      "candidates": [[x, y], null, ...], "scores": [0.9, 0.1, ...]}
 
 Points are in original-image pixels. ``null``, or a point whose two coordinates are both negative,
-is an abstention ("the element is not there"). ``scores`` (critic scores, one per candidate, numbers
+is an abstention ("the element is not there"); the string ``"unparsed"`` keeps the slot of an
+answer that could not be parsed (it never hits). ``scores`` (critic scores, one per candidate, numbers
 or null) is optional; so are ``raw`` (the model's text) and ``format_error`` (true when the model's
 answer could not be parsed). Other keys are ignored, so gge's own ``predictions.jsonl`` replays.
 A sample with no line counts as a format error; a line whose id no loaded sample has is counted and
@@ -42,11 +43,19 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _candidate(value: Any, score: float | None, where: str) -> Candidate:
+    if value == "unparsed":
+        return Candidate(None, score, parsed=False)
+    return Candidate(_point(value, where), score)
+
+
 def _point(value: Any, where: str) -> Point | None:
     if value is None:
         return None
     if not (isinstance(value, list) and len(value) == 2 and all(_number(v) for v in value)):
-        raise GgeError(f"{where}: a candidate must be [x, y] with finite numbers, or null; got {value!r}")
+        raise GgeError(
+            f'{where}: a candidate must be [x, y] with finite numbers, null or "unparsed"; got {value!r}'
+        )
     x, y = float(value[0]), float(value[1])
     return None if x < 0 and y < 0 else (x, y)
 
@@ -98,7 +107,7 @@ def parse_line(obj: Any, where: str) -> Prediction:
     if not isinstance(critic_raw, str) or not isinstance(critic_fmt, bool):
         raise GgeError(f"{where}: 'critic_raw' must be a string and 'critic_format_error' true or false")
     candidates = tuple(
-        Candidate(_point(c, where), None if scores is None or scores[i] is None else float(scores[i]))
+        _candidate(c, None if scores is None or scores[i] is None else float(scores[i]), where)
         for i, c in enumerate(cands)
     )
     return Prediction(

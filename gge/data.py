@@ -1,0 +1,346 @@
+"""The data pipeline: shard a benchmark's samples by rank, decode screenshots in workers, batch them.
+
+Sharding is ``range(rank, n, world)``: every sample goes to exactly one rank, none twice (Lightning's
+distributed sampler would repeat samples to equalise ranks; a grounding eval must not), and a rank may
+get no sample at all. Screenshots are decoded in :meth:`SampleDataset.__getitem__`, so the
+DataLoader's workers do the work. A batch is a plain ``list[Item]``.
+
+Strategies that shard parameters (FSDP, DeepSpeed ZeRO-3) make every forward a collective, so every
+rank must run the same number of batches: ``make_loader(..., pad_batches=True)`` tops each rank up
+with *padding* items (a real sample run again, flagged ``padding=True``); run them and drop their
+results.
+
+Example:
+    >>> import tempfile, os
+    >>> from PIL import Image
+    >>> from gge.types import Box, Sample
+    >>> folder = tempfile.mkdtemp()
+    >>> samples = []
+    >>> for i in range(5):
+    ...     path = os.path.join(folder, f"{i}.png")
+    ...     Image.new("RGB", (40, 30)).save(path)
+    ...     samples.append(Sample("demo", str(i), path, (40, 30), "click", Box(0, 0, 9, 9)))
+    >>> shard_indices(5, rank=1, world=2)
+    [1, 3]
+    >>> for batch in make_loader(samples, rank=0, world=2, batch_size=2):
+    ...     print([(item.index, item.image.size) for item in batch])
+    [(0, (40, 30)), (2, (40, 30))]
+    [(4, (40, 30))]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import torch.utils.data
+from PIL import Image
+
+from gge.errors import GgeError
+from gge.types import Sample
+
+__all__ = [
+    "Item",
+    "SampleDataset",
+    "batches_per_rank",
+    "collate_items",
+    "decode_image",
+    "make_loader",
+    "shard_indices",
+]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One sample with its decoded screenshot.
+
+    Attributes:
+        index: Position of the sample in the benchmark's sample list (the list given to the dataset).
+        sample: The sample; its ``image_size`` stays the original size even when ``image`` was
+            downscaled (the model adapter maps points back to it).
+        image: The screenshot, RGB, fully loaded, its file closed.
+        padding: A padding item (``make_loader(pad_batches=True)``): run it, drop its result.
+    """
+
+    index: int
+    sample: Sample
+    image: Image.Image
+    padding: bool = False
+
+
+def _check_rank(rank: int, world: int) -> None:
+    if world < 1:
+        raise ValueError(f"world must be >= 1, got {world}")
+    if not 0 <= rank < world:
+        raise ValueError(f"rank must be in [0, {world}), got {rank}")
+
+
+def shard_indices(n: int, rank: int, world: int) -> list[int]:
+    """The sample indices one rank evaluates: ``range(rank, n, world)``.
+
+    Over all ranks the shards are disjoint and cover ``range(n)``; their sizes differ by at most one,
+    and a rank gets ``[]`` when ``n < world``. No sample is repeated to equalise ranks.
+
+    Args:
+        n: Number of samples.
+        rank: This process's rank, ``0 <= rank < world``.
+        world: Number of processes.
+
+    Returns:
+        The indices, ascending.
+
+    Raises:
+        ValueError: for a negative ``n`` or a rank outside ``[0, world)``.
+
+    Example:
+        >>> [shard_indices(5, r, 3) for r in range(3)]
+        [[0, 3], [1, 4], [2]]
+        >>> shard_indices(1, rank=1, world=2)
+        []
+    """
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    _check_rank(rank, world)
+    return list(range(rank, n, world))
+
+
+def batches_per_rank(n: int, world: int, batch_size: int) -> int:
+    """The most batches any rank needs for ``n`` samples: ``max_r ceil(len(shard_r) / batch_size)``.
+
+    Every rank computes the same number from ``n`` alone, with no collective. Rank 0 has the largest
+    shard (``ceil(n / world)`` samples).
+
+    Args:
+        n: Number of samples (all ranks together).
+        world: Number of processes.
+        batch_size: Samples per batch.
+
+    Returns:
+        The number of batches; 0 for no samples.
+
+    Raises:
+        ValueError: for a negative ``n``, ``world < 1`` or ``batch_size < 1``.
+
+    Example:
+        >>> batches_per_rank(7, world=3, batch_size=2)
+        2
+        >>> batches_per_rank(0, world=3, batch_size=2)
+        0
+    """
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    if world < 1:
+        raise ValueError(f"world must be >= 1, got {world}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    return math.ceil(math.ceil(n / world) / batch_size)
+
+
+def _fit_area(size: tuple[int, int], max_pixels: int) -> tuple[int, int]:
+    """The largest size with the same aspect ratio and at most ``max_pixels`` pixels (never larger)."""
+    w, h = size
+    if w * h <= max_pixels:
+        return w, h
+    scale = math.sqrt(max_pixels / (w * h))
+    nh = max(1, math.floor(h * scale))
+    nw = max(1, min(math.floor(w * scale), max_pixels // nh))
+    nh = max(1, min(nh, max_pixels // nw))
+    return nw, nh
+
+
+def decode_image(sample: Sample, *, max_pixels: int | None = None) -> Image.Image:
+    """Open a sample's screenshot: RGB, fully loaded, file closed, optionally downscaled.
+
+    Args:
+        sample: The sample whose ``image_path`` is read.
+        max_pixels: When given, an image with more pixels is downscaled (bicubic, aspect ratio kept)
+            to at most this area; smaller images are never upscaled.
+
+    Returns:
+        The decoded image.
+
+    Raises:
+        GgeError: naming the benchmark, the sample id and the path, for a missing or unreadable image.
+        ValueError: for ``max_pixels < 1``.
+
+    Example:
+        >>> import tempfile, os
+        >>> from gge.types import Box, Sample
+        >>> path = os.path.join(tempfile.mkdtemp(), "s.png")
+        >>> Image.new("L", (400, 100)).save(path)
+        >>> s = Sample("demo", "7", path, (400, 100), "click", Box(0, 0, 9, 9))
+        >>> im = decode_image(s, max_pixels=10_000)
+        >>> im.mode, im.size
+        ('RGB', (200, 50))
+    """
+    if max_pixels is not None and max_pixels < 1:
+        raise ValueError(f"max_pixels must be >= 1, got {max_pixels}")
+    try:
+        with Image.open(sample.image_path) as im:
+            im.load()
+            rgb: Image.Image = im.convert("RGB")
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
+        raise GgeError(
+            f"{sample.benchmark}: sample {sample.id}: cannot read image {sample.image_path}: {e}"
+        ) from None
+    if max_pixels is not None:
+        size = _fit_area(rgb.size, max_pixels)
+        if size != rgb.size:
+            rgb = rgb.resize(size, Image.Resampling.BICUBIC)
+    return rgb
+
+
+class SampleDataset(torch.utils.data.Dataset[Item]):
+    """The samples at ``indices``, decoded on access (in the DataLoader's workers), plus padding.
+
+    Args:
+        samples: The benchmark's whole sample list (``Item.index`` refers to it).
+        indices: Positions in ``samples`` this dataset serves, in order (a rank's shard).
+        max_pixels: Downscale images above this area (see :func:`decode_image`); None keeps them.
+        pad_to: Pad with padding items so that a sequential loader with ``batch_size`` yields exactly
+            this many batches; None pads nothing. When the real items need fewer batches, the dataset
+            grows to ``(pad_to - 1) * batch_size + 1`` items: padding first completes the last real
+            batch, then fills whole batches, and the last batch holds one item (the fewest padding
+            items that give ``pad_to`` batches). The padding sample is ``indices[0]``, or sample 0
+            when ``indices`` is empty.
+        batch_size: The loader's batch size (used only with ``pad_to``).
+
+    Raises:
+        ValueError: for an index out of range, ``batch_size < 1``, ``pad_to`` smaller than the batches
+            the real items need, or padding requested with no sample to pad with.
+
+    Example:
+        >>> import tempfile, os
+        >>> from gge.types import Box, Sample
+        >>> path = os.path.join(tempfile.mkdtemp(), "s.png")
+        >>> Image.new("RGB", (8, 8)).save(path)
+        >>> samples = [Sample("demo", str(i), path, (8, 8), "click", Box(0, 0, 1, 1)) for i in range(3)]
+        >>> ds = SampleDataset(samples, [1], pad_to=2, batch_size=2)
+        >>> [(ds[i].index, ds[i].padding) for i in range(len(ds))]
+        [(1, False), (1, True), (1, True)]
+    """
+
+    def __init__(
+        self,
+        samples: Sequence[Sample],
+        indices: Sequence[int],
+        *,
+        max_pixels: int | None = None,
+        pad_to: int | None = None,
+        batch_size: int = 1,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if max_pixels is not None and max_pixels < 1:
+            raise ValueError(f"max_pixels must be >= 1, got {max_pixels}")
+        bad = [i for i in indices if not 0 <= i < len(samples)]
+        if bad:
+            raise ValueError(f"indices out of range for {len(samples)} samples: {bad[:5]}")
+        self.samples = samples
+        self.indices = list(indices)
+        self.max_pixels = max_pixels
+        self.n_padding = 0
+        self.pad_index = self.indices[0] if self.indices else 0
+        if pad_to is not None:
+            needed = math.ceil(len(self.indices) / batch_size)
+            if pad_to < needed:
+                raise ValueError(f"pad_to={pad_to} batches is fewer than the {needed} the samples need")
+            if pad_to > needed:
+                if not samples:
+                    raise ValueError("cannot pad: there is no sample to pad with")
+                self.n_padding = (pad_to - 1) * batch_size + 1 - len(self.indices)
+
+    def __len__(self) -> int:
+        return len(self.indices) + self.n_padding
+
+    def __getitem__(self, i: int) -> Item:
+        """Decode the ``i``-th item (a real sample, or a padding item past the real ones)."""
+        if not 0 <= i < len(self):
+            raise IndexError(f"item {i} out of range for {len(self)} items")
+        padding = i >= len(self.indices)
+        index = self.pad_index if padding else self.indices[i]
+        sample = self.samples[index]
+        return Item(index, sample, decode_image(sample, max_pixels=self.max_pixels), padding=padding)
+
+
+def collate_items(items: list[Item]) -> list[Item]:
+    """The DataLoader's collate function: a batch is the list of its items, unchanged.
+
+    Example:
+        >>> collate_items([])
+        []
+    """
+    return list(items)
+
+
+def make_loader(
+    samples: Sequence[Sample],
+    *,
+    rank: int = 0,
+    world: int = 1,
+    batch_size: int = 8,
+    num_workers: int = 0,
+    max_pixels: int | None = None,
+    pad_batches: bool = False,
+    skip_ids: Collection[str] = (),
+) -> torch.utils.data.DataLoader[Item]:
+    """A DataLoader over this rank's shard of ``samples``, yielding ``list[Item]`` batches in order.
+
+    The shard is :func:`shard_indices`; samples whose id is in ``skip_ids`` (finished by an earlier
+    run: resume) are removed *after* sharding, so a rank's assignment is the same on every rerun with
+    the same world size. The sampler is plain sequential over the shard (no repeats, no shuffling).
+    Under Lightning, iterate the loader yourself or set ``use_distributed_sampler=False``: Lightning
+    would otherwise swap in its own distributed sampler, which repeats samples.
+
+    Args:
+        samples: One benchmark's samples (ids are unique within a benchmark, and ``skip_ids`` are
+            compared with ``Sample.id`` only).
+        rank: This process's rank.
+        world: Number of processes.
+        batch_size: Items per batch.
+        num_workers: DataLoader worker processes that decode images (0: decode in this process).
+        max_pixels: Downscale screenshots above this area (see :func:`decode_image`).
+        pad_batches: Make every rank yield exactly ``batches_per_rank(len(samples), world, batch_size)``
+            batches, filling the shortfall with padding items (see :class:`SampleDataset`). The target
+            is always computed from the FULL sample count, ignoring ``skip_ids``, so ranks agree
+            without communicating even if their skip sets differ; a resumed run therefore still runs
+            that many batches per rank, mostly padding when most samples are done.
+        skip_ids: Sample ids to leave out.
+
+    Returns:
+        The loader (``persistent_workers=False``, ``pin_memory=False``, the default start method).
+
+    Raises:
+        ValueError: for a bad rank, world, batch size or worker count.
+
+    Example:
+        >>> import tempfile, os
+        >>> from PIL import Image
+        >>> from gge.types import Box, Sample
+        >>> path = os.path.join(tempfile.mkdtemp(), "s.png")
+        >>> Image.new("RGB", (8, 8)).save(path)
+        >>> samples = [Sample("demo", str(i), path, (8, 8), "click", Box(0, 0, 1, 1)) for i in range(7)]
+        >>> loader = make_loader(samples, rank=2, world=3, batch_size=2, pad_batches=True, skip_ids={"5"})
+        >>> [[(item.index, item.padding) for item in batch] for batch in loader]
+        [[(2, False), (2, True)], [(2, True)]]
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if num_workers < 0:
+        raise ValueError(f"num_workers must be >= 0, got {num_workers}")
+    shard = shard_indices(len(samples), rank, world)
+    skip = frozenset(skip_ids)
+    indices = [i for i in shard if samples[i].id not in skip] if skip else shard
+    pad_to = batches_per_rank(len(samples), world, batch_size) if pad_batches else None
+    dataset = SampleDataset(samples, indices, max_pixels=max_pixels, pad_to=pad_to, batch_size=batch_size)
+    return torch.utils.data.DataLoader(
+        dataset,
+        batch_size=batch_size,
+        shuffle=False,
+        num_workers=num_workers,
+        collate_fn=collate_items,
+        pin_memory=False,
+        drop_last=False,
+        persistent_workers=False,
+    )

@@ -1,0 +1,320 @@
+"""The resumable per-sample log: one append-only JSONL file per rank, one result record per line.
+
+Each rank appends :func:`gge.results.result_record` dicts to ``predictions.rank{rank}.jsonl`` as
+samples finish; every :meth:`PredictionLog.append` writes complete lines and fsyncs. A line counts once
+its newline is on disk. A rerun reads every rank file an earlier run left (any world size) with
+:func:`read_records` and skips the samples found there. Each line is also a valid replay line
+(:func:`gge.models.replay.parse_line`).
+
+Example:
+    >>> import tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> with PredictionLog(rank_log_path(out, 0)) as log:
+    ...     log.append([{"benchmark": "demo", "id": "1", "candidates": [[3.0, 4.0]]}])
+    >>> records = read_records(existing_logs(out))
+    >>> records[("demo", "1")]["candidates"], records.duplicates
+    ([[3.0, 4.0]], 0)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, BinaryIO
+
+from gge.errors import GgeError
+
+__all__ = ["PredictionLog", "Records", "existing_logs", "rank_log_path", "read_records"]
+
+_RANK_FILE = re.compile(r"predictions\.rank(\d+)\.jsonl")
+
+Key = tuple[str, str]
+
+
+def rank_log_path(output_dir: str | Path, rank: int) -> Path:
+    """The log file of one rank: ``output_dir / f"predictions.rank{rank}.jsonl"``.
+
+    Args:
+        output_dir: The run's output folder.
+        rank: The process rank (>= 0).
+
+    Returns:
+        The path (nothing is created).
+
+    Raises:
+        ValueError: for a negative rank.
+
+    Example:
+        >>> rank_log_path("out", 3).as_posix()
+        'out/predictions.rank3.jsonl'
+    """
+    if rank < 0:
+        raise ValueError(f"rank must be >= 0, got {rank}")
+    return Path(output_dir) / f"predictions.rank{rank}.jsonl"
+
+
+def existing_logs(output_dir: str | Path) -> list[Path]:
+    """Every ``predictions.rank<N>.jsonl`` file in ``output_dir``, by rank number.
+
+    Files of an earlier run with another world size are included (a rerun must skip what any of them
+    finished). A missing folder gives ``[]``.
+
+    Args:
+        output_dir: The run's output folder.
+
+    Returns:
+        The files, sorted by rank (``rank2`` before ``rank10``).
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> for r in (10, 2):
+        ...     _ = rank_log_path(out, r).write_text("")
+        >>> [p.name for p in existing_logs(out)]
+        ['predictions.rank2.jsonl', 'predictions.rank10.jsonl']
+    """
+    folder = Path(output_dir)
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.glob("predictions.rank*.jsonl"):
+        m = _RANK_FILE.fullmatch(path.name)
+        if m and path.is_file():
+            found.append((int(m.group(1)), path.name, path))
+    return [path for _, _, path in sorted(found)]
+
+
+def _parse(line: bytes) -> Any:
+    """The JSON value of one line; raises ValueError (UnicodeDecodeError or JSONDecodeError)."""
+    return json.loads(line.decode("utf-8"))
+
+
+def _line_spans(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every newline-terminated line, the newline excluded."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        nl = data.find(b"\n", start)
+        if nl < 0:
+            return spans
+        spans.append((start, nl))
+        start = nl + 1
+
+
+def _good_end(data: bytes, spans: list[tuple[int, int]]) -> int:
+    """Where the file's complete lines end: an unterminated tail and a malformed last line excluded."""
+    end = spans[-1][1] + 1 if spans else 0
+    if data[end:].strip():
+        return end  # the unterminated tail is the last line: it alone is dropped
+    for start, stop in reversed(spans):
+        if not data[start:stop].strip():
+            continue
+        try:
+            _parse(data[start:stop])
+        except ValueError:
+            return start
+        break
+    return end
+
+
+def _repair(path: Path, data: bytes, end: int) -> None:
+    if end < len(data):
+        with path.open("r+b") as f:
+            f.truncate(end)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _key(obj: Any, where: str) -> Key:
+    if not isinstance(obj, dict):
+        raise GgeError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    for field in ("benchmark", "id"):
+        if field not in obj:
+            raise GgeError(f"{where}: missing field '{field}'")
+    bench, sid = obj["benchmark"], obj["id"]
+    if not isinstance(bench, str):
+        raise GgeError(f"{where}: field 'benchmark' must be a string, got {bench!r}")
+    if isinstance(sid, bool) or not isinstance(sid, (str, int)):
+        raise GgeError(f"{where}: field 'id' must be a string or an integer, got {sid!r}")
+    return bench, str(sid)
+
+
+class Records(dict[Key, dict[str, Any]]):
+    """What :func:`read_records` returns: a dict ``(benchmark, id) -> record``, plus duplicate counts.
+
+    Attributes:
+        duplicates: How many lines repeated a (benchmark, id) already read (the first is kept).
+        duplicate_keys: The repeated keys, once per repeat, in reading order.
+        dropped: Paths whose unterminated or malformed last line was ignored (and cut off when
+            repairing).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.duplicates = 0
+        self.duplicate_keys: list[Key] = []
+        self.dropped: list[Path] = []
+
+
+def read_records(paths: Iterable[str | Path], *, repair: bool = True) -> Records:
+    r"""Read prediction logs into one dict keyed by ``(benchmark, id)``; ids are normalised to strings.
+
+    A run killed mid-write may leave a truncated last line. An unterminated last line (no newline) and
+    a last line that is not valid UTF-8 JSON are ignored, and with ``repair`` (the default) the file is
+    truncated back to the end of the last complete line, so later appends start on a fresh line.
+    Repair only while no process appends to these files (e.g. read before the evaluation loop, then a
+    barrier); :class:`PredictionLog` repairs its own file when it opens it, so concurrent readers can
+    pass ``repair=False``. Blank lines are skipped. A sample found twice, within or across files (e.g.
+    finished by an earlier run with another world size) keeps its first record and is counted in
+    :attr:`Records.duplicates`.
+
+    Args:
+        paths: Log files, read in this order (:func:`existing_logs` gives rank order).
+        repair: Truncate a bad tail off the file.
+
+    Returns:
+        The records, a :class:`Records` dict (the first record of each key).
+
+    Raises:
+        GgeError: for a missing file, a malformed line that is not the last (naming ``file:line``), or a
+            record that is not an object with a string ``benchmark`` and a string or integer ``id``.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "predictions.rank0.jsonl"
+        >>> _ = path.write_text('{"benchmark": "b", "id": 1}\n{"benchmark": "b", "id": "1"}\n{"bench')
+        >>> records = read_records([path])
+        >>> list(records), records.duplicates, path.read_text()
+        ([('b', '1')], 1, '{"benchmark": "b", "id": 1}\n{"benchmark": "b", "id": "1"}\n')
+    """
+    records = Records()
+    for p in paths:
+        path = Path(p)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise GgeError(f"prediction log not found: {path}") from None
+        except OSError as e:
+            raise GgeError(f"cannot read prediction log {path}: {e}") from None
+        spans = _line_spans(data)
+        end = _good_end(data, spans)
+        if end < len(data):
+            records.dropped.append(path)
+            if repair:
+                _repair(path, data, end)
+        for lineno, (start, stop) in enumerate(spans, start=1):
+            if start >= end:
+                break
+            line = data[start:stop]
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                obj = _parse(line)
+            except UnicodeDecodeError:
+                raise GgeError(f"{where}: not UTF-8 text") from None
+            except json.JSONDecodeError as e:
+                raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
+            key = _key(obj, where)
+            if key in records:
+                records.duplicates += 1
+                records.duplicate_keys.append(key)
+            else:
+                records[key] = obj
+    return records
+
+
+class PredictionLog:
+    """An append-only JSONL log of result records (one process per file: one file per rank).
+
+    The parent folders are created at once; the file is opened (in append mode) at the first
+    :meth:`append`. On opening, an unterminated or malformed last line left by a killed run is cut off
+    (as :func:`read_records` does), so appended lines never join a partial one. Usable as a context
+    manager; :meth:`append` after :meth:`close` reopens the file.
+
+    Args:
+        path: The log file, usually :func:`rank_log_path`.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "run" / "predictions.rank0.jsonl"
+        >>> log = PredictionLog(path)
+        >>> log.append([{"benchmark": "b", "id": "1"}, {"benchmark": "b", "id": "2"}])
+        >>> log.close()
+        >>> len(path.read_text().splitlines())
+        2
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: BinaryIO | None = None
+
+    def _open(self) -> BinaryIO:
+        if self._file is None:
+            created = not self.path.exists()
+            if not created:
+                data = self.path.read_bytes()
+                _repair(self.path, data, _good_end(data, _line_spans(data)))
+            self._file = self.path.open("ab")
+            if created:
+                _fsync_dir(self.path.parent)
+        return self._file
+
+    def append(self, records: Iterable[dict[str, Any]]) -> None:
+        """Append one line per record, then flush and fsync (all lines in one write).
+
+        Args:
+            records: Result records (:func:`gge.results.result_record`), each with ``benchmark`` and
+                ``id``.
+
+        Raises:
+            ValueError: for a record that is not a dict with ``benchmark`` and ``id``; nothing is
+                written then.
+        """
+        lines = []
+        for rec in records:
+            if not isinstance(rec, dict) or "benchmark" not in rec or "id" not in rec:
+                raise ValueError(f"a prediction record needs 'benchmark' and 'id': {rec!r}")
+            lines.append(json.dumps(rec, ensure_ascii=False) + "\n")
+        if not lines:
+            return
+        f = self._open()
+        f.write("".join(lines).encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+
+    def close(self) -> None:
+        """Close the file (a no-op when it is not open)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> PredictionLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Persist a new directory entry (best effort: not every platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
