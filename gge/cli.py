@@ -26,7 +26,7 @@ from omegaconf.errors import OmegaConfBaseException
 import gge
 from gge.benchmarks import REGISTRY, get_benchmark
 from gge.benchmarks.base import BenchmarkOptions
-from gge.errors import GgeError, unknown_name
+from gge.errors import GgeError, did_you_mean, unknown_name
 from gge.evaluate import evaluate_samples
 from gge.metrics import benchmark_metrics, mean_over_benchmarks
 from gge.models import ReplayModel, build_policy, model_names, settings_record
@@ -153,8 +153,8 @@ def _validate(cfg: DictConfig) -> None:
         raise unknown_name("model", cfg.model.name, model_names())
     if cfg.k < 1:
         raise GgeError(f"k must be at least 1, got {cfg.k}")
-    if not cfg.cluster_radius > 0:
-        raise GgeError(f"cluster_radius must be positive, got {cfg.cluster_radius}")
+    if not cfg.cluster_radius >= 0:
+        raise GgeError(f"cluster_radius must be >= 0, got {cfg.cluster_radius}")
     if cfg.max_samples is not None and cfg.max_samples < 1:
         raise GgeError(f"max_samples must be at least 1, got {cfg.max_samples}")
     if cfg.batch_size < 1:
@@ -214,6 +214,8 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
             else ""
         )
         print(f"{name}: {len(loaded.samples)} samples from {root}{odd}", file=out)
+        if not loaded.samples:
+            print(f"warning: {name}: the annotation files hold no samples", file=out)
         samples = loaded.samples if cfg.max_samples is None else loaded.samples[: cfg.max_samples]
         results = evaluate_samples(
             policy,
@@ -241,6 +243,14 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
                 file=out,
             )
 
+    if isinstance(policy, ReplayModel):
+        others = sorted(policy.benchmarks() - set(cfg.benchmarks))
+        for other in others:
+            hint = "" if other in REGISTRY else f": not a benchmark{did_you_mean(other, REGISTRY)}"
+            print(
+                f"warning: the predictions file has lines for '{other}', not evaluated in this run{hint}",
+                file=out,
+            )
     mean = mean_over_benchmarks(entries, k)
     report = "\n\n".join([*sections, render_summary(titles, entries, mean, k=k)])
     config = OmegaConf.to_container(cfg, resolve=True)

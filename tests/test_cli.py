@@ -246,3 +246,22 @@ def test_eval_py_with_no_arguments(tmp_path: Path) -> None:
     assert len(results) == 1
     doc = json.loads(results[0].read_text())
     assert list(doc["benchmarks"]) == list(DEFAULT_BENCHMARKS)
+
+
+def test_lines_for_benchmarks_not_evaluated_are_reported(demo_suite: Path, tmp_path: Path) -> None:
+    src = (demo_suite / "predictions.jsonl").read_text()
+    p = tmp_path / "p.jsonl"
+    p.write_text(src + json.dumps({"benchmark": "screenspot-v2", "id": "mobile_0", "candidates": []}) + "\n")
+    buf = io.StringIO()
+    args = [
+        f"data_root={demo_suite}",
+        f"model.predictions={p}",
+        f"output_dir={tmp_path / 'o'}",
+        "benchmarks=[screenspot_v2]",
+    ]
+    run(parse_args(args), out=buf)
+    text = buf.getvalue()
+    assert (
+        "'screenspot-v2', not evaluated in this run: not a benchmark (did you mean 'screenspot_v2'?)" in text
+    )
+    assert "'screenspot_pro', not evaluated in this run" in text

@@ -270,3 +270,17 @@ def test_pre_resized_screenshot_still_gives_original_pixels() -> None:
     policy = GroundingPolicy(backend, AdapterSettings(convention="norm_1000", critic="none"))
     full, small = (policy.propose([_sample()], [_img(size)])[0] for size in ((400, 200), (200, 100)))
     assert full.candidates[0].point == small.candidates[0].point == (200.0, 50.0)
+
+
+def test_marker_labels_stay_inside_the_image() -> None:
+    img = _img((200, 100))
+    style = MarkerStyle(size=0.03, colors=("#ff0000",), outline="#ff0000")
+    out = draw_markers(img, [(196.0, 3.0)], style)
+    red = [
+        (x, y)
+        for x in range(200)
+        for y in range(100)
+        if out.getpixel((x, y))[1] < 100 and out.getpixel((x, y))[0] > 200
+    ]
+    # the marker reaches x 190..200; the label is drawn to its left, not cut off at the right edge
+    assert min(x for x, _ in red) < 185 and max(y for _, y in red) < 100

@@ -90,8 +90,12 @@ def draw_markers(
             draw.line((x - r, y - r, x + r, y + r), fill=color, width=width)
             draw.line((x - r, y + r, x + r, y - r), fill=color, width=width)
         if style.numbered:
+            # beside the marker, kept inside the image so the critic can read every label
+            left, top, right, bottom = draw.textbbox((0, 0), names[i], font=font, stroke_width=width)
+            tx = x + r + 1 if x + r + 1 + right <= out.size[0] else x - r - 1 - right
+            ty = min(max(y - r - 1 - bottom, 0 - top), out.size[1] - bottom)
             draw.text(
-                (x + r + 1, y - r - 1),
+                (max(tx, -left), ty),
                 names[i],
                 fill=color,
                 font=font,
