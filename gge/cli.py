@@ -13,6 +13,9 @@ Example:
 
 from __future__ import annotations
 
+import io
+import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -25,17 +28,20 @@ from omegaconf.errors import OmegaConfBaseException
 
 import gge
 from gge.benchmarks import REGISTRY, get_benchmark
-from gge.benchmarks.base import BenchmarkOptions
+from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
 from gge.errors import GgeError, did_you_mean, unknown_name
-from gge.evaluate import evaluate_samples
+from gge.evaluate import merge_results
 from gge.metrics import benchmark_metrics, mean_over_benchmarks
 from gge.models import ReplayModel, build_policy, model_names, settings_record
 from gge.models.base import Policy
 from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
+from gge.models.replay import parse_line
+from gge.predlog import existing_logs, read_records
 from gge.report import render_benchmark, render_summary
 from gge.results import write_outputs
-from gge.scoring import SampleResult
+from gge.scoring import SampleResult, score_sample
 from gge.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
+from gge.types import Sample
 
 DEFAULT_BENCHMARKS = (
     "screenspot_v2",
@@ -53,6 +59,26 @@ BenchConfig = make_dataclass(
     [(name, b.options_type, field(default_factory=b.options_type)) for name, b in REGISTRY.items()],
 )
 """Per-benchmark options, one field per registered benchmark (``bench.<name>.<option>``)."""
+
+
+@dataclass
+class TrainerConfig:
+    """The Lightning Trainer that runs the evaluation (``trainer.<key>=``).
+
+    Attributes:
+        accelerator: ``auto``, ``cpu``, ``gpu``, ``cuda``...
+        devices: Devices per node (an int, a list, or ``auto``).
+        num_nodes: Nodes.
+        strategy: ``auto``, ``ddp``, ``fsdp``, ``deepspeed_stage_3``... (with a strategy that shards
+            parameters also set ``pad_batches=true``).
+        precision: e.g. ``bf16-mixed``, ``32-true`` (default: Lightning's).
+    """
+
+    accelerator: str = "auto"
+    devices: Any = 1
+    num_nodes: int = 1
+    strategy: str = "auto"
+    precision: str | None = None
 
 
 @dataclass
@@ -74,6 +100,11 @@ class EvalConfig:
         cluster_radius: Radius of the ``cluster`` strategy, as a fraction of the image diagonal.
         seed: Seed of the demo suite (and of anything random in a run).
         batch_size: Samples per model call.
+        num_workers: DataLoader workers decoding screenshots in parallel with the model.
+        decode_max_pixels: Downscale screenshots above this area while decoding (saves memory and
+            transfer for models that see fewer pixels; points still map to the original size).
+        pad_batches: Equal batch counts on every rank (FSDP / DeepSpeed ZeRO-3); padding is dropped.
+        trainer: The Lightning Trainer.
         max_samples: Evaluate only the first N samples of each benchmark (smoke tests; the numbers
             are then not comparable with papers, and results.json says so under ``config``).
         bench: Per-benchmark options.
@@ -90,6 +121,10 @@ class EvalConfig:
     seed: int = 0
     batch_size: int = 16
     max_samples: int | None = None
+    num_workers: int = 0
+    decode_max_pixels: int | None = None
+    pad_batches: bool = False
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
     bench: Any = field(default_factory=BenchConfig)
 
 
@@ -157,6 +192,8 @@ def _validate(cfg: DictConfig) -> None:
         raise GgeError(f"cluster_radius must be >= 0, got {cfg.cluster_radius}")
     if cfg.max_samples is not None and cfg.max_samples < 1:
         raise GgeError(f"max_samples must be at least 1, got {cfg.max_samples}")
+    if cfg.num_workers < 0:
+        raise GgeError(f"num_workers must be >= 0, got {cfg.num_workers}")
     if cfg.batch_size < 1:
         raise GgeError(f"batch_size must be at least 1, got {cfg.batch_size}")
 
@@ -177,61 +214,165 @@ def _make_policy(cfg: DictConfig, root: Path, is_demo: bool) -> Policy:
     return build_policy(cfg)
 
 
+def _is_launcher_rank() -> bool:
+    """True in the process that started the run (rank 0), before and after a DDP launch."""
+    return os.environ.get("LOCAL_RANK", "0") == "0" and os.environ.get("NODE_RANK", "0") == "0"
+
+
+def _restore(output_dir: Path, samples: dict[str, list[Sample]], k: int, radius: float) -> list[SampleResult]:
+    """Results of samples an earlier run in ``output_dir`` finished (re-scored from its log)."""
+    records = read_records(existing_logs(output_dir), repair=_is_launcher_rank())
+    by_key = {(s.benchmark, s.id): s for group in samples.values() for s in group}
+    restored = []
+    for key, rec in records.items():
+        sample = by_key.get(key)
+        if sample is not None:
+            pred = parse_line(rec, f"{output_dir}: resume record {key[0]}/{key[1]}")
+            restored.append(score_sample(sample, pred, k=k, cluster_radius=radius))
+    return restored
+
+
+def _trainer(cfg: DictConfig) -> Any:
+    import pytorch_lightning as pl
+
+    from gge.module import SamplesPerSecond
+
+    t = cfg.trainer
+    kwargs: dict[str, Any] = {
+        "accelerator": t.accelerator,
+        "devices": t.devices,
+        "num_nodes": t.num_nodes,
+        "strategy": t.strategy,
+        "logger": False,
+        "enable_checkpointing": False,
+        "enable_model_summary": False,
+        "use_distributed_sampler": False,
+        "callbacks": [SamplesPerSecond()],
+    }
+    if t.precision is not None:
+        kwargs["precision"] = t.precision
+    try:
+        return pl.Trainer(**kwargs)
+    except (
+        ValueError,
+        TypeError,
+        RuntimeError,
+    ) as e:  # Lightning's MisconfigurationException is a ValueError
+        raise GgeError(f"trainer: {e}") from None
+
+
 def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
     """Evaluate the configured model on the configured benchmarks and write the output folder.
+
+    The evaluation runs through a Lightning Trainer (``trainer.*`` keys): each rank evaluates its
+    shard, appends finished samples to ``output_dir/predictions.rank<r>.jsonl``, and a rerun with the
+    same ``output_dir`` skips them. Rank 0 merges, scores and writes the outputs.
 
     Args:
         cfg: A configuration from :func:`parse_args` (or ``OmegaConf.structured(EvalConfig)``).
         out: Where the tables are printed (default stdout).
 
     Returns:
-        The results document also written to ``output_dir/results.json``.
+        The results document also written to ``output_dir/results.json`` (empty on ranks other than 0).
 
     Raises:
         GgeError: for bad input, naming the file, line, record or key.
     """
     out = out or sys.stdout
+    if not _is_launcher_rank():
+        out = io.StringIO()  # only rank 0 prints
     _validate(cfg)
-    k, strategy = int(cfg.k), str(cfg.selection)
+    k, strategy, radius = int(cfg.k), str(cfg.selection), float(cfg.cluster_radius)
     data_root, is_demo = _data_root(cfg, out)
     policy = _make_policy(cfg, data_root, is_demo)
-    output_dir = Path(cfg.output_dir or f"outputs/{time.strftime('%Y%m%d-%H%M%S')}")
+    if cfg.output_dir is None:
+        cfg.output_dir = f"outputs/{time.strftime('%Y%m%d-%H%M%S')}"
+    output_dir = Path(cfg.output_dir)
 
-    entries: dict[str, dict[str, Any]] = {}
-    titles: dict[str, str] = {}
-    all_results: list[SampleResult] = []
-    sections: list[str] = []
+    benches: dict[str, Benchmark] = {}
+    loads: dict[str, LoadedBenchmark] = {}
+    samples: dict[str, list[Sample]] = {}
     for name in cfg.benchmarks:
         bench = get_benchmark(name)
         options = OmegaConf.to_object(cfg.bench[name])
         assert isinstance(options, BenchmarkOptions)
         root = Path(options.root) if options.root else data_root / bench.directory
         loaded = bench.load(root, options)
-        summary = loaded.summary
-        odd = (
-            f" ({summary['degenerate_boxes']} degenerate boxes kept as released)"
-            if summary["degenerate_boxes"]
-            else ""
-        )
+        n_odd = loaded.summary["degenerate_boxes"]
+        odd = f" ({n_odd} degenerate boxes kept as released)" if n_odd else ""
         print(f"{name}: {len(loaded.samples)} samples from {root}{odd}", file=out)
         if not loaded.samples:
             print(f"warning: {name}: the annotation files hold no samples", file=out)
-        samples = loaded.samples if cfg.max_samples is None else loaded.samples[: cfg.max_samples]
-        results = evaluate_samples(
-            policy,
-            samples,
-            k=k,
-            cluster_radius=float(cfg.cluster_radius),
-            batch_size=int(cfg.batch_size),
-        )
-        entry = benchmark_metrics(bench, results, k=k, strategy=strategy)
-        entry["load"] = loaded.summary
-        if isinstance(policy, ReplayModel):
-            entry["unmatched_predictions"] = policy.unknown_ids(name, (s.id for s in loaded.samples))
-            entry["missing_predictions"] = len(policy.missing.get(name, []))
-        entries[name], titles[name] = entry, bench.title
-        all_results += results
-        sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
+        benches[name], loads[name] = bench, loaded
+        samples[name] = loaded.samples if cfg.max_samples is None else loaded.samples[: cfg.max_samples]
+
+    restored = _restore(output_dir, samples, k, radius)
+    if restored:
+        print(f"resuming: {len(restored)} samples already finished in {output_dir}", file=out)
+    done_ids: dict[str, set[str]] = {}
+    for r in restored:
+        done_ids.setdefault(r.benchmark, set()).add(r.id)
+
+    from gge.module import GroundingEvalModule
+
+    def finalize(gathered: list[SampleResult]) -> None:
+        """On rank 0, in whichever process runs it: merge, score, write the output folder."""
+        entries: dict[str, dict[str, Any]] = {}
+        titles: dict[str, str] = {}
+        all_results: list[SampleResult] = []
+        sections: list[str] = []
+        for name, bench in benches.items():
+            results = merge_results([restored, gathered], samples[name])
+            entry = benchmark_metrics(bench, results, k=k, strategy=strategy)
+            entry["load"] = loads[name].summary
+            if isinstance(policy, ReplayModel):
+                entry["unmatched_predictions"] = policy.unknown_ids(name, (s.id for s in loads[name].samples))
+                entry["missing_predictions"] = len(policy.missing_ids(name, (s.id for s in samples[name])))
+            entries[name], titles[name] = entry, bench.title
+            all_results += results
+            sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
+        mean = mean_over_benchmarks(entries, k)
+        report = "\n\n".join([*sections, render_summary(titles, entries, mean, k=k)])
+        config = OmegaConf.to_container(cfg, resolve=True)
+        assert isinstance(config, dict)
+        config["data_root"] = str(data_root)
+        document = {
+            "gge_version": gge.__version__,
+            "benchmarks": entries,
+            "mean": mean,
+            "k": k,
+            "selection": strategy,
+            "model": settings_record(policy),
+            "config": config,
+        }
+        write_outputs(output_dir, document, all_results, report)
+
+    module = GroundingEvalModule(
+        policy,
+        samples,
+        k=k,
+        cluster_radius=radius,
+        batch_size=int(cfg.batch_size),
+        num_workers=int(cfg.num_workers),
+        decode_max_pixels=cfg.decode_max_pixels,
+        output_dir=output_dir,
+        done_ids=done_ids,
+        pad_batches=bool(cfg.pad_batches),
+        on_gathered=finalize,
+    )
+    results_path = output_dir / "results.json"
+    if results_path.exists() and _is_launcher_rank():
+        results_path.unlink()  # a stale file must not pass for this run's
+    trainer = _trainer(cfg)
+    trainer.predict(module, return_predictions=False)
+    if trainer.global_rank != 0 or not _is_launcher_rank():
+        return {}
+    # Under fork/spawn launchers rank 0 ran in a child process: read back what it wrote. No file means
+    # no rank ran the loop (no benchmark has a sample), so nothing new was evaluated.
+    if not results_path.exists():
+        finalize([])
+    document: dict[str, Any] = json.loads(results_path.read_text(encoding="utf-8"))
+    for name, entry in document["benchmarks"].items():
         if entry.get("unmatched_predictions"):
             n_un = len(entry["unmatched_predictions"])
             ex = ", ".join(entry["unmatched_predictions"][:3])
@@ -242,32 +383,15 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
                 "(counted as format errors)",
                 file=out,
             )
-
     if isinstance(policy, ReplayModel):
-        others = sorted(policy.benchmarks() - set(cfg.benchmarks))
-        for other in others:
+        for other in sorted(policy.benchmarks() - set(cfg.benchmarks)):
             hint = "" if other in REGISTRY else f": not a benchmark{did_you_mean(other, REGISTRY)}"
             print(
                 f"warning: the predictions file has lines for '{other}', not evaluated in this run{hint}",
                 file=out,
             )
-    mean = mean_over_benchmarks(entries, k)
-    report = "\n\n".join([*sections, render_summary(titles, entries, mean, k=k)])
-    config = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(config, dict)
-    config["data_root"] = str(data_root)
-    document = {
-        "gge_version": gge.__version__,
-        "benchmarks": entries,
-        "mean": mean,
-        "k": k,
-        "selection": strategy,
-        "model": settings_record(policy),
-        "config": config,
-    }
-    write_outputs(output_dir, document, all_results, report)
-    print("\n" + report, file=out)
-    print(f"\nwrote {output_dir / 'results.json'}", file=out)
+    print("\n" + (output_dir / "report.md").read_text(encoding="utf-8").rstrip("\n"), file=out)
+    print(f"\nwrote {results_path}", file=out)
     return document
 
 

@@ -59,13 +59,14 @@ class Item:
         index: Position of the sample in the benchmark's sample list (the list given to the dataset).
         sample: The sample; its ``image_size`` stays the original size even when ``image`` was
             downscaled (the model adapter maps points back to it).
-        image: The screenshot, RGB, fully loaded, its file closed.
+        image: The screenshot, RGB, fully loaded, its file closed; None when the loader was asked
+            not to decode (a policy that does not look at screenshots, e.g. replay).
         padding: A padding item (``make_loader(pad_batches=True)``): run it, drop its result.
     """
 
     index: int
     sample: Sample
-    image: Image.Image
+    image: Image.Image | None
     padding: bool = False
 
 
@@ -229,6 +230,7 @@ class SampleDataset(torch.utils.data.Dataset[Item]):
         max_pixels: int | None = None,
         pad_to: int | None = None,
         batch_size: int = 1,
+        decode: bool = True,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -240,6 +242,7 @@ class SampleDataset(torch.utils.data.Dataset[Item]):
         self.samples = samples
         self.indices = list(indices)
         self.max_pixels = max_pixels
+        self.decode = decode
         self.n_padding = 0
         self.pad_index = self.indices[0] if self.indices else 0
         if pad_to is not None:
@@ -261,7 +264,8 @@ class SampleDataset(torch.utils.data.Dataset[Item]):
         padding = i >= len(self.indices)
         index = self.pad_index if padding else self.indices[i]
         sample = self.samples[index]
-        return Item(index, sample, decode_image(sample, max_pixels=self.max_pixels), padding=padding)
+        image = decode_image(sample, max_pixels=self.max_pixels) if self.decode else None
+        return Item(index, sample, image, padding=padding)
 
 
 def collate_items(items: list[Item]) -> list[Item]:
@@ -284,6 +288,8 @@ def make_loader(
     max_pixels: int | None = None,
     pad_batches: bool = False,
     skip_ids: Collection[str] = (),
+    decode: bool = True,
+    min_batches: int = 0,
 ) -> torch.utils.data.DataLoader[Item]:
     """A DataLoader over this rank's shard of ``samples``, yielding ``list[Item]`` batches in order.
 
@@ -307,6 +313,9 @@ def make_loader(
             without communicating even if their skip sets differ; a resumed run therefore still runs
             that many batches per rank, mostly padding when most samples are done.
         skip_ids: Sample ids to leave out.
+        decode: Decode the screenshots (False: items carry no image, for policies that ignore them).
+        min_batches: Pad with padding items up to this many batches (e.g. 1, so that a rank with
+            nothing left still takes part in the collectives at the end of a Lightning loop).
 
     Returns:
         The loader (``persistent_workers=False``, ``pin_memory=False``, the default start method).
@@ -333,7 +342,12 @@ def make_loader(
     skip = frozenset(skip_ids)
     indices = [i for i in shard if samples[i].id not in skip] if skip else shard
     pad_to = batches_per_rank(len(samples), world, batch_size) if pad_batches else None
-    dataset = SampleDataset(samples, indices, max_pixels=max_pixels, pad_to=pad_to, batch_size=batch_size)
+    if min_batches > 0 and samples:
+        needed = math.ceil(len(indices) / batch_size)
+        pad_to = max(pad_to or needed, needed, min_batches)
+    dataset = SampleDataset(
+        samples, indices, max_pixels=max_pixels, pad_to=pad_to, batch_size=batch_size, decode=decode
+    )
     return torch.utils.data.DataLoader(
         dataset,
         batch_size=batch_size,

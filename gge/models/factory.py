@@ -63,6 +63,8 @@ class ModelConfig:
         name: ``replay`` or a preset (``qwen2_5_vl``, ``ui_tars_1_5``, ``qwen3_vl``, ``qwen2_vl``,
             ``openai_api``).
         predictions: ``replay``: the JSONL predictions file.
+        delay_s: ``replay``: seconds to wait per batch, standing in for a model's latency
+            (benchmarks, interruption tests).
         backend: ``transformers`` or ``openai``.
         convention: How the model's coordinates read (``abs_original``, ``abs_resized``, ``norm_1000``,
             ``norm_999``, ``norm_1``).
@@ -96,6 +98,7 @@ class ModelConfig:
 
     name: str = "replay"
     predictions: str | None = None
+    delay_s: float = 0.0
     backend: str = "transformers"
     convention: str = "abs_resized"
     proposer: str = "single_pass"
@@ -221,7 +224,7 @@ def build_policy(cfg: DictConfig) -> Policy:
     if m.name == "replay":
         if m.predictions is None:
             raise GgeError("model=replay needs model.predictions=FILE (a JSONL file, one line per sample)")
-        return ReplayModel(m.predictions)
+        return ReplayModel(m.predictions, delay_s=float(m.delay_s))
     settings = adapter_settings(m, int(cfg.k))
     backend: Backend
     if m.backend == "transformers":

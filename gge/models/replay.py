@@ -187,6 +187,10 @@ class ReplayModel:
         known_set = set(known)
         return [sid for (b, sid) in self._by_key if b == benchmark and sid not in known_set]
 
+    def missing_ids(self, benchmark: str, ids: Iterable[str]) -> list[str]:
+        """The given ids of ``benchmark`` that have no line in the file."""
+        return [sid for sid in ids if (benchmark, sid) not in self._by_key]
+
     def benchmarks(self) -> set[str]:
         """The benchmark names the file has lines for."""
         return {b for b, _ in self._by_key}

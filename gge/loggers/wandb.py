@@ -1,0 +1,395 @@
+"""Evaluation results to Weights & Biases: per-sample tables with screenshots and box layers, curves.
+
+This is the only gge module that imports :mod:`wandb`, and only inside
+:func:`log_evaluation_wandb`: importing this module (and running the pure helpers below) works
+without wandb installed. Every evaluation logs, under ``grounding/<benchmark>/``:
+
+* ``samples``: one row per id of ``table_ids`` (the same ids every evaluation, so rows can be
+  compared across steps): the screenshot thumbnail (JPEG, at most ``max_width`` wide) with box
+  layers ``ground_truth``, ``candidates`` and ``pick`` in thumbnail pixels, and the candidates,
+  scores, pick and raw output as JSON text;
+* ``breakdown``: Top-1 and Oracle@K per label value (``entry["breakdown"]``);
+* ``oracle_at_k``: the Oracle@k curve for k = 1..K (a line plot; its data table is logged by
+  wandb as ``oracle_at_k_table``).
+
+Box layers and their class ids: ``ground_truth`` 0 "target" (a polygon's bounding box; its outline
+is drawn into the pixels; an absent target has no box and a banner drawn into the pixels);
+``candidates`` 1 "hit" / 2 "miss" (a small box centred on each non-abstaining candidate, caption
+``#<rank> score=<score>``); ``pick`` 3 "pick hit" / 4 "pick miss" (centred on the pick's point).
+
+Example:
+    >>> from gge.types import Box, Candidate, Prediction, Sample
+    >>> from gge.scoring import score_sample
+    >>> s = Sample("demo", "a", "/a.png", (1280, 720), "click OK", Box(100, 100, 300, 200))
+    >>> r = score_sample(s, Prediction("demo", "a", (Candidate((200, 150), 0.5),)), k=1)
+    >>> candidates_json(r), scores_json(r), sample_columns(1)[4:6]
+    ('[[200, 150]]', '[0.5]', ['hit@1', 'top1'])
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PIL import Image
+
+from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail
+from gge.scoring import SampleResult
+from gge.types import Candidate, Polygon, Sample
+
+Scale = tuple[float, float]
+
+TARGET_CLASS = 0
+HIT_CLASS = 1
+MISS_CLASS = 2
+PICK_HIT_CLASS = 3
+PICK_MISS_CLASS = 4
+
+LAYER_CLASS_LABELS: dict[str, dict[int, str]] = {
+    "ground_truth": {TARGET_CLASS: "target"},
+    "candidates": {HIT_CLASS: "hit", MISS_CLASS: "miss"},
+    "pick": {PICK_HIT_CLASS: "pick hit", PICK_MISS_CLASS: "pick miss"},
+}
+"""Class labels of each box layer (ids are distinct across layers, as W&B merges them per image)."""
+
+BREAKDOWN_COLUMNS = ("label", "value", "samples", "top1")
+"""Leading columns of the breakdown table (``oracle@K`` follows)."""
+
+
+def _import_wandb() -> Any:
+    try:
+        return importlib.import_module("wandb")
+    except ImportError as e:  # pragma: no cover - exercised only without wandb installed
+        raise ImportError("logging to W&B needs the wandb package: pip install wandb") from e
+
+
+def _finite(value: float | None) -> float | None:
+    """A JSON-safe number: None for None, NaN and infinities."""
+    if value is None:
+        return None
+    v = float(value)
+    return v if math.isfinite(v) else None
+
+
+def _num(value: float) -> float | int:
+    """An integral float as an int (so JSON reads ``200`` rather than ``200.0``)."""
+    v = float(value)
+    return int(v) if v.is_integer() and abs(v) < 2**53 else v
+
+
+def _point(candidate: Candidate | None) -> list[float | int] | None:
+    if candidate is None or candidate.point is None:
+        return None
+    x, y = candidate.point
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return None
+    return [_num(x), _num(y)]
+
+
+def sample_columns(k: int) -> list[str]:
+    """The columns of the ``samples`` table (``hit@K`` is left out when K is 1: it is ``hit@1``).
+
+    Example:
+        >>> sample_columns(5)[3:]
+        ['image', 'hit@1', 'hit@5', 'top1', 'candidates', 'scores', 'pick', 'raw', 'format_error']
+    """
+    hits = ["hit@1"] if k == 1 else ["hit@1", f"hit@{k}"]
+    return [
+        "step",
+        "id",
+        "instruction",
+        "image",
+        *hits,
+        "top1",
+        "candidates",
+        "scores",
+        "pick",
+        "raw",
+        "format_error",
+    ]
+
+
+def candidates_json(result: SampleResult) -> str:
+    """The scored candidates as JSON text: ``[[x, y] | null, ...]`` in proposer order (null: abstain).
+
+    Example:
+        >>> from gge.types import Box, Candidate, Prediction, Sample
+        >>> from gge.scoring import score_sample
+        >>> s = Sample("demo", "a", "/a.png", (100, 100), "click", Box(0, 0, 10, 10))
+        >>> p = Prediction("demo", "a", (Candidate((5, 5.5)), Candidate(None)))
+        >>> candidates_json(score_sample(s, p, k=2))
+        '[[5, 5.5], null]'
+    """
+    return json.dumps([_point(c) for c in result.candidates])
+
+
+def scores_json(result: SampleResult) -> str:
+    """The critic scores as JSON text: ``[score | null, ...]`` in proposer order (NaN reads null).
+
+    Example:
+        >>> from gge.types import Box, Candidate, Prediction, Sample
+        >>> from gge.scoring import score_sample
+        >>> s = Sample("demo", "a", "/a.png", (100, 100), "click", Box(0, 0, 10, 10))
+        >>> cands = (Candidate((5, 5), 0.25), Candidate((9, 9)), Candidate((1, 1), float("nan")))
+        >>> p = Prediction("demo", "a", cands)
+        >>> scores_json(score_sample(s, p, k=3))
+        '[0.25, null, null]'
+    """
+    return json.dumps([_finite(c.score) for c in result.candidates])
+
+
+def pick_json(result: SampleResult, strategy: str) -> str:
+    """The strategy's pick as JSON text.
+
+    ``{"strategy", "point": [x, y] | null, "abstain": bool, "rank": int | null, "hit": bool}``;
+    ``rank`` is the pick's proposer rank (null for a point no candidate has, or no pick at all).
+
+    Example:
+        >>> from gge.types import Box, Candidate, Prediction, Sample
+        >>> from gge.scoring import score_sample
+        >>> s = Sample("demo", "a", "/a.png", (100, 100), "click", Box(0, 0, 10, 10))
+        >>> r = score_sample(s, Prediction("demo", "a", (Candidate((5, 5), 0.1), Candidate(None, 0.9))), k=2)
+        >>> pick_json(r, "critic")
+        '{"strategy": "critic", "point": null, "abstain": true, "rank": 2, "hit": false}'
+    """
+    pick = result.picks.get(strategy)
+    return json.dumps(
+        {
+            "strategy": strategy,
+            "point": _point(pick),
+            "abstain": pick is not None and pick.abstains,
+            "rank": pick_rank(result, strategy),
+            "hit": bool(result.top1.get(strategy, False)),
+        }
+    )
+
+
+def _centred_box(x: float, y: float, size: float, class_id: int, caption: str) -> dict[str, Any]:
+    return {
+        "position": {"middle": [x, y], "width": size, "height": size},
+        "domain": "pixel",
+        "class_id": class_id,
+        "box_caption": caption,
+    }
+
+
+def _fmt_score(score: float | None) -> str:
+    value = _finite(score)
+    return "none" if value is None else f"{value:.4g}"
+
+
+def box_layers(
+    sample: Sample, result: SampleResult, strategy: str, scale: Scale, thumb_size: tuple[int, int]
+) -> dict[str, dict[str, Any]]:
+    """The W&B box layers of one sample, in thumbnail pixels (``domain: "pixel"``).
+
+    Args:
+        sample: The sample (its region, in original pixels).
+        result: Its scored result (candidates, hits, picks).
+        strategy: The selection strategy whose pick forms the ``pick`` layer.
+        scale: Per-axis factors from original pixels to thumbnail pixels.
+        thumb_size: The thumbnail's (width, height): sizes the candidate and pick boxes.
+
+    Returns:
+        ``{"ground_truth": ..., "candidates": ..., "pick": ...}``, each
+        ``{"box_data": [...], "class_labels": {...}}`` as :class:`wandb.Image` takes them.
+
+    Example:
+        >>> from gge.types import Box, Candidate, Prediction, Sample
+        >>> from gge.scoring import score_sample
+        >>> s = Sample("demo", "a", "/a.png", (1280, 720), "click OK", Box(100, 100, 300, 200))
+        >>> r = score_sample(s, Prediction("demo", "a", (Candidate((900, 500), 0.7),)), k=1)
+        >>> layers = box_layers(s, r, "critic", (0.75, 0.75), (960, 540))
+        >>> layers["ground_truth"]["box_data"][0]["position"]
+        {'minX': 75.0, 'minY': 75.0, 'maxX': 225.0, 'maxY': 150.0}
+        >>> box = layers["candidates"]["box_data"][0]
+        >>> box["position"]["middle"], box["class_id"], box["box_caption"]
+        ([675.0, 375.0], 2, '#1 score=0.7')
+    """
+    sx, sy = scale
+    radius = marker_radius(thumb_size)
+    truth: list[dict[str, Any]] = []
+    scaled = scaled_region_box(sample.region, scale)
+    if scaled is not None:
+        x1, y1, x2, y2 = scaled
+        caption = "target (polygon bounding box)" if isinstance(sample.region, Polygon) else "target"
+        truth.append(
+            {
+                "position": {
+                    "minX": min(x1, x2),
+                    "minY": min(y1, y2),
+                    "maxX": max(x1, x2),
+                    "maxY": max(y1, y2),
+                },
+                "domain": "pixel",
+                "class_id": TARGET_CLASS,
+                "box_caption": caption,
+            }
+        )
+    candidates: list[dict[str, Any]] = []
+    for rank, (cand, hit) in enumerate(zip(result.candidates, result.hits, strict=True), start=1):
+        point = _point(cand)
+        if point is None:
+            continue
+        box = _centred_box(
+            point[0] * sx,
+            point[1] * sy,
+            2 * radius,
+            HIT_CLASS if hit else MISS_CLASS,
+            f"#{rank} score={_fmt_score(cand.score)}",
+        )
+        score = _finite(cand.score)
+        if score is not None:
+            box["scores"] = {"score": score}
+        candidates.append(box)
+    picks: list[dict[str, Any]] = []
+    pick_point = _point(result.picks.get(strategy))
+    if pick_point is not None:
+        hit = bool(result.top1.get(strategy, False))
+        picked = pick_rank(result, strategy)
+        caption = f"{strategy} pick" + (f" #{picked}" if picked is not None else "")
+        picks.append(
+            _centred_box(
+                pick_point[0] * sx,
+                pick_point[1] * sy,
+                4 * radius,
+                PICK_HIT_CLASS if hit else PICK_MISS_CLASS,
+                caption,
+            )
+        )
+    data = {"ground_truth": truth, "candidates": candidates, "pick": picks}
+    return {
+        name: {"box_data": data[name], "class_labels": dict(labels)}
+        for name, labels in LAYER_CLASS_LABELS.items()
+    }
+
+
+def breakdown_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
+    """Rows ``[label, value, samples, top1, oracle@K]`` of ``entry["breakdown"]``, in its order.
+
+    Example:
+        >>> stats = {"samples": 2, "top1": 50.0, "oracle@5": 100.0}
+        >>> breakdown_rows({"breakdown": {"group": {"CAD": stats}}}, 5)
+        [['group', 'CAD', 2, 50.0, 100.0]]
+    """
+    rows: list[list[Any]] = []
+    for label, values in entry.get("breakdown", {}).items():
+        for value, stats in values.items():
+            rows.append([label, value, stats.get("samples"), stats.get("top1"), stats.get(f"oracle@{k}")])
+    return rows
+
+
+def oracle_curve_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
+    """Rows ``[k, oracle]`` of the Oracle@k curve for k = 1..K (percent; None when undefined).
+
+    Example:
+        >>> oracle_curve_rows({"oracle@1": 40.0, "oracle@2": 55.0}, 2)
+        [[1, 40.0], [2, 55.0]]
+    """
+    return [[j, entry.get(f"oracle@{j}")] for j in range(1, k + 1)]
+
+
+def _image_cell(wandb: Any, sample: Sample, result: SampleResult, strategy: str, max_width: int) -> Any:
+    """The wandb.Image of one sample (JPEG thumbnail with box layers), or None if it cannot be read."""
+    try:
+        with Image.open(sample.image_path) as im:
+            thumb, scale = target_thumbnail(im, sample, max_width=max_width)
+    except (OSError, ValueError) as e:
+        warnings.warn(f"gge: W&B table: cannot read image of sample {sample.id!r}: {e}", stacklevel=3)
+        return None
+    layers = box_layers(sample, result, strategy, scale, thumb.size)
+    return wandb.Image(thumb, file_type="jpg", boxes=layers, caption=sample.instruction)
+
+
+def log_evaluation_wandb(
+    run: Any,
+    *,
+    step: int,
+    benchmark_name: str,
+    title: str,
+    entry: Mapping[str, Any],
+    samples: Mapping[str, Sample],
+    results: Sequence[SampleResult],
+    table_ids: Sequence[str],
+    k: int,
+    strategy: str,
+    max_width: int = 960,
+    step_key: str | None = None,
+) -> None:
+    """Log one benchmark's evaluation to a W&B run: the samples table, the breakdown, the Oracle@k curve.
+
+    Everything goes into one ``run.log`` call. Scalars are not logged here.
+
+    Args:
+        run: A ``wandb`` Run (``wandb.init(...)``, or ``WandbLogger.experiment``).
+        step: The training step of this evaluation (also the ``step`` column of the samples table).
+        benchmark_name: The benchmark's registered name (the key prefix ``grounding/<name>/``).
+        title: The benchmark's display title (plot title).
+        entry: The benchmark's results.json entry (:func:`gge.metrics.benchmark_metrics`).
+        samples: Samples by id (image path, instruction, region).
+        results: The scored results; only those whose id is in ``table_ids`` get a row.
+        table_ids: The ids shown, in this order, every evaluation; ids without a result (or
+            sample) are skipped.
+        k: The K of Oracle@K.
+        strategy: The selection strategy whose pick is "Top-1".
+        max_width: Largest thumbnail width in pixels.
+        step_key: None to log with ``run.log(..., step=step)``; a metric name (Lightning's
+            ``"trainer/global_step"``) to log ``{step_key: step, ...}`` without ``step=``, so that
+            W&B's own step counter, which Lightning advances on every ``log_metrics`` call, is never
+            asked to go back (W&B drops such rows with only a debug-log warning).
+    """
+    wandb = _import_wandb()
+    by_id = {r.id: r for r in results}
+    rows: list[list[Any]] = []
+    for sid in table_ids:
+        result = by_id.get(sid)
+        sample = samples.get(sid)
+        if result is None or sample is None:
+            continue
+        hits = [result.hit_at(1)] if k == 1 else [result.hit_at(1), result.hit_at(k)]
+        rows.append(
+            [
+                step,
+                sid,
+                sample.instruction,
+                _image_cell(wandb, sample, result, strategy, max_width),
+                *hits,
+                bool(result.top1.get(strategy, False)),
+                candidates_json(result),
+                scores_json(result),
+                pick_json(result, strategy),
+                result.raw,
+                result.format_error,
+            ]
+        )
+    prefix = f"grounding/{benchmark_name}/"
+    curve = wandb.Table(columns=["k", "oracle"], data=oracle_curve_rows(entry, k))
+    payload: dict[str, Any] = {
+        prefix + "samples": wandb.Table(columns=sample_columns(k), data=rows),
+        prefix + "breakdown": wandb.Table(
+            columns=[*BREAKDOWN_COLUMNS, f"oracle@{k}"], data=breakdown_rows(entry, k)
+        ),
+        prefix + "oracle_at_k": wandb.plot.line(curve, "k", "oracle", title=f"{title}: Oracle@k (%)"),
+    }
+    if step_key is None:
+        run.log(payload, step=step)
+    else:
+        payload[step_key] = step
+        run.log(payload)
+
+
+__all__ = [
+    "LAYER_CLASS_LABELS",
+    "box_layers",
+    "breakdown_rows",
+    "candidates_json",
+    "log_evaluation_wandb",
+    "oracle_curve_rows",
+    "pick_json",
+    "sample_columns",
+    "scores_json",
+]

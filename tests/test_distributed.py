@@ -1,0 +1,154 @@
+"""Sharded evaluation on CPU processes: the same results as one process, no sample twice, resumable.
+
+``ddp_fork`` runs in-process (cheap); one real ``python eval.py trainer.devices=2`` launch and one
+SIGKILL-and-rerun use subprocesses, as users would.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gge.cli import parse_args, run
+from gge.predlog import existing_logs
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _args(demo: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        f"data_root={demo}",
+        f"model.predictions={demo / 'predictions.jsonl'}",
+        f"output_dir={out}",
+        "benchmarks=[screenspot_v2,osworld_g,mmbench_gui]",
+        *extra,
+    ]
+
+
+def _benchmarks(doc: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(doc["benchmarks"]))
+
+
+@pytest.fixture(scope="module")
+def single(demo_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for n in (None, 7, 2):
+        extra = [] if n is None else [f"max_samples={n}"]
+        doc = run(parse_args(_args(demo_suite, tmp_path_factory.mktemp("single"), *extra)), out=io.StringIO())
+        out[str(n)] = _benchmarks(doc)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("devices", "max_samples"),
+    [(2, None), (3, None), (2, 7), (3, 7), (3, 2)],  # uneven shards; 2 samples on 3 ranks: one rank has none
+)
+def test_ddp_fork_equals_single_process(
+    devices: int, max_samples: int | None, demo_suite: Path, tmp_path: Path, single: dict[str, dict[str, Any]]
+) -> None:
+    extra = [
+        "trainer.accelerator=cpu",
+        f"trainer.devices={devices}",
+        "trainer.strategy=ddp_fork",
+        "batch_size=2",
+    ]
+    if max_samples is not None:
+        extra.append(f"max_samples={max_samples}")
+    doc = run(parse_args(_args(demo_suite, tmp_path, *extra)), out=io.StringIO())
+    assert _benchmarks(doc) == single[str(max_samples)]
+    # every sample was evaluated exactly once, across the ranks' logs
+    lines = [json.loads(x) for p in existing_logs(tmp_path) for x in p.read_text().splitlines()]
+    keys = [(r["benchmark"], r["id"]) for r in lines]
+    assert len(keys) == len(set(keys)) == sum(e["samples"] for e in doc["benchmarks"].values())
+    assert len(existing_logs(tmp_path)) == min(devices, max_samples or devices)  # an empty rank writes none
+
+
+def test_rerun_skips_finished_samples(
+    demo_suite: Path, tmp_path: Path, single: dict[str, dict[str, Any]]
+) -> None:
+    run(parse_args(_args(demo_suite, tmp_path, "max_samples=7")), out=io.StringIO())
+    log = existing_logs(tmp_path)[0]
+    kept = log.read_text().splitlines()[:10]
+    log.write_text("\n".join(kept) + "\n" + kept[-1][: len(kept[-1]) // 2])  # a truncated last line
+    buf = io.StringIO()
+    doc = run(parse_args(_args(demo_suite, tmp_path, "max_samples=7")), out=buf)
+    assert "resuming: 10 samples already finished" in buf.getvalue()  # the torn 11th line is redone
+    assert _benchmarks(doc) == single["7"]
+    keys = [tuple(json.loads(x)[k] for k in ("benchmark", "id")) for x in log.read_text().splitlines()]
+    assert len(keys) == len(set(keys)) == 21
+
+
+def _cli(args: list[str], env: dict[str, str], **kw: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "eval.py"), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kw,
+    )
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+
+
+def test_eval_py_two_devices_equals_one(demo_suite: Path, tmp_path: Path) -> None:
+    docs = []
+    for devices in (1, 2):
+        out = tmp_path / f"d{devices}"
+        args = _args(demo_suite, out, "trainer.accelerator=cpu", f"trainer.devices={devices}", "batch_size=4")
+        proc = _cli(args, _env(), cwd=tmp_path)
+        log, _ = proc.communicate(timeout=240)
+        assert proc.returncode == 0, log
+        docs.append(json.loads((out / "results.json").read_text()))
+    assert docs[0]["benchmarks"] == docs[1]["benchmarks"]
+    assert docs[1]["config"]["trainer"]["devices"] == 2
+
+
+def test_killed_run_resumes_to_the_same_results(demo_suite: Path, tmp_path: Path) -> None:
+    slow = ["model.delay_s=0.05", "batch_size=2"]
+    full = tmp_path / "full"
+    proc = _cli(_args(demo_suite, full, *slow), _env(), cwd=tmp_path)
+    log, _ = proc.communicate(timeout=240)
+    assert proc.returncode == 0, log
+
+    part = tmp_path / "part"
+    proc = _cli(_args(demo_suite, part, *slow), _env(), cwd=tmp_path, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        logs = existing_logs(part)
+        if logs and len(logs[0].read_text().splitlines()) >= 20:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    assert not (part / "results.json").exists()
+    finished = len(existing_logs(part)[0].read_text().splitlines())
+    assert 20 <= finished < 108
+
+    proc = _cli(_args(demo_suite, part, *slow), _env(), cwd=tmp_path)
+    log, _ = proc.communicate(timeout=240)
+    assert proc.returncode == 0, log
+    assert "resuming:" in log
+    a = json.loads((full / "results.json").read_text())
+    b = json.loads((part / "results.json").read_text())
+    a["config"].pop("output_dir")
+    b["config"].pop("output_dir")
+    assert a == b
+    keys = [
+        tuple(json.loads(x)[k] for k in ("benchmark", "id"))
+        for x in existing_logs(part)[0].read_text().splitlines()
+    ]
+    assert len(keys) == len(set(keys)) == 108
+    merged = (part / "predictions.jsonl").read_text().splitlines()
+    assert merged == (full / "predictions.jsonl").read_text().splitlines()
