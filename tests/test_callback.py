@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import pytorch_lightning as pl
 import torch
+from gge.callbacks import GroundingEvalCallback
 from pytorch_lightning.callbacks import ModelCheckpoint
 from pytorch_lightning.loggers import CSVLogger
 from torch.utils.data import DataLoader, TensorDataset
 
-from gge.callbacks import GroundingEvalCallback
 from gge.errors import GgeError
 from gge.sampling import stratified_subset
 from gge.types import Candidate, Prediction, Sample
