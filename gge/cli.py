@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -104,6 +104,10 @@ class EvalConfig:
         decode_max_pixels: Downscale screenshots above this area while decoding (saves memory and
             transfer for models that see fewer pixels; points still map to the original size).
         pad_batches: Equal batch counts on every rank (FSDP / DeepSpeed ZeRO-3); padding is dropped.
+        logger: ``wandb``, ``tensorboard`` or ``csv``: also log the scalars, the tables and the
+            overlays (screenshots with target, candidates and pick) a training run would log.
+        wandb_project: The W&B project (``logger=wandb``; offline when ``WANDB_MODE=offline``).
+        table_samples: Screenshots per benchmark in the logged tables.
         trainer: The Lightning Trainer.
         max_samples: Evaluate only the first N samples of each benchmark (smoke tests; the numbers
             are then not comparable with papers, and results.json says so under ``config``).
@@ -124,6 +128,9 @@ class EvalConfig:
     num_workers: int = 0
     decode_max_pixels: int | None = None
     pad_batches: bool = False
+    logger: str | None = None
+    wandb_project: str = "gge"
+    table_samples: int = 16
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     bench: Any = field(default_factory=BenchConfig)
 
@@ -192,6 +199,8 @@ def _validate(cfg: DictConfig) -> None:
         raise GgeError(f"cluster_radius must be >= 0, got {cfg.cluster_radius}")
     if cfg.max_samples is not None and cfg.max_samples < 1:
         raise GgeError(f"max_samples must be at least 1, got {cfg.max_samples}")
+    if cfg.logger is not None and cfg.logger not in LOGGERS:
+        raise unknown_name("logger", cfg.logger, LOGGERS)
     if cfg.num_workers < 0:
         raise GgeError(f"num_workers must be >= 0, got {cfg.num_workers}")
     if cfg.batch_size < 1:
@@ -221,13 +230,19 @@ def _is_launcher_rank() -> bool:
 
 def _restore(output_dir: Path, samples: dict[str, list[Sample]], k: int, radius: float) -> list[SampleResult]:
     """Results of samples an earlier run in ``output_dir`` finished (re-scored from its log)."""
-    records = read_records(existing_logs(output_dir), repair=_is_launcher_rank())
+    return _rescore(read_records(existing_logs(output_dir), repair=_is_launcher_rank()), samples, k, radius)
+
+
+def _rescore(
+    records: Mapping[tuple[str, str], Any], samples: dict[str, list[Sample]], k: int, radius: float
+) -> list[SampleResult]:
+    """Score logged prediction records against the samples they name (others are ignored)."""
     by_key = {(s.benchmark, s.id): s for group in samples.values() for s in group}
     restored = []
     for key, rec in records.items():
         sample = by_key.get(key)
         if sample is not None:
-            pred = parse_line(rec, f"{output_dir}: resume record {key[0]}/{key[1]}")
+            pred = parse_line(rec, f"logged prediction {key[0]}/{key[1]}")
             restored.append(score_sample(sample, pred, k=k, cluster_radius=radius))
     return restored
 
@@ -392,7 +407,72 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
             )
     print("\n" + (output_dir / "report.md").read_text(encoding="utf-8").rstrip("\n"), file=out)
     print(f"\nwrote {results_path}", file=out)
+    if cfg.logger is not None:
+        records = read_records([output_dir / "predictions.jsonl"], repair=False)
+        results = _rescore(records, samples, k, radius)
+        _log_standalone(cfg, output_dir, document, benches, samples, results, out)
     return document
+
+
+LOGGERS = ("wandb", "tensorboard", "csv")
+
+
+def _log_standalone(
+    cfg: DictConfig,
+    output_dir: Path,
+    document: dict[str, Any],
+    benches: dict[str, Benchmark],
+    samples: dict[str, list[Sample]],
+    results: list[SampleResult],
+    out: TextIO,
+) -> None:
+    """``logger=``: the scalars, tables and overlays a training run would log, for a standalone run."""
+    from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger, WandbLogger
+
+    from gge.loggers import log_evaluation
+    from gge.sampling import stratified_subset
+
+    k = int(cfg.k)
+    logger: Any
+    if cfg.logger == "wandb":
+        logger = WandbLogger(project=cfg.wandb_project, save_dir=str(output_dir), name=output_dir.name)
+    elif cfg.logger == "tensorboard":
+        logger = TensorBoardLogger(save_dir=str(output_dir), name="tensorboard")
+    else:
+        logger = CSVLogger(save_dir=str(output_dir), name="csv")
+    try:
+        logger.log_hyperparams(document["config"])
+        scalars: dict[str, float] = {}
+        for name, entry in document["benchmarks"].items():
+            for key in ("top1", f"oracle@{k}"):
+                if entry[key] is not None:
+                    scalars[f"grounding/{name}/{key}"] = float(entry[key])
+                if entry["official"][key] is not None:
+                    scalars[f"grounding/{name}/official/{key}"] = float(entry["official"][key])
+        for key in ("top1", f"oracle@{k}"):
+            if document["mean"][key] is not None:
+                scalars[f"grounding/mean/{key}"] = float(document["mean"][key])
+        logger.log_metrics(scalars, step=0)
+        for name, bench in benches.items():
+            mine = [r for r in results if r.benchmark == name]
+            shown = stratified_subset(samples[name], cfg.table_samples, (), seed=int(cfg.seed))
+            log_evaluation(
+                [logger],
+                step=0,
+                benchmark=bench,
+                entry=document["benchmarks"][name],
+                samples={s.id: s for s in samples[name]},
+                results=mine,
+                table_ids=[s.id for s in shown],
+                k=k,
+                strategy=str(cfg.selection),
+                log_dir=output_dir,
+            )
+        logger.save()
+    finally:
+        if cfg.logger == "wandb":
+            logger.experiment.finish()  # the run this command opened
+    print(f"logged to {cfg.logger}", file=out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -206,3 +206,50 @@ def test_wandb_tables_from_a_training_run(demo_suite: Path, wandb_env: Path) -> 
     assert image.width <= 960 and {"ground_truth", "candidates", "pick"} <= set(image.boxes)
     history_keys = set().union(*(row.keys() for row in run.history))
     assert "grounding/mean/top1" in history_keys
+
+
+def test_standalone_eval_logs_to_wandb_and_finishes_its_run(demo_suite: Path, wandb_env: Path) -> None:
+    import io
+
+    import wandb
+    from wandb_reader import find_run_dirs, read_run
+
+    from gge.cli import parse_args, run
+
+    out = wandb_env / "eval"
+    args = [
+        f"data_root={demo_suite}",
+        f"model.predictions={demo_suite / 'predictions.jsonl'}",
+        f"output_dir={out}",
+        "benchmarks=[screenspot_v2,osworld_g]",
+        "logger=wandb",
+        "table_samples=3",
+    ]
+    doc = run(parse_args(args), out=io.StringIO())
+    assert wandb.run is None  # the run eval.py opened is finished
+    (run_dir,) = find_run_dirs(out)
+    logged = read_run(run_dir)
+    for name in ("screenspot_v2", "osworld_g"):
+        (table,) = logged.tables(f"grounding/{name}/samples")
+        assert len(table.rows()) == 3
+    values = {k: v for row in logged.history for k, v in row.items() if k.startswith("grounding/")}
+    assert values["grounding/mean/top1"] == pytest.approx(doc["mean"]["top1"])
+
+
+def test_standalone_eval_logs_to_csv(demo_suite: Path, tmp_path: Path) -> None:
+    import io
+
+    from gge.cli import parse_args, run
+
+    args = [
+        f"data_root={demo_suite}",
+        f"model.predictions={demo_suite / 'predictions.jsonl'}",
+        f"output_dir={tmp_path}",
+        "benchmarks=[screenspot_v2]",
+        "logger=csv",
+        "table_samples=2",
+    ]
+    run(parse_args(args), out=io.StringIO())
+    (metrics,) = tmp_path.rglob("metrics.csv")
+    assert "grounding/mean/top1" in metrics.read_text().splitlines()[0]
+    assert len(list((tmp_path / "grounding" / "screenspot_v2").rglob("*.jpg"))) == 2
