@@ -249,6 +249,7 @@ def _rescore(
 
 def _trainer(cfg: DictConfig) -> Any:
     import pytorch_lightning as pl
+    from pytorch_lightning.callbacks import TQDMProgressBar
 
     from gge.module import SamplesPerSecond
 
@@ -262,7 +263,7 @@ def _trainer(cfg: DictConfig) -> Any:
         "enable_checkpointing": False,
         "enable_model_summary": False,
         "use_distributed_sampler": False,
-        "callbacks": [SamplesPerSecond()],
+        "callbacks": [TQDMProgressBar(), SamplesPerSecond()],  # the tqdm bar shows samples/s
     }
     if t.precision is not None:
         kwargs["precision"] = t.precision

@@ -34,6 +34,8 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import torch
 import torch.utils.data
 from PIL import Image
 
@@ -55,19 +57,30 @@ __all__ = [
 class Item:
     """One sample with its decoded screenshot.
 
+    The pixels travel from the DataLoader workers as a uint8 tensor (height x width x 3), which torch
+    passes through shared memory; a PIL image would be pickled through a pipe (about 6 MB per
+    full-HD screenshot), a cost the model's main process would pay for every batch.
+
     Attributes:
         index: Position of the sample in the benchmark's sample list (the list given to the dataset).
-        sample: The sample; its ``image_size`` stays the original size even when ``image`` was
+        sample: The sample; its ``image_size`` stays the original size even when the pixels were
             downscaled (the model adapter maps points back to it).
-        image: The screenshot, RGB, fully loaded, its file closed; None when the loader was asked
-            not to decode (a policy that does not look at screenshots, e.g. replay).
+        pixels: The screenshot, RGB, as a uint8 tensor of shape (height, width, 3); None when the
+            loader was asked not to decode (a policy that does not look at screenshots, e.g. replay).
         padding: A padding item (``make_loader(pad_batches=True)``): run it, drop its result.
     """
 
     index: int
     sample: Sample
-    image: Image.Image | None
+    pixels: torch.Tensor | None
     padding: bool = False
+
+    @property
+    def image(self) -> Image.Image | None:
+        """The screenshot as a PIL image (built from the pixels on each access), or None."""
+        if self.pixels is None:
+            return None
+        return Image.fromarray(self.pixels.numpy(), mode="RGB")
 
 
 def _check_rank(rank: int, world: int) -> None:
@@ -264,8 +277,10 @@ class SampleDataset(torch.utils.data.Dataset[Item]):
         padding = i >= len(self.indices)
         index = self.pad_index if padding else self.indices[i]
         sample = self.samples[index]
-        image = decode_image(sample, max_pixels=self.max_pixels) if self.decode else None
-        return Item(index, sample, image, padding=padding)
+        pixels = None
+        if self.decode:
+            pixels = torch.from_numpy(np.asarray(decode_image(sample, max_pixels=self.max_pixels)).copy())
+        return Item(index, sample, pixels, padding=padding)
 
 
 def collate_items(items: list[Item]) -> list[Item]:
