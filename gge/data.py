@@ -31,8 +31,11 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+import queue
+import threading
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import torch
@@ -74,13 +77,89 @@ class Item:
     sample: Sample
     pixels: torch.Tensor | None
     padding: bool = False
+    decoded: Image.Image | None = field(default=None, compare=False, repr=False)
 
     @property
     def image(self) -> Image.Image | None:
-        """The screenshot as a PIL image (built from the pixels on each access), or None."""
+        """The screenshot as a PIL image (built by :class:`Prefetch`, else from the pixels), or None."""
+        if self.decoded is not None:
+            return self.decoded
         if self.pixels is None:
             return None
         return Image.fromarray(self.pixels.numpy(), mode="RGB")
+
+    def with_image(self) -> Item:
+        """A copy carrying its PIL image, built now (so that the model's thread need not)."""
+        return self if self.pixels is None else replace(self, decoded=self.image)
+
+
+class _Failure:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+class Prefetch:
+    """Iterate batches of items in a background thread, ``depth`` batches ahead of the model.
+
+    The thread receives each batch from the DataLoader (its workers decode) and turns the pixels
+    into PIL images, so the model's thread finds batches ready: neither the transfer from the
+    workers nor the conversion waits on the model, or the model on them.
+
+    Args:
+        loader: Batches of items (e.g. :func:`make_loader`); its length, if any, is kept.
+        depth: Batches prepared ahead.
+
+    Example:
+        >>> [len(b) for b in Prefetch([[], [1, 2]], depth=1, convert=False)]
+        [0, 2]
+    """
+
+    def __init__(self, loader: Iterable[Sequence[Any]], *, depth: int = 2, convert: bool = True) -> None:
+        self.loader = loader
+        self.depth = max(1, depth)
+        self.convert = convert
+
+    def __len__(self) -> int:
+        return len(self.loader)  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[Sequence[Any]]:
+        ready: queue.Queue[Any] = queue.Queue(self.depth)
+        stop = threading.Event()
+        done = object()
+
+        def put(value: Any) -> bool:
+            while not stop.is_set():
+                try:
+                    ready.put(value, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def work() -> None:
+            try:
+                for batch in self.loader:
+                    out = [it.with_image() for it in batch] if self.convert else batch
+                    if not put(out):
+                        return
+            except BaseException as e:  # handed to the consumer, raised there
+                put(_Failure(e))
+            finally:
+                put(done)
+
+        thread = threading.Thread(target=work, name="gge-prefetch", daemon=True)
+        thread.start()
+        try:
+            while True:
+                value = ready.get()
+                if value is done:
+                    break
+                if isinstance(value, _Failure):
+                    raise value.error
+                yield value
+        finally:
+            stop.set()
+            thread.join(timeout=5)
 
 
 def _check_rank(rank: int, world: int) -> None:

@@ -74,6 +74,10 @@ def evaluate_batches(
     Returns:
         The results of the real (non-padding) items, in loader order.
     """
+    from gge.data import Prefetch
+
+    if needs_images(policy) and not isinstance(batches, Prefetch):
+        batches = Prefetch(batches)  # screenshots received and converted while the model works
     results: list[SampleResult] = []
     for batch in batches:
         if not batch:

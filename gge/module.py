@@ -21,7 +21,7 @@ from typing import Any
 import pytorch_lightning as pl
 import torch
 
-from gge.data import Item, make_loader
+from gge.data import Item, Prefetch, make_loader
 from gge.evaluate import evaluate_batches, gather_results, needs_images
 from gge.models.base import Policy
 from gge.predlog import PredictionLog, rank_log_path
@@ -113,7 +113,7 @@ class GroundingEvalModule(pl.LightningModule):
             min_batches=min_batches,
         )
 
-    def predict_dataloader(self) -> list[torch.utils.data.DataLoader[Item]]:
+    def predict_dataloader(self) -> list[Any]:
         """One loader per benchmark over this rank's shard, finished samples left out.
 
         Lightning skips the whole loop (and its end-of-loop hooks, where results are gathered) on a
@@ -126,7 +126,9 @@ class GroundingEvalModule(pl.LightningModule):
             first = next((i for i, name in enumerate(self.names) if self.samples[name]), None)
             if first is not None:
                 loaders[first] = self._loader(self.names[first], min_batches=1)
-        return loaders
+        if needs_images(self.policy):  # screenshots received and converted while the model works
+            return [Prefetch(dl) for dl in loaders]
+        return list(loaders)
 
     def transfer_batch_to_device(self, batch: Any, device: torch.device, dataloader_idx: int) -> Any:
         """Batches are lists of samples and PIL images: the policy moves what it needs."""
