@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -213,3 +214,26 @@ def test_missing_and_corrupt_images_name_the_sample(tmp_path: Path) -> None:
     # Raised in a worker, the error still names the sample.
     with pytest.raises(GgeError, match="id-42"):
         _flat(make_loader([samples[0], missing], batch_size=2, num_workers=1))
+
+
+def test_prefetch_keeps_order_converts_and_propagates_errors(tmp_path: Path) -> None:
+    import threading
+
+    from gge.data import Prefetch
+
+    samples = _samples(tmp_path, 5, size=(30, 20))
+    batches = list(Prefetch(make_loader(samples, batch_size=2, num_workers=2)))
+    assert [[it.index for it in b] for b in batches] == [[0, 1], [2, 3], [4]]
+    assert all(it.decoded is not None and it.image.size == (30, 20) for b in batches for it in b)
+
+    def broken() -> Iterator[list[Item]]:
+        yield []
+        raise RuntimeError("worker died")
+
+    with pytest.raises(RuntimeError, match="worker died"):
+        list(Prefetch(broken()))
+
+    before = threading.active_count()
+    for _ in Prefetch(make_loader(samples, batch_size=1), depth=1):
+        break  # leaving early stops the thread
+    assert threading.active_count() <= before
