@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,13 +230,31 @@ def find_run_dirs(root: str | Path) -> list[Path]:
     return sorted(dirs, key=lambda p: p.name)
 
 
-def read_run(run_dir: str | Path, *, verify: bool = True) -> OfflineRun:
-    """Read an offline run folder (the ``offline-run-<time>-<id>`` folder holding ``run-<id>.wandb``).
+def read_run(run_dir: str | Path, *, verify: bool = True, wait_s: float = 30.0) -> OfflineRun:
+    """Read an offline run folder, waiting until the run's log is complete (its ``exit`` record).
+
+    ``wandb.finish()`` can return before wandb's service process has written everything (seen in
+    CI: an empty history read right after ``finish``), so the log is re-read until it holds the
+    exit record, or ``wait_s`` passes (then what is there is returned).
 
     Args:
-        run_dir: The run folder.
+        run_dir: The run folder (``offline-run-<time>-<id>``, holding ``run-<id>.wandb``).
         verify: Check chunk CRCs.
+        wait_s: How long to wait for the exit record.
     """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            run = _read_run_once(run_dir, verify=verify)
+            if "exit" in run.record_types or time.monotonic() > deadline:
+                return run
+        except (ValueError, OSError):  # a chunk still being written
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.1)
+
+
+def _read_run_once(run_dir: str | Path, *, verify: bool = True) -> OfflineRun:
     folder = Path(run_dir)
     logs = sorted(folder.glob("run-*.wandb"))
     if len(logs) != 1:
