@@ -276,7 +276,8 @@ PROPS = settings(max_examples=200, deadline=None, database=None)
 
 coords = st.one_of(
     st.integers(min_value=-10_000, max_value=100_000).map(float),
-    st.floats(min_value=-1e7, max_value=1e7, allow_nan=False, allow_infinity=False),
+    # no subnormals: a box centre's sign would hinge on the rounding of 5e-324 / 2 (not a screen coordinate)
+    st.floats(min_value=-1e7, max_value=1e7, allow_nan=False, allow_infinity=False, allow_subnormal=False),
 )
 points = st.tuples(coords, coords)
 
