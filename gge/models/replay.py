@@ -167,7 +167,6 @@ class ReplayModel:
                 first_line[key] = lineno
                 self._by_key[key] = pred
         self.sha256 = digest.hexdigest()
-        self.missing: dict[str, list[str]] = {}
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """The file's prediction for each sample; a sample without a line is a format error."""
@@ -177,7 +176,6 @@ class ReplayModel:
         for s in samples:
             pred = self._by_key.get((s.benchmark, s.id))
             if pred is None:
-                self.missing.setdefault(s.benchmark, []).append(s.id)
                 pred = Prediction(s.benchmark, s.id, format_error=True, raw="")
             out.append(pred)
         return out
