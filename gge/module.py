@@ -32,12 +32,14 @@ from gge.types import Sample
 
 
 def move_policy(policy: object, device: torch.device) -> None:
-    """Put a policy's torch models on ``device`` (each rank's own device under DDP)."""
-    for backend in {
-        id(b): b for b in (getattr(policy, "backend", None), getattr(policy, "critic_backend", None))
-    }.values():
+    """Put a policy's torch models on ``device`` (each rank's own device under DDP).
+
+    ``Module.to`` returns at once for a model already there, and a shared critic backend is
+    simply visited twice.
+    """
+    for backend in (getattr(policy, "backend", None), getattr(policy, "critic_backend", None)):
         model = getattr(backend, "model", None)
-        if isinstance(model, torch.nn.Module) and next(model.parameters(), torch.empty(0)).device != device:
+        if isinstance(model, torch.nn.Module):
             model.to(device)
 
 
