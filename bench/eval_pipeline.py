@@ -6,6 +6,11 @@ compared with targets):
 1. overlap: a policy that sleeps ``t`` per batch, fed full-size PNG screenshots by
    ``make_loader(num_workers=W)``: wall time / (batches x t). Decoding happens in the workers while
    the model "works", so only the first batch (worker start-up + decoding one batch) is not hidden.
+   That start-up (about 0.5 s on 2 cores) is paid once per evaluation, so its share of the ratio
+   depends only on how many batches follow: the run has 512 samples (64 batches of 8; ``--quick``:
+   256), still fewer than a real benchmark shard (ScreenSpot-v2 has 1272 samples, ScreenSpot-Pro
+   1581: 150-200 batches of 8). The steady state after the first batch, (wall - first) / ideal, is
+   printed and tabled too, with the same target.
    ``t`` is 1.5 x (the measured decode time of one batch) / W: the workers have 1.5x headroom
    (``--overlap-t`` sets it). Hiding decoding needs the pipeline to deliver batch / t samples/s, which
    the throughput line reports next to what it delivers with a zero-time model.
@@ -410,7 +415,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer samples and repeats (~45 s on 2 cores)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--overlap-samples", type=int, help="default 256 (quick: 128)")
+    parser.add_argument("--overlap-samples", type=int, help="default 512 (quick: 256)")
     parser.add_argument("--throughput-samples", type=int, help="default 128 (quick: 64)")
     parser.add_argument(
         "--memory-samples", type=int, nargs=2, metavar=("FEW", "MANY"), help="200 2000 (quick: 32 160)"
@@ -428,7 +433,7 @@ def main() -> None:
         memory_child(Path(args.memory_child[0]), int(args.memory_child[1]), args.batch_size, args.workers)
         return
     quick = args.quick
-    n_overlap = args.overlap_samples or (128 if quick else 256)
+    n_overlap = args.overlap_samples or (256 if quick else 512)
     n_through = args.throughput_samples or (64 if quick else 128)
     few, many = args.memory_samples or ((32, 160) if quick else (200, 2000))
     repeats = args.repeats or (1 if quick else 3)
@@ -473,6 +478,9 @@ def main() -> None:
         )
         name = f"overlap: wall / ideal ({n_batches} batches x t)"
         rows.append((name, f"{overlap:.3f}", "<= 1.10", verdict(overlap <= 1.10)))
+        steady = (wall - first) / ideal
+        name = "overlap: steady state, (wall - first batch) / ideal"
+        rows.append((name, f"{steady:.3f}", "<= 1.10", verdict(steady <= 1.10)))
 
         # 2. throughput (alternating repeats, fastest of each)
         sub = samples[:n_through]

@@ -272,7 +272,8 @@ def decode_image(sample: Sample, *, max_pixels: int | None = None) -> Image.Imag
     try:
         with Image.open(sample.image_path) as im:
             im.load()
-            rgb: Image.Image = im.convert("RGB")
+            # convert() of an RGB image is a copy (8 MB of fresh pages for a screenshot): skip it.
+            rgb: Image.Image = im if im.mode == "RGB" else im.convert("RGB")
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
         raise GgeError(
             f"{sample.benchmark}: sample {sample.id}: cannot read image {sample.image_path}: {e}"
