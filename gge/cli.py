@@ -91,8 +91,9 @@ class EvalConfig:
             reads ``DIR/osworld_g``). Unset: the synthetic demo suite, generated on first use.
         output_dir: Where results.json, predictions.jsonl and report.md go
             (default ``outputs/<date-time>``).
-        ckpt: A checkpoint folder (transformers models); picks the preset from its ``model_type``
-            unless ``model=`` names one.
+        ckpt: A checkpoint folder (transformers models; picks the preset from its ``model_type``
+            unless ``model=`` names one) or a demo checkpoint file (``*.pt``). Unset with the
+            default ``model=demo``: the demo checkpoint shipped with gge.
         model: The model and its options.
         selection: The selection strategy whose pick is reported as Top-1 (every strategy is
             also reported under ``selection``).
@@ -150,6 +151,7 @@ def parse_args(argv: Sequence[str]) -> DictConfig:
     dotlist: list[str] = []
     preset: str | None = None
     ckpt: str | None = None
+    replay_file = False
     for arg in argv:
         if "=" not in arg:
             raise GgeError(f"arguments are key=value pairs, got {arg!r} (e.g. 'benchmarks=[screenspot_pro]')")
@@ -160,15 +162,18 @@ def parse_args(argv: Sequence[str]) -> DictConfig:
             preset = value
         else:
             ckpt = value if key == "ckpt" else ckpt
+            replay_file = replay_file or key == "model.predictions"
             dotlist.append(arg)
     if preset is None and ckpt:
         preset = preset_for_checkpoint(ckpt)
+    elif preset is None and replay_file:
+        preset = "replay"  # a predictions file says which model answers
     layers = [OmegaConf.structured(EvalConfig)]
     if preset is not None:
         layers.append(
             OmegaConf.create({"model": load_preset(preset)})
-            if preset != "replay"
-            else OmegaConf.create({"model": {"name": "replay"}})
+            if preset not in ("replay", "demo")
+            else OmegaConf.create({"model": {"name": preset}})
         )
     try:
         cfg = OmegaConf.merge(*layers, OmegaConf.from_dotlist(dotlist))

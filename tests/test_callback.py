@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -167,20 +166,6 @@ def test_bad_arguments(demo_suite: Path, tmp_path: Path) -> None:
 
     with pytest.raises(GgeError, match="no predict"):
         _trainer(tmp_path, [_cb(demo_suite, every_n_epochs=1)], max_epochs=1).fit(NoPredict())
-
-
-@pytest.fixture
-def wandb_env(tmp_path: Path) -> Iterator[Path]:
-    pytest.importorskip("wandb")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WANDB_MODE", "offline")
-        mp.setenv("WANDB_SILENT", "true")
-        mp.setenv("WANDB_DISABLE_CODE", "true")
-        for var in ("WANDB_DIR", "WANDB_DATA_DIR", "WANDB_CACHE_DIR", "WANDB_CONFIG_DIR"):
-            mp.setenv(var, str(tmp_path / "wandb"))
-        yield tmp_path
-        if "wandb" in sys.modules:
-            sys.modules["wandb"].teardown()
 
 
 def test_wandb_tables_from_a_training_run(demo_suite: Path, wandb_env: Path) -> None:

@@ -202,7 +202,7 @@ def test_per_benchmark_root_and_refined_variant(demo_suite: Path, tmp_path: Path
         (["bench.screenspot_pro.language=de"], "language"),
         (["model.predictions=/no/such/file.jsonl"], "replay predictions file not found"),
         (["data_root=/no/such/dir", "model.predictions=PRED"], "benchmark folder not found"),
-        (["data_root=DEMO"], "model=replay needs model.predictions=FILE"),
+        (["data_root=DEMO", "model=replay"], "model=replay needs model.predictions=FILE"),
         (["oops"], "key=value"),
     ],
 )
@@ -226,7 +226,10 @@ def test_bad_configuration_exits_2_with_one_message(
 
 def test_data_root_demo_has_no_predictions_default(demo_suite: Path) -> None:
     with pytest.raises(GgeError, match=r"needs model\.predictions"):
-        run(parse_args([f"data_root={demo_suite}", "benchmarks=[screenspot_v2]"]), out=io.StringIO())
+        run(
+            parse_args([f"data_root={demo_suite}", "model=replay", "benchmarks=[screenspot_v2]"]),
+            out=io.StringIO(),
+        )
 
 
 def test_eval_py_with_no_arguments(tmp_path: Path) -> None:
@@ -246,6 +249,16 @@ def test_eval_py_with_no_arguments(tmp_path: Path) -> None:
     assert len(results) == 1
     doc = json.loads(results[0].read_text())
     assert list(doc["benchmarks"]) == list(DEFAULT_BENCHMARKS)
+    # the shipped demo policy (issue 5): far above chance (a random click hits 0.5% of the time on
+    # this suite), the critic has something to choose from and beats every spatial baseline
+    assert doc["model"]["model"] == "gge-demo"
+    assert doc["mean"]["top1"] > 10 and doc["mean"]["oracle@5"] > doc["mean"]["top1"]
+    by_strategy = {
+        s: sum(e["selection"][s] for e in doc["benchmarks"].values()) / len(doc["benchmarks"])
+        for s in ("critic", "first", "mean", "median", "medoid", "cluster")
+    }
+    assert by_strategy["critic"] == pytest.approx(doc["mean"]["top1"])
+    assert all(by_strategy["critic"] > v for s, v in by_strategy.items() if s != "critic"), by_strategy
 
 
 def test_lines_for_benchmarks_not_evaluated_are_reported(demo_suite: Path, tmp_path: Path) -> None:

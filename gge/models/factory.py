@@ -60,8 +60,9 @@ class ModelConfig:
     """Which model answers, and its options (``model.<option>=`` on the command line).
 
     Attributes:
-        name: ``replay`` or a preset (``qwen2_5_vl``, ``ui_tars_1_5``, ``qwen3_vl``, ``qwen2_vl``,
-            ``openai_api``).
+        name: ``demo`` (the small proposer/critic shipped with gge, :mod:`gge.demo.model`; ``ckpt=``
+            may point at another demo checkpoint), ``replay`` or a preset (``qwen2_5_vl``,
+            ``ui_tars_1_5``, ``qwen3_vl``, ``qwen2_vl``, ``openai_api``).
         predictions: ``replay``: the JSONL predictions file.
         delay_s: ``replay``: seconds to wait per batch, standing in for a model's latency
             (benchmarks, interruption tests).
@@ -96,7 +97,7 @@ class ModelConfig:
         resize_factor: ``openai``: mirror the server's smart_resize with this factor (Qwen-VL served).
     """
 
-    name: str = "replay"
+    name: str = "demo"
     predictions: str | None = None
     delay_s: float = 0.0
     backend: str = "transformers"
@@ -136,7 +137,7 @@ def preset_names() -> list[str]:
 
 def model_names() -> list[str]:
     """Every valid ``model=`` name."""
-    return ["replay", *preset_names()]
+    return ["demo", "replay", *preset_names()]
 
 
 def load_preset(name: str) -> DictConfig:
@@ -148,8 +149,11 @@ def load_preset(name: str) -> DictConfig:
 
 
 def preset_for_checkpoint(ckpt: str) -> str:
-    """The preset of a checkpoint folder, from its config.json ``model_type``."""
+    """The preset of a checkpoint: ``demo`` for a demo file (``*.pt``), else its ``model_type``'s."""
     from gge.models.hf_loading import model_type
+
+    if ckpt.endswith(".pt"):
+        return "demo"
 
     mtype = model_type(ckpt)
     if mtype not in PRESET_BY_MODEL_TYPE:
@@ -218,9 +222,13 @@ def build_policy(cfg: DictConfig) -> Policy:
         cfg: The whole run configuration (``model``, ``ckpt``, ``k``, ``batch_size``).
 
     Returns:
-        A replay model, or a :class:`~gge.models.policy.GroundingPolicy` over a backend.
+        The demo model, a replay model, or a :class:`~gge.models.policy.GroundingPolicy` over a backend.
     """
     m = cfg.model
+    if m.name == "demo":
+        from gge.demo.model import load_demo_policy
+
+        return load_demo_policy(cfg.ckpt or None, k=int(cfg.k), seed=int(cfg.seed))
     if m.name == "replay":
         if m.predictions is None:
             raise GgeError("model=replay needs model.predictions=FILE (a JSONL file, one line per sample)")
