@@ -339,14 +339,7 @@ class DemoPolicy:
             q = self.net.instruction([s.instruction for s in samples])
         out = []
         for i, (sample, view) in enumerate(zip(samples, views, strict=True)):
-            points = self._propose_one(sample, view, q[i : i + 1])
-            w, h = view.size
-            cands = tuple(
-                Candidate(
-                    (min(x * view.scale, w - 0.5), min(y * view.scale, h - 0.5)), raw=f"({x:.1f}, {y:.1f})"
-                )
-                for x, y in points.tolist()
-            )
+            cands = _candidates(view, self._propose_one(sample, view, q[i : i + 1]))
             out.append(Proposal(cands, raw=" ".join(c.raw for c in cands)))
         return out
 
@@ -380,13 +373,7 @@ class DemoPolicy:
             with torch.no_grad():
                 points = self._propose_one(sample, view, q[i : i + 1])
                 scores = self.net.critic_scores(view, points, q[i : i + 1]).tolist()
-            w, h = view.size
-            cands = tuple(
-                Candidate(
-                    (min(x * view.scale, w - 0.5), min(y * view.scale, h - 0.5)), score, f"({x:.1f}, {y:.1f})"
-                )
-                for (x, y), score in zip(points.tolist(), scores, strict=True)
-            )
+            cands = _candidates(view, points, scores)
             out.append(Prediction(sample.benchmark, sample.id, cands, raw=" ".join(c.raw for c in cands)))
         return out
 
@@ -410,6 +397,18 @@ class DemoPolicy:
             "k": self.k,
             "seed": self.seed,
         }
+
+
+def _candidates(
+    view: View, points: torch.Tensor, scores: Sequence[float] | None = None
+) -> tuple[Candidate, ...]:
+    """Candidates in original pixels (kept inside the image) from points in normalised pixels."""
+    w, h = view.size
+    out = []
+    for i, (x, y) in enumerate(points.tolist()):
+        point = (min(x * view.scale, w - 0.5), min(y * view.scale, h - 0.5))
+        out.append(Candidate(point, None if scores is None else scores[i], f"({x:.1f}, {y:.1f})"))
+    return tuple(out)
 
 
 def default_checkpoint() -> Path:
