@@ -72,6 +72,16 @@ def test_sample_cells_gradient_stays_finite_when_one_cell_holds_all_the_mass() -
     assert logits.grad is not None and float(logits.grad.abs().max()) < 10
 
 
+def test_cell_points_of_edge_cells_stay_on_the_screen() -> None:
+    """A 360-px phone is 22.5 cells wide: points of the last column must not fall past its edge."""
+    jitter = torch.tensor([[0.999, 0.999], [0.0, 0.999]])
+    pts = cell_points(torch.tensor([22, 23]), 23, jitter, extent=(360.0, 40.0))
+    assert pts[0, 0] < 360 and pts[0, 1] < 16 and pts[1, 1] < 40
+    assert pts[1].tolist() == pytest.approx([0.0, 16 + 0.999 * 16])
+    view = make_view(Image.new("RGB", (360, 780)))
+    assert view.extent == (360.0, 780.0) and view.cells[0] * CELL > 360
+
+
 def test_cell_points_lie_inside_their_cells() -> None:
     pts = cell_points(torch.tensor([0, 5, 7]), 5, torch.tensor([[0.0, 0.0], [0.5, 0.5], [0.99, 0.25]]))
     expected = [0.0, 0.0, 0.5 * CELL, 1.5 * CELL, 2.99 * CELL, 1.25 * CELL]
@@ -125,6 +135,13 @@ def test_checkpoint_round_trip_and_clear_errors(net: DemoNet, tmp_path: Path) ->
     assert loaded.settings()["checkpoint"] == str(path) and loaded.k == 3
     with pytest.raises(GgeError, match=r"demo checkpoint not found: .*nope\.pt"):
         load_demo_policy(tmp_path / "nope.pt")
+    with pytest.raises(GgeError, match="is a folder, not a file"):
+        load_demo_policy(tmp_path)
+    torch.save(
+        {"format": "gge-demo/1", "config": {"dim": 8, "bogus": 1}, "state_dict": {}}, tmp_path / "odd.pt"
+    )
+    with pytest.raises(GgeError, match=r"odd\.pt: weights or sizes do not fit"):
+        load_demo_policy(tmp_path / "odd.pt")
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")
     with pytest.raises(GgeError, match=r"bad\.pt: not a gge demo checkpoint"):
@@ -173,8 +190,11 @@ def test_training_with_the_callback_logs_metrics_each_epoch_and_saves_a_loadable
     evaluated = [r for r in rows if r.get("grounding/mean/top1")]
     assert [int(r["epoch"]) for r in evaluated] == [0, 1]
     assert any(r.get("train/hit") for r in rows)
-    policy = load_demo_policy(tmp_path / "run" / "demo_policy.pt")
-    assert policy.settings()["weights_sha256"] != DemoPolicy(DemoNet()).settings()["weights_sha256"]
+    trained = load_demo_policy(tmp_path / "run" / "demo_policy.pt").net.state_dict()
+    torch.manual_seed(config.seed)  # the weights fit started from (seed_everything(seed), then DemoNet())
+    initial = DemoNet().state_dict()
+    assert trained.keys() == initial.keys()
+    assert any(not torch.equal(trained[k], initial[k]) for k in initial)  # 4 RL steps moved them
     summary = json.loads((tmp_path / "run" / "train_summary.json").read_text())
     assert summary["train"]["seeds"] == [1001]
 
@@ -209,3 +229,14 @@ def test_training_logs_to_wandb_offline_and_finishes_its_run(
     run = read_run(run_dir)  # waits for the exit record: the run was finished
     assert {"grounding/mean/top1", "grounding/mean/oracle@5", "train/hit"} <= run.keys()
     assert run.tables("grounding/screenspot_v2/samples")
+
+
+def test_a_checkpoint_file_that_is_not_a_demo_checkpoint_is_named_in_the_error(
+    demo_suite: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "model.ckpt"
+    bad.write_bytes(b"\x00" * 16)
+    cfg = parse_args([f"ckpt={bad}", f"data_root={demo_suite}", f"output_dir={tmp_path / 'o'}"])
+    assert cfg.model.name == "demo"
+    with pytest.raises(GgeError, match=r"model\.ckpt: not a gge demo checkpoint"):
+        run(cfg, out=io.StringIO())

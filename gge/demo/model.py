@@ -12,8 +12,8 @@ icon...), which is enough to be far above chance and to give a critic something 
 - **Instruction.** Lower-cased words and word pairs, hashed into buckets of a mean embedding bag.
 - **Proposer.** A small CNN over the 1/4 view and the pixel coordinates, modulated by the
   instruction (FiLM), gives a logit per cell of 16 normalised pixels. K candidates are K distinct
-  cells drawn from the softmax, each at a uniformly random point inside its cell, in original
-  pixels, ordered by the proposer's logit (the first is its best guess).
+  cells drawn from the softmax, each at a uniformly random point of its cell that lies on the
+  screen, in original pixels, ordered by the proposer's logit (the first is its best guess).
 - **Critic.** For each candidate, a 28x28 crop of the 1/2 view (56 normalised pixels around the
   point: is it *on* an element, and which) stacked with a 28x28 crop of the 1/4 view (112 pixels of
   context), through a small CNN modulated by the instruction, gives one score per candidate.
@@ -105,6 +105,11 @@ class View:
     def cells(self) -> tuple[int, int]:
         """Proposer cells (columns, rows)."""
         return (self.small.shape[2] + 3) // 4, (self.small.shape[1] + 3) // 4
+
+    @property
+    def extent(self) -> tuple[float, float]:
+        """The screen's (width, height) in normalised pixels."""
+        return self.size[0] / self.scale, self.size[1] / self.scale
 
     def to_uint8(self) -> View:
         """A compact copy (uint8 pixels) for caches; :meth:`to_float` undoes it."""
@@ -287,11 +292,25 @@ def sample_cells(
     return idx, logp[idx] - left
 
 
-def cell_points(idx: torch.Tensor, columns: int, jitter: torch.Tensor) -> torch.Tensor:
-    """Points (n, 2) in normalised pixels: cell corners plus ``jitter`` (n, 2) in [0, 1) cells."""
+def cell_points(
+    idx: torch.Tensor, columns: int, jitter: torch.Tensor, extent: tuple[float, float] | None = None
+) -> torch.Tensor:
+    """Points (n, 2) in normalised pixels: cell corners plus ``jitter`` (n, 2) in [0, 1) of the cell.
+
+    Args:
+        idx: Flat cell indices.
+        columns: Cells per row.
+        jitter: Position inside each cell, as fractions of its side.
+        extent: The screen's (width, height) in normalised pixels: the last column and row of cells,
+            which may reach past the screen's edge, are shrunk to the part that lies on the screen.
+    """
     rows = torch.div(idx, columns, rounding_mode="floor")
     cols = idx - rows * columns
-    return (torch.stack([cols, rows], dim=1).float() + jitter) * CELL
+    corner = torch.stack([cols, rows], dim=1).float() * CELL
+    side = torch.full_like(corner, float(CELL))
+    if extent is not None:
+        side = torch.minimum(side, (torch.tensor(extent) - corner).clamp(min=1e-3))
+    return corner + jitter * side
 
 
 class DemoPolicy:
@@ -327,7 +346,7 @@ class DemoPolicy:
         idx, _ = sample_cells(logits, self.k, gen)
         idx = idx[torch.argsort(logits.flatten()[idx], descending=True, stable=True)]
         jitter = torch.rand((len(idx), 2), generator=gen)
-        return cell_points(idx, logits.shape[1], jitter)
+        return cell_points(idx, logits.shape[1], jitter, view.extent)
 
     def _views(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[View]:
         return [make_view(im, s.image_size) for s, im in zip(samples, images, strict=True)]
@@ -435,17 +454,18 @@ def load_demo_policy(path: str | Path | None = None, *, k: int = 5, seed: int = 
     """
     path = Path(path) if path is not None else default_checkpoint()
     if not path.is_file():
-        raise GgeError(f"demo checkpoint not found: {path}")
+        what = "is a folder, not a file" if path.is_dir() else "not found"
+        raise GgeError(f"demo checkpoint {what}: {path}")
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for a bad file
         raise GgeError(f"{path}: not a gge demo checkpoint ({e})") from None
     if not isinstance(blob, dict) or blob.get("format") != "gge-demo/1":
         raise GgeError(f"{path}: not a gge demo checkpoint (no 'format': 'gge-demo/1')")
-    net = DemoNet(DemoConfig(**blob["config"]))
     try:
+        net = DemoNet(DemoConfig(**blob["config"]))
         net.load_state_dict(blob["state_dict"])
-    except RuntimeError as e:
-        raise GgeError(f"{path}: weights do not fit the demo model: {e}") from None
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        raise GgeError(f"{path}: weights or sizes do not fit the demo model: {e!r}") from None
     net.eval()
     return DemoPolicy(net, k=k, seed=seed, source=str(path))

@@ -152,8 +152,8 @@ def preset_for_checkpoint(ckpt: str) -> str:
     """The preset of a checkpoint: ``demo`` for a demo file (``*.pt``), else its ``model_type``'s."""
     from gge.models.hf_loading import model_type
 
-    if ckpt.endswith(".pt"):
-        return "demo"
+    if ckpt.endswith((".pt", ".pth")) or Path(ckpt).is_file():
+        return "demo"  # a file: only demo checkpoints are single files (load_demo_policy says if not)
 
     mtype = model_type(ckpt)
     if mtype not in PRESET_BY_MODEL_TYPE:
