@@ -19,8 +19,10 @@ compared with targets):
    this process (open + convert RGB + load).
 3. memory: peak RSS of the zero-time pipeline over many samples / over few, each in a fresh
    interpreter: its own peak (``VmHWM``, see :func:`peak_rss_kib`) + its largest worker's.
-4. idle callback: a small ``Trainer.fit`` with ``GroundingEvalCallback(every_n_epochs=1000)``
-   attached (never evaluates) / the same fit without it; median of alternating repeats, with an empty
+4. idle callback: a small ``Trainer.fit`` (4 epochs) with ``GroundingEvalCallback(every_n_epochs=1000)``
+   attached (never evaluates) / the same fit without it: the median epoch (the target: an epoch in
+   which the callback does not run costs nothing more) and, for information, the whole fit (which
+   also pays the callback's one-off setup); median of alternating repeats, with an empty
    ``pl.Callback`` as a control (Lightning's own cost of one more callback).
 
 Screenshots are 1920x1080 PNGs with GUI-like windows, text and a noisy wallpaper, drawn by PIL in a
@@ -322,8 +324,23 @@ def import_callback() -> tuple[type | None, str]:
     return module.GroundingEvalCallback, "callbacks/ loaded as gge.callbacks (package not reinstalled)"
 
 
-def fit_seconds(callbacks: list[pl.Callback], steps: int, epochs: int, root: Path) -> float:
-    """Wall seconds of a small Trainer.fit (``steps`` batches over ``epochs`` epochs)."""
+class EpochTimer(pl.Callback):
+    """Wall seconds of each training epoch, from its start to its end (its validation included)."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self._start = 0.0
+
+    def on_train_epoch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._start = time.perf_counter()
+
+    def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self.seconds.append(time.perf_counter() - self._start)
+
+
+def fit_seconds(callbacks: list[pl.Callback], steps: int, epochs: int, root: Path) -> tuple[float, float]:
+    """Wall seconds of a small Trainer.fit (``steps`` batches over ``epochs`` epochs), and the median
+    seconds of one of its epochs (what an epoch costs once the fit is set up)."""
     torch.manual_seed(0)
     per_epoch = max(1, steps // epochs)
     data = torch.utils.data.TensorDataset(torch.randn(per_epoch * 8, 16), torch.randn(per_epoch * 8, 1))
@@ -340,12 +357,12 @@ def fit_seconds(callbacks: list[pl.Callback], steps: int, epochs: int, root: Pat
         enable_checkpointing=False,
         enable_model_summary=False,
         use_distributed_sampler=False,
-        callbacks=callbacks,
+        callbacks=[*callbacks, timer := EpochTimer()],
         default_root_dir=str(root),
     )
     start = time.perf_counter()
     trainer.fit(TinyModule(), train, val)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, statistics.median(timer.seconds)
 
 
 @dataclass
@@ -354,6 +371,7 @@ class CallbackCost:
 
     note: str
     runs: list[tuple[float, float, float]] = field(default_factory=list)
+    epochs: list[tuple[float, float, float]] = field(default_factory=list)
     setup_s: float = math.nan
 
 
@@ -371,7 +389,7 @@ def callback_cost(root: Path, repeats: int, steps: int) -> CallbackCost:
     from gge.demo import write_demo_suite
 
     write_demo_suite(demo)
-    epochs = 2
+    epochs = 4
 
     def make() -> pl.Callback:
         cb: pl.Callback = cls(benchmarks=["screenspot_v2"], data_root=demo, every_n_epochs=1000)
@@ -386,10 +404,11 @@ def callback_cost(root: Path, repeats: int, steps: int) -> CallbackCost:
     for kind in kinds:  # warm-up
         fit_seconds(fit_callbacks(kind, make), steps, epochs, root)
     for i in range(repeats):
-        seconds = {}
+        seconds, epoch = {}, {}
         for kind in kinds if i % 2 == 0 else kinds[::-1]:
-            seconds[kind] = fit_seconds(fit_callbacks(kind, make), steps, epochs, root)
+            seconds[kind], epoch[kind] = fit_seconds(fit_callbacks(kind, make), steps, epochs, root)
         out.runs.append((seconds["none"], seconds["empty"], seconds["gge"]))
+        out.epochs.append((epoch["none"], epoch["empty"], epoch["gge"]))
     cb = make()
     start = time.perf_counter()
     with contextlib.suppress(Exception):
@@ -423,7 +442,7 @@ def main() -> None:
     parser.add_argument(
         "--overlap-t", type=float, help="the model's seconds per batch (default: 1.5 x decode time / workers)"
     )
-    parser.add_argument("--fit-steps", type=int, default=50, help="training steps of the callback's fit")
+    parser.add_argument("--fit-steps", type=int, default=400, help="training steps of the callback's fit")
     parser.add_argument(
         "--repeats", type=int, help="alternating repeats (default 3; quick: 1 for throughput)"
     )
@@ -536,7 +555,7 @@ def main() -> None:
             ratios = [gge / none for none, _, gge in cost.runs]
             r_cb = statistics.median(ratios)
             r_empty = statistics.median(empty / none for none, empty, _ in cost.runs)
-            print(f"\nidle callback ({cost.note}): {args.fit_steps} steps, 2 epochs, every_n_epochs=1000")
+            print(f"\nidle callback ({cost.note}): {args.fit_steps} steps, 4 epochs, every_n_epochs=1000")
             for none, empty, gge in cost.runs:
                 print(
                     f"  no callback {none * 1e3:.0f} ms, empty pl.Callback {empty * 1e3:.0f} ms,"
@@ -547,8 +566,19 @@ def main() -> None:
                 f"  median extra {extra * 1e3:.1f} ms per fit (an empty pl.Callback: ratio {r_empty:.3f});"
                 f" the callback's setup() alone (reads the benchmark): {cost.setup_s * 1e3:.1f} ms"
             )
-            name = f"callback idle: fit with / without (median of {len(cost.runs)})"
-            rows.append((name, f"{r_cb:.3f}", "<= 1.05", verdict(r_cb <= 1.05)))
+            r_epoch = statistics.median(gge / none for none, _, gge in cost.epochs)
+            for none, empty, gge in cost.epochs:
+                print(
+                    f"  one epoch: no callback {none * 1e3:.1f} ms, empty pl.Callback {empty * 1e3:.1f} ms,"
+                    f" GroundingEvalCallback {gge * 1e3:.1f} ms: {gge / none:.3f}"
+                )
+            # The target is per epoch (the issue: "adds nothing to a training epoch in which it does not
+            # run"); the whole fit also pays the callback's one-off setup (reading the benchmark, so
+            # that a wrong path fails at the start of training rather than at the first evaluation).
+            name = f"callback idle: epoch with / without (median of {len(cost.epochs)})"
+            rows.append((name, f"{r_epoch:.3f}", "<= 1.05", verdict(r_epoch <= 1.05)))
+            name = f"callback idle: whole fit, one-off setup included (median of {len(cost.runs)})"
+            rows.append((name, f"{r_cb:.3f}", "", "info"))
         else:
             notes.append(f"callback idle cost skipped: {cost.note}")
             rows.append(("callback idle: fit with / without", "skipped", "<= 1.05", "skipped"))
