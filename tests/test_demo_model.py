@@ -214,6 +214,7 @@ def test_eval_picks_the_demo_model_from_a_pt_checkpoint(
 def test_the_shipped_checkpoint_is_the_default_model() -> None:
     assert default_checkpoint().is_file()
     assert parse_args([]).model.name == "demo"
+    assert parse_args(["model.predictions=p.jsonl"]).model.name == "replay"  # the file implies replay
     assert load_demo_policy().settings()["checkpoint"] == str(default_checkpoint())
 
 
