@@ -36,7 +36,7 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,6 @@ class TrainConfig:
     clip: float = 1.0
     eval_samples: int = 18
     seed: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def load_training_samples(seeds: Sequence[int], per_benchmark: int) -> list[Sample]:
