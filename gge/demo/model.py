@@ -348,14 +348,17 @@ class DemoPolicy:
         jitter = torch.rand((len(idx), 2), generator=gen)
         return cell_points(idx, logits.shape[1], jitter, view.extent)
 
-    def _views(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[View]:
-        return [make_view(im, s.image_size) for s, im in zip(samples, images, strict=True)]
+    @torch.no_grad()
+    def _inputs(
+        self, samples: Sequence[Sample], images: Sequence[Image.Image]
+    ) -> tuple[list[View], torch.Tensor]:
+        """Each screenshot's view and each instruction's embedding (one row per sample)."""
+        views = [make_view(im, s.image_size) for s, im in zip(samples, images, strict=True)]
+        return views, self.net.instruction([s.instruction for s in samples])
 
     def propose(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Proposal]:
         """K candidates per sample, in original pixels (see the module docstring)."""
-        views = self._views(samples, images)
-        with torch.no_grad():
-            q = self.net.instruction([s.instruction for s in samples])
+        views, q = self._inputs(samples, images)
         out = []
         for i, (sample, view) in enumerate(zip(samples, views, strict=True)):
             cands = _candidates(view, self._propose_one(sample, view, q[i : i + 1]))
@@ -366,10 +369,9 @@ class DemoPolicy:
         self, samples: Sequence[Sample], images: Sequence[Image.Image], proposals: Sequence[Proposal]
     ) -> list[Judgement]:
         """One critic score per candidate (higher is better)."""
-        views = self._views(samples, images)
+        views, q = self._inputs(samples, images)
         out = []
         with torch.no_grad():
-            q = self.net.instruction([s.instruction for s in samples])
             for i, (view, prop) in enumerate(zip(views, proposals, strict=True)):
                 pts = [c.point for c in prop.candidates if c.point is not None]
                 if not pts:
@@ -384,9 +386,7 @@ class DemoPolicy:
 
     def predict_images(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Prediction]:
         """Propose and rank (one view per screenshot, shared by both stages)."""
-        views = self._views(samples, images)
-        with torch.no_grad():
-            q = self.net.instruction([s.instruction for s in samples])
+        views, q = self._inputs(samples, images)
         out = []
         for i, (sample, view) in enumerate(zip(samples, views, strict=True)):
             with torch.no_grad():
