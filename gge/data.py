@@ -31,10 +31,13 @@ Example:
 from __future__ import annotations
 
 import math
+import multiprocessing.util
+import os
 import queue
 import threading
+import weakref
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -43,15 +46,18 @@ import torch.utils.data
 from PIL import Image
 
 from gge.errors import GgeError
+from gge.slots import SlotFolder, SlotTicket, SlotWriter
 from gge.types import Sample
 
 __all__ = [
     "Item",
+    "ItemLoader",
     "SampleDataset",
     "batches_per_rank",
     "collate_items",
     "decode_image",
     "make_loader",
+    "part_size",
     "shard_indices",
 ]
 
@@ -60,9 +66,11 @@ __all__ = [
 class Item:
     """One sample with its decoded screenshot.
 
-    The pixels travel from the DataLoader workers as a uint8 tensor (height x width x 3), which torch
-    passes through shared memory; a PIL image would be pickled through a pipe (about 6 MB per
-    full-HD screenshot), a cost the model's main process would pay for every batch.
+    The pixels travel from the DataLoader workers through shared memory: in a reusable slot (see
+    :mod:`gge.slots`; the item pickles as a ticket and the model's process copies the pixels out when
+    it unpickles it), or, when no slot is available, as a uint8 tensor that torch shares. A PIL image
+    would be pickled through a pipe (about 6 MB per full-HD screenshot), a cost the model's process
+    would pay for every batch.
 
     Attributes:
         index: Position of the sample in the benchmark's sample list (the list given to the dataset).
@@ -71,6 +79,8 @@ class Item:
         pixels: The screenshot, RGB, as a uint8 tensor of shape (height, width, 3); None when the
             loader was asked not to decode (a policy that does not look at screenshots, e.g. replay).
         padding: A padding item (``make_loader(pad_batches=True)``): run it, drop its result.
+        decoded: The PIL image, once built (:meth:`with_image`).
+        slot: In a worker only: the slot holding the pixels (``pixels`` is None until unpickled).
     """
 
     index: int
@@ -78,6 +88,14 @@ class Item:
     pixels: torch.Tensor | None
     padding: bool = False
     decoded: Image.Image | None = field(default=None, compare=False, repr=False)
+    slot: SlotTicket | None = field(default=None, compare=False, repr=False)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle as usual, or, for pixels waiting in a slot, as the ticket (unpickled: the pixels)."""
+        if self.slot is None:
+            return super().__reduce_ex__(protocol)
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("pixels", "slot")}
+        return (_item_with_pixels, (type(self), values, self.slot))
 
     @property
     def image(self) -> Image.Image | None:
@@ -91,6 +109,10 @@ class Item:
     def with_image(self) -> Item:
         """A copy carrying its PIL image, built now (so that the model's thread need not)."""
         return self if self.pixels is None else replace(self, decoded=self.image)
+
+
+def _item_with_pixels(cls: type[Item], values: dict[str, Any], pixels: torch.Tensor) -> Item:
+    return cls(**values, pixels=pixels)
 
 
 class _Failure:
@@ -299,6 +321,10 @@ class SampleDataset(torch.utils.data.Dataset[Item]):
             items that give ``pad_to`` batches). The padding sample is ``indices[0]``, or sample 0
             when ``indices`` is empty.
         batch_size: The loader's batch size (used only with ``pad_to``).
+        decode: Decode the screenshots (False: items carry no pixels).
+        slot_folder: A :class:`gge.slots.SlotFolder` path: in DataLoader workers, hand the pixels over
+            through reusable slots there (None: as shared tensors).
+        slots: Slots per worker (the items one worker may have in flight).
 
     Raises:
         ValueError: for an index out of range, ``batch_size < 1``, ``pad_to`` smaller than the batches
@@ -324,6 +350,8 @@ class SampleDataset(torch.utils.data.Dataset[Item]):
         pad_to: int | None = None,
         batch_size: int = 1,
         decode: bool = True,
+        slot_folder: str | None = None,
+        slots: int = 0,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -336,6 +364,8 @@ class SampleDataset(torch.utils.data.Dataset[Item]):
         self.indices = list(indices)
         self.max_pixels = max_pixels
         self.decode = decode
+        self.slot_folder = slot_folder
+        self.slots = slots
         self.n_padding = 0
         self.pad_index = self.indices[0] if self.indices else 0
         if pad_to is not None:
@@ -357,10 +387,29 @@ class SampleDataset(torch.utils.data.Dataset[Item]):
         padding = i >= len(self.indices)
         index = self.pad_index if padding else self.indices[i]
         sample = self.samples[index]
-        pixels = None
-        if self.decode:
-            pixels = torch.from_numpy(np.asarray(decode_image(sample, max_pixels=self.max_pixels)).copy())
-        return Item(index, sample, pixels, padding=padding)
+        if not self.decode:
+            return Item(index, sample, None, padding=padding)
+        image = decode_image(sample, max_pixels=self.max_pixels)
+        writer = self._slot_writer()
+        ticket = writer.put(image) if writer is not None else None
+        if ticket is not None:
+            return Item(index, sample, None, padding=padding, slot=ticket)
+        return Item(index, sample, torch.from_numpy(np.asarray(image).copy()), padding=padding)
+
+    def _slot_writer(self) -> SlotWriter | None:
+        """This worker's slots (None in the main process, or without a slot folder)."""
+        if self.slot_folder is None or self.slots < 1 or torch.utils.data.get_worker_info() is None:
+            return None
+        key = (os.getpid(), self.slot_folder)
+        writer = _WRITERS.get(key)
+        if writer is None:
+            writer = _WRITERS[key] = SlotWriter(self.slot_folder, self.slots)
+            # Run when the worker exits (DataLoader workers are multiprocessing processes).
+            multiprocessing.util.Finalize(writer, writer.close, exitpriority=0)
+        return writer
+
+
+_WRITERS: dict[tuple[int, str], SlotWriter] = {}
 
 
 def collate_items(items: list[Item]) -> list[Item]:
@@ -414,6 +463,8 @@ def make_loader(
 
     Returns:
         The loader (``persistent_workers=False``, ``pin_memory=False``, the default start method).
+        With workers, screenshots reach this process through reusable shared-memory slots
+        (:mod:`gge.slots`) in a folder that is removed when the loader's dataset is garbage-collected.
 
     Raises:
         ValueError: for a bad rank, world, batch size or worker count.
@@ -440,16 +491,97 @@ def make_loader(
     if min_batches > 0 and samples:
         needed = math.ceil(len(indices) / batch_size)
         pad_to = max(pad_to or needed, needed, min_batches)
+    part = part_size(batch_size, num_workers) if decode else batch_size  # nothing to share out otherwise
+    # Each worker keeps _PREFETCH whole batches' worth of parts in flight, as a plain DataLoader would.
+    prefetch = _PREFETCH * (batch_size // part)
+    folder = SlotFolder.create() if decode and num_workers > 0 else None
     dataset = SampleDataset(
-        samples, indices, max_pixels=max_pixels, pad_to=pad_to, batch_size=batch_size, decode=decode
-    )
-    return torch.utils.data.DataLoader(
-        dataset,
+        samples,
+        indices,
+        max_pixels=max_pixels,
+        pad_to=pad_to,
         batch_size=batch_size,
+        decode=decode,
+        slot_folder=folder.path if folder is not None else None,
+        slots=(prefetch + 1) * part,
+    )
+    loader = ItemLoader(
+        dataset,
+        batch_size=part,
+        parts_per_batch=batch_size // part,
         shuffle=False,
         num_workers=num_workers,
         collate_fn=collate_items,
         pin_memory=False,
         drop_last=False,
         persistent_workers=False,
+        prefetch_factor=prefetch if num_workers > 0 else None,
     )
+    if folder is not None:
+        # Owned by the dataset, which a loader Lightning re-creates (with its own sampler) shares.
+        weakref.finalize(dataset, folder.close)
+    return loader
+
+
+_PREFETCH = 2  # batches each worker keeps in flight (the DataLoader's default)
+
+
+def part_size(batch_size: int, num_workers: int) -> int:
+    """How many items of a batch one worker loads, so that the workers load every batch together.
+
+    The largest divisor of ``batch_size`` that is at most ``ceil(batch_size / num_workers)``.
+
+    Example:
+        >>> [part_size(8, w) for w in (0, 1, 2, 3, 4, 8, 16)]
+        [8, 8, 4, 2, 2, 1, 1]
+        >>> part_size(7, 2)
+        1
+    """
+    if num_workers <= 1:
+        return batch_size
+    most = math.ceil(batch_size / num_workers)
+    return max(d for d in range(1, most + 1) if batch_size % d == 0)
+
+
+class ItemLoader(torch.utils.data.DataLoader[Item]):
+    """A DataLoader whose workers load batches in parts, yielding whole batches (``list[Item]``).
+
+    A plain DataLoader gives each batch to one worker, so the first batch arrives only after one
+    worker has decoded all of it while the others wait for theirs. Here the DataLoader's own batches
+    (``batch_size``) are *parts*, spread over the workers, and iterating joins ``parts_per_batch``
+    consecutive parts into one batch: the same batches, in the same order, with the first ready sooner.
+    Lightning may re-create the loader with its own batch sampler; the parts are joined the same way.
+
+    Args:
+        dataset: The items.
+        parts_per_batch: Parts joined into one yielded batch (the last batch may be shorter).
+        **kwargs: Passed to ``torch.utils.data.DataLoader`` (``batch_size`` is the part's size).
+
+    Raises:
+        ValueError: when ``parts_per_batch < 1``.
+    """
+
+    def __init__(
+        self, dataset: torch.utils.data.Dataset[Item], *, parts_per_batch: int = 1, **kwargs: Any
+    ) -> None:
+        if parts_per_batch < 1:
+            raise ValueError(f"parts_per_batch must be >= 1, got {parts_per_batch}")
+        super().__init__(dataset, **kwargs)
+        self.parts_per_batch = parts_per_batch
+
+    def __len__(self) -> int:
+        return math.ceil(super().__len__() / self.parts_per_batch)
+
+    def __iter__(self) -> Iterator[list[Item]]:  # type: ignore[override]
+        parts: Iterator[list[Item]] = super().__iter__()
+        return parts if self.parts_per_batch == 1 else self._join(parts)
+
+    def _join(self, parts: Iterator[list[Item]]) -> Iterator[list[Item]]:
+        batch: list[Item] = []
+        for i, part in enumerate(parts, 1):
+            batch.extend(part)
+            if i % self.parts_per_batch == 0:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
