@@ -16,7 +16,8 @@ compared with targets):
    the throughput line reports next to what it delivers with a zero-time model.
 2. throughput: a policy that takes no time, samples/s through ``make_loader`` + ``evaluate_batches``
    (and through ``GroundingEvalModule`` under a Lightning Trainer) / samples/s of a plain PIL loop in
-   this process (open + convert RGB + load).
+   this process (open + convert RGB + load). For information, the pipeline also runs with gge's
+   shared-memory slots off (``GGE_SHM_DIR=``: workers hand over torch shared tensors instead).
 3. memory: peak RSS of the zero-time pipeline over many samples / over few, each in a fresh
    interpreter: its own peak (``VmHWM``, see :func:`peak_rss_kib`) + its largest worker's.
 4. idle callback: a small ``Trainer.fit`` (4 epochs) with ``GroundingEvalCallback(every_n_epochs=1000)``
@@ -63,6 +64,7 @@ from PIL import Image, ImageDraw, ImageFont
 from gge.data import decode_image, make_loader
 from gge.evaluate import evaluate_batches
 from gge.module import GroundingEvalModule
+from gge.slots import SlotFolder, shm_root
 from gge.types import Box, Candidate, Prediction, Sample
 
 REPO = Path(__file__).resolve().parents[1]
@@ -212,6 +214,31 @@ def run_lightning(samples: Sequence[Sample], batch_size: int, workers: int) -> f
     if len(module.gathered) != len(samples):
         raise RuntimeError(f"{len(module.gathered)} results for {len(samples)} samples")
     return wall
+
+
+@contextlib.contextmanager
+def no_slots() -> Iterator[None]:
+    """Workers hand screenshots over as torch shared tensors, not through gge's slots (for comparison)."""
+    before = os.environ.get("GGE_SHM_DIR")
+    os.environ["GGE_SHM_DIR"] = ""
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["GGE_SHM_DIR"]
+        else:
+            os.environ["GGE_SHM_DIR"] = before
+
+
+def handover(workers: int) -> str:
+    """How the workers hand screenshots to this process in this run."""
+    if workers == 0:
+        return "none (decoded in this process)"
+    folder = SlotFolder.create()
+    if folder is None:
+        return f"torch's shared tensors (no slot folder at {shm_root()})"
+    folder.close()
+    return f"reusable shared-memory slots in {Path(folder.path).parent}"
 
 
 def pil_loop(samples: Sequence[Sample]) -> float:
@@ -504,17 +531,25 @@ def main() -> None:
         # 2. throughput (alternating repeats, fastest of each)
         sub = samples[:n_through]
         pil_loop(sub)  # page cache warm
-        pil_t, pipe_t, light_t = [], [], []
+        pil_t, pipe_t, light_t, plain_t = [], [], [], []
         run_lightning(sub[: 2 * bs], bs, workers)  # first-use costs of Lightning
         for _ in range(repeats):
             pil_t.append(pil_loop(sub))
             pipe_t.append(run_pipeline(sub, SleepPolicy(0.0), bs, workers)[0])
             light_t.append(run_lightning(sub, bs, workers))
-        pil_rate, pipe_rate, light_rate = (n_through / min(ts) for ts in (pil_t, pipe_t, light_t))
+            with no_slots():
+                plain_t.append(run_pipeline(sub, SleepPolicy(0.0), bs, workers)[0])
+        pil_rate, pipe_rate, light_rate, plain_rate = (
+            n_through / min(ts) for ts in (pil_t, pipe_t, light_t, plain_t)
+        )
         print(
             f"\nthroughput over {n_through} samples (fastest of {repeats}):"
             f" PIL loop {pil_rate:.1f} samples/s, pipeline {pipe_rate:.1f} samples/s,"
             f" Lightning predict {light_rate:.1f} samples/s"
+        )
+        print(
+            f"  handover: {handover(workers)}; with slots off (GGE_SHM_DIR=, torch's shared tensors)"
+            f" the pipeline delivers {plain_rate:.1f} samples/s (slots: {pipe_rate / plain_rate:.2f}x that)"
         )
         r_pipe, r_light = pipe_rate / pil_rate, light_rate / pil_rate
         print(

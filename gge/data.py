@@ -35,9 +35,10 @@ import multiprocessing.util
 import os
 import queue
 import threading
+import warnings
 import weakref
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import astuple, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,7 @@ import torch.utils.data
 from PIL import Image
 
 from gge.errors import GgeError
-from gge.slots import SlotFolder, SlotTicket, SlotWriter
+from gge.slots import SlotFolder, SlotGone, SlotTicket, SlotWriter
 from gge.types import Sample
 
 __all__ = [
@@ -94,8 +95,8 @@ class Item:
         """Pickle as usual, or, for pixels waiting in a slot, as the ticket (unpickled: the pixels)."""
         if self.slot is None:
             return super().__reduce_ex__(protocol)
-        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("pixels", "slot")}
-        return (_item_with_pixels, (type(self), values, self.slot))
+        state = {k: v for k, v in vars(self).items() if k not in ("pixels", "slot")}
+        return (_item_from_slot, (type(self), state, astuple(self.slot)))
 
     @property
     def image(self) -> Image.Image | None:
@@ -111,8 +112,42 @@ class Item:
         return self if self.pixels is None else replace(self, decoded=self.image)
 
 
-def _item_with_pixels(cls: type[Item], values: dict[str, Any], pixels: torch.Tensor) -> Item:
-    return cls(**values, pixels=pixels)
+def _item_from_slot(cls: type[Item], state: dict[str, Any], ticket: tuple[Any, ...]) -> Item:
+    """Rebuild an item pickled with its pixels in a slot, as default unpickling would (no ``__init__``).
+
+    In another process the pixels are taken out of the slot; in the worker that wrote it (a copy
+    made there) the item keeps the ticket and leaves the slot to the original. Should the slot no
+    longer hold the image (its file removed under the run, e.g. by systemd's ``RemoveIPC`` at
+    logout), the screenshot is decoded again here, with a warning: slower, never wrong.
+    """
+    slot = SlotTicket(*ticket)
+    try:
+        pixels = slot.take()
+    except SlotGone as e:
+        sample = state["sample"]
+        _warn_once(f"{e}; decoding the screenshots of such items in the main process instead")
+        h, w, _ = slot.shape
+        image = decode_image(sample)
+        if image.size != (w, h):  # the worker downscaled it (max_pixels): the same resize again
+            image = image.resize((w, h), Image.Resampling.BICUBIC)
+        pixels = torch.from_numpy(np.asarray(image).copy())
+    item = object.__new__(cls)
+    for key, value in state.items():
+        object.__setattr__(item, key, value)
+    kept = pixels if isinstance(pixels, SlotTicket) else None
+    object.__setattr__(item, "pixels", None if kept is not None else pixels)
+    object.__setattr__(item, "slot", kept)
+    return item
+
+
+_warned_slot_gone = False
+
+
+def _warn_once(message: str) -> None:
+    global _warned_slot_gone
+    if not _warned_slot_gone:
+        _warned_slot_gone = True
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
 
 
 class _Failure:
@@ -550,7 +585,8 @@ class ItemLoader(torch.utils.data.DataLoader[Item]):
     worker has decoded all of it while the others wait for theirs. Here the DataLoader's own batches
     (``batch_size``) are *parts*, spread over the workers, and iterating joins ``parts_per_batch``
     consecutive parts into one batch: the same batches, in the same order, with the first ready sooner.
-    Lightning may re-create the loader with its own batch sampler; the parts are joined the same way.
+    Lightning may re-create the loader with its own batch sampler; the parts are joined the same way,
+    but the ``batch_indices`` Lightning hands a prediction writer then count parts, not batches.
 
     Args:
         dataset: The items.
@@ -558,7 +594,7 @@ class ItemLoader(torch.utils.data.DataLoader[Item]):
         **kwargs: Passed to ``torch.utils.data.DataLoader`` (``batch_size`` is the part's size).
 
     Raises:
-        ValueError: when ``parts_per_batch < 1``.
+        ValueError: when ``parts_per_batch < 1``, or above 1 without batching (``batch_size=None``).
     """
 
     def __init__(
@@ -567,10 +603,13 @@ class ItemLoader(torch.utils.data.DataLoader[Item]):
         if parts_per_batch < 1:
             raise ValueError(f"parts_per_batch must be >= 1, got {parts_per_batch}")
         super().__init__(dataset, **kwargs)
+        if parts_per_batch > 1 and self.batch_sampler is None:
+            raise ValueError("parts_per_batch > 1 needs a batch_size (parts are batches)")
         self.parts_per_batch = parts_per_batch
 
     def __len__(self) -> int:
-        return math.ceil(super().__len__() / self.parts_per_batch)
+        parts = super().__len__()
+        return parts // self.parts_per_batch if self.drop_last else math.ceil(parts / self.parts_per_batch)
 
     def __iter__(self) -> Iterator[list[Item]]:  # type: ignore[override]
         parts: Iterator[list[Item]] = super().__iter__()
@@ -583,5 +622,5 @@ class ItemLoader(torch.utils.data.DataLoader[Item]):
             if i % self.parts_per_batch == 0:
                 yield batch
                 batch = []
-        if batch:
+        if batch and not self.drop_last:
             yield batch

@@ -8,25 +8,29 @@ it, which matters when the workers must keep up with a fast model on few cores.
 
 Instead, each worker writes its screenshots into a few *slots*: files in a private folder under
 ``/dev/shm`` (memory, not disk) that it reuses. An item sent to the model's process carries a
-:class:`SlotTicket` (the slot's path and the image's shape) instead of the pixels; unpickling the
-ticket in the model's process copies the pixels out into an ordinary tensor and marks the slot free
-(byte 0 of the slot file: 1 while the pixels wait, 0 once taken). All reads and writes go through
-``pread``/``pwrite``, so the two processes see each other's writes in order on every architecture.
+:class:`SlotTicket` (the slot's path, the image's shape and number) instead of the pixels;
+unpickling the ticket in the model's process copies the pixels out into an ordinary tensor and marks
+the slot free. A slot's header says whether it is busy and which image it holds, so a ticket taken
+twice, or a slot file removed under the run, is detected (:class:`SlotGone`) rather than read as
+another image. All reads and writes go through ``pread``/``pwrite``, so the two processes see each
+other's writes in order on every architecture.
 
 Nothing is lost when the slots are unavailable: no ``/dev/shm`` (macOS, Windows), a full one (a
 container's default 64 MB), or every slot still waiting. The worker then hands over a tensor as
 before. The environment variable ``GGE_SHM_DIR`` names another memory-backed folder to use, or, set
-empty, turns slots off. The folder belongs to the loader (:func:`SlotFolder.create`) and is removed
-with it; a folder left by a process that was killed is removed by the next one (its lock is free).
+empty, turns slots off. The folder belongs to the loader's dataset (see :func:`gge.data.make_loader`)
+and is removed when that is garbage-collected or the process exits; a folder left by a process that
+was killed is removed by the next process that makes a folder in the same place, once the dead
+owner's workers have exited too (they hold its lock).
 
 Example:
-    >>> import pickle
     >>> from PIL import Image
     >>> folder = SlotFolder.create()
     >>> if folder is not None:
     ...     writer = SlotWriter(folder.path, slots=2)
     ...     ticket = writer.put(Image.new("RGB", (4, 3), (1, 2, 3)))
-    ...     pixels = pickle.loads(pickle.dumps(ticket))  # what the model's process does
+    ...     # A worker pickles the ticket; the model's process unpickles it:
+    ...     pixels = take_pixels(ticket.path, ticket.shape, ticket.number)
     ...     print(tuple(pixels.shape), pixels[0, 0].tolist(), writer.free())
     ...     writer.close()
     ...     folder.close()
@@ -52,7 +56,7 @@ from PIL import Image
 
 from gge.errors import GgeError
 
-__all__ = ["SlotFolder", "SlotTicket", "SlotWriter", "shm_root", "take_pixels"]
+__all__ = ["SlotFolder", "SlotGone", "SlotTicket", "SlotWriter", "shm_root", "take_pixels"]
 
 
 def shm_root() -> Path | None:
@@ -64,33 +68,44 @@ def shm_root() -> Path | None:
 
 
 _PREFIX = "gge-slots-"
-_HEADER = 64  # byte 0: the busy flag; the pixels start here
-_FREE, _BUSY = b"\x00", b"\x01"
+_PARTIAL = ".gge-partial-"  # a folder being made; the sweep ignores it
+_HEADER = 64  # byte 0: the busy flag; bytes 8-15: the number of the image in the slot; then the pixels
+_FREE, _BUSY = 0, 1
 
 
-def take_pixels(path: str, shape: tuple[int, int, int]) -> torch.Tensor:
+class SlotGone(GgeError):
+    """A ticket's image is no longer in its slot (the file was removed, or the ticket was taken before)."""
+
+
+def take_pixels(path: str, shape: tuple[int, int, int], number: int) -> torch.Tensor:
     """Copy the pixels out of a slot into a new uint8 tensor and mark the slot free.
 
     Args:
         path: The slot file.
         shape: (height, width, 3) of the image in the slot.
+        number: The image's number in its writer (the ticket's), checked against the slot's header.
 
     Returns:
         The pixels, owned by this process.
 
     Raises:
-        GgeError: when the slot file is gone or shorter than the image (naming the file).
+        SlotGone: when the slot file is gone, or holds another image or none (naming the file).
     """
+    header = bytearray(_HEADER)
     pixels = np.empty(shape, dtype=np.uint8)
     try:
         fd = os.open(path, os.O_RDWR)
     except OSError as e:
-        raise GgeError(f"the screenshot slot {path} could not be opened: {e}") from e
+        raise SlotGone(f"the screenshot slot {path} could not be opened: {e}") from e
     try:
-        got = os.preadv(fd, [pixels.data.cast("B")], _HEADER)
-        if got != pixels.nbytes:
-            raise GgeError(f"the screenshot slot {path} holds {got} bytes, expected {pixels.nbytes}")
-        os.pwrite(fd, _FREE, 0)
+        got = os.preadv(fd, [header, pixels.data.cast("B")], 0)
+        state, held = header[0], int.from_bytes(header[8:16], "little")
+        if state != _BUSY or held != number or got != _HEADER + pixels.nbytes:
+            raise SlotGone(
+                f"the screenshot slot {path} does not hold image {number}"
+                f" (state {state}, image {held}, {got - _HEADER} bytes for {pixels.nbytes})"
+            )
+        os.pwrite(fd, bytes([_FREE]), 0)
     finally:
         os.close(fd)
     return torch.from_numpy(pixels)
@@ -98,18 +113,40 @@ def take_pixels(path: str, shape: tuple[int, int, int]) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class SlotTicket:
-    """A screenshot waiting in a slot; unpickled, it *is* the pixels (a tensor), taken from the slot.
+    """A screenshot waiting in a slot; unpickled in another process, it *is* the pixels (a tensor).
+
+    Unpickling in the process that wrote the slot (``copy.deepcopy`` in a worker, say) gives the
+    ticket back, leaving the slot to the original. A ticket is taken once: the first take frees the
+    slot, and a second raises :class:`SlotGone` rather than return another image's pixels.
 
     Attributes:
         path: The slot file.
         shape: (height, width, 3).
+        writer: The pid of the process that wrote the slot.
+        number: The image's number in its writer (written to the slot's header too).
     """
 
     path: str
     shape: tuple[int, int, int]
+    writer: int
+    number: int
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (take_pixels, (self.path, self.shape))
+        return (_unpickle_ticket, (self.path, self.shape, self.writer, self.number))
+
+    def take(self) -> torch.Tensor | SlotTicket:
+        """The pixels, taken from the slot; this ticket in the process that wrote it.
+
+        Raises:
+            SlotGone: see :func:`take_pixels`.
+        """
+        if os.getpid() == self.writer:
+            return self
+        return take_pixels(self.path, self.shape, self.number)
+
+
+def _unpickle_ticket(path: str, shape: tuple[int, int, int], writer: int, number: int) -> Any:
+    return SlotTicket(path, shape, writer, number).take()
 
 
 class SlotFolder:
@@ -134,23 +171,28 @@ class SlotFolder:
             The folder, or None when slots are off or ``root`` is not a writable folder.
         """
         root = shm_root() if root is None else Path(root)
-        if root is None or not hasattr(os, "preadv") or not root.is_dir():
+        if root is None or not root.is_dir():
             return None
+        if not (hasattr(os, "preadv") and hasattr(os, "posix_fallocate")):
+            return None  # macOS has /tmp-like folders but no posix_fallocate
         if not os.access(root, os.W_OK | os.X_OK):
             return None
         import fcntl  # POSIX only; no /dev/shm elsewhere
 
         _sweep(root)
-        path = root / f"{_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+        # Made under a name the sweep ignores, locked, then renamed: a sweep never sees it unlocked.
+        token = f"{os.getpid()}-{secrets.token_hex(6)}"
+        partial, path = root / f"{_PARTIAL}{token}", root / f"{_PREFIX}{token}"
         fd = -1
         try:
-            path.mkdir(mode=0o700)
-            fd = os.open(path / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+            partial.mkdir(mode=0o700)
+            fd = os.open(partial / "lock", os.O_RDWR | os.O_CREAT, 0o600)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.rename(partial, path)
         except OSError:
             if fd >= 0:
                 os.close(fd)
-            shutil.rmtree(path, ignore_errors=True)
+            shutil.rmtree(partial, ignore_errors=True)
             return None
         return cls(path, fd)
 
@@ -197,20 +239,23 @@ class SlotWriter:
         self.folder = folder
         self.limit = slots
         self.broken = False
+        self._name = f"{os.getpid()}-{secrets.token_hex(4)}"  # a reused pid never meets old files
+        self._count = 0
         self._slots: list[tuple[str, int, int]] = []  # (path, fd, capacity in bytes)
 
     def free(self) -> int:
         """How many of the slots made so far are free."""
-        return sum(os.pread(fd, 1, 0) == _FREE for _, fd, _ in self._slots)
+        return sum(os.pread(fd, 1, 0)[0] == _FREE for _, fd, _ in self._slots)
 
     def put(self, image: Image.Image) -> SlotTicket | None:
         """Write an RGB image into a free slot; None when none is free and no more can be made."""
         if self.broken:
+            self._release_free()
             return None
         data = image.tobytes()
         shape = (image.height, image.width, 3)
         for i, (path, fd, capacity) in enumerate(self._slots):
-            if os.pread(fd, 1, 0) != _FREE:
+            if os.pread(fd, 1, 0)[0] != _FREE:
                 continue
             if capacity < len(data) and not self._reserve(fd, len(data)):
                 return None
@@ -218,7 +263,7 @@ class SlotWriter:
             return self._write(path, fd, data, shape)
         if len(self._slots) >= self.limit:
             return None
-        path = os.path.join(self.folder, f"{os.getpid()}-{len(self._slots)}")
+        path = os.path.join(self.folder, f"{self._name}-{len(self._slots)}")
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         except OSError:
@@ -239,18 +284,31 @@ class SlotWriter:
         except OSError as e:
             if e.errno not in (errno.ENOSPC, errno.EINVAL, errno.EOPNOTSUPP, errno.EFBIG):
                 raise
-            self.broken = True
+            self.broken = True  # torch's own sharing takes over; it needs the space back
+            self._release_free()
             return False
         return True
 
-    @staticmethod
-    def _write(path: str, fd: int, data: bytes, shape: tuple[int, int, int]) -> SlotTicket:
+    def _release_free(self) -> None:
+        """Remove the free slots (once broken, the space is better left to torch's sharing)."""
+        keep = []
+        for path, fd, capacity in self._slots:
+            if os.pread(fd, 1, 0)[0] == _FREE:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            else:
+                keep.append((path, fd, capacity))
+        self._slots = keep
+
+    def _write(self, path: str, fd: int, data: bytes, shape: tuple[int, int, int]) -> SlotTicket:
         view = memoryview(data)
         done = 0
         while done < len(data):
             done += os.pwrite(fd, view[done:], _HEADER + done)
-        os.pwrite(fd, _BUSY, 0)
-        return SlotTicket(path, shape)
+        self._count += 1
+        os.pwrite(fd, bytes([_BUSY]) + bytes(7) + self._count.to_bytes(8, "little"), 0)
+        return SlotTicket(path, shape, os.getpid(), self._count)
 
     def close(self) -> None:
         """Remove this worker's slot files."""

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import errno
 import gc
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,10 +22,16 @@ import pytorch_lightning as pl
 import torch
 from PIL import Image
 
+import gge.data
 from gge.data import Item, ItemLoader, SampleDataset, collate_items, make_loader, part_size
-from gge.errors import GgeError
-from gge.slots import SlotFolder, SlotTicket, SlotWriter, shm_root, take_pixels
+from gge.slots import SlotFolder, SlotGone, SlotTicket, SlotWriter, shm_root, take_pixels
 from gge.types import Box, Sample
+
+
+def _elsewhere(ticket: SlotTicket | None) -> SlotTicket:
+    """The ticket as if another process had written it (unpickling here then takes the pixels)."""
+    assert ticket is not None
+    return dataclasses.replace(ticket, writer=-1)
 
 
 def _noise(w: int, h: int, seed: int) -> Image.Image:
@@ -43,7 +53,11 @@ def test_round_trip_reuse_and_growth(folder: SlotFolder) -> None:
     first = writer.put(small)
     assert isinstance(first, SlotTicket) and first.shape == (5, 7, 3)
     assert writer.free() == 0
-    pixels = pickle.loads(pickle.dumps(first))  # unpickling takes the pixels out and frees the slot
+    # Unpickled in the process that wrote it, a ticket stays a ticket and the slot stays busy.
+    assert pickle.loads(pickle.dumps(first)) == first and copy.deepcopy(first) == first
+    assert writer.free() == 0
+    # Unpickled in another process, it takes the pixels out and frees the slot.
+    pixels = pickle.loads(pickle.dumps(_elsewhere(first)))
     assert isinstance(pixels, torch.Tensor) and pixels.dtype == torch.uint8
     assert np.array_equal(pixels.numpy(), np.asarray(small))
     assert writer.free() == 1
@@ -54,8 +68,8 @@ def test_round_trip_reuse_and_growth(folder: SlotFolder) -> None:
     assert third is not None and third.path != first.path
     # Both slots wait: a third image gets no slot (the caller sends a tensor instead).
     assert writer.put(small) is None and not writer.broken
-    assert np.array_equal(pickle.loads(pickle.dumps(second)).numpy(), np.asarray(big))
-    assert np.array_equal(pickle.loads(pickle.dumps(third)).numpy(), np.asarray(small))
+    assert np.array_equal(pickle.loads(pickle.dumps(_elsewhere(second))).numpy(), np.asarray(big))
+    assert np.array_equal(pickle.loads(pickle.dumps(_elsewhere(third))).numpy(), np.asarray(small))
     assert writer.free() == 2
     names = ["lock", *(os.path.basename(p) for p in (first.path, third.path))]
     assert sorted(os.listdir(folder.path)) == sorted(names)
@@ -63,23 +77,44 @@ def test_round_trip_reuse_and_growth(folder: SlotFolder) -> None:
     assert os.listdir(folder.path) == ["lock"]
 
 
-def test_taking_a_missing_slot_names_it(tmp_path: Path) -> None:
-    with pytest.raises(GgeError, match=r"slot .*gone"):
-        take_pixels(str(tmp_path / "gone"), (2, 2, 3))
+def test_a_ticket_is_taken_once_and_a_missing_slot_is_named(folder: SlotFolder, tmp_path: Path) -> None:
+    writer = SlotWriter(folder.path, slots=1)
+    ticket = _elsewhere(writer.put(_noise(3, 2, 0)))
+    ticket.take()
+    with pytest.raises(SlotGone, match=r"does not hold image 1 \(state 0, image 1"):
+        ticket.take()  # taken before: the slot is free
+    again = _elsewhere(writer.put(_noise(3, 2, 1)))  # the slot now holds image 2
+    with pytest.raises(SlotGone, match=r"does not hold image 1 \(state 1, image 2"):
+        ticket.take()
+    assert again.take().shape == (2, 3, 3)
+    with pytest.raises(SlotGone, match=r"slot .*gone could not be opened"):
+        take_pixels(str(tmp_path / "gone"), (2, 2, 3), 1)
     short = tmp_path / "short"
-    short.write_bytes(b"\x01" + b"\x00" * 70)
-    with pytest.raises(GgeError, match=r"short holds 7 bytes, expected 12"):
-        take_pixels(str(short), (2, 2, 3))
+    short.write_bytes(b"\x01" + bytes(7) + (1).to_bytes(8, "little") + bytes(48 + 7))
+    with pytest.raises(SlotGone, match=r"7 bytes for 12"):
+        take_pixels(str(short), (2, 2, 3), 1)
+    writer.close()
 
 
 def test_no_space_falls_back(folder: SlotFolder, monkeypatch: pytest.MonkeyPatch) -> None:
     def full(fd: int, offset: int, length: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(os, "posix_fallocate", full)
     writer = SlotWriter(folder.path, slots=4)
-    assert writer.put(_noise(4, 4, 0)) is None and writer.broken
-    assert os.listdir(folder.path) == ["lock"]  # the half-made slot is gone
+    waiting = writer.put(_noise(4, 4, 0))
+    writer.put(_noise(4, 4, 1))
+    _elsewhere(writer.put(_noise(4, 4, 2))).take()
+    assert len(os.listdir(folder.path)) == 4 and writer.free() == 1
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    assert writer.put(_noise(8, 8, 3)) is None and writer.broken  # the free slot is too small
+    # Torch's sharing takes over and needs the space: free slots are removed, waiting ones kept.
+    assert len(os.listdir(folder.path)) == 3 and writer.free() == 0
+    assert _elsewhere(waiting).take().shape == (4, 4, 3)
+    assert writer.put(_noise(4, 4, 4)) is None
+    assert len(os.listdir(folder.path)) == 2
+    fresh = SlotWriter(folder.path, slots=4)
+    assert fresh.put(_noise(4, 4, 0)) is None and fresh.broken
+    assert len(os.listdir(folder.path)) == 2  # the half-made slot is gone
 
 
 def test_folder_off_missing_and_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,9 +151,12 @@ def test_a_dead_owners_folder_is_swept_a_live_one_kept(tmp_path: Path) -> None:
     assert proc.returncode == -9, proc.stderr
     dead = Path(proc.stdout.strip())
     assert dead.is_dir() and len(os.listdir(dead)) == 2
+    partial = tmp_path / ".gge-partial-1-ab"  # a folder another process is making right now
+    partial.mkdir()
+    (partial / "lock").touch()
     new = SlotFolder.create(tmp_path)
     assert new is not None
-    assert not dead.exists() and Path(live.path).is_dir()
+    assert not dead.exists() and Path(live.path).is_dir() and partial.is_dir()
     new.close()
     live.close()
 
@@ -177,21 +215,59 @@ def test_loader_without_slots_gives_the_same_items(tmp_path: Path, monkeypatch: 
         assert a.pixels is not None and b.pixels is not None and torch.equal(a.pixels, b.pixels)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Tagged(Item):
+    area: int = dataclasses.field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "area", self.sample.image_size[0] * self.sample.image_size[1])
+
+
 def test_an_item_pickles_as_its_ticket(tmp_path: Path) -> None:
     made = SlotFolder.create(tmp_path)
     assert made is not None
+    writer = SlotWriter(made.path, 2)
     image = _noise(6, 4, 3)
-    ticket = SlotWriter(made.path, 1).put(image)
-    assert ticket is not None
     sample = Sample("demo", "a", "a.png", (6, 4), "x", Box(0, 0, 1, 1))
-    item = Item(3, sample, None, padding=True, slot=ticket)
-    back = pickle.loads(pickle.dumps(item))
-    assert (back.index, back.sample, back.padding, back.slot) == (3, sample, True, None)
+    item = _Tagged(3, sample, None, padding=True, slot=writer.put(image))
+    object.__setattr__(item, "note", "set in the worker")
+    # A copy made in the worker leaves the slot to the item that will be sent.
+    same = copy.deepcopy(item)
+    assert type(same) is _Tagged and same.slot == item.slot and same.pixels is None
+    assert writer.free() == 0
+    # Sent to another process, the item carries its pixels; everything else is as it was.
+    sent = dataclasses.replace(item, slot=_elsewhere(item.slot))
+    object.__setattr__(sent, "note", "set in the worker")
+    back = pickle.loads(pickle.dumps(sent))
+    assert type(back) is _Tagged and back.slot is None and writer.free() == 1
+    assert (back.index, back.sample, back.padding, back.area, back.note) == (3, sample, True, 24, sent.note)
     assert back.pixels is not None and np.array_equal(back.pixels.numpy(), np.asarray(image))
     assert back.image is not None and back.image.tobytes() == image.tobytes()
     plain = pickle.loads(pickle.dumps(Item(1, sample, torch.ones(2, 2, 3, dtype=torch.uint8))))
     assert plain.index == 1 and plain.pixels is not None and int(plain.pixels.sum()) == 12
     made.close()
+
+
+def test_a_copy_made_in_a_worker_does_not_free_the_slot(tmp_path: Path) -> None:
+    samples = _samples(tmp_path, 12)
+
+    def copying_collate(items: list[Item]) -> list[Item]:
+        for it in items:
+            copy.deepcopy(it)  # e.g. a collate function that keeps a record
+        return list(items)
+
+    folder = SlotFolder.create()
+    assert folder is not None
+    dataset = SampleDataset(samples, list(range(12)), slot_folder=folder.path, slots=8)
+    loader = ItemLoader(
+        dataset, batch_size=2, parts_per_batch=2, num_workers=1, collate_fn=copying_collate, prefetch_factor=4
+    )
+    for batch in loader:
+        time.sleep(0.1)  # the model is busy; the worker runs ahead and reuses free slots
+        for it in batch:
+            assert it.pixels is not None
+            assert np.array_equal(it.pixels.numpy(), np.asarray(Image.open(samples[it.index].image_path)))
+    folder.close()
 
 
 @pytest.mark.filterwarnings("ignore:This DataLoader will create")
@@ -204,7 +280,7 @@ def test_parts_join_into_the_same_batches(tmp_path: Path, batch_size: int, worke
         return [[(it.index, it.padding) for it in b] for b in loader]  # type: ignore[attr-defined]
 
     for rank in range(3):
-        kwargs = {"rank": rank, "world": 3, "batch_size": batch_size, "pad_batches": pad, "decode": False}
+        kwargs = {"rank": rank, "world": 3, "batch_size": batch_size, "pad_batches": pad}
         serial = make_loader(samples, **kwargs)  # type: ignore[arg-type]
         parallel = make_loader(samples, num_workers=workers, **kwargs)  # type: ignore[arg-type]
         assert ids(parallel) == ids(serial)
@@ -227,6 +303,36 @@ def test_every_worker_loads_part_of_the_first_batch(tmp_path: Path) -> None:
     assert len({int(it.pixels[0]) for it in first}) == 2  # type: ignore[index]
     with pytest.raises(ValueError, match="parts_per_batch"):
         ItemLoader(dataset, batch_size=8, parts_per_batch=0)
+    with pytest.raises(ValueError, match="needs a batch_size"):
+        ItemLoader(dataset, batch_size=None, parts_per_batch=2)
+
+
+def test_drop_last_drops_the_short_joined_batch(tmp_path: Path) -> None:
+    dataset = _PidDataset(_samples(tmp_path, 10), list(range(10)))
+    for drop, want in ((True, [[0, 1, 2, 3], [4, 5, 6, 7]]), (False, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]])):
+        loader = ItemLoader(
+            dataset, batch_size=2, parts_per_batch=2, drop_last=drop, collate_fn=collate_items
+        )
+        assert [[it.index for it in b] for b in loader] == want and len(loader) == len(want)
+
+
+def test_a_removed_slot_is_decoded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    samples = _samples(tmp_path, 6)
+    for max_pixels in (None, 500):
+        monkeypatch.setattr(gge.data, "_warned_slot_gone", False)
+        loader = make_loader(samples, batch_size=2, num_workers=1, max_pixels=max_pixels)
+        folder = loader.dataset.slot_folder  # type: ignore[attr-defined]
+        got: list[Item] = []
+        with pytest.warns(RuntimeWarning, match="could not be opened.*decoding the screenshots"):
+            for batch in loader:
+                got.extend(batch)
+                if len(got) == 2:
+                    time.sleep(0.3)  # the worker has written the next items' slots by now
+                    shutil.rmtree(folder)  # e.g. systemd's RemoveIPC at logout
+        serial = [it for b in make_loader(samples, batch_size=2, max_pixels=max_pixels) for it in b]
+        assert [it.index for it in got] == list(range(6))
+        for a, b in zip(got, serial, strict=True):
+            assert a.pixels is not None and b.pixels is not None and torch.equal(a.pixels, b.pixels)
 
 
 class _Recorder(pl.LightningModule):
