@@ -78,9 +78,10 @@ class Item:
         sample: The sample; its ``image_size`` stays the original size even when the pixels were
             downscaled (the model adapter maps points back to it).
         pixels: The screenshot, RGB, as a uint8 tensor of shape (height, width, 3); None when the
-            loader was asked not to decode (a policy that does not look at screenshots, e.g. replay).
+            loader was asked not to decode (a policy that does not look at screenshots, e.g. replay),
+            and once the PIL image is built (:meth:`with_image`), which then holds the pixels.
         padding: A padding item (``make_loader(pad_batches=True)``): run it, drop its result.
-        decoded: The PIL image, once built (:meth:`with_image`).
+        decoded: The PIL image, once built (:meth:`with_image`); :attr:`image` either way.
         slot: In a worker only: the slot holding the pixels (``pixels`` is None until unpickled).
     """
 
@@ -108,8 +109,12 @@ class Item:
         return Image.fromarray(self.pixels.numpy(), mode="RGB")
 
     def with_image(self) -> Item:
-        """A copy carrying its PIL image, built now (so that the model's thread need not)."""
-        return self if self.pixels is None else replace(self, decoded=self.image)
+        """A copy carrying its PIL image, built now (so that the model's thread need not).
+
+        The copy drops the tensor: the image holds the same pixels, and a batch in flight holds
+        them once.
+        """
+        return self if self.pixels is None else replace(self, decoded=self.image, pixels=None)
 
 
 def _item_from_slot(cls: type[Item], state: dict[str, Any], ticket: tuple[Any, ...]) -> Item:

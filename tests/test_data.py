@@ -225,6 +225,7 @@ def test_prefetch_keeps_order_converts_and_propagates_errors(tmp_path: Path) -> 
     batches = list(Prefetch(make_loader(samples, batch_size=2, num_workers=2)))
     assert [[it.index for it in b] for b in batches] == [[0, 1], [2, 3], [4]]
     assert all(it.decoded is not None and it.image.size == (30, 20) for b in batches for it in b)
+    assert all(it.pixels is None for b in batches for it in b)  # the image holds them; not twice
 
     def broken() -> Iterator[list[Item]]:
         yield []
