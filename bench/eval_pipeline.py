@@ -5,8 +5,9 @@ compared with targets):
 
 1. overlap: a policy that sleeps ``t`` per batch, fed full-size PNG screenshots by
    ``make_loader(num_workers=W)``: wall time / (batches x t). Decoding happens in the workers while
-   the model "works", so only the first batch (worker start-up + decoding one batch) is not hidden.
-   That start-up (about 0.5 s on 2 cores) is paid once per evaluation, so its share of the ratio
+   the model "works", so only the first batch (worker start-up + decoding one batch, which the
+   workers share: ``ItemLoader`` parts) is not hidden.
+   That start-up (about 0.25 s on 2 cores) is paid once per evaluation, so its share of the ratio
    depends only on how many batches follow: the run has 512 samples (64 batches of 8; ``--quick``:
    256), still fewer than a real benchmark shard (ScreenSpot-v2 has 1272 samples, ScreenSpot-Pro
    1581: 150-200 batches of 8). The steady state after the first batch, (wall - first) / ideal, is

@@ -72,6 +72,19 @@ def test_ddp_fork_equals_single_process(
     assert len(existing_logs(tmp_path)) == min(devices, max_samples or devices)  # an empty rank writes none
 
 
+def test_ddp_fork_with_decoding_workers_equals_single_process(demo_suite: Path, tmp_path: Path) -> None:
+    """The demo model looks at the screenshots: each rank's workers decode them and hand them over."""
+
+    def args(out: Path, *extra: str) -> list[str]:
+        return [f"data_root={demo_suite}", f"output_dir={out}", "max_samples=5", "batch_size=2", *extra]
+
+    one = run(parse_args(args(tmp_path / "one")), out=io.StringIO())
+    extra = ["trainer.accelerator=cpu", "trainer.devices=3", "trainer.strategy=ddp_fork", "num_workers=2"]
+    three = run(parse_args(args(tmp_path / "three", *extra)), out=io.StringIO())
+    assert one["model"]["model"] == three["model"]["model"] == "gge-demo"
+    assert _benchmarks(three) == _benchmarks(one)
+
+
 def test_rerun_skips_finished_samples(
     demo_suite: Path, tmp_path: Path, single: dict[str, dict[str, Any]]
 ) -> None:
