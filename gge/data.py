@@ -502,9 +502,11 @@ def make_loader(
             nothing left still takes part in the collectives at the end of a Lightning loop).
 
     Returns:
-        The loader (``persistent_workers=False``, ``pin_memory=False``, the default start method).
-        With workers, screenshots reach this process through reusable shared-memory slots
-        (:mod:`gge.slots`) in a folder that is removed when the loader's dataset is garbage-collected.
+        The loader (``persistent_workers=False``, ``pin_memory=False``, the default start method), an
+        :class:`ItemLoader`: with several workers decoding, each batch is loaded in parts (its
+        ``batch_size`` attribute is the part's size; :func:`part_size`). With workers, screenshots
+        reach this process through reusable shared-memory slots (:mod:`gge.slots`) in a folder that
+        is removed when the loader's dataset is garbage-collected.
 
     Raises:
         ValueError: for a bad rank, world, batch size or worker count.
