@@ -17,11 +17,12 @@ other's writes in order on every architecture.
 
 Nothing is lost when the slots are unavailable: no ``/dev/shm`` (macOS, Windows), a full one (a
 container's default 64 MB), or every slot still waiting. The worker then hands over a tensor as
-before. The environment variable ``GGE_SHM_DIR`` names another memory-backed folder to use, or, set
-empty, turns slots off. The folder belongs to the loader's dataset (see :func:`gge.data.make_loader`)
-and is removed when that is garbage-collected or the process exits; a folder left by a process that
-was killed is removed by the next process that makes a folder in the same place, once the dead
-owner's workers have exited too (they hold its lock).
+before (torch's sharing, which needs room in ``/dev/shm`` too: a writer that ran out of room gives
+its free slots back). The environment variable ``GGE_SHM_DIR`` names another memory-backed folder to
+use, or, set empty, turns slots off. The folder belongs to the loader's dataset (see
+:func:`gge.data.make_loader`) and is removed when that is garbage-collected or the process exits; a
+folder left by a process that was killed is removed by the next process that makes a folder in the
+same place, once the dead owner's workers have exited too (they hold its lock).
 
 Example:
     >>> from PIL import Image
