@@ -21,6 +21,8 @@ from typing import Any
 
 import pytorch_lightning as pl
 import torch
+from pytorch_lightning.utilities import rank_zero_warn
+from pytorch_lightning.utilities.model_helpers import is_overridden
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark
@@ -36,6 +38,15 @@ from gge.types import Sample
 BenchmarkSpec = str | Path | Mapping[str, Any] | None
 
 
+def _has_validation_loop(trainer: pl.Trainer, pl_module: pl.LightningModule) -> bool:
+    """Whether this fit will run validation epochs (a validation_step, a val dataloader, batches > 0)."""
+    if not is_overridden("validation_step", pl_module) or trainer.limit_val_batches == 0:
+        return False
+    source = getattr(getattr(trainer.fit_loop.epoch_loop, "val_loop", None), "_data_source", None)
+    is_defined = getattr(source, "is_defined", None)
+    return bool(is_defined()) if callable(is_defined) else True
+
+
 class GroundingEvalCallback(pl.Callback):
     """Evaluate the module being trained on grounding benchmarks during training.
 
@@ -48,7 +59,10 @@ class GroundingEvalCallback(pl.Callback):
             ``predict(samples)``, e.g. a :class:`gge.models.policy.GroundingPolicy` over a
             :class:`gge.models.hf.TransformersBackend` wrapping the module's HF model and processor).
             Default: the module itself, which must then implement ``predict``.
-        every_n_epochs: Evaluate at the end of every n-th validation epoch (None: not by epoch).
+        every_n_epochs: Evaluate at the end of every n-th validation epoch (None: not by epoch). A fit
+            with no validation loop (no ``validation_step``, no val dataloader, or
+            ``limit_val_batches=0``) has no validation epochs: the callback then evaluates at the end of
+            every n-th training epoch instead, and says so once when the fit starts.
         every_n_steps: Evaluate every n training steps instead (None: not by step).
         max_samples_per_benchmark: Evaluate a fixed, seeded subset of this many samples per
             benchmark, stratified by the benchmark's official table cells; the same samples every
@@ -127,6 +141,7 @@ class GroundingEvalCallback(pl.Callback):
         self.table_ids: dict[str, list[str]] = {}
         self.history: list[dict[str, Any]] = []
         self._last_step: int | None = None
+        self._on_train_epochs = False  # no validation loop: evaluate at training epoch ends
 
     # -- set-up ---------------------------------------------------------------------------------
     def _root(self, name: str, spec: BenchmarkSpec) -> tuple[Path, dict[str, Any]]:
@@ -188,11 +203,29 @@ class GroundingEvalCallback(pl.Callback):
         return out
 
     # -- when to run ----------------------------------------------------------------------------
+    def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """With ``every_n_epochs`` and no validation loop, fall back to training epoch ends (warned once)."""
+        self._on_train_epochs = self.every_n_epochs is not None and not _has_validation_loop(
+            trainer, pl_module
+        )
+        if self._on_train_epochs:
+            rank_zero_warn(
+                "GroundingEvalCallback: this fit has no validation loop (no validation_step, no val "
+                "dataloader, or limit_val_batches=0), so there are no validation epochs: with "
+                f"every_n_epochs={self.every_n_epochs} it evaluates at the end of training epochs instead"
+            )
+
     def on_validation_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Evaluate at the end of every n-th validation epoch (never during the sanity check)."""
-        if trainer.sanity_checking or self.every_n_epochs is None:
+        if trainer.sanity_checking or self.every_n_epochs is None or self._on_train_epochs:
             return
         if (trainer.current_epoch + 1) % self.every_n_epochs == 0:
+            self.evaluate(trainer, pl_module)
+
+    def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Evaluate at the end of every n-th training epoch when the fit has no validation loop."""
+        n = self.every_n_epochs
+        if self._on_train_epochs and n is not None and (trainer.current_epoch + 1) % n == 0:
             self.evaluate(trainer, pl_module)
 
     def on_train_batch_end(
@@ -262,7 +295,16 @@ class GroundingEvalCallback(pl.Callback):
         # trainer.log_dir broadcasts (a collective): read it on every rank, use it on rank 0.
         log_dir = self.log_dir or (trainer.log_dir if trainer.loggers else trainer.default_root_dir)
         if trainer.is_global_zero:
-            self._log_media(trainer, subsets, all_results, entries, log_dir)
+            # Tables and overlays are a view of the numbers: a failure there (a logger's network,
+            # a disk, an odd image) is reported and never raised into training.
+            try:
+                self._log_media(trainer, subsets, all_results, entries, log_dir)
+            except Exception as e:
+                rank_zero_warn(
+                    f"GroundingEvalCallback: logging the tables and overlays failed at step "
+                    f"{trainer.global_step} ({type(e).__name__}: {e}); the scalars were logged, "
+                    "training goes on"
+                )
         self.history.append(
             {
                 "epoch": trainer.current_epoch,

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -20,6 +21,10 @@ from typing import Literal
 from gge.geometry import point_in_box, point_in_polygon
 
 Point = tuple[float, float]
+FAR = 1e9
+"""Candidate coordinates are clamped to ``[-FAR, FAR]`` pixels: far off any screen, and small enough that
+every sum, mean and distance over candidates stays finite (a policy emitting ``1e19`` or ``1e308``
+must not overflow selection, scoring or drawing)."""
 LabelValue = str | tuple[str, ...]
 """A breakdown label: one value, or several for multi-label keys (OSWorld-G categories)."""
 
@@ -170,12 +175,31 @@ class Candidate:
         raw: The model text this candidate was parsed from (kept for inspection).
         parsed: False for the slot of an answer that could not be parsed (one of K sampled texts):
             it keeps its place in proposer order, never hits and is not an abstention.
+
+    A coordinate beyond :data:`FAR` (infinite included) is clamped to it, so the point stays a miss
+    off the screen; a NaN coordinate makes the slot unparsed.
+
+    Example:
+        >>> Candidate((1e19, -float("inf"))).point
+        (1000000000.0, -1000000000.0)
+        >>> Candidate((float("nan"), 3.0)).parsed
+        False
     """
 
     point: Point | None
     score: float | None = None
     raw: str = ""
     parsed: bool = True
+
+    def __post_init__(self) -> None:
+        if self.point is None:
+            return
+        x, y = self.point
+        if math.isnan(x) or math.isnan(y):
+            object.__setattr__(self, "point", None)
+            object.__setattr__(self, "parsed", False)
+        elif not (-FAR <= x <= FAR and -FAR <= y <= FAR):
+            object.__setattr__(self, "point", (min(max(x, -FAR), FAR), min(max(y, -FAR), FAR)))
 
     @property
     def abstains(self) -> bool:

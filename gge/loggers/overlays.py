@@ -121,6 +121,34 @@ def scaled_region_box(region: Region, scale: Scale) -> tuple[float, float, float
     return (x1 * sx, y1 * sy, x2 * sx, y2 * sy)
 
 
+def thumb_point(
+    point: tuple[float, float], scale: Scale, thumb_size: tuple[int, int]
+) -> tuple[float, float, bool]:
+    """A point in thumbnail pixels, clipped onto the thumbnail, and whether it was off the image.
+
+    A policy may answer far off the screen (an RL policy emitting ``1e19``); such a point is drawn at
+    the nearest edge and marked, so drawing never fails and the miss stays visible.
+
+    Args:
+        point: (x, y) in original-image pixels.
+        scale: Per-axis factors from :func:`point_scale`.
+        thumb_size: (width, height) of the thumbnail.
+
+    Returns:
+        ``(x, y, off_image)``.
+
+    Example:
+        >>> thumb_point((100, 50), (0.5, 0.5), (960, 540))
+        (50.0, 25.0, False)
+        >>> thumb_point((1e19, -3), (0.5, 0.5), (960, 540))
+        (959.0, 0.0, True)
+    """
+    x, y = point[0] * scale[0], point[1] * scale[1]
+    w, h = thumb_size
+    cx, cy = min(max(x, 0.0), float(w - 1)), min(max(y, 0.0), float(h - 1))
+    return cx, cy, (cx, cy) != (x, y)
+
+
 def marker_radius(thumb_size: tuple[int, int]) -> int:
     """Radius in pixels of a candidate marker on a thumbnail of this size (at least 5).
 
@@ -280,7 +308,6 @@ def draw_overlay(
     """
     thumb, _ = thumbnail(image, max_width)
     scale = point_scale(sample.image_size, thumb.size)
-    sx, sy = scale
     draw = ImageDraw.Draw(thumb)
     _draw_target(draw, sample.region, scale, thumb.size)
 
@@ -289,12 +316,19 @@ def draw_overlay(
     abstained = [rank for rank, c in enumerate(result.candidates, start=1) if c.point is None]
     if abstained:
         legend.append("abstain: " + ", ".join(f"#{r}" for r in abstained))
+    off = [
+        rank
+        for rank, c in enumerate(result.candidates, start=1)
+        if c.point is not None and thumb_point(c.point, scale, thumb.size)[2]
+    ]
+    if off:
+        legend.append("off image (drawn at the edge): " + ", ".join(f"#{r}" for r in off))
     size = max(11, radius * 2)
     _draw_text_tag(draw, (4, thumb.size[1] - size - 6), "   ".join(legend), OUTLINE_COLOUR, size)
 
     pick = result.picks.get(strategy)
     if pick is not None and pick.point is not None:  # under the markers, so their tags stay readable
-        x, y = pick.point[0] * sx, pick.point[1] * sy
+        x, y, _ = thumb_point(pick.point, scale, thumb.size)
         ring = radius * 2
         width = _line_width(thumb.size)
         draw.ellipse(
@@ -307,10 +341,14 @@ def draw_overlay(
     for rank, (cand, hit) in reversed(ranked):  # rank 1 ends on top
         if cand.point is None:
             continue
-        x, y = cand.point[0] * sx, cand.point[1] * sy
+        x, y, outside = thumb_point(cand.point, scale, thumb.size)
         colour = HIT_COLOUR if hit else MISS_COLOUR
         draw.ellipse((x - radius, y - radius, x + radius, y + radius), fill=colour, outline=OUTLINE_COLOUR)
-        _draw_text_tag(draw, (x + radius + 2, y - radius - font_size), str(rank), colour, font_size)
+        # The tag goes where it stays on the image (left of / below markers at the right / top edge).
+        tag = f"{rank} off" if outside else str(rank)
+        tx = x + radius + 2 if x < thumb.size[0] - 4 * font_size else x - radius - 2 - font_size * len(tag)
+        ty = y - radius - font_size if y > font_size + radius else y + radius
+        _draw_text_tag(draw, (tx, ty), tag, colour, font_size)
 
     return thumb
 
@@ -327,5 +365,6 @@ __all__ = [
     "point_scale",
     "scaled_region_box",
     "target_thumbnail",
+    "thumb_point",
     "thumbnail",
 ]

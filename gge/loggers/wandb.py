@@ -37,7 +37,7 @@ from typing import Any
 
 from PIL import Image
 
-from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail
+from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
 from gge.scoring import SampleResult
 from gge.types import Candidate, Polygon, Sample
 
@@ -210,7 +210,6 @@ def box_layers(
         >>> box["position"]["middle"], box["class_id"], box["box_caption"]
         ([675.0, 375.0], 2, '#1 score=0.7')
     """
-    sx, sy = scale
     radius = marker_radius(thumb_size)
     truth: list[dict[str, Any]] = []
     scaled = scaled_region_box(sample.region, scale)
@@ -235,12 +234,13 @@ def box_layers(
         point = _point(cand)
         if point is None:
             continue
+        x, y, outside = thumb_point((point[0], point[1]), scale, thumb_size)
         box = _centred_box(
-            point[0] * sx,
-            point[1] * sy,
+            x,
+            y,
             2 * radius,
             HIT_CLASS if hit else MISS_CLASS,
-            f"#{rank} score={_fmt_score(cand.score)}",
+            f"#{rank} score={_fmt_score(cand.score)}" + (" (off image)" if outside else ""),
         )
         score = _finite(cand.score)
         if score is not None:
@@ -251,11 +251,13 @@ def box_layers(
     if pick_point is not None:
         hit = bool(result.top1.get(strategy, False))
         picked = pick_rank(result, strategy)
+        x, y, outside = thumb_point((pick_point[0], pick_point[1]), scale, thumb_size)
         caption = f"{strategy} pick" + (f" #{picked}" if picked is not None else "")
+        caption += " (off image)" if outside else ""
         picks.append(
             _centred_box(
-                pick_point[0] * sx,
-                pick_point[1] * sy,
+                x,
+                y,
                 4 * radius,
                 PICK_HIT_CLASS if hit else PICK_MISS_CLASS,
                 caption,
