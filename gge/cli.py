@@ -19,6 +19,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -39,6 +40,13 @@ from gge.models.replay import parse_line
 from gge.predlog import existing_logs, read_records
 from gge.report import render_benchmark, render_summary
 from gge.results import write_outputs
+from gge.runstate import (
+    check_output_dir,
+    checkpoint_digest,
+    output_dir_lock,
+    prepare_output_dir,
+    samples_digest,
+)
 from gge.scoring import SampleResult, score_sample
 from gge.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
 from gge.types import Sample
@@ -105,6 +113,9 @@ class EvalConfig:
         decode_max_pixels: Downscale screenshots above this area while decoding (saves memory and
             transfer for models that see fewer pixels; points still map to the original size).
         pad_batches: Equal batch counts on every rank (FSDP / DeepSpeed ZeRO-3); padding is dropped.
+        resume: Skip the samples an earlier run into ``output_dir`` finished (the folder's
+            ``run.json`` must show the same model, checkpoint, prompts, k... or the run stops and
+            names what differs); false removes that run's predictions and outputs and starts over.
         logger: ``wandb``, ``tensorboard`` or ``csv``: also log the scalars, the tables and the
             overlays (screenshots with target, candidates and pick) a training run would log.
         wandb_project: The W&B project (``logger=wandb``; offline when ``WANDB_MODE=offline``).
@@ -129,6 +140,7 @@ class EvalConfig:
     num_workers: int = 0
     decode_max_pixels: int | None = None
     pad_batches: bool = False
+    resume: bool = True
     logger: str | None = None
     wandb_project: str = "gge"
     table_samples: int = 16
@@ -233,6 +245,54 @@ def _is_launcher_rank() -> bool:
     return os.environ.get("LOCAL_RANK", "0") == "0" and os.environ.get("NODE_RANK", "0") == "0"
 
 
+_NOT_PREDICTIVE = (
+    "device",
+    "concurrency",
+    "max_retries",
+    "timeout_s",
+    "delay_s",
+    "api_key_env",
+    "attn_implementation",
+)
+"""Model options that change no prediction (left out of the run's fingerprint)."""
+
+
+def _fingerprint(cfg: DictConfig, loads: Mapping[str, LoadedBenchmark]) -> dict[str, Any]:
+    """What changes this run's predictions (see :mod:`gge.runstate`)."""
+    model = OmegaConf.to_container(cfg.model, resolve=True)
+    assert isinstance(model, dict)
+    for key in _NOT_PREDICTIVE:
+        model.pop(key, None)
+    files: dict[str, Any] = {}
+    ckpt = cfg.ckpt
+    if ckpt is None and cfg.model.name == "demo":
+        from gge.demo.model import default_checkpoint
+
+        ckpt = str(default_checkpoint())
+    for key, path in (
+        ("ckpt", ckpt),
+        ("critic_ckpt", cfg.model.critic_ckpt),
+        ("predictions", cfg.model.predictions),
+    ):
+        if path:
+            files[key] = {"path": str(path), "digest": checkpoint_digest(path)}
+    benchmarks: dict[str, Any] = {}
+    for name, loaded in loads.items():
+        options = OmegaConf.to_container(cfg.bench[name], resolve=True)
+        assert isinstance(options, dict)
+        options.pop("root", None)
+        benchmarks[name] = {"options": options, "samples": samples_digest(loaded.samples)}
+    return {
+        "model": model,
+        "files": files,
+        "k": int(cfg.k),
+        "seed": int(cfg.seed),
+        "decode_max_pixels": cfg.decode_max_pixels,
+        "precision": cfg.trainer.precision,
+        "benchmarks": benchmarks,
+    }
+
+
 def _restore(output_dir: Path, samples: dict[str, list[Sample]], k: int, radius: float) -> list[SampleResult]:
     """Results of samples an earlier run in ``output_dir`` finished (re-scored from its log)."""
     return _rescore(read_records(existing_logs(output_dir), repair=_is_launcher_rank()), samples, k, radius)
@@ -287,7 +347,9 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
 
     The evaluation runs through a Lightning Trainer (``trainer.*`` keys): each rank evaluates its
     shard, appends finished samples to ``output_dir/predictions.rank<r>.jsonl``, and a rerun with the
-    same ``output_dir`` skips them. Rank 0 merges, scores and writes the outputs.
+    same ``output_dir`` skips them (after checking, with ``run.json``, that it is the same run; see
+    :mod:`gge.runstate`). The output folder is locked while the run uses it. Rank 0 merges, scores and
+    writes the outputs.
 
     Args:
         cfg: A configuration from :func:`parse_args` (or ``OmegaConf.structured(EvalConfig)``).
@@ -299,6 +361,11 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
     Raises:
         GgeError: for bad input, naming the file, line, record or key.
     """
+    with ExitStack() as stack:
+        return _run(cfg, out, stack)
+
+
+def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any]:
     out = out or sys.stdout
     if not _is_launcher_rank():
         out = io.StringIO()  # only rank 0 prints
@@ -308,7 +375,7 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
     policy = _make_policy(cfg, data_root, is_demo)
     if cfg.output_dir is None:
         cfg.output_dir = f"outputs/{time.strftime('%Y%m%d-%H%M%S')}"
-    output_dir = Path(cfg.output_dir)
+    output_dir = check_output_dir(cfg.output_dir)
 
     benches: dict[str, Benchmark] = {}
     loads: dict[str, LoadedBenchmark] = {}
@@ -327,6 +394,9 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
         benches[name], loads[name] = bench, loaded
         samples[name] = loaded.samples if cfg.max_samples is None else loaded.samples[: cfg.max_samples]
 
+    if _is_launcher_rank():
+        stack.enter_context(output_dir_lock(output_dir))
+        prepare_output_dir(output_dir, _fingerprint(cfg, loads), resume=bool(cfg.resume))
     restored = _restore(output_dir, samples, k, radius)
     if restored:
         print(f"resuming: {len(restored)} samples already finished in {output_dir}", file=out)

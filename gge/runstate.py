@@ -1,0 +1,263 @@
+r"""An output folder belongs to one run: its fingerprint, checked on resume, and a lock while in use.
+
+A rerun into an output folder skips the samples an earlier run finished. That is only right when
+the earlier run asked the same model the same way: ``run.json`` in the folder records a
+**fingerprint** of everything that changes predictions, and a rerun whose fingerprint differs stops
+with an error naming what differs (``resume=false`` starts the folder over; a new ``output_dir``
+keeps both).
+
+In the fingerprint: the model section (preset, prompts, convention, modes, pixel limits, decoding,
+dtype...), the checkpoint's content digest (and a separate critic's, a replay file's), ``k``,
+``seed``, ``decode_max_pixels``, the trainer's precision, and per benchmark its options (the
+instruction variant, the language...) and a digest of its samples (id, instruction, screenshot
+name). Not in it, since they do not change any prediction: the selection strategy and cluster
+radius (every strategy is recomputed from the predictions), ``max_samples`` (a larger rerun
+resumes), batch size, workers, devices, loggers, and the model's ``device``, endpoint concurrency,
+retries and timeouts.
+
+A folder in use is locked (``flock`` on ``.gge.lock``): a second run on it refuses. The kernel
+drops the lock when its process ends, so a killed run never leaves it stuck.
+
+Example:
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> prepare_output_dir(out, {"k": 5, "model": {"name": "demo"}}, resume=True)
+    >>> _ = (out / "predictions.rank0.jsonl").write_text('{"benchmark": "b", "id": "1"}\n')
+    >>> prepare_output_dir(out, {"k": 3, "model": {"name": "demo"}}, resume=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gge.errors.GgeError: output_dir ... holds predictions of a different run, ...: k: 5 -> 3. Rerun ...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from gge.errors import GgeError
+from gge.predlog import existing_logs
+from gge.types import Sample
+
+RUN_FILE = "run.json"
+LOCK_FILE = ".gge.lock"
+OUTPUT_FILES = ("predictions.jsonl", "results.json", "report.md", RUN_FILE)
+"""What a run writes besides its ``predictions.rank<r>.jsonl`` logs (removed by ``resume=false``)."""
+
+_WHOLE_FILE_LIMIT = 64 << 20
+_CHUNK = 1 << 20
+_CHUNKS = 16
+_WEIGHT_SUFFIXES = (
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".pth",
+    ".gguf",
+    ".json",
+    ".model",
+    ".txt",
+    ".jinja",
+    ".py",
+)
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 of a file; above 64 MiB, of its size and 16 evenly spaced 1 MiB chunks.
+
+    Two checkpoints of one training run have the same sizes and differ in (almost) every byte of
+    their weights, so sampled chunks tell them apart without reading gigabytes.
+
+    Args:
+        path: The file.
+
+    Returns:
+        A hex digest, prefixed ``sampled:`` when only chunks were read.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "a"
+        >>> _ = p.write_bytes(b"abc")
+        >>> file_digest(p)[:12]
+        'ba7816bf8f01'
+    """
+    p = Path(path)
+    size = p.stat().st_size
+    h = hashlib.sha256()
+    with p.open("rb") as f:
+        if size <= _WHOLE_FILE_LIMIT:
+            for block in iter(lambda: f.read(_CHUNK), b""):
+                h.update(block)
+            return h.hexdigest()
+        h.update(str(size).encode())
+        for i in range(_CHUNKS):
+            f.seek((size - _CHUNK) * i // (_CHUNKS - 1))
+            h.update(f.read(_CHUNK))
+    return "sampled:" + h.hexdigest()
+
+
+def checkpoint_digest(path: str | Path) -> str:
+    """A digest of a checkpoint: a file's :func:`file_digest`, or a folder's weights and configs.
+
+    Args:
+        path: A checkpoint file or folder (weights, ``config.json``, tokenizer and processor files).
+
+    Returns:
+        A hex digest; ``"missing"`` when the path does not exist (the loader reports that itself).
+    """
+    p = Path(path)
+    if p.is_file():
+        return file_digest(p)
+    if not p.is_dir():
+        return "missing"
+    h = hashlib.sha256()
+    for f in sorted(q for q in p.iterdir() if q.is_file() and q.name.endswith(_WEIGHT_SUFFIXES)):
+        h.update(f"{f.name}\0{file_digest(f)}\n".encode())
+    return h.hexdigest()
+
+
+def samples_digest(samples: Sequence[Sample]) -> str:
+    """A digest of what a benchmark asks: each sample's id, instruction and screenshot file name."""
+    h = hashlib.sha256()
+    for s in sorted(samples, key=lambda s: s.id):
+        h.update(json.dumps([s.id, s.instruction, Path(s.image_path).name]).encode())
+    return h.hexdigest()
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key in sorted(value):
+            out.update(_flatten(value[key], f"{prefix}{key}."))
+        return out if out or not prefix else {prefix[:-1]: {}}
+    return {prefix[:-1]: value}
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """``"key: old -> new"`` for every leaf that differs between two fingerprints.
+
+    Example:
+        >>> differences({"k": 5, "model": {"a": 1}}, {"k": 3, "model": {"a": 1, "b": 2}})
+        ['k: 5 -> 3', 'model.b: (absent) -> 2']
+    """
+    a, b = _flatten(old), _flatten(new)
+    out = []
+    for key in sorted(set(a) | set(b)):
+        if a.get(key, ...) != b.get(key, ...):
+            was = _show(a[key]) if key in a else "(absent)"
+            now = _show(b[key]) if key in b else "(absent)"
+            out.append(f"{key}: {was} -> {now}")
+    return out
+
+
+def _clear(folder: Path) -> None:
+    for path in [*existing_logs(folder), *(folder / name for name in OUTPUT_FILES)]:
+        if path.is_file():
+            path.unlink()
+
+
+def check_output_dir(folder: str | Path) -> Path:
+    """``folder`` as a Path, or a one-line error when it (or a parent) is a file.
+
+    Example:
+        >>> import tempfile
+        >>> f = Path(tempfile.mkdtemp()) / "x"
+        >>> _ = f.write_text("")
+        >>> check_output_dir(f / "run")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gge.errors.GgeError: output_dir .../x/run: .../x is a file, not a folder
+    """
+    path = Path(folder)
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            raise GgeError(f"output_dir {path}: {p} is a file, not a folder")
+    return path
+
+
+def prepare_output_dir(folder: str | Path, fingerprint: Mapping[str, Any], *, resume: bool) -> None:
+    """Check that ``folder`` holds this run's predictions (or none), then record the fingerprint.
+
+    Args:
+        folder: The output folder (created when missing).
+        fingerprint: What changes predictions (JSON-ready), see the module docstring.
+        resume: False: remove an earlier run's logs and outputs first and start over.
+
+    Raises:
+        GgeError: the folder holds predictions of a run with another fingerprint (naming each key that
+            differs), or predictions with no ``run.json`` to compare with.
+    """
+    out = check_output_dir(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    run_file = out / RUN_FILE
+    fp = json.loads(json.dumps(fingerprint))  # as it reads back from the file
+    if not resume:
+        _clear(out)
+    logs = [p for p in existing_logs(out) if p.stat().st_size > 0]
+    if run_file.is_file():
+        try:
+            old = json.loads(run_file.read_text(encoding="utf-8"))["fingerprint"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise GgeError(f"{run_file}: unreadable run record ({e}); rerun with resume=false") from None
+        diff = differences(old, fp)
+        if diff and logs:
+            raise GgeError(
+                f"output_dir {out} holds predictions of a different run, which this one would reuse: "
+                + "; ".join(diff)
+                + ". Rerun with resume=false to replace them, or choose a new output_dir"
+            )
+    elif logs:
+        raise GgeError(
+            f"output_dir {out} holds predictions ({logs[0].name}) but no {RUN_FILE} saying which run "
+            "made them; rerun with resume=false to replace them, or choose a new output_dir"
+        )
+    record = {"fingerprint": fp, "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    tmp = run_file.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, run_file)
+
+
+@contextmanager
+def output_dir_lock(folder: str | Path) -> Iterator[None]:
+    """Hold ``folder/.gge.lock`` for the duration: a second run on the folder refuses.
+
+    An ``flock``: released by the kernel when the process ends, so a killed run leaves no stale lock.
+    Where ``fcntl`` or ``flock`` is not available (Windows, some network file systems) no lock is
+    taken.
+
+    Raises:
+        GgeError: another process holds the lock (its pid and start time are named).
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    out = check_output_dir(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            raise GgeError(
+                f"output_dir {out} is in use by another gge run ({holder}); wait for it to end, "
+                "or choose another output_dir"
+            ) from None
+        except OSError:  # no flock on this file system: run unlocked
+            pass
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
