@@ -62,6 +62,15 @@ POINT_CASES: list[tuple[str, tuple[Entry, ...]]] = [
     ('{"coordinate": "(5, 6)"}', ((5, 6),)),
     ('{"x": 100, "y": 200}', ((100, 200),)),
     ("x: 100, y: 200", ((100, 200),)),
+    # key: bare numbers on one line
+    ("point:512,384", ((512, 384),)),
+    ("point: 512, 384", ((512, 384),)),
+    ("Point: 512 384", ((512, 384),)),
+    ("The answer is point:0.5,0.25.", ((0.5, 0.25),)),
+    ('{"point": "512, 384"}', ((512, 384),)),
+    ("bbox: 10, 20, 30, 40", ((20, 30),)),
+    ("1. point: 10, 20\n2. point: 30, 40", ((10, 20), (30, 40))),
+    ("point: -1, -1", (None,)),
     # Qwen2-VL / OS-Atlas box tokens
     ("<|box_start|>(100,200),(300,400)<|box_end|>", ((200, 300),)),
     ("<|object_ref_start|>OK<|object_ref_end|><|box_start|>(100,200),(300,400)<|box_end|>", ((200, 300),)),
@@ -78,8 +87,33 @@ POINT_CASES: list[tuple[str, tuple[Entry, ...]]] = [
         '<tool_call>{"name": "computer_use", "arguments": {"action": "mouse_move", "coordinate": [1, 2]}}'
         '</tool_call>\n<tool_call>{"name": "computer_use", "arguments": {"action": "left_click", '
         '"coordinate": [3, 4]}}</tool_call>',
-        ((1, 2), (3, 4)),
+        ((3, 4),),  # a move then a click: one point, the click's
     ),
+    (
+        '<tool_call>{"name": "computer_use", "arguments": {"action": "mouse_move", "coordinate": [1, 2]}}'
+        "</tool_call>\n"
+        '<tool_call>{"name": "computer_use", "arguments": {"action": "left_click"}}</tool_call>',
+        ((1, 2),),  # a move then a click with no coordinate: the move's point
+    ),
+    ('{"action": "hover", "coordinate": [1, 2]}', ((1, 2),)),  # a move alone keeps its point
+    (
+        '{"action": "mouse_move", "coordinate": [1, 2]}\n{"action": "left_click"}\n'
+        '{"action": "left_click", "coordinate": [3, 4]}',
+        ((1, 2), (3, 4)),  # the first click is at the move's point, the second at its own
+    ),
+    (
+        '{"action": "left_click", "coordinate": [1, 2], "position": [3, 4]}',
+        ((1, 2),),
+    ),  # one action, one point
+    ('{"action": "move_to", "x": 1, "y": 2}, {"action": "click", "x": 3, "y": 4}', ((3, 4),)),
+    ('[{"action_type": "click", "x": 5, "y": 6}]', ((5, 6),)),
+    ("{'action': 'double_click', 'coordinate': (7, 8)}", ((7, 8),)),
+    ('{"action": "left_click", "coordinate": [100, 200], "dims": [1920, 1080]}', ((100, 200),)),
+    ('{"action": "left_click", "coordinates": [100, 200], "dims": [1920, 1080]}', ((100, 200),)),
+    ("pyautogui.moveTo(10, 20)\npyautogui.click()", ((10, 20),)),
+    ("pyautogui.moveTo(10, 20)\npyautogui.click(30, 40)", ((30, 40),)),
+    ("hover(x=1, y=2)\nleft_click(x=3, y=4)\nclick(x=5, y=6)", ((3, 4), (5, 6))),
+    ('{"action": "type", "text": "hi"}\n{"action": "left_click", "coordinate": [9, 8]}', ((9, 8),)),
     # 4-number boxes
     ("[10, 20, 30, 40]", ((20, 30),)),
     ("(10, 20, 30, 40)", ((20, 30),)),
@@ -140,6 +174,17 @@ FORMAT_ERRORS = [
     "Steps 1 2 3 then 4",
     "<think>(1, 2)</think>",
     "(1, 2]",
+    '{"action": "left_click"}',  # a click with no point and no move before it
+    # cut off inside a box / point tag: no point from the lower tiers, no plain numbers
+    "<|box_start|>(501,10),(99",
+    "<|box_start|>(501,10),(990,40)",
+    "<box>(1,2),(3",
+    "<box>(1,2)",
+    "<point>12 3",
+    "The target is not found <point>12 3",
+    "(5, 6) <|box_start|>(3",
+    "<box>?</box> (5, 6) <box>(5, 6",  # the last tag decides
+    "click(start_box='<|box_start|>(123,456)",
 ]
 
 
@@ -195,6 +240,90 @@ def test_points_are_floats() -> None:
 )
 def test_precedence(text: str, want: tuple[Entry, ...]) -> None:
     assert _same(parse_points(text).points, want)
+
+
+# structured keys win over stray numbers earlier in the text; only the text after the last </think>
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ('Looks like (1, 2). {"point_2d": [3, 4]}', ((3, 4),)),
+        ('I see [5, 6]; {"coordinate": [7, 8]}', ((7, 8),)),
+        ('I see [5, 6]; {"coordinates": [7, 8]}', ((7, 8),)),
+        ("Maybe (1, 2) or [3, 4]; point: 5, 6", ((5, 6),)),
+        (
+            '<tool_call>{"name": "computer_use", "arguments": {"action": "left_click", '
+            '"coordinate": [100, 200], "dims": [1920, 1080]}}</tool_call>',
+            ((100, 200),),
+        ),
+        (
+            '<tool_call>{"name": "computer_use", "arguments": {"action": "left_click", '
+            '"coordinates": [100, 200], "dims": [1920, 1080]}}</tool_call>',
+            ((100, 200),),
+        ),
+        ("<think>a</think>(1, 2)</think>(3, 4)", ((3, 4),)),
+        ("<think>(9, 9)</think> (1, 2) </think> point: 3, 4", ((3, 4),)),
+    ],
+)
+def test_structured_beats_stray_numbers(text: str, want: tuple[Entry, ...]) -> None:
+    got = parse_points(text)
+    assert got.points == tuple(want), got.points
+    assert not got.format_error
+
+
+@pytest.mark.parametrize(
+    ("text", "pairs", "plain"),
+    [
+        ("(501,10),(990,40)", ((745.5, 25),), ((501, 10), (990, 40))),
+        ("(501, 10), (990, 40)", ((745.5, 25),), ((501, 10), (990, 40))),
+        ("[[10,20],[30,40]]", ((20, 30),), ((10, 20), (30, 40))),
+        ("[[10, 20], [30, 40]]", ((20, 30),), ((10, 20), (30, 40))),
+        ("The box is (10,20),(30,40).", ((20, 30),), ((10, 20), (30, 40))),
+        ("(10,20),(30,40)<|box_end|>", ((20, 30),), ((10, 20), (30, 40))),  # only box_start stripped
+        ("(-1,-1),(-1,-1)", (None,), (None, None)),
+        # lines of pairs (gge's candidate lists) stay points either way
+        ("(10, 20)\n(30, 40)", ((10, 20), (30, 40)), ((10, 20), (30, 40))),
+        ("1. (10, 20)\n2. (30, 40)", ((10, 20), (30, 40)), ((10, 20), (30, 40))),
+        # three pairs are not a box; mixed brackets are not a box; nor a pair and a box
+        ("(1,2),(3,4),(5,6)", ((1, 2), (3, 4), (5, 6)), ((1, 2), (3, 4), (5, 6))),
+        ("(1,2),[3,4]", ((1, 2), (3, 4)), ((1, 2), (3, 4))),
+        ("(1,2),(3,4,5,6)", ((1, 2), (4, 5)), ((1, 2), (4, 5))),
+        ("(1,2) and (3,4)", ((1, 2), (3, 4)), ((1, 2), (3, 4))),
+        ("(1,2),(3,4) (5,6),(7,8)", ((2, 3), (6, 7)), ((1, 2), (3, 4), (5, 6), (7, 8))),
+        # structured answers do not depend on the option
+        ("<|box_start|>(10,20),(30,40)<|box_end|>", ((20, 30),), ((20, 30),)),
+        ("<point>[[500, 300], [100, 200]]</point>", ((500, 300), (100, 200)), ((500, 300), (100, 200))),
+        ('{"point_2d": [[10, 20], [30, 40]]}', ((10, 20), (30, 40)), ((10, 20), (30, 40))),
+        ('{"bbox_2d": [[10, 20], [30, 40]]}', ((20, 30),), ((20, 30),)),  # a box key holds one box
+    ],
+)
+def test_box_pairs(text: str, pairs: tuple[Entry, ...], plain: tuple[Entry, ...]) -> None:
+    assert parse_points(text, box_pairs=True).points == tuple(pairs)
+    assert parse_points(text).points == tuple(plain)
+    assert parse_points(text, box_pairs=False).points == tuple(plain)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # a complete structured answer elsewhere still counts
+        ("<point>1 2</point> then <point>3 4", ((1, 2),)),
+        ('{"point_2d": [7, 8]} <|box_start|>(501,10),(99', ((7, 8),)),
+        ("click(x=3, y=4) <box>(1,2),(3", ((3, 4),)),
+        ("(5, 6) <|box_start|>(1,2)<|box_end|> <|box_start|>(3", ((1, 2),)),
+        # a tag closed later is no truncation
+        ("<point>12 34</point>", ((12, 34),)),
+        ("<box>(1,2)</box> and (5, 6)", ((1, 2),)),
+    ],
+)
+def test_unclosed_tags(text: str, want: tuple[Entry, ...]) -> None:
+    assert parse_points(text).points == tuple(want)
+
+
+def test_unclosed_tag_under_box_pairs() -> None:
+    for text in ("<|box_start|>(501,10),(99", "<|box_start|>(501,10),(990,40)", "<box>[[1,2],[3,"):
+        assert parse_points(text, box_pairs=True) == ParsedPoints((), True)
 
 
 def test_max_points() -> None:
@@ -309,6 +438,13 @@ POINT_SYNTAXES: dict[str, Callable[[str, str], str]] = {
     "box_token_point": lambda x, y: f"<|box_start|>({x},{y})<|box_end|>",
     "plain": lambda x, y: f"{x}, {y}",
     "xy_json": lambda x, y: f'{{"x": {x}, "y": {y}}}',
+    "point_colon": lambda x, y: f"point:{x},{y}",
+    "point_colon_spaced": lambda x, y: f"point: {x}, {y}",
+    "move_then_click": lambda x, y: (
+        f'<tool_call>{{"name": "computer_use", "arguments": {{"action": "mouse_move", '
+        f'"coordinate": [{x}, {y}]}}}}</tool_call>\n<tool_call>{{"name": "computer_use", '
+        f'"arguments": {{"action": "left_click"}}}}</tool_call>'
+    ),
 }
 
 
@@ -335,6 +471,46 @@ def test_roundtrip_box_centre(p1: tuple[float, float], p2: tuple[float, float], 
     text = BOX_SYNTAXES[syntax](_num(p1[0]), _num(p1[1]), _num(p2[0]), _num(p2[1]))
     centre = ((p1[0] + p2[0]) / 2, (p1[1] + p2[1]) / 2)
     assert _same(parse_points(text).points, (_expected(centre),)), text
+
+
+PAIR_SYNTAXES: dict[str, Callable[[str, str, str, str], str]] = {
+    "qwen2_stripped": lambda a, b, c, d: f"({a},{b}),({c},{d})",
+    "nested_pairs": lambda a, b, c, d: f"[[{a}, {b}], [{c}, {d}]]",
+    "qwen2_box": lambda a, b, c, d: f"<|box_start|>({a},{b}),({c},{d})<|box_end|>",
+}
+
+
+@PROPS
+@given(p1=points, p2=points, syntax=st.sampled_from(sorted(PAIR_SYNTAXES)))
+def test_roundtrip_box_pairs(p1: tuple[float, float], p2: tuple[float, float], syntax: str) -> None:
+    text = PAIR_SYNTAXES[syntax](_num(p1[0]), _num(p1[1]), _num(p2[0]), _num(p2[1]))
+    centre = ((p1[0] + p2[0]) / 2, (p1[1] + p2[1]) / 2)
+    assert _same(parse_points(text, box_pairs=True).points, (_expected(centre),)), text
+    if syntax != "qwen2_box":  # without the option: two points
+        assert _same(parse_points(text).points, (_expected(p1), _expected(p2))), text
+
+
+def _tool_call(action: str, p: tuple[float, float] | None) -> str:
+    coordinate = "" if p is None else f', "coordinate": [{_num(p[0])}, {_num(p[1])}]'
+    return (
+        f'<tool_call>{{"name": "computer_use", "arguments": {{"action": "{action}"{coordinate}}}}}'
+        "</tool_call>"
+    )
+
+
+@PROPS
+@given(
+    move=points,
+    click=st.none() | points,
+    move_name=st.sampled_from(["mouse_move", "move_to", "hover"]),
+    click_name=st.sampled_from(["left_click", "click", "double_click", "right_click"]),
+)
+def test_move_then_click_is_one_point(
+    move: tuple[float, float], click: tuple[float, float] | None, move_name: str, click_name: str
+) -> None:
+    text = _tool_call(move_name, move) + "\n" + _tool_call(click_name, click)
+    want = _expected(move if click is None else click)
+    assert _same(parse_points(text).points, (want,)), text
 
 
 def _numbered(ps: Sequence[tuple[float, float]]) -> str:

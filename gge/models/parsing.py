@@ -8,13 +8,25 @@ Precedence of :func:`parse_points` (the first tier that yields anything wins; in
 come in order of appearance and a match nested in another one is dropped):
 
 1. structured syntaxes: action calls (``click(x=.., y=..)``, ``pyautogui.click(x, y)``,
-   ``click(start_box='(x,y)')``, ``click(point='<point>x y</point>')``), JSON/dict keys
-   (``point_2d``, ``bbox_2d``, ``coordinate``, ``start_box``, ...), ``"x": .., "y": ..`` pairs,
-   ``<|box_start|>..<|box_end|>``, ``<box>..</box>`` and ``<point>..</point>``;
+   ``click(start_box='(x,y)')``, ``click(point='<point>x y</point>')``), JSON action objects (any
+   object with an ``"action"`` / ``"action_type"`` key, e.g. a Qwen ``computer_use`` tool call: its
+   first point is the action's point), JSON/dict keys (``point_2d``, ``bbox_2d``, ``coordinate``,
+   ``coordinates``, ``start_box``, ...) with a bracketed or quoted value, ``point: x, y`` (a key and
+   bare numbers on one line), ``"x": .., "y": ..`` pairs, ``<|box_start|>..<|box_end|>``,
+   ``<box>..</box>`` and ``<point>..</point>``. A move (``mouse_move``, ``move_to``, ``hover``, ...)
+   directly followed by a click (``left_click``, ``click``, ...) is one point: the click's, or the
+   move's when the click has none;
 2. bracketed number groups: ``(x, y)`` / ``[x, y]`` is a point, ``(x1, y1, x2, y2)`` a box read as
-   its centre; other group sizes and numbers outside brackets are not read;
+   its centre; other group sizes and numbers outside brackets are not read. With ``box_pairs=True``
+   two pairs joined by a comma on one line (``(x1,y1),(x2,y2)``: a Qwen2-VL box whose special tokens
+   were stripped; ``[[x1,y1],[x2,y2]]``) are one box read as its centre;
 3. an answer that is exactly two numbers, ``"512, 384"`` or ``"512 384"``;
 4. a refusal phrase ("not found", "not visible", ...) with no coordinate: one abstention.
+
+Tiers 2 to 4 are skipped when the answer ends inside an unclosed ``<|box_start|>``, ``<box>`` or
+``<point>`` tag (it was cut off): with no complete structured answer it is a format error. A key
+``bbox_2d`` / ``bbox`` / ``box`` / ``start_box`` holding two pairs is one box, whatever
+``box_pairs`` says.
 
 A point whose two coordinates are both negative (``(-1, -1)``) is an abstention (``None``).
 When the answer holds ``</think>``, only the text after the last one is read; when it holds
@@ -25,6 +37,14 @@ Example:
     ParsedPoints(points=((123.0, 456.0),), format_error=False)
     >>> parse_points("1. (10, 20)\n2. [30, 40, 50, 60]").points
     ((10.0, 20.0), (40.0, 50.0))
+    >>> parse_points("(501,10),(990,40)").points
+    ((501.0, 10.0), (990.0, 40.0))
+    >>> parse_points("(501,10),(990,40)", box_pairs=True).points
+    ((745.5, 25.0),)
+    >>> parse_points("point: 512, 384").points
+    ((512.0, 384.0),)
+    >>> parse_points("<point>12 3")
+    ParsedPoints(points=(), format_error=True)
     >>> parse_ranking("2 > 1 > 3", k=3)
     [1, 0, 2]
     >>> parse_yes_no("**No**, it is the search field.")
@@ -35,8 +55,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from gge.types import Point
 
@@ -65,27 +86,49 @@ class ParsedPoints:
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _SEP = r"(?:\s*[,;]\s*|\s+)"
 _NUMS = rf"{_NUM}(?:{_SEP}{_NUM})*"
+_HSEP = r"(?:[ \t]*[,;][ \t]*|[ \t]+)"  # a separator that stays on one line
 
 # A number not glued to a preceding word or dot ("x1" and "v1.5" give no stray 1 / 5).
 _NUM_RE = re.compile(rf"(?<![\w.]){_NUM}")
 _THINK_END_RE = re.compile(r"</think\s*>", re.IGNORECASE)
 _ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 
+# Action names: what a call or a JSON "action" value does (a move followed by a click is one point).
+_MOVE_NAME_RE = re.compile(r"(?:mouse_?)?move(?:_?to)?|hover", re.IGNORECASE)
+_CLICK_NAME_RE = re.compile(
+    r"(?:left_|right_|middle_|double_|triple_)?click|(?:left|right|middle|double|triple)click"
+    r"|left_double|right_single|long_press|tap",
+    re.IGNORECASE,
+)
 # Action calls; the arguments are found by bracket matching from the opening parenthesis.
 _CALL_RE = re.compile(
     r"(?<![\w.])(?:[A-Za-z_]\w*\.)*"
-    r"(?:(?:left_|right_|middle_|double_|triple_)?click|(?:left|right|middle|double|triple)click"
+    r"(?P<name>(?:left_|right_|middle_|double_|triple_)?click|(?:left|right|middle|double|triple)click"
     r"|left_double|right_single|long_press|tap|move_?to|mouse_move|hover|drag_?to|drag|scroll)"
     r"\s*\(",
     re.IGNORECASE,
 )
-_POINT_KEYS = r"point_2d|bbox_2d|start_box|start_point|click_point|coordinates?|position|point|bbox|box"
+# JSON action objects ({"action": "left_click", ...}); the object is found by bracket matching.
+_ACTION_RE = re.compile(
+    r"(?<![\w])[\"']?action(?:_type)?[\"']?\s*:\s*[\"'](?P<name>[A-Za-z_][\w.]*)[\"']", re.IGNORECASE
+)
+_BOX_KEYS = r"bbox_2d|start_box|bbox|box"
+_POINT_KEYS = rf"point_2d|{_BOX_KEYS}|start_point|click_point|coordinates?|position|point"
+_BOX_KEY_RE = re.compile(_BOX_KEYS, re.IGNORECASE)
 _KWARG_RE = re.compile(
     rf"(?<![\w])(?:{_POINT_KEYS})\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|\([^)]*\)|\[[^\]]*\]|<[^,)]*)",
     re.IGNORECASE,
 )
 _KW_PREFIX_RE = re.compile(r"\s*[A-Za-z_]\w*\s*=")
-_KEY_RE = re.compile(rf"(?<![\w])[\"']?(?:{_POINT_KEYS})[\"']?\s*[:=]\s*[\"']?\s*(?=[\[(])", re.IGNORECASE)
+_KEY_RE = re.compile(
+    rf"(?<![\w])[\"']?(?P<key>{_POINT_KEYS})[\"']?\s*[:=]\s*[\"']?\s*(?=[\[(])", re.IGNORECASE
+)
+# ``point: 512, 384``: a key and bare numbers on the same line (2 numbers a point, 4 a box).
+_KEY_BARE_RE = re.compile(
+    rf"(?<![\w])[\"']?(?:{_POINT_KEYS})[\"']?[ \t]*[:=][ \t]*[\"']?[ \t]*"
+    rf"(?P<v>{_NUM}(?:{_HSEP}{_NUM})*)(?!\w|\.\d)",
+    re.IGNORECASE,
+)
 _XY_RE = re.compile(
     rf"(?<![\w.])[\"']?x[\"']?\s*[=:]\s*(?P<x>{_NUM})\s*[,;]?\s*[\"']?y[\"']?\s*[=:]\s*(?P<y>{_NUM})",
     re.IGNORECASE,
@@ -95,7 +138,9 @@ _BOX_TAG_RES = (
     re.compile(r"<box>(?P<v>.{0,300}?)</box>", re.IGNORECASE | re.DOTALL),
 )
 _POINT_TAG_RE = re.compile(r"<point>(?P<v>.{0,300}?)</point>", re.IGNORECASE | re.DOTALL)
+_TAGS = (("<|box_start|>", "<|box_end|>"), ("<box>", "</box>"), ("<point>", "</point>"))
 _GROUP_RE = re.compile(rf"(?P<o>[\[(])\s*(?P<nums>{_NUMS})\s*(?P<c>[\])])")
+_PAIR_JOIN_RE = re.compile(r"[ \t]*,[ \t]*")
 _PLAIN_RE = re.compile(rf"\s*(?P<x>{_NUM})(?:\s*,\s*|\s+)(?P<y>{_NUM})\s*\.?\s*")
 _REFUSAL_RE = re.compile(
     r"\bnot\s+(?:be\s+)?(?:present|found|visible|on\s+(?:the\s+)?screen)\b"
@@ -122,7 +167,7 @@ _BEST_RE = re.compile(
 _CANDIDATE_RE = re.compile(r"\b(?:candidate|option)\s*(?:#|no\.|number)?\s*(\d+)\b", re.IGNORECASE)
 _YES_NO_RE = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 
-_MAX_CALL_SCAN = 500  # longest argument list searched for the closing parenthesis
+_MAX_CALL_SCAN = 500  # longest argument list (or JSON action object) searched for its brackets
 _OPEN, _CLOSE = "([{", ")]}"
 
 
@@ -177,6 +222,20 @@ def _closing(text: str, start: int) -> int:
     return -1
 
 
+def _opening_brace(text: str, end: int) -> int:
+    """Index of the ``{`` of the innermost bracket still open at ``end``, or -1 (none, or not ``{``)."""
+    depth = 0
+    for i in range(end - 1, max(-1, end - 1 - _MAX_CALL_SCAN), -1):
+        ch = text[i]
+        if ch in _CLOSE:
+            depth += 1
+        elif ch in _OPEN:
+            if depth == 0:
+                return i if ch == "{" else -1
+            depth -= 1
+    return -1
+
+
 def _split_top(args: str) -> list[str]:
     """Split an argument list at its top-level commas."""
     parts: list[str] = []
@@ -216,42 +275,131 @@ def _call_entry(args: str) -> list[Entry]:
     return _entry(_numbers(positional[0]))
 
 
-def _structured(text: str) -> list[Entry]:
-    """Tier 1: calls, keys, x/y pairs and tags; outermost match first, in order of appearance."""
-    found: list[tuple[int, int, list[Entry]]] = []
-    for m in _CALL_RE.finditer(text):
-        close = _closing(text, m.end())
-        if close >= 0:
-            found.append((m.start(), close + 1, _call_entry(text[m.end() : close])))
+class _Match(NamedTuple):
+    """One tier-1 match: its span, its entries and what kind of action it is, if any."""
+
+    start: int
+    stop: int
+    entries: list[Entry]
+    kind: str = ""  # "move", "click" or "" (anything else)
+
+
+def _kind(name: str) -> str:
+    """``"move"``, ``"click"`` or ``""`` for an action name (a module prefix is ignored)."""
+    name = name.rsplit(".", 1)[-1]
+    if _MOVE_NAME_RE.fullmatch(name):
+        return "move"
+    return "click" if _CLICK_NAME_RE.fullmatch(name) else ""
+
+
+def _matches(text: str, *, actions: bool = True) -> list[_Match]:
+    """Tier-1 matches of ``text``, unordered (calls and JSON actions only when ``actions``)."""
+    found: list[_Match] = []
+    if actions:
+        for m in _CALL_RE.finditer(text):
+            close = _closing(text, m.end())
+            if close >= 0:
+                found.append(
+                    _Match(m.start(), close + 1, _call_entry(text[m.end() : close]), _kind(m["name"]))
+                )
+        for m in _ACTION_RE.finditer(text):
+            start = _opening_brace(text, m.start())
+            close = _closing(text, start + 1) if start >= 0 else -1
+            if close >= 0:
+                inner = _outermost(_matches(text[start + 1 : close], actions=False))
+                entries = next((e.entries[:1] for e in inner if e.entries), [])
+                found.append(_Match(start, close + 1, entries, _kind(m["name"])))
     for m in _KEY_RE.finditer(text):
         close = _closing(text, m.end() + 1)
         if close >= 0:
-            found.append((m.start(), close + 1, _bracketed(text[m.end() : close + 1])))
+            pairs = _BOX_KEY_RE.fullmatch(m["key"]) is not None
+            found.append(_Match(m.start(), close + 1, _bracketed(text[m.end() : close + 1], box_pairs=pairs)))
+    for m in _KEY_BARE_RE.finditer(text):
+        found.append(_Match(m.start(), m.end(), _entry(_numbers(m["v"]))))
     for m in _XY_RE.finditer(text):
-        found.append((m.start(), m.end(), _entry(_numbers(f"{m['x']} {m['y']}"))))
+        found.append(_Match(m.start(), m.end(), _entry(_numbers(f"{m['x']} {m['y']}"))))
     for tag_re in _BOX_TAG_RES:
         for m in tag_re.finditer(text):
-            found.append((m.start(), m.end(), _entry(_numbers(m["v"]))))
+            found.append(_Match(m.start(), m.end(), _entry(_numbers(m["v"]))))
     for m in _POINT_TAG_RE.finditer(text):
-        found.append((m.start(), m.end(), _bracketed(m["v"]) or _entry(_numbers(m["v"]))))
-    return list(_outermost(found))
+        found.append(_Match(m.start(), m.end(), _bracketed(m["v"]) or _entry(_numbers(m["v"]))))
+    return found
 
 
-def _outermost(found: list[tuple[int, int, list[Entry]]]) -> Iterator[Entry]:
-    """Entries of the matches not nested in (or overlapping) an earlier, longer one."""
+def _outermost(found: list[_Match]) -> list[_Match]:
+    """The matches not nested in (or overlapping) an earlier, longer one, in order of appearance.
+
+    A match with no entries is dropped, except a click: it is kept (claiming no span) so that a move
+    before it can give it its point.
+    """
+    kept: list[_Match] = []
     end = -1
-    for start, stop, entries in sorted((f for f in found if f[2]), key=lambda f: (f[0], -f[1])):
-        if start >= end:
-            end = stop
-            yield from entries
+    for match in sorted(found, key=lambda f: (f.start, -f.stop)):
+        if match.start < end:
+            continue
+        if match.entries:
+            end = match.stop
+            kept.append(match)
+        elif match.kind == "click":
+            kept.append(match)
+    return kept
 
 
-def _bracketed(text: str) -> list[Entry]:
-    """Tier 2: ``(x, y)`` / ``[x, y]`` points and ``(x1, y1, x2, y2)`` boxes, in order."""
+def _structured(text: str) -> list[Entry]:
+    """Tier 1: calls, actions, keys, x/y pairs and tags; a move then a click is one point."""
+    matches = _outermost(_matches(text))
     out: list[Entry] = []
-    for m in _GROUP_RE.finditer(text):
-        if _OPEN.index(m["o"]) == _CLOSE.index(m["c"]):
-            out.extend(_entry(_numbers(m["nums"])))
+    i = 0
+    while i < len(matches):
+        match = matches[i]
+        if match.kind == "move" and i + 1 < len(matches) and matches[i + 1].kind == "click":
+            out.extend(matches[i + 1].entries or match.entries)
+            i += 2
+        else:
+            out.extend(match.entries)
+            i += 1
+    return out
+
+
+def _unclosed_tag(text: str) -> bool:
+    """Whether the last ``<|box_start|>``, ``<box>`` or ``<point>`` of ``text`` is never closed."""
+    lower = text.lower()
+    for opening, closing in _TAGS:
+        i = lower.rfind(opening)
+        if i >= 0 and lower.find(closing, i + len(opening)) < 0:
+            return True
+    return False
+
+
+def _pair_run(text: str, groups: Sequence[re.Match[str]], i: int) -> int:
+    """How many 2-number groups of one bracket kind, joined by commas on one line, start at ``i``."""
+    n = 0
+    while i + n < len(groups):
+        g = groups[i + n]
+        if len(_NUM_RE.findall(g["nums"])) != 2 or g["o"] != groups[i]["o"]:
+            break
+        if n and not _PAIR_JOIN_RE.fullmatch(text[groups[i + n - 1].end() : g.start()]):
+            break
+        n += 1
+    return max(n, 1)
+
+
+def _bracketed(text: str, *, box_pairs: bool = False) -> list[Entry]:
+    """Tier 2: ``(x, y)`` / ``[x, y]`` points and ``(x1, y1, x2, y2)`` boxes, in order.
+
+    With ``box_pairs``, exactly two pairs joined by a comma (``(x1,y1),(x2,y2)``) are one box.
+    """
+    groups = [m for m in _GROUP_RE.finditer(text) if _OPEN.index(m["o"]) == _CLOSE.index(m["c"])]
+    out: list[Entry] = []
+    i = 0
+    while i < len(groups):
+        run = _pair_run(text, groups, i) if box_pairs else 1
+        if run == 2:
+            out.extend(_entry(_numbers(f"{groups[i]['nums']} {groups[i + 1]['nums']}")))
+        else:
+            for g in groups[i : i + run]:
+                out.extend(_entry(_numbers(g["nums"])))
+        i += run
     return out
 
 
@@ -264,12 +412,16 @@ def _plain(text: str) -> list[Entry]:
 # ------------------------------------------------------------------------------------------ public
 
 
-def parse_points(text: str, *, max_points: int | None = None) -> ParsedPoints:
+def parse_points(text: str, *, max_points: int | None = None, box_pairs: bool = False) -> ParsedPoints:
     r"""All points of a model's answer, in order of appearance, in the model's units.
 
     Args:
         text: The model's answer (never raises on any string).
         max_points: Keep only the first ``max_points`` entries (None: all).
+        box_pairs: Read two bracketed pairs joined by a comma (``(x1,y1),(x2,y2)`` or
+            ``[[x1,y1],[x2,y2]]``) as one box, its centre: for models that answer Qwen2-VL boxes
+            and servers that strip their special tokens. False (the default) reads them as two
+            points, the way gge's own candidate lists are written.
 
     Returns:
         The points (``None`` entries are abstentions); ``ParsedPoints((), True)`` when nothing
@@ -284,13 +436,22 @@ def parse_points(text: str, *, max_points: int | None = None) -> ParsedPoints:
         >>> parse_points('<tool_call>{"name": "computer_use", "arguments": '
         ...              '{"action": "left_click", "coordinate": [512, 384]}}</tool_call>').points
         ((512.0, 384.0),)
+        >>> parse_points('{"action": "mouse_move", "coordinate": [10, 20]}\n'
+        ...              '{"action": "left_click"}').points
+        ((10.0, 20.0),)
         >>> parse_points("<|box_start|>(100,200),(300,400)<|box_end|>").points
         ((200.0, 300.0),)
+        >>> parse_points("[[100, 200], [300, 400]]", box_pairs=True).points
+        ((200.0, 300.0),)
+        >>> parse_points("point:512,384").points
+        ((512.0, 384.0),)
         >>> parse_points("(10, 20) (-1, -1) (5, -3)").points
         ((10.0, 20.0), None, (5.0, -3.0))
         >>> parse_points("The element is not present on this screen.")
         ParsedPoints(points=(None,), format_error=False)
         >>> parse_points("Step 1: find the button.")
+        ParsedPoints(points=(), format_error=True)
+        >>> parse_points("<|box_start|>(501,10),(99")
         ParsedPoints(points=(), format_error=True)
         >>> parse_points("[[1, 2], [3, 4], [5, 6]]", max_points=2).points
         ((1.0, 2.0), (3.0, 4.0))
@@ -298,7 +459,11 @@ def parse_points(text: str, *, max_points: int | None = None) -> ParsedPoints:
     if max_points is not None and max_points < 1:
         raise ValueError(f"max_points must be at least 1, got {max_points}")
     body = _focus(text)
-    entries = _structured(body) or _bracketed(body) or _plain(body)
+    entries = _structured(body)
+    if not entries:
+        if _unclosed_tag(body):  # cut off inside a tag: its numbers are not a point
+            return ParsedPoints((), True)
+        entries = _bracketed(body, box_pairs=box_pairs) or _plain(body)
     if not entries:
         if not _REFUSAL_RE.search(body):
             return ParsedPoints((), True)
