@@ -102,7 +102,9 @@ def test_no_validation_loop_evaluates_on_training_epochs_and_warns_once(
     assert cb.history[0]["screenspot_v2"]["top1"] == 100.0
 
 
-def test_with_a_validation_loop_it_evaluates_on_validation_epochs_only(demo_suite: Path, tmp_path: Path) -> None:
+def test_with_a_validation_loop_it_evaluates_on_validation_epochs_only(
+    demo_suite: Path, tmp_path: Path
+) -> None:
     cb = _cb(demo_suite, every_n_epochs=2)
     _fit(WithVal(), tmp_path, cb, num_sanity_val_steps=0)
     assert [h["epoch"] for h in cb.history] == [1, 3]
@@ -147,7 +149,7 @@ def test_a_failing_logger_is_reported_and_training_goes_on(demo_suite: Path, tmp
 
 def test_candidates_far_off_the_screen_are_clamped_and_stay_misses() -> None:
     s = Sample("demo", "0", "/x.png", (400, 800), "click OK", Box(10, 10, 100, 50))
-    cands = tuple(Candidate((g, 30.0), 1.0) for g in GARBAGE) + (Candidate((50, 30), 0.5),)
+    cands = (*tuple(Candidate((g, 30.0), 1.0) for g in GARBAGE), Candidate((50, 30), 0.5))
     assert [c.point for c in cands[:4]] == [(FAR, 30.0), (FAR, 30.0), (-FAR, 30.0), (FAR, 30.0)]
     r = score_sample(s, Prediction("demo", "0", cands), k=5)
     assert r.hits == (False, False, False, False, True)

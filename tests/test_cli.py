@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scipy.stats import binomtest
 
 from gge.benchmarks import REGISTRY
 from gge.cli import DEFAULT_BENCHMARKS, main, parse_args, run
 from gge.errors import GgeError
 from gge.selection import STRATEGIES
+from gge.types import Absent
 
 REPO = Path(__file__).resolve().parents[1]
 ALL = [*DEFAULT_BENCHMARKS, "osworld_g_refined"]
@@ -36,28 +38,155 @@ def demo_run(demo_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
     return out, _run(demo_suite, out)
 
 
-def test_results_json_names(demo_run: tuple[Path, dict[str, Any]]) -> None:
+MACRO_OVER = {"ui_vision": "setting", "mmbench_gui": "grounding_type"}  # README: official headlines
+
+
+def _slot(value: Any) -> tuple[float, float] | str | None:
+    """A replay file's candidate: a point, None (abstains) or "unparsed" (README, "The replay file")."""
+    if value is None or value == "unparsed":
+        return value
+    x, y = float(value[0]), float(value[1])
+    return None if x < 0 and y < 0 else (x, y)
+
+
+def _middle(values: list[float]) -> float:
+    v, m = sorted(values), len(values) // 2
+    return v[m] if len(v) % 2 else (v[m - 1] + v[m]) / 2
+
+
+def _pick(strategy: str, slots: list[Any], scores: list[Any]) -> Any:
+    """Top-1 by the documented rules: "missing" when there is no answer."""
+    if not slots:
+        return "missing"
+    if strategy == "first":
+        return slots[0]
+    if strategy == "critic":
+        scored = [j for j in range(len(slots)) if scores[j] is not None]
+        if not scored:
+            return slots[0]
+        return slots[max(scored, key=lambda j: (scores[j], -j))]
+    assert strategy == "median"
+    points = [c for c in slots if c is not None and c != "unparsed"]
+    abstain = sum(c is None for c in slots)
+    if not points and not abstain:
+        return "missing"
+    if abstain > len(points):
+        return None
+    return (_middle([p[0] for p in points]), _middle([p[1] for p in points]))
+
+
+def _independent(demo: Path, name: str, k: int, strategy: str) -> dict[str, Any]:
+    """One benchmark's numbers from the replay file and the sample regions, with a loop of our own."""
+    bench = REGISTRY[name]
+    samples = bench.load(demo / bench.directory, bench.options_type()).samples
+    lines = {}
+    for line in (demo / "predictions.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["benchmark"] == name:
+            lines[rec["id"]] = rec
+    rows = []
+    for s in samples:
+
+        def hit(c: Any, s: Any = s) -> bool:
+            if c == "unparsed" or c == "missing":
+                return False
+            if c is None:
+                return isinstance(s.region, Absent)
+            return bool(s.region.contains(c[0], c[1]))
+
+        rec = lines.get(s.id, {"candidates": [], "format_error": True})
+        slots = [_slot(c) for c in rec["candidates"]][:k]
+        scores = (rec.get("scores") or [None] * len(rec["candidates"]))[:k]
+        picks = {st: _pick(st, slots, scores) for st in ("critic", "first", strategy)}
+        rows.append(
+            {
+                "labels": s.labels,
+                "top1": hit(picks[strategy]),
+                "first": hit(picks["first"]),
+                "critic": hit(picks["critic"]),
+                "oracle": [any(hit(c) for c in slots[:j]) for j in range(1, k + 1)],
+                "format_error": bool(rec.get("format_error")) or all(c == "unparsed" for c in slots),
+                "abstains": picks[strategy] is None,
+            }
+        )
+    n = len(rows)
+
+    def pct(xs: list[bool]) -> float:
+        return 100 * sum(xs) / len(xs)
+
+    out: dict[str, Any] = {"samples": n, "top1": pct([r["top1"] for r in rows])}
+    for j in range(1, k + 1):
+        out[f"oracle@{j}"] = pct([r["oracle"][j - 1] for r in rows])
+    over = MACRO_OVER.get(name)
+    if over is None:
+        out["official"] = (out["top1"], out[f"oracle@{k}"])
+    else:
+        groups = sorted({r["labels"][over] for r in rows})
+        out["official"] = tuple(
+            sum(pct([f(r) for r in rows if r["labels"][over] == g]) for g in groups) / len(groups)
+            for f in (lambda r: r["top1"], lambda r: r["oracle"][k - 1])
+        )
+    out["first"] = pct([r["first"] for r in rows])
+    out["critic"] = pct([r["critic"] for r in rows])
+    out["format_errors"] = sum(r["format_error"] for r in rows)
+    out["abstentions"] = sum(r["abstains"] for r in rows)
+    hits_top1, hits_oracle = sum(r["top1"] for r in rows), sum(r["oracle"][-1] for r in rows)
+    out["counts"] = (hits_top1, hits_oracle, n)
+    both = sum(r["top1"] and r["oracle"][-1] for r in rows)
+    out["top1_given_oracle"] = 100 * both / hits_oracle if hits_oracle else None
+    breakdown: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for r in rows:
+        for key, value in r["labels"].items():
+            for v in (value,) if isinstance(value, str) else value:
+                breakdown.setdefault(key, {}).setdefault(v, []).append(r)
+    out["breakdown"] = {
+        key: {
+            v: {
+                "samples": len(g),
+                "top1": pct([r["top1"] for r in g]),
+                f"oracle@{k}": pct([r["oracle"][-1] for r in g]),
+            }
+            for v, g in groups_.items()
+        }
+        for key, groups_ in breakdown.items()
+    }
+    return out
+
+
+def _wilson(hits: int, n: int) -> tuple[float, float]:
+    ci = binomtest(hits, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return 100 * ci.low, 100 * ci.high
+
+
+def test_results_json_names(demo_suite: Path, demo_run: tuple[Path, dict[str, Any]]) -> None:
     out, doc = demo_run
     on_disk = json.loads((out / "results.json").read_text())
     assert on_disk == json.loads(json.dumps(doc))
     assert set(on_disk["benchmarks"]) == set(ALL)
     for name, e in on_disk["benchmarks"].items():
         bench = REGISTRY[name]
-        assert e["samples"] > 0
+        want = _independent(demo_suite, name, 5, "critic")
+        assert e["samples"] == want["samples"] > 0
         for key in ["top1", *(f"oracle@{j}" for j in range(1, 6))]:
-            assert 0.0 <= e[key] <= 100.0, (name, key)
-        assert [e[f"oracle@{j}"] for j in range(1, 6)] == sorted(e[f"oracle@{j}"] for j in range(1, 6))
-        assert set(e["official"]) >= {"top1", "oracle@5"}
+            assert e[key] == pytest.approx(want[key]), (name, key)
         assert e["official"]["rule"] == bench.official.name
-        assert set(e["selection"]) == set(STRATEGIES) and e["selection"]["critic"] == e["top1"]
-        assert isinstance(e["format_errors"], int) and isinstance(e["abstentions"], int)
+        assert (e["official"]["top1"], e["official"]["oracle@5"]) == pytest.approx(want["official"]), name
+        assert set(e["selection"]) == set(STRATEGIES)
+        assert e["selection"]["critic"] == pytest.approx(want["critic"])
+        assert e["selection"]["first"] == pytest.approx(want["first"])
+        assert e["format_errors"] == want["format_errors"], name
+        assert e["abstentions"] == want["abstentions"], name
         assert set(e["breakdown"]) <= set(bench.label_keys)
-        for groups in e["breakdown"].values():
-            for stats in groups.values():
-                assert set(stats) == {"samples", "top1", "oracle@5"}
-        lo, hi = e["intervals"]["top1"]
-        assert lo <= e["top1"] <= hi
-        assert e["critic_gap"] == pytest.approx(e["oracle@5"] - e["top1"])
+        assert set(e["breakdown"]) == set(want["breakdown"]), name
+        for key, groups in want["breakdown"].items():
+            assert set(e["breakdown"][key]) == set(groups), (name, key)
+            for value, stats in groups.items():
+                assert e["breakdown"][key][value] == pytest.approx(stats), (name, key, value)
+        top1_hits, oracle_hits, n = want["counts"]
+        assert e["intervals"]["top1"] == pytest.approx(_wilson(top1_hits, n), abs=1e-9)
+        assert e["intervals"]["oracle@5"] == pytest.approx(_wilson(oracle_hits, n), abs=1e-9)
+        assert e["critic_gap"] == pytest.approx(want["oracle@5"] - want["top1"])
+        assert e["top1_given_oracle"] == pytest.approx(want["top1_given_oracle"])
     assert on_disk["benchmarks"]["ui_vision"]["official"]["rule"] == "macro_setting"
     assert on_disk["benchmarks"]["mmbench_gui"]["official"]["rule"] == "macro_grounding_type"
     assert "macro_cells" in on_disk["benchmarks"]["screenspot_v2"]["averages"]
@@ -135,14 +264,20 @@ def test_predictions_jsonl_replays_to_the_same_numbers(
         assert a == b
 
 
-def test_selection_and_k_overrides(
-    demo_suite: Path, demo_run: tuple[Path, dict[str, Any]], tmp_path: Path
-) -> None:
+def test_selection_and_k_overrides(demo_suite: Path, tmp_path: Path) -> None:
     doc = _run(demo_suite, tmp_path, "selection=median", "k=3")
+    assert doc["k"] == 3 and doc["selection"] == "median"
     for name, e in doc["benchmarks"].items():
-        assert e["top1"] == e["selection"]["median"]
-        assert "oracle@3" in e["official"] and "oracle@4" not in e
-        assert e["oracle@3"] == demo_run[1]["benchmarks"][name]["oracle@3"]
+        want = _independent(demo_suite, name, 3, "median")
+        assert e["top1"] == pytest.approx(want["top1"]), name
+        assert e["selection"]["median"] == pytest.approx(want["top1"])
+        assert e["selection"]["critic"] == pytest.approx(want["critic"])  # critic among the first 3
+        for j in (1, 2, 3):
+            assert e[f"oracle@{j}"] == pytest.approx(want[f"oracle@{j}"]), (name, j)
+        assert "oracle@4" not in e and set(e["official"]) >= {"top1", "oracle@3"}
+        assert (e["official"]["top1"], e["official"]["oracle@3"]) == pytest.approx(want["official"]), name
+        assert e["abstentions"] == want["abstentions"], name
+        assert e["top1_given_oracle"] == pytest.approx(want["top1_given_oracle"]), name
 
 
 def test_unknown_and_missing_prediction_lines(demo_suite: Path, tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from PIL import Image
 
 from gge.benchmarks import REGISTRY, get_benchmark
 from gge.benchmarks.base import BenchmarkOptions
-from gge.errors import GgeError
 from gge.types import Absent, Box, Polygon
 
 
@@ -43,10 +42,3 @@ def test_benchmark_contract(name: str, demo_suite: Path) -> None:
     summary = json.loads(json.dumps(loaded.summary))
     assert {"files", "records", "degenerate_boxes", "variant", "notes"} <= set(summary)
     assert summary["records"] == len(loaded.samples)
-
-
-@pytest.mark.parametrize("name", sorted(REGISTRY))
-def test_missing_root_names_the_benchmark(name: str, tmp_path: Path) -> None:
-    bench = get_benchmark(name)
-    with pytest.raises(GgeError, match=name):
-        bench.load(tmp_path / "absent", bench.options_type())

@@ -72,6 +72,40 @@ def test_ddp_fork_equals_single_process(
     assert len(existing_logs(tmp_path)) == min(devices, max_samples or devices)  # an empty rank writes none
 
 
+def test_pad_batches_through_the_cli_equals_no_padding(
+    demo_suite: Path, tmp_path: Path, single: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FSDP-style padding: every rank runs as many batches, the padding's results are dropped."""
+    from gge.models.replay import ReplayModel
+
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    predict = ReplayModel.predict
+
+    def counting(self: ReplayModel, samples: Any) -> Any:  # forked ranks inherit the patch
+        with (calls / str(os.getpid())).open("a") as f:
+            f.write(" ".join(f"{s.benchmark}/{s.id}" for s in samples) + "\n")
+        return predict(self, samples)
+
+    monkeypatch.setattr(ReplayModel, "predict", counting)
+    extra = ["trainer.accelerator=cpu", "trainer.devices=3", "trainer.strategy=ddp_fork", "batch_size=2"]
+    out = tmp_path / "out"
+    doc = run(
+        parse_args(_args(demo_suite, out, *extra, "max_samples=7", "pad_batches=true")), out=io.StringIO()
+    )
+    assert doc["config"]["pad_batches"] is True
+    assert _benchmarks(doc) == single["7"]
+    # 7 samples on 3 ranks in batches of 2: shards of 3, 2, 2 -> 2 batches on every rank, per benchmark
+    per_rank = [p.read_text().splitlines() for p in sorted(calls.iterdir())]
+    assert len(per_rank) == 3 and [len(b) for b in per_rank] == [6, 6, 6]
+    items = [i for batches in per_rank for b in batches for i in b.split()]
+    assert len(items) == 3 * (7 + 2)  # two padding items per benchmark
+    # the logs hold every sample once: padding results are neither logged nor counted
+    lines = [json.loads(x) for p in existing_logs(out) for x in p.read_text().splitlines()]
+    keys = [(r["benchmark"], r["id"]) for r in lines]
+    assert len(keys) == len(set(keys)) == 3 * 7
+
+
 def test_ddp_fork_with_decoding_workers_equals_single_process(demo_suite: Path, tmp_path: Path) -> None:
     """The demo model looks at the screenshots: each rank's workers decode them and hand them over."""
 

@@ -691,18 +691,9 @@ def test_image_path_escaping_the_root(tmp_path: Path, name: str) -> None:
     depth = len(Path(layout.image_dir).parts)
     for bad in ["../" * (depth + 1) + "x.png", str(outside)]:
         layout.write(root, [dict(layout.record, **{layout.image_key: bad})])
-        with pytest.raises(
-            GgeError, match=rf"record {layout.first_id}: image path escapes the benchmark folder"
-        ):
+        escapes = rf"record {layout.first_id}: image path escapes the benchmark folder"
+        with pytest.raises(GgeError, match=rf"{escapes}: '[^']*{re.escape(bad)}'"):
             load(name, root)
-
-
-def test_image_path_dotdot_escapes_i2e_root(tmp_path: Path) -> None:
-    layout = LAYOUTS["ui_i2e_bench"]
-    png(tmp_path / "x.png")
-    root = layout.make(tmp_path, [dict(layout.record, image="../x.png")])
-    with pytest.raises(GgeError, match=r"record 0: image path escapes the benchmark folder: '\.\./x\.png'"):
-        load("ui_i2e_bench", root)
 
 
 def test_duplicate_ids_across_files(tmp_path: Path) -> None:

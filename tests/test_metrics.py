@@ -92,6 +92,9 @@ def test_wilson_matches_scipy(hits: int, n: int) -> None:
     lo, hi = wilson_interval(hits, n)  # type: ignore[misc]
     ci = binomtest(hits, n).proportion_ci(confidence_level=0.95, method="wilson")
     assert lo == pytest.approx(100 * ci.low, abs=1e-9) and hi == pytest.approx(100 * ci.high, abs=1e-9)
+
+
+def test_wilson_of_no_trials_is_none() -> None:
     assert wilson_interval(0, 0) is None
 
 

@@ -40,13 +40,17 @@ class FakeServer:
         self.answer: str | None = None
         self.expected_size: tuple[int, int] | None = None
         self.expected_mime = "image/png"
-        self.sleep_s = 1.0
+        self.hold_s = 10.0  # "hold" and "gate" answer after this long at the latest
+        self.gate = 4  # "gate" answers once this many requests were in flight together
+        self.release = threading.Event()  # set at teardown: held requests answer at once
         self.bodies: list[dict[str, Any]] = []
         self.auth: list[str | None] = []
         self.problems: list[str] = []
         self.lock = threading.Lock()
-        self.in_flight = 0
+        self.changed = threading.Condition(self.lock)
+        self.in_flight = 0  # received and not yet answered
         self.max_in_flight = 0
+        self.arrivals: list[tuple[float, int]] = []  # (monotonic time, requests in flight then)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.fake = self  # type: ignore[attr-defined]
         self.thread = threading.Thread(
@@ -148,8 +152,17 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def _leave(self) -> None:
+        """The request stops counting as in flight (once), before its answer is written."""
+        fake: FakeServer = self.server.fake  # type: ignore[attr-defined]
+        with fake.lock:
+            if not getattr(self, "left", True):
+                self.left = True
+                fake.in_flight -= 1
+
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self._leave()  # the client cannot send its next request before reading this answer
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -164,13 +177,15 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         fake: FakeServer = self.server.fake  # type: ignore[attr-defined]
         with fake.lock:
+            self.left = False
             fake.in_flight += 1
             fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+            fake.arrivals.append((time.monotonic(), fake.in_flight))
+            fake.changed.notify_all()
         try:
             self._handle(fake)
         finally:
-            with fake.lock:
-                fake.in_flight -= 1
+            self._leave()
 
     def _handle(self, fake: FakeServer) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -213,8 +228,18 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, _completion(body, ["No" if p < 0.5 else "Yes"], _yes_logprobs(p)))
             else:
                 self._send(200, _completion(body, [" yes." if p > 0.5 else "No"]))
-        elif behaviour in ("sleep", "slow"):
-            time.sleep(fake.sleep_s if behaviour == "sleep" else 0.2)
+        elif behaviour == "hold":  # answer late: long after any client timeout in these tests
+            fake.release.wait(fake.hold_s)
+            self._send(200, _completion(body, texts))
+        elif behaviour == "gate":  # answer once `gate` requests were in flight together
+            with fake.changed:
+                fake.changed.wait_for(
+                    lambda: fake.max_in_flight >= fake.gate or fake.release.is_set(), timeout=fake.hold_s
+                )
+            fake.release.wait(0.2)  # time for one request too many to show up, if the client sends it
+            self._send(200, _completion(body, texts))
+        elif behaviour == "slow":
+            time.sleep(0.2)
             self._send(200, _completion(body, texts))
         else:
             self._send(200, _completion(body, texts))
@@ -225,6 +250,9 @@ def server() -> Iterator[FakeServer]:
     fake = FakeServer()
     fake.thread.start()
     yield fake
+    with fake.changed:
+        fake.release.set()
+        fake.changed.notify_all()
     fake.httpd.shutdown()
     fake.httpd.server_close()
     fake.thread.join(timeout=5)
@@ -353,12 +381,14 @@ def test_bad_settings() -> None:
 # -- retries, timeouts, errors -------------------------------------------------------------------
 
 
-def test_429_honours_retry_after(server: FakeServer) -> None:
+def test_429_honours_retry_after(server: FakeServer, caplog: pytest.LogCaptureFixture) -> None:
     backend = _backend(server, backoff_s=5.0)  # Retry-After: 0 replaces the 5 s backoff
     server.script = ["429"]
-    start = time.monotonic()
-    (g,) = backend.generate([_request(backend, "hello")])
-    assert time.monotonic() - start < 2.0
+    with caplog.at_level(logging.WARNING, logger="gge.models.openai_api"):
+        (g,) = backend.generate([_request(backend, "hello")])
+    assert "HTTP 429" in caplog.text and "retry 1/5 in 0.0 s" in caplog.text
+    (first, _), (second, _) = server.arrivals
+    assert second - first < 5.0  # the retry did not wait out the backoff
     assert g.texts == ["hello#0"]
     assert len(server.bodies) == 2 and backend.settings()["usage"]["retries"] == 1
     assert backend.settings()["usage"]["requests"] == 1
@@ -376,23 +406,19 @@ def test_500_twice_then_success(server: FakeServer, caplog: pytest.LogCaptureFix
 
 def test_timeout_then_success(server: FakeServer) -> None:
     backend = _backend(server, timeout_s=0.3)
-    server.script = ["sleep"]
-    server.sleep_s = 1.0
-    start = time.monotonic()
+    server.script = ["hold"]  # the first request is answered only at teardown
     (g,) = backend.generate([_request(backend, "late")])
-    assert time.monotonic() - start < 0.9
     assert g.texts == ["late#0"] and len(server.bodies) == 2
+    assert [n for _, n in server.arrivals] == [1, 2]  # retried while the first was still unanswered
     assert backend.settings()["usage"]["retries"] == 1
 
 
 def test_always_timing_out_fails_after_max_retries(server: FakeServer) -> None:
     backend = _backend(server, timeout_s=0.2, max_retries=2)
-    server.default = "sleep"
-    server.sleep_s = 0.6
-    start = time.monotonic()
+    server.default = "hold"
     with pytest.raises(GgeError) as e:
         backend.generate([_request(backend)])
-    assert time.monotonic() - start < 1.5
+    assert [n for _, n in server.arrivals] == [1, 2, 3]  # each try given up while still unanswered
     msg = str(e.value)
     assert "timed out after 0.2 s" in msg and "after 2 retries" in msg and server.url in msg
     assert len(server.bodies) == 3
@@ -487,14 +513,13 @@ def test_key_sent_as_bearer_and_never_leaked(
 
 def test_bounded_concurrency_keeps_order(server: FakeServer) -> None:
     backend = _backend(server, concurrency=4)
-    server.default = "slow"  # 0.2 s each
+    server.default = "gate"  # nothing is answered before 4 requests are in flight together
+    server.hold_s = 3.0
     requests = [_request(backend, f"r{i}") for i in range(8)]
-    start = time.monotonic()
     out = backend.generate(requests)
-    elapsed = time.monotonic() - start
     assert [g.texts for g in out] == [[f"r{i}#0"] for i in range(8)]
-    assert elapsed < 1.0  # sequential: 1.6 s
-    assert 2 <= server.max_in_flight <= 4
+    assert server.max_in_flight == 4  # reached, never exceeded
+    assert [n for _, n in server.arrivals[:4]] == [1, 2, 3, 4]
     assert backend.settings()["usage"]["requests"] == 8
 
 

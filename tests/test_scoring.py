@@ -95,6 +95,17 @@ def test_abstention_hits_only_absent_targets() -> None:
     assert not candidate_hits(Box(0, 0, 10, 10), None)
 
 
+def test_unparsed_slot_never_hits_not_even_a_refusal() -> None:
+    unparsed = Candidate(None, raw="no idea", parsed=False)
+    assert not unparsed.abstains
+    assert candidate_hits(Absent(), unparsed) is False
+    assert candidate_hits(Box(0, 0, 10, 10), unparsed) is False
+    r = score_sample(_sample(Absent()), Prediction("b", "0", (unparsed, unparsed, Candidate(None))), k=5)
+    assert r.hits == (False, False, True)
+    assert [r.hit_at(j) for j in (1, 2, 3)] == [False, False, True]
+    assert not r.top1["first"] and not r.top1["critic"] and not r.format_error
+
+
 def test_score_sample_hits_at_k_and_strategies() -> None:
     s = _sample(Box(40, 40, 60, 60))
     cands = (
