@@ -113,6 +113,9 @@ class EvalConfig:
         decode_max_pixels: Downscale screenshots above this area while decoding (saves memory and
             transfer for models that see fewer pixels; points still map to the original size).
         pad_batches: Equal batch counts on every rank (FSDP / DeepSpeed ZeRO-3); padding is dropped.
+        dry_run: Load no weights and evaluate nothing: write ``output_dir/requests.jsonl``, one line
+            per model request the run would make (the propose stage; later stages need its answers),
+            and print the first one as a person would read it.
         resume: Skip the samples an earlier run into ``output_dir`` finished (the folder's
             ``run.json`` must show the same model, checkpoint, prompts, k... or the run stops and
             names what differs); false removes that run's predictions and outputs and starts over.
@@ -141,6 +144,7 @@ class EvalConfig:
     decode_max_pixels: int | None = None
     pad_batches: bool = False
     resume: bool = True
+    dry_run: bool = False
     logger: str | None = None
     wandb_project: str = "gge"
     table_samples: int = 16
@@ -176,8 +180,9 @@ def parse_args(argv: Sequence[str]) -> DictConfig:
             ckpt = value if key == "ckpt" else ckpt
             replay_file = replay_file or key == "model.predictions"
             dotlist.append(arg)
+    selected_by = None
     if preset is None and ckpt:
-        preset = preset_for_checkpoint(ckpt)
+        preset, selected_by = preset_for_checkpoint(ckpt)
     elif preset is None and replay_file:
         preset = "replay"  # a predictions file says which model answers
     layers = [OmegaConf.structured(EvalConfig)]
@@ -187,6 +192,8 @@ def parse_args(argv: Sequence[str]) -> DictConfig:
             if preset not in ("replay", "demo")
             else OmegaConf.create({"model": {"name": preset}})
         )
+    if selected_by is not None and preset not in ("replay", "demo"):
+        layers.append(OmegaConf.create({"model": {"selected_by": selected_by}}))
     try:
         cfg = OmegaConf.merge(*layers, OmegaConf.from_dotlist(dotlist))
     except OmegaConfBaseException as e:
@@ -312,6 +319,136 @@ def _rescore(
     return restored
 
 
+def _load(
+    cfg: DictConfig, data_root: Path, out: TextIO
+) -> tuple[dict[str, Benchmark], dict[str, LoadedBenchmark], dict[str, list[Sample]]]:
+    """Read every configured benchmark: the benchmarks, what was loaded, the samples evaluated."""
+    benches: dict[str, Benchmark] = {}
+    loads: dict[str, LoadedBenchmark] = {}
+    samples: dict[str, list[Sample]] = {}
+    for name in cfg.benchmarks:
+        bench = get_benchmark(name)
+        options = OmegaConf.to_object(cfg.bench[name])
+        assert isinstance(options, BenchmarkOptions)
+        root = Path(options.root) if options.root else data_root / bench.directory
+        loaded = bench.load(root, options)
+        n_odd = loaded.summary["degenerate_boxes"]
+        odd = f" ({n_odd} degenerate boxes kept as released)" if n_odd else ""
+        print(f"{name}: {len(loaded.samples)} samples from {root}{odd}", file=out)
+        if not loaded.samples:
+            print(f"warning: {name}: the annotation files hold no samples", file=out)
+        benches[name], loads[name] = bench, loaded
+        samples[name] = loaded.samples if cfg.max_samples is None else loaded.samples[: cfg.max_samples]
+    return benches, loads, samples
+
+
+def _readable(request: Mapping[str, Any]) -> str:
+    """One request as a person reads it: each message's role, then its parts."""
+    w, h = request["image_size"]
+    lines = [f"{request['benchmark']} {request['id']}: the model sees {w}x{h}"]
+    for m in request["messages"]:
+        lines.append(f"--- {m['role']} ---")
+        for part in m["content"]:
+            if part["type"] == "image":
+                lines.append(f"[image {part['width']}x{part['height']}]")
+            else:
+                lines.append(part["text"])
+    if request["prefill"]:
+        lines.append("--- assistant (prefill; generation continues) ---")
+        lines.append(request["prefill"])
+    lines.append(f"--- generation: {json.dumps(request['generation'])} ---")
+    return "\n".join(lines)
+
+
+_PROTOCOL_KEYS = (
+    "prompts",
+    "convention",
+    "max_new_tokens",
+    "min_pixels",
+    "max_pixels",
+    "prompt_max_pixels",
+    "patch_factor",
+    "repetition_penalty",
+    "box_pairs",
+)
+"""Model options that make the request and its reading: changed, the protocol is no longer official."""
+
+
+def protocol_statement(m: DictConfig) -> str:
+    """What the numbers of this run are comparable with (results.json ``protocol``, report.md).
+
+    ``official <family>, <source>`` when a family preset runs as its authors evaluate it (greedy, no
+    critic, its requests unchanged); otherwise ``gge proposer/critic: not comparable to published
+    numbers`` (naming what differs from the official request, if anything).
+    """
+    if m.name == "demo":
+        return "gge demo proposer/critic (synthetic suite): not comparable to published numbers"
+    if m.name == "replay":
+        return "replayed predictions: as comparable as the run that made them"
+    preset = load_preset(str(m.name))
+    if not preset.get("source") or m.name == "openai_api":
+        return "gge proposer/critic with gge's generic prompts: not comparable to published numbers"
+
+    def value(cfg: Any, key: str) -> Any:
+        v = cfg[key]
+        return OmegaConf.to_container(v) if isinstance(v, DictConfig) else v
+
+    changed = []
+    for key in _PROTOCOL_KEYS:
+        if key == "prompts":  # the preset's own templates (gge's defaults fill the rest)
+            changed += [
+                f"prompts.{p}" for p in preset.prompts if value(m.prompts, p) != value(preset.prompts, p)
+            ]
+        elif key in preset and value(m, key) != value(preset, key):
+            changed.append(key)
+    if not changed and m.proposer == "greedy" and m.critic == "none":
+        return f"official {m.family}, {m.source}"
+    why = f" (changed from the official request: {', '.join(changed)})" if changed else ""
+    if m.proposer == "sampling" and not changed:
+        why = (
+            f"; candidate 1 is the official {m.family} request's greedy answer: "
+            "selection.first is the official number"
+        )
+    return f"gge proposer/critic: not comparable to published numbers{why}"
+
+
+def _dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) -> dict[str, Any]:
+    """``dry_run=true``: the requests a run would send, written to ``requests.jsonl``; no weights."""
+    from gge.models.factory import dry_run_policy
+
+    if cfg.model.name in ("demo", "replay"):
+        raise GgeError(
+            f"dry_run=true renders a preset's requests; model={cfg.model.name} sends none (name a preset)"
+        )
+    policy = dry_run_policy(cfg.model, int(cfg.k))
+    _, _, samples = _load(cfg, data_root, out)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    path = output_dir / "requests.jsonl"
+    first: dict[str, Any] | None = None
+    n = 0
+    with path.open("w", encoding="utf-8") as f:
+        for group in samples.values():
+            for sample in group:
+                seen = policy.backend.seen_size(*sample.image_size)
+                for spec in policy.proposer_requests(sample, seen):
+                    request = {
+                        "benchmark": sample.benchmark,
+                        "id": sample.id,
+                        "stage": "propose",
+                        "image_size": list(seen),
+                        "messages": spec.messages,
+                        "prefill": spec.prefill,
+                        "generation": spec.generation,
+                    }
+                    f.write(json.dumps(request, ensure_ascii=False) + "\n")
+                    first = first or request
+                    n += 1
+    if first is not None:
+        print("\nthe first request:\n" + _readable(first) + "\n", file=out)
+    print(f"dry run: wrote {n} requests to {path} (no model loaded)", file=out)
+    return {"dry_run": {"requests": n, "file": str(path)}}
+
+
 def _trainer(cfg: DictConfig) -> Any:
     import pytorch_lightning as pl
     from pytorch_lightning.callbacks import TQDMProgressBar
@@ -372,27 +509,14 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     _validate(cfg)
     k, strategy, radius = int(cfg.k), str(cfg.selection), float(cfg.cluster_radius)
     data_root, is_demo = _data_root(cfg, out)
-    policy = _make_policy(cfg, data_root, is_demo)
     if cfg.output_dir is None:
         cfg.output_dir = f"outputs/{time.strftime('%Y%m%d-%H%M%S')}"
     output_dir = check_output_dir(cfg.output_dir)
+    if cfg.dry_run:
+        return _dry_run(cfg, data_root, output_dir, out)
+    policy = _make_policy(cfg, data_root, is_demo)
 
-    benches: dict[str, Benchmark] = {}
-    loads: dict[str, LoadedBenchmark] = {}
-    samples: dict[str, list[Sample]] = {}
-    for name in cfg.benchmarks:
-        bench = get_benchmark(name)
-        options = OmegaConf.to_object(cfg.bench[name])
-        assert isinstance(options, BenchmarkOptions)
-        root = Path(options.root) if options.root else data_root / bench.directory
-        loaded = bench.load(root, options)
-        n_odd = loaded.summary["degenerate_boxes"]
-        odd = f" ({n_odd} degenerate boxes kept as released)" if n_odd else ""
-        print(f"{name}: {len(loaded.samples)} samples from {root}{odd}", file=out)
-        if not loaded.samples:
-            print(f"warning: {name}: the annotation files hold no samples", file=out)
-        benches[name], loads[name] = bench, loaded
-        samples[name] = loaded.samples if cfg.max_samples is None else loaded.samples[: cfg.max_samples]
+    benches, loads, samples = _load(cfg, data_root, out)
 
     if _is_launcher_rank():
         stack.enter_context(output_dir_lock(output_dir))
@@ -423,12 +547,14 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
             all_results += results
             sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
         mean = mean_over_benchmarks(entries, k)
-        report = "\n\n".join([*sections, render_summary(titles, entries, mean, k=k)])
+        protocol = protocol_statement(cfg.model)
+        report = "\n\n".join([f"Protocol: {protocol}", *sections, render_summary(titles, entries, mean, k=k)])
         config = OmegaConf.to_container(cfg, resolve=True)
         assert isinstance(config, dict)
         config["data_root"] = str(data_root)
         document = {
             "gge_version": gge.__version__,
+            "protocol": protocol,
             "benchmarks": entries,
             "mean": mean,
             "k": k,

@@ -197,6 +197,7 @@ def benchmark_metrics(
         f"oracle@{k}": wilson_interval(oracle_hits, n),
     }
     entry["format_errors"] = sum(r.format_error for r in results)
+    entry["truncated"] = sum(r.truncated for r in results)
     entry["unparsed_candidates"] = sum(not c.parsed for r in results for c in r.candidates)
     entry["critic_format_errors"] = sum(r.critic_format_error for r in results)
     entry["abstentions"] = sum(r.abstained(strategy) for r in results)

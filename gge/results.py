@@ -43,6 +43,8 @@ def result_record(r: SampleResult) -> dict[str, Any]:
         rec["scores"] = [c.score for c in r.candidates]
     rec["raw"] = r.raw
     rec["format_error"] = r.format_error
+    if r.truncated:
+        rec["truncated"] = True
     if r.critic_raw or r.critic_format_error:
         rec["critic_raw"] = r.critic_raw
         rec["critic_format_error"] = r.critic_format_error

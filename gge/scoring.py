@@ -57,6 +57,7 @@ class SampleResult:
         raw: The model's raw output.
         critic_format_error: The critic's answer was unparseable.
         critic_raw: The critic's raw output.
+        truncated: The answer was cut by the token budget (a format error of its own kind).
     """
 
     benchmark: str
@@ -71,6 +72,7 @@ class SampleResult:
     raw: str = ""
     critic_format_error: bool = False
     critic_raw: str = ""
+    truncated: bool = False
 
     def hit_at(self, k: int) -> bool:
         """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""
@@ -124,4 +126,5 @@ def score_sample(
         raw=prediction.raw,
         critic_format_error=prediction.critic_format_error,
         critic_raw=prediction.critic_raw,
+        truncated=prediction.truncated,
     )

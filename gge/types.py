@@ -220,6 +220,7 @@ class Prediction:
         raw: The model's raw output, kept for inspection.
         critic_format_error: The critic's answer could not be parsed (proposer order was used).
         critic_raw: The critic's raw output.
+        truncated: The answer was cut by the token budget (then also a format error).
     """
 
     benchmark: str
@@ -229,3 +230,4 @@ class Prediction:
     raw: str = ""
     critic_format_error: bool = False
     critic_raw: str = ""
+    truncated: bool = False

@@ -43,11 +43,13 @@ class Proposal:
         candidates: Candidate points in original pixels (or abstentions), proposer order.
         raw: The model's text (several sampled texts joined by a separator line).
         format_error: Nothing parseable in the answer.
+        truncated: An answer was cut by the token budget (its slot is unparsed).
     """
 
     candidates: tuple[Candidate, ...]
     raw: str = ""
     format_error: bool = False
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,8 @@ class GenerationRequest:
             ships ``top_k=1``, which turns sampling into greedy decoding) cannot override it.
         repetition_penalty: Repetition penalty (1.0: off), also set explicitly.
         max_new_tokens: Generation budget.
+        prefill: Text the assistant turn starts with; generation continues after it, and each
+            returned text starts with it (the parser reads prefill + answer).
     """
 
     image: Image.Image
@@ -114,6 +118,7 @@ class GenerationRequest:
     top_k: int = 0
     repetition_penalty: float = 1.0
     max_new_tokens: int = 128
+    prefill: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,12 +126,15 @@ class Generation:
     """A backend's answer to one request.
 
     Attributes:
-        texts: ``num_sequences`` decoded texts.
+        texts: ``num_sequences`` decoded texts (starting with the request's prefill, if any).
         usage: Token counts (``prompt_tokens``, ``completion_tokens``) where known.
+        truncated: Per text, whether generation stopped at the token budget instead of ending its
+            answer (empty: unknown, read as not truncated).
     """
 
     texts: list[str]
     usage: dict[str, int] = field(default_factory=dict)
+    truncated: list[bool] = field(default_factory=list)
 
 
 @runtime_checkable

@@ -1,18 +1,21 @@
 """From the ``model`` section of the configuration to a policy: presets, checkpoints, backends.
 
-Presets are YAML files in ``gge/configs/models/`` (shipped in the wheel), one per model family; a
-preset's keys are ``model.<key>`` options, which the command line can override.
-``ckpt=PATH`` without ``model=`` picks the preset from the checkpoint's ``model_type``.
+Presets are YAML files in the top-level ``configs/models/`` folder (shipped in the wheel as
+``gge.configs``), one per model family, each the family's official evaluation protocol with its
+source named; a preset's keys are ``model.<key>`` options, which the command line can override.
+``ckpt=PATH`` without ``model=`` picks the preset from the checkpoint's ``model_type`` and its name
+(:func:`preset_for_checkpoint`), and stops when the name does not say which family it is.
 
 Example:
-    >>> sorted(preset_names())
-    ['openai_api', 'qwen2_5_vl', 'qwen2_vl', 'qwen3_vl', 'ui_tars_1_5']
-    >>> PRESET_BY_MODEL_TYPE["qwen3_vl"]
-    'qwen3_vl'
+    >>> "qwen2_5_vl" in preset_names() and "openai_api" in preset_names()
+    True
 """
 
 from __future__ import annotations
 
+import importlib.resources
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,9 +28,7 @@ from gge.models.markers import DEFAULT_COLORS, MarkerStyle
 from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
 from gge.models.replay import ReplayModel
 
-PRESET_DIR = Path(__file__).resolve().parents[1] / "configs" / "models"
-PRESET_BY_MODEL_TYPE = {"qwen2_5_vl": "qwen2_5_vl", "qwen3_vl": "qwen3_vl", "qwen2_vl": "qwen2_vl"}
-"""Which preset a checkpoint gets from its config.json ``model_type`` when ``model=`` is not given."""
+PRESET_DIR = Path(str(importlib.resources.files("gge.configs"))) / "models"
 
 _DEFAULT_PROMPTS = Prompts()
 
@@ -38,10 +39,14 @@ class PromptConfig:
 
     name: str = _DEFAULT_PROMPTS.name
     system: str | None = None
+    tools: str | None = None
     propose_one: str = _DEFAULT_PROMPTS.propose_one
     propose_k: str = _DEFAULT_PROMPTS.propose_k
     rank_list: str = _DEFAULT_PROMPTS.rank_list
     judge_one: str = _DEFAULT_PROMPTS.judge_one
+    prefill: str | None = None
+    user_layout: str = _DEFAULT_PROMPTS.user_layout
+    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -94,7 +99,18 @@ class ModelConfig:
         concurrency: ``openai``: requests in flight at most.
         max_retries: ``openai``: retries on 429, 5xx and timeouts.
         timeout_s: ``openai``: per-request timeout.
-        resize_factor: ``openai``: mirror the server's smart_resize with this factor (Qwen-VL served).
+        resize_factor: ``openai``: mirror the server's smart_resize with this factor (Qwen-VL served;
+            default for a family preset: its ``patch_factor``).
+        family: The model family a preset evaluates (e.g. ``Qwen2.5-VL``).
+        source: Where the preset's protocol comes from (repository, file, commit).
+        model_types: The ``model_type`` values of the family's checkpoints (checkpoint detection).
+        name_patterns: Regular expressions that a checkpoint's name matches when it is of this family.
+        patch_factor: The model's resize factor (patch x merge).
+        prompt_max_pixels: The screen size the prompt states is ``smart_resize`` under this max area
+            (None: the size the model sees).
+        box_pairs: Read ``(x1,y1),(x2,y2)`` as one box.
+        needs_remote_code: The family's checkpoints need ``trust_remote_code`` (asked for explicitly).
+        selected_by: How ``ckpt=`` chose this preset (filled in by gge, recorded in results.json).
     """
 
     name: str = "demo"
@@ -128,6 +144,15 @@ class ModelConfig:
     max_retries: int = 5
     timeout_s: float = 60.0
     resize_factor: int | None = None
+    family: str | None = None
+    source: str | None = None
+    model_types: list[str] = field(default_factory=list)
+    name_patterns: list[str] = field(default_factory=list)
+    patch_factor: int = 28
+    prompt_max_pixels: int | None = None
+    box_pairs: bool = False
+    needs_remote_code: bool = False
+    selected_by: str | None = None
 
 
 def preset_names() -> list[str]:
@@ -148,25 +173,91 @@ def load_preset(name: str) -> DictConfig:
     return cfg
 
 
-def preset_for_checkpoint(ckpt: str) -> str:
-    """The preset of a checkpoint: ``demo`` for a demo file (``*.pt``), else its ``model_type``'s."""
+def checkpoint_names(ckpt: str | Path) -> list[str]:
+    """The names a checkpoint goes by: its folder and the folder above, ``_name_or_path``, README title.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp()) / "UI-TARS-1.5-7B" / "checkpoint-200"
+        >>> root.mkdir(parents=True)
+        >>> _ = (root / "config.json").write_text('{"_name_or_path": "ByteDance-Seed/UI-TARS-1.5-7B"}')
+        >>> checkpoint_names(root)
+        ['checkpoint-200', 'UI-TARS-1.5-7B', 'ByteDance-Seed/UI-TARS-1.5-7B']
+    """
+    folder = Path(ckpt).resolve()
+    names = [folder.name, folder.parent.name]
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        if isinstance(config, dict) and isinstance(config.get("_name_or_path"), str):
+            names.append(config["_name_or_path"])
+    except (OSError, ValueError):
+        pass
+    readme = folder / "README.md"
+    if readme.is_file():
+        for line in readme.read_text(encoding="utf-8", errors="replace").splitlines()[:80]:
+            if line.startswith("# "):
+                names.append(line[2:].strip())
+                break
+    return [n for n in names if n]
+
+
+def preset_for_checkpoint(ckpt: str) -> tuple[str, str]:
+    """The preset of a checkpoint, and why: never a silent guess between families.
+
+    A file is a demo checkpoint. A folder's ``model_type`` gives the families that share it; a
+    checkpoint name (see :func:`checkpoint_names`) matching a family's ``name_patterns`` picks that
+    family (a fine-tune's family before its base model's). When several families share the model type
+    and no name says which, it stops and lists them.
+
+    Args:
+        ckpt: A checkpoint folder or a demo checkpoint file.
+
+    Returns:
+        ``(preset, reason)``.
+
+    Raises:
+        GgeError: no preset knows the model type, or the name does not tell the family.
+    """
     from gge.models.hf_loading import model_type
 
     if ckpt.endswith((".pt", ".pth")) or Path(ckpt).is_file():
-        return "demo"  # a file: only demo checkpoints are single files (load_demo_policy says if not)
+        return "demo", "a single file: a gge demo checkpoint"
 
     mtype = model_type(ckpt)
-    if mtype not in PRESET_BY_MODEL_TYPE:
+    presets = {name: load_preset(name) for name in preset_names()}
+    family = [name for name, p in presets.items() if mtype in (p.get("model_types") or [])]
+    if not family:
         raise GgeError(
             f"{ckpt}: no preset for model_type '{mtype}'; name one with model=NAME "
             f"(known: {', '.join(preset_names())})"
         )
-    return PRESET_BY_MODEL_TYPE[mtype]
+    names = checkpoint_names(ckpt)
+    matches: dict[str, str] = {}
+    for preset in family:
+        for pattern in presets[preset].get("name_patterns") or []:
+            hit = next((n for n in names if re.search(pattern, n, re.IGNORECASE)), None)
+            if hit is not None and preset not in matches:
+                matches[preset] = f"model_type '{mtype}' and the name '{hit}' matches /{pattern}/"
+    tuned = {p: why for p, why in matches.items() if p != mtype}  # a fine-tune names its base too
+    chosen = tuned or matches
+    if len(chosen) == 1:
+        return next(iter(chosen.items()))
+    if not matches and len(family) == 1:
+        return family[0], f"model_type '{mtype}' (the only family with it)"
+    listed = sorted(chosen) if chosen else sorted(family)
+    lines = "; ".join(f"model={p} ({presets[p].get('family') or p})" for p in listed)
+    said = (
+        f"its name ({', '.join(repr(n) for n in names)}) matches several" if chosen else "no name says which"
+    )
+    raise GgeError(
+        f"{ckpt}: model_type '{mtype}' is shared by {len(family)} families and {said}; add one of: {lines}"
+    )
 
 
 def adapter_settings(m: DictConfig, k: int) -> AdapterSettings:
     """The policy settings from the ``model`` section."""
     prompts: dict[str, Any] = dict(OmegaConf.to_container(m.prompts, resolve=True))  # type: ignore[arg-type]
+    prompts["variants"] = {str(b): dict(v) for b, v in (prompts.get("variants") or {}).items()}
     markers: dict[str, Any] = dict(OmegaConf.to_container(m.markers, resolve=True))  # type: ignore[arg-type]
     markers["colors"] = tuple(markers["colors"])
     try:
@@ -175,6 +266,10 @@ def adapter_settings(m: DictConfig, k: int) -> AdapterSettings:
         raise GgeError(f"model.markers: {e}") from None
     return AdapterSettings(
         preset=str(m.name),
+        prompt_max_pixels=m.prompt_max_pixels,
+        patch_factor=int(m.patch_factor),
+        min_pixels=int(m.min_pixels) if m.min_pixels is not None else 3136,
+        box_pairs=bool(m.box_pairs),
         convention=str(m.convention),
         proposer=str(m.proposer),
         critic=str(m.critic),
@@ -238,6 +333,11 @@ def build_policy(cfg: DictConfig) -> Policy:
     if m.backend == "transformers":
         if not cfg.ckpt:
             raise GgeError(f"model={m.name} needs ckpt=PATH (a checkpoint folder)")
+        if m.needs_remote_code and not m.trust_remote_code:
+            raise GgeError(
+                f"model={m.name}: {m.family or m.name} checkpoints ship their own model code; "
+                "loading them runs it: add model.trust_remote_code=true if you trust the checkpoint"
+            )
         backend = _transformers_backend(m, str(cfg.ckpt), int(cfg.batch_size))
     elif m.backend == "openai":
         from gge.models.openai_api import OpenAIBackend
@@ -253,7 +353,9 @@ def build_policy(cfg: DictConfig) -> Policy:
             timeout_s=float(m.timeout_s),
             max_pixels=m.max_pixels,
             min_pixels=m.min_pixels,
-            resize_factor=m.resize_factor,
+            resize_factor=m.resize_factor
+            if m.resize_factor or m.name == "openai_api"
+            else int(m.patch_factor),
         )
     else:
         raise GgeError(f"unknown model.backend {m.backend!r}; known: transformers, openai")
@@ -261,3 +363,76 @@ def build_policy(cfg: DictConfig) -> Policy:
     if m.critic_ckpt:
         critic = _transformers_backend(m, str(m.critic_ckpt), int(cfg.batch_size))
     return GroundingPolicy(backend, settings, critic)
+
+
+class _SizeOnly:
+    """A backend stand-in that knows only the size a model sees (for dry runs: no weights loaded)."""
+
+    def __init__(self, m: DictConfig) -> None:
+        self.factor = int(m.patch_factor)
+        self.min_pixels = int(m.min_pixels) if m.min_pixels is not None else 3136
+        self.max_pixels = int(m.max_pixels) if m.max_pixels is not None else None
+        self.native = m.backend == "openai" and not m.resize_factor and m.name == "openai_api"
+
+    def seen_size(self, width: int, height: int) -> tuple[int, int]:
+        from gge.geometry import smart_resize
+
+        if self.native:  # an endpoint preset with no resize declared: sent as it is
+            return (width, height)
+        h, w = smart_resize(
+            height,
+            width,
+            factor=self.factor,
+            min_pixels=self.min_pixels,
+            max_pixels=self.max_pixels if self.max_pixels is not None else 12845056,
+        )
+        return (w, h)
+
+    def generate(self, requests: Any) -> Any:
+        raise GgeError("a dry run generates nothing")
+
+    def yes_probability(self, requests: Any, yes: str, no: str) -> Any:
+        raise GgeError("a dry run generates nothing")
+
+    def settings(self) -> dict[str, Any]:
+        return {"backend": "dry_run"}
+
+
+def dry_run_policy(m: DictConfig, k: int) -> GroundingPolicy:
+    """A policy over no model: it renders the requests a run would send (``dry_run=true``)."""
+    return GroundingPolicy(_SizeOnly(m), adapter_settings(m, k))
+
+
+def preset_request(
+    name: str,
+    benchmark: str,
+    instruction: str,
+    image_size: tuple[int, int],
+    overrides: dict[str, Any] | None = None,
+) -> tuple[tuple[int, int], list[Any]]:
+    """The proposer requests a preset sends for one screenshot, without loading any model.
+
+    Args:
+        name: The preset.
+        benchmark: The benchmark (selects a per-benchmark variant).
+        instruction: The instruction.
+        image_size: (width, height) of the screenshot.
+        overrides: ``model.<key>`` values to apply, e.g. ``{"proposer": "sampling"}``.
+
+    Returns:
+        ``(seen_size, specs)``: the size the model sees, and the request specs
+        (:class:`gge.models.policy.RequestSpec`: ``messages``, ``prefill``, ``generation``).
+
+    Example:
+        >>> size, specs = preset_request("qwen2_vl", "screenspot_pro", "open the filter", (1920, 1080))
+        >>> size, specs[0].messages[-1]["content"][0]
+        ((1932, 1092), {'type': 'image', 'width': 1932, 'height': 1092})
+    """
+    from gge.types import Absent, Sample
+
+    m = OmegaConf.merge(OmegaConf.structured(ModelConfig), load_preset(name), overrides or {})
+    assert isinstance(m, DictConfig)
+    policy = dry_run_policy(m, 5)
+    seen = policy.backend.seen_size(*image_size)
+    sample = Sample(benchmark, "0", "", image_size, instruction, Absent())
+    return seen, policy.proposer_requests(sample, seen)

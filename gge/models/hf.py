@@ -125,6 +125,7 @@ class TransformersBackend:
     def _inputs(self, requests: Sequence[GenerationRequest]) -> Any:
         texts = [
             self.processor.apply_chat_template(r.messages, tokenize=False, add_generation_prompt=True)
+            + (r.prefill or "")
             for r in requests
         ]
         batch = self.processor(
@@ -149,6 +150,7 @@ class TransformersBackend:
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
             key = (
+                r.prefill is not None,
                 r.num_sequences,
                 r.do_sample,
                 r.temperature,
@@ -159,7 +161,7 @@ class TransformersBackend:
             )
             groups.setdefault(key, []).append(i)
         tok = self.processor.tokenizer
-        for (n, do_sample, temperature, top_p, top_k, penalty, max_new), idx in groups.items():
+        for (_, n, do_sample, temperature, top_p, top_k, penalty, max_new), idx in groups.items():
             for start in range(0, len(idx), self.batch_size):
                 chunk = idx[start : start + self.batch_size]
                 inputs = self._inputs([requests[i] for i in chunk])
@@ -183,15 +185,32 @@ class TransformersBackend:
                 new = ids[:, prompt_len:]
                 texts = [self.decode(row) for row in new]
                 pad = kwargs["pad_token_id"]
+                stops = self._stop_ids() | {int(pad)}
                 for j, i in enumerate(chunk):
                     rows = range(j * n, (j + 1) * n)
                     completion = sum(int((new[r] != pad).sum()) for r in rows)
                     prompt = int(inputs["attention_mask"][j].sum())
+                    prefill = requests[i].prefill or ""
                     out[i] = Generation(
-                        [texts[r].strip() for r in rows],
+                        [prefill + texts[r] if prefill else texts[r].strip() for r in rows],
                         {"prompt_tokens": prompt, "completion_tokens": completion},
+                        # cut by the budget: every new token used and none of them ends the answer
+                        [len(new[r]) >= max_new and not stops & set(new[r].tolist()) for r in rows],
                     )
         return [g for g in out if g is not None]
+
+    def _stop_ids(self) -> set[int]:
+        """Token ids that end an answer (end of turn, end of text, the generation config's eos)."""
+        tok = self.processor.tokenizer
+        ids: set[int] = set()
+        eos = getattr(self.model.generation_config, "eos_token_id", None)
+        for value in [eos] if isinstance(eos, int) else list(eos or []):
+            ids.add(int(value))
+        for special in (tok.eos_token, "<|im_end|>", "<|endoftext|>"):
+            tid = tok.convert_tokens_to_ids(special) if special else None
+            if isinstance(tid, int) and tid != getattr(tok, "unk_token_id", None):
+                ids.add(tid)
+        return ids
 
     def decode(self, ids: Any) -> str:
         """Generated token ids to text, keeping special tokens that carry answers.

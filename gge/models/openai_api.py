@@ -41,6 +41,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -204,6 +205,7 @@ class OpenAIBackend:
         self.timeout_s = float(timeout_s)
         self.backoff_s = float(backoff_s)
         self.max_pixels = max_pixels
+        self._warned_downscale = False
         self.min_pixels = min_pixels
         self.resize_factor = resize_factor
         self.image_format = "jpeg" if fmt == "jpg" else fmt
@@ -248,6 +250,14 @@ class OpenAIBackend:
         w, h = max(1, math.floor(width * scale)), max(1, math.floor(height * scale))
         while w * h > self.max_pixels and (w > 1 or h > 1):  # guard against rounding up in sqrt
             w, h = (w - 1, h) if w * height >= h * width else (w, h - 1)
+        if not self._warned_downscale:
+            self._warned_downscale = True
+            warnings.warn(
+                f"gge: screenshots are downscaled on the client before sending ({width}x{height} -> "
+                f"{w}x{h}, model.max_pixels={self.max_pixels}): the served model sees fewer pixels than "
+                "it would on its own; unset model.max_pixels to send them at their own size",
+                stacklevel=2,
+            )
         return w, h
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
@@ -341,6 +351,10 @@ class OpenAIBackend:
             "top_p": 1.0 if greedy else request.top_p,
             "n": request.num_sequences,
         }
+        if request.prefill:
+            # vLLM / SGLang: continue the last (assistant) message instead of opening a new turn
+            body["messages"].append({"role": "assistant", "content": request.prefill})
+            body.update(continue_final_message=True, add_generation_prompt=False)
         body.update(overrides)
         body.update(self.extra_body)
         return body
@@ -495,6 +509,7 @@ class OpenAIBackend:
     def _generate_one(self, request: GenerationRequest, stop: threading.Event) -> Generation:
         n = request.num_sequences
         texts: list[str] = []
+        cut: list[bool] = []
         usage: dict[str, int] = {}
         # A server that ignores ``n`` returns fewer choices; ask again for the rest.
         while len(texts) < n:
@@ -503,10 +518,12 @@ class OpenAIBackend:
             choices = self._choices(data)
             if not choices:
                 raise self._fail("malformed response, 'choices' is empty")
-            texts.extend(self._text(c, i) for i, c in enumerate(choices[:want]))
+            prefill = request.prefill or ""
+            texts.extend(prefill + self._text(c, i) for i, c in enumerate(choices[:want]))
+            cut.extend(c.get("finish_reason") == "length" for c in choices[:want])
             for k, v in self._usage_of(data).items():
                 usage[k] = usage.get(k, 0) + v
-        return Generation(texts, usage)
+        return Generation(texts, usage, cut)
 
     def _yes_one(self, request: GenerationRequest, word: str, stop: threading.Event) -> float:
         body = self._body(

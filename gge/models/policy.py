@@ -35,14 +35,16 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from PIL import Image
 
 from gge.errors import GgeError
-from gge.geometry import CONVENTIONS, to_original
+from gge.geometry import CONVENTIONS, smart_resize, to_original
 from gge.models.base import Backend, Generation, GenerationRequest, Judgement, Proposal
 from gge.models.markers import MarkerStyle, draw_markers
 from gge.models.parsing import parse_points, parse_ranking
@@ -50,28 +52,62 @@ from gge.types import Candidate, Prediction, Sample
 
 PROPOSER_MODES = ("single_pass", "sampling", "greedy")
 CRITIC_MODES = ("listwise", "pointwise", "none")
+USER_LAYOUTS = ("image_text", "text_image", "text_then_image_message")
+"""How the user turn holds the screenshot and the text: one message with the image first or the text
+first, or a text message followed by a message holding only the image (UI-TARS)."""
+PLACEHOLDERS = ("tools", "width", "height", "k", "labels", "instruction")
+"""Placeholders of the templates, replaced literally in this order (no other brace is special, so a
+tool schema's JSON needs no escaping; the instruction goes in last, so its text is never expanded)."""
+_PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_]\w*)\}")
+PROMPT_FIELDS = ("system", "tools", "propose_one", "propose_k", "rank_list", "judge_one", "prefill")
+"""The template fields a per-benchmark variant may replace."""
+
+
+def render(template: str, values: dict[str, Any]) -> str:
+    """Fill ``{name}`` placeholders literally (see :data:`PLACEHOLDERS`).
+
+    Example:
+        >>> render('{"w": {width}} find {instruction}', {"width": 1932, "instruction": "{width}"})
+        '{"w": 1932} find {width}'
+    """
+    out = template
+    for key in PLACEHOLDERS:
+        if key in values:
+            out = out.replace("{" + key + "}", str(values[key]))
+    return out
+
+
 SAMPLE_SEPARATOR = "\n<|gge-sample|>\n"
 """Joins the texts of a sampling proposer in a prediction's ``raw`` field."""
 
 
 @dataclass(frozen=True)
 class Prompts:
-    """Prompt templates.
+    """Prompt templates: the whole request a model family's official evaluation sends.
 
-    Placeholders: ``{instruction}``, ``{k}``, ``{width}``, ``{height}`` (of the image the model
-    sees), ``{labels}`` (the markers' labels, e.g. ``1, 2, 3``).
+    Placeholders (replaced literally, see :func:`render`): ``{instruction}``, ``{k}``, ``{width}``,
+    ``{height}`` (the screen size written into the prompt: of the image the model sees, or what
+    ``AdapterSettings.prompt_max_pixels`` declares), ``{labels}`` (the markers' labels, e.g.
+    ``1, 2, 3``), and in ``system`` also ``{tools}`` (the tool schema text).
 
     Attributes:
         name: Name recorded with every result.
         system: Optional system message.
-        propose_one: Ask for one point (``greedy`` and ``sampling`` proposers).
-        propose_k: Ask for ``{k}`` candidate points in one answer (``single_pass``).
-        rank_list: Ask to rank the numbered markers (``listwise`` critic).
-        judge_one: Ask whether the one marker hits the target, answered Yes/No (``pointwise``).
+        tools: A tool schema's text, inserted verbatim where ``system`` says ``{tools}``.
+        propose_one: Ask for one point (``greedy`` and ``sampling`` proposers): the official request.
+        propose_k: Ask for ``{k}`` candidate points in one answer (``single_pass``; gge's own).
+        rank_list: Ask to rank the numbered markers (``listwise`` critic; gge's own).
+        judge_one: Ask whether the one marker hits the target, answered Yes/No (``pointwise``; gge's own).
+        prefill: The assistant turn starts with this text; generation continues after it and the
+            parser reads prefill + answer (proposer requests only).
+        user_layout: One of :data:`USER_LAYOUTS`.
+        variants: Per benchmark name, fields of :data:`PROMPT_FIELDS` that replace these for its
+            samples (e.g. OSWorld-G's sentence about infeasible tasks).
     """
 
     name: str = "default"
     system: str | None = None
+    tools: str | None = None
     propose_one: str = (
         "Output the click point of the UI element described below as (x, y).\nInstruction: {instruction}"
     )
@@ -88,13 +124,42 @@ class Prompts:
         "Does the marked point hit the UI element described below? Answer Yes or No.\n"
         "Instruction: {instruction}"
     )
+    prefill: str | None = None
+    user_layout: str = "image_text"
+    variants: dict[str, dict[str, str | None]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        texts = [(k, v) for k, v in asdict(self).items() if isinstance(v, str) and k != "name"]
+        texts += [(f"variants.{b}.{k}", v) for b, f in self.variants.items() for k, v in f.items() if v]
+        for key, text in texts:
+            unknown = sorted(set(_PLACEHOLDER_RE.findall(text)) - set(PLACEHOLDERS))
+            if unknown:
+                raise GgeError(
+                    f"prompts.{key}: bad placeholder {{{unknown[0]}}}; known: "
+                    + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS)
+                )
+        if self.user_layout not in USER_LAYOUTS:
+            raise GgeError(
+                f"unknown prompts.user_layout {self.user_layout!r}; known: {', '.join(USER_LAYOUTS)}"
+            )
+        for bench, fields in self.variants.items():
+            bad = sorted(set(fields) - set(PROMPT_FIELDS))
+            if bad:
+                raise GgeError(
+                    f"prompts.variants.{bench}: unknown field {bad[0]!r}; known: {', '.join(PROMPT_FIELDS)}"
+                )
+
+    def for_benchmark(self, benchmark: str) -> Prompts:
+        """These prompts with the benchmark's variant applied (itself when it has none)."""
+        fields = self.variants.get(benchmark)
+        return replace(self, **fields) if fields else self  # type: ignore[arg-type]
 
     def hashes(self) -> dict[str, str]:
         """A short SHA-256 of each template's text (recorded with results)."""
         return {
-            key: hashlib.sha256(str(value).encode()).hexdigest()[:16]
+            key: hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
             for key, value in asdict(self).items()
-            if key != "name" and value is not None
+            if key != "name" and value not in (None, {})
         }
 
 
@@ -118,6 +183,14 @@ class AdapterSettings:
         markers: Marker style for the critic.
         yes: The pointwise critic's positive answer word.
         no: Its negative answer word.
+        prompt_max_pixels: When set, ``{width}``/``{height}`` in the prompt (and the frame of
+            ``abs_resized`` answers) are ``smart_resize`` of the screenshot with this max area,
+            ``patch_factor`` and ``min_pixels``, whatever the model sees (the ScreenSpot-Pro
+            evaluator's Qwen2.5-VL code states an uncapped size while the processor caps the image).
+        patch_factor: The model's resize factor (patch x merge: 28, or 32 for Qwen3-VL).
+        min_pixels: Smallest area (with ``prompt_max_pixels``).
+        box_pairs: Read ``(x1,y1),(x2,y2)`` as one box (Qwen2-VL boxes whose special tokens a server
+            stripped), see :func:`gge.models.parsing.parse_points`.
     """
 
     preset: str = "custom"
@@ -135,6 +208,10 @@ class AdapterSettings:
     markers: MarkerStyle = field(default_factory=MarkerStyle)
     yes: str = "Yes"
     no: str = "No"
+    prompt_max_pixels: int | None = None
+    patch_factor: int = 28
+    min_pixels: int = 3136
+    box_pairs: bool = False
 
     def __post_init__(self) -> None:
         for value, known, what in (
@@ -155,12 +232,48 @@ class AdapterSettings:
         return out
 
 
-def _messages(prompts: Prompts, text: str) -> list[dict[str, Any]]:
+def build_messages(
+    prompts: Prompts, text: str, values: dict[str, Any], image_size: tuple[int, int]
+) -> list[dict[str, Any]]:
+    """The chat messages of one request: the system prompt (with the tool schema) and the user turn.
+
+    Args:
+        prompts: The templates (a benchmark's variant already applied).
+        text: The user text, already rendered.
+        values: Placeholder values for the system prompt (``width``, ``height``...).
+        image_size: (width, height) of the image the model sees, recorded on the image part.
+
+    Returns:
+        Messages whose image part is ``{"type": "image", "width": w, "height": h}``.
+    """
     messages: list[dict[str, Any]] = []
-    if prompts.system:
-        messages.append({"role": "system", "content": [{"type": "text", "text": prompts.system}]})
-    messages.append({"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]})
+    if prompts.system is not None:
+        system = render(prompts.system, {**values, "tools": prompts.tools or ""})
+        messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
+    image = {"type": "image", "width": image_size[0], "height": image_size[1]}
+    part = {"type": "text", "text": text}
+    if prompts.user_layout == "image_text":
+        messages.append({"role": "user", "content": [image, part]})
+    elif prompts.user_layout == "text_image":
+        messages.append({"role": "user", "content": [part, image]})
+    else:
+        messages += [{"role": "user", "content": [part]}, {"role": "user", "content": [image]}]
     return messages
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """A proposer request before it has pixels: what :meth:`GroundingPolicy.propose` sends.
+
+    Attributes:
+        messages: Chat messages (:func:`build_messages`).
+        prefill: The assistant prefill, or None.
+        generation: Decoding settings (``GenerationRequest`` keyword arguments).
+    """
+
+    messages: list[dict[str, Any]]
+    prefill: str | None
+    generation: dict[str, Any]
 
 
 class GroundingPolicy:
@@ -190,14 +303,59 @@ class GroundingPolicy:
         seen = backend.seen_size(*image.size)
         return image if seen == image.size else image.resize(seen, Image.Resampling.BICUBIC)
 
-    def _prompt(self, template: str, sample: Sample, view: Image.Image, k: int) -> str:
+    def prompt_size(self, sample: Sample, view_size: tuple[int, int]) -> tuple[int, int]:
+        """The screen size the prompt states, and the frame of ``abs_resized`` answers."""
+        s = self.settings_
+        if s.prompt_max_pixels is None:
+            return view_size
+        w, h = sample.image_size
+        rh, rw = smart_resize(
+            h, w, factor=s.patch_factor, min_pixels=s.min_pixels, max_pixels=s.prompt_max_pixels
+        )
+        return (rw, rh)
+
+    def _values(self, sample: Sample, view_size: tuple[int, int], k: int) -> dict[str, Any]:
+        w, h = self.prompt_size(sample, view_size)
         labels = ", ".join(str(i + 1) for i in range(k))
-        try:
-            return template.format(
-                instruction=sample.instruction, k=k, width=view.size[0], height=view.size[1], labels=labels
-            )
-        except (KeyError, IndexError, ValueError) as e:
-            raise GgeError(f"prompt template {template[:60]!r}...: bad placeholder {e}") from None
+        return {"instruction": sample.instruction, "k": k, "width": w, "height": h, "labels": labels}
+
+    def _prompt(self, template: str, sample: Sample, view: Image.Image, k: int) -> str:
+        return render(template, self._values(sample, view.size, k))
+
+    def _messages(
+        self, prompts: Prompts, text: str, sample: Sample, view: Image.Image, k: int = 1
+    ) -> list[dict[str, Any]]:
+        return build_messages(prompts, text, self._values(sample, view.size, k), view.size)
+
+    def proposer_requests(self, sample: Sample, view_size: tuple[int, int]) -> list[RequestSpec]:
+        """The proposer's requests for one sample (one; two in ``sampling`` mode: greedy, then K-1 sampled).
+
+        In ``greedy`` and ``sampling`` modes the request is the preset's official one
+        (``propose_one`` with its system prompt, tools, layout and prefill); ``single_pass`` asks for
+        K points with gge's own ``propose_k`` (no prefill).
+        """
+        s = self.settings_
+        prompts = s.prompts.for_benchmark(sample.benchmark)
+        common = {"repetition_penalty": s.repetition_penalty, "max_new_tokens": s.max_new_tokens}
+        if s.proposer == "single_pass":
+            values = self._values(sample, view_size, s.k)
+            text = render(prompts.propose_k, values)
+            return [RequestSpec(build_messages(prompts, text, values, view_size), None, common)]
+        values = self._values(sample, view_size, 1)
+        messages = build_messages(prompts, render(prompts.propose_one, values), values, view_size)
+        prefill = render(prompts.prefill, values) if prompts.prefill else None
+        specs = [RequestSpec(messages, prefill, {**common, "num_sequences": 1, "do_sample": False})]
+        if s.proposer == "sampling" and s.k > 1:
+            sampled = {
+                **common,
+                "num_sequences": s.k - 1,
+                "do_sample": True,
+                "temperature": s.temperature,
+                "top_p": s.top_p,
+                "top_k": s.top_k,
+            }
+            specs.append(RequestSpec(messages, prefill, sampled))
+        return specs
 
     def _generate(self, backend: Backend, requests: list[GenerationRequest], what: str) -> list[Generation]:
         self.calls[what] += 1
@@ -208,59 +366,56 @@ class GroundingPolicy:
         return out
 
     # -- proposer -------------------------------------------------------------------------------
-    def _candidate(self, p: tuple[float, float] | None, sample: Sample, view: Image.Image) -> Candidate:
-        """A parsed point (model units) as a candidate in original pixels; None stays an abstention."""
+    def _candidate(self, p: tuple[float, float] | None, sample: Sample, frame: tuple[int, int]) -> Candidate:
+        """A parsed point (model units; ``abs_resized`` in ``frame``) as a candidate in original pixels."""
         if p is None:
             return Candidate(None)
-        return Candidate(to_original(p[0], p[1], self.settings_.convention, sample.image_size, view.size))
+        return Candidate(to_original(p[0], p[1], self.settings_.convention, sample.image_size, frame))
 
     def propose(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Proposal]:
-        """Candidates for each sample: one generation per sample, batched over the samples."""
+        """Candidates for each sample, batched over the samples.
+
+        ``sampling``: candidate 1 is the greedy answer (the official protocol's), candidates 2..K are
+        sampled, so ``selection.first`` equals the official number within the same run. An answer cut
+        by the token budget is never parsed: its slot is unparsed and the prediction is marked
+        ``truncated``.
+        """
         s = self.settings_
         views = [self._view(self.backend, im) for im in images]
-        requests = []
-        for sample, view in zip(samples, views, strict=True):
-            if s.proposer == "single_pass":
-                text = self._prompt(s.prompts.propose_k, sample, view, s.k)
-                req = GenerationRequest(
-                    view,
-                    _messages(s.prompts, text),
-                    max_new_tokens=s.max_new_tokens,
-                    repetition_penalty=s.repetition_penalty,
+        requests: list[GenerationRequest] = []
+        owners: list[int] = []
+        for i, (sample, view) in enumerate(zip(samples, views, strict=True)):
+            for spec in self.proposer_requests(sample, view.size):
+                requests.append(
+                    GenerationRequest(view, spec.messages, prefill=spec.prefill, **spec.generation)
                 )
-            else:
-                text = self._prompt(s.prompts.propose_one, sample, view, 1)
-                sampling = s.proposer == "sampling"
-                req = GenerationRequest(
-                    view,
-                    _messages(s.prompts, text),
-                    num_sequences=s.k if sampling else 1,
-                    do_sample=sampling,
-                    temperature=s.temperature,
-                    top_p=s.top_p,
-                    top_k=s.top_k,
-                    repetition_penalty=s.repetition_penalty,
-                    max_new_tokens=s.max_new_tokens,
-                )
-            requests.append(req)
+                owners.append(i)
         generations = self._generate(self.backend, requests, "propose")
+        texts: list[list[str]] = [[] for _ in samples]
+        cut: list[list[bool]] = [[] for _ in samples]
+        for i, gen in zip(owners, generations, strict=True):
+            texts[i] += gen.texts
+            cut[i] += [bool(t) for t in gen.truncated] if gen.truncated else [False] * len(gen.texts)
         out = []
-        for sample, view, gen in zip(samples, views, generations, strict=True):
+        for sample, view, ts, cs in zip(samples, views, texts, cut, strict=True):
+            frame = self.prompt_size(sample, view.size)
             cands: tuple[Candidate, ...]
             if s.proposer == "single_pass":
-                parsed = parse_points(gen.texts[0] if gen.texts else "", max_points=s.k)
-                cands = tuple(self._candidate(p, sample, view) for p in parsed.points)
+                parsed = parse_points(
+                    ts[0] if ts and not cs[0] else "", max_points=s.k, box_pairs=s.box_pairs
+                )
+                cands = tuple(self._candidate(p, sample, frame) for p in parsed.points)
             else:
-                # One candidate per sampled text; an unparseable text keeps its slot (never a hit).
-                slots = [parse_points(text, max_points=1) for text in gen.texts]
+                # One candidate per text; an unparseable or cut text keeps its slot (never a hit).
+                slots = [parse_points(t, max_points=1, box_pairs=s.box_pairs) for t in ts]
                 cands = tuple(
-                    Candidate(None, raw=text, parsed=False)
-                    if p.format_error
-                    else self._candidate(p.points[0], sample, view)
-                    for p, text in zip(slots, gen.texts, strict=True)
+                    Candidate(None, raw=t, parsed=False)
+                    if p.format_error or c
+                    else self._candidate(p.points[0], sample, frame)
+                    for p, t, c in zip(slots, ts, cs, strict=True)
                 )
             ok = any(c.parsed for c in cands)
-            out.append(Proposal(cands, raw=SAMPLE_SEPARATOR.join(gen.texts), format_error=not ok))
+            out.append(Proposal(cands, raw=SAMPLE_SEPARATOR.join(ts), format_error=not ok, truncated=any(cs)))
         return out
 
     # -- critic ---------------------------------------------------------------------------------
@@ -291,7 +446,11 @@ class GroundingPolicy:
                 text = self._prompt(s.prompts.rank_list, samples[i], view, len(js))
                 requests.append(
                     GenerationRequest(
-                        drawn, _messages(s.prompts, text), max_new_tokens=s.critic_max_new_tokens
+                        drawn,
+                        self._messages(
+                            s.prompts.for_benchmark(samples[i].benchmark), text, samples[i], view, len(js)
+                        ),
+                        max_new_tokens=s.critic_max_new_tokens,
                     )
                 )
                 marked.append(js)
@@ -316,7 +475,10 @@ class GroundingPolicy:
                 p = proposals[i].candidates[j].point
                 assert p is not None
                 drawn = draw_markers(view, [(p[0] * sx, p[1] * sy)], s.markers)
-                requests.append(GenerationRequest(drawn, _messages(s.prompts, text), max_new_tokens=1))
+                messages = self._messages(
+                    s.prompts.for_benchmark(samples[i].benchmark), text, samples[i], view
+                )
+                requests.append(GenerationRequest(drawn, messages, max_new_tokens=1))
             self.calls["rank"] += 1
             probs = backend.yes_probability(requests, s.yes, s.no)
             scores = [None] * len(proposals[i].candidates)
@@ -358,6 +520,7 @@ class GroundingPolicy:
                     raw=prop.raw,
                     critic_format_error=judge.format_error,
                     critic_raw=judge.raw,
+                    truncated=prop.truncated,
                 )
             )
         return out

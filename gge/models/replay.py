@@ -102,6 +102,9 @@ def parse_line(obj: Any, where: str) -> Prediction:
     fmt = obj.get("format_error", False)
     if not isinstance(fmt, bool):
         raise GgeError(f"{where}: field 'format_error' must be true or false, got {fmt!r}")
+    truncated = obj.get("truncated", False)
+    if not isinstance(truncated, bool):
+        raise GgeError(f"{where}: field 'truncated' must be true or false, got {truncated!r}")
     critic_raw = obj.get("critic_raw", "")
     critic_fmt = obj.get("critic_format_error", False)
     if not isinstance(critic_raw, str) or not isinstance(critic_fmt, bool):
@@ -118,6 +121,7 @@ def parse_line(obj: Any, where: str) -> Prediction:
         raw=raw,
         critic_format_error=critic_fmt,
         critic_raw=critic_raw,
+        truncated=truncated,
     )
 
 

@@ -1,0 +1,1 @@
+"""Model presets (``models/<name>.yaml``), shipped in the wheel as ``gge.configs``."""
