@@ -14,6 +14,7 @@ import torch
 from gge.callbacks import GroundingEvalCallback
 from PIL import Image
 from pytorch_lightning.loggers import CSVLogger
+from test_callback import _trainer
 from torch.utils.data import DataLoader, TensorDataset
 
 from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, draw_overlay, thumb_point
@@ -62,19 +63,7 @@ class WithVal(NoVal):
 
 
 def _fit(module: pl.LightningModule, tmp_path: Path, cb: GroundingEvalCallback, **kw: Any) -> pl.Trainer:
-    args: dict[str, Any] = {
-        "default_root_dir": str(tmp_path),
-        "accelerator": "cpu",
-        "devices": 1,
-        "max_epochs": 4,
-        "logger": CSVLogger(str(tmp_path)),
-        "enable_progress_bar": False,
-        "enable_model_summary": False,
-        "enable_checkpointing": False,
-        "log_every_n_steps": 1,
-        **kw,
-    }
-    trainer = pl.Trainer(callbacks=[cb], **args)
+    trainer = _trainer(tmp_path, [cb], enable_checkpointing=False, **kw)
     trainer.fit(module)
     return trainer
 

@@ -29,6 +29,9 @@ from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
 from gge.models.replay import ReplayModel
 
 PRESET_DIR = Path(str(importlib.resources.files("gge.configs"))) / "models"
+PROCESSOR_MIN_PIXELS = 56 * 56
+PROCESSOR_MAX_PIXELS = 14 * 14 * 4 * 16384
+"""The Qwen2/2.5-VL processors' default pixel limits (used where a preset leaves one unset)."""
 
 _DEFAULT_PROMPTS = Prompts()
 
@@ -268,7 +271,7 @@ def adapter_settings(m: DictConfig, k: int) -> AdapterSettings:
         preset=str(m.name),
         prompt_max_pixels=m.prompt_max_pixels,
         patch_factor=int(m.patch_factor),
-        min_pixels=int(m.min_pixels) if m.min_pixels is not None else 3136,
+        min_pixels=int(m.min_pixels) if m.min_pixels is not None else PROCESSOR_MIN_PIXELS,
         box_pairs=bool(m.box_pairs),
         convention=str(m.convention),
         proposer=str(m.proposer),
@@ -370,8 +373,8 @@ class _SizeOnly:
 
     def __init__(self, m: DictConfig) -> None:
         self.factor = int(m.patch_factor)
-        self.min_pixels = int(m.min_pixels) if m.min_pixels is not None else 3136
-        self.max_pixels = int(m.max_pixels) if m.max_pixels is not None else None
+        self.min_pixels = int(m.min_pixels) if m.min_pixels is not None else PROCESSOR_MIN_PIXELS
+        self.max_pixels = int(m.max_pixels) if m.max_pixels is not None else PROCESSOR_MAX_PIXELS
         self.native = m.backend == "openai" and not m.resize_factor and m.name == "openai_api"
 
     def seen_size(self, width: int, height: int) -> tuple[int, int]:
@@ -380,11 +383,7 @@ class _SizeOnly:
         if self.native:  # an endpoint preset with no resize declared: sent as it is
             return (width, height)
         h, w = smart_resize(
-            height,
-            width,
-            factor=self.factor,
-            min_pixels=self.min_pixels,
-            max_pixels=self.max_pixels if self.max_pixels is not None else 12845056,
+            height, width, factor=self.factor, min_pixels=self.min_pixels, max_pixels=self.max_pixels
         )
         return (w, h)
 

@@ -21,6 +21,9 @@ from typing import Any
 from gge.models.base import Generation, GenerationRequest
 from gge.models.hf_loading import load_model, load_processor, resized_size
 
+_END_TOKENS = ("<|im_end|>", "<|endoftext|>")
+"""Qwen-VL's end-of-turn and end-of-text tokens: they end an answer and are cut from its text."""
+
 
 def _config_sha256(path: str | None) -> str | None:
     if path is None:
@@ -150,7 +153,6 @@ class TransformersBackend:
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
             key = (
-                r.prefill is not None,
                 r.num_sequences,
                 r.do_sample,
                 r.temperature,
@@ -161,7 +163,8 @@ class TransformersBackend:
             )
             groups.setdefault(key, []).append(i)
         tok = self.processor.tokenizer
-        for (_, n, do_sample, temperature, top_p, top_k, penalty, max_new), idx in groups.items():
+        stops = self._stop_ids()
+        for (n, do_sample, temperature, top_p, top_k, penalty, max_new), idx in groups.items():
             for start in range(0, len(idx), self.batch_size):
                 chunk = idx[start : start + self.batch_size]
                 inputs = self._inputs([requests[i] for i in chunk])
@@ -185,7 +188,6 @@ class TransformersBackend:
                 new = ids[:, prompt_len:]
                 texts = [self.decode(row) for row in new]
                 pad = kwargs["pad_token_id"]
-                stops = self._stop_ids() | {int(pad)}
                 for j, i in enumerate(chunk):
                     rows = range(j * n, (j + 1) * n)
                     completion = sum(int((new[r] != pad).sum()) for r in rows)
@@ -195,7 +197,7 @@ class TransformersBackend:
                         [prefill + texts[r] if prefill else texts[r].strip() for r in rows],
                         {"prompt_tokens": prompt, "completion_tokens": completion},
                         # cut by the budget: every new token used and none of them ends the answer
-                        [len(new[r]) >= max_new and not stops & set(new[r].tolist()) for r in rows],
+                        [len(new[r]) >= max_new and not (stops | {pad}) & set(new[r].tolist()) for r in rows],
                     )
         return [g for g in out if g is not None]
 
@@ -206,7 +208,7 @@ class TransformersBackend:
         eos = getattr(self.model.generation_config, "eos_token_id", None)
         for value in [eos] if isinstance(eos, int) else list(eos or []):
             ids.add(int(value))
-        for special in (tok.eos_token, "<|im_end|>", "<|endoftext|>"):
+        for special in (tok.eos_token, *_END_TOKENS):
             tid = tok.convert_tokens_to_ids(special) if special else None
             if isinstance(tid, int) and tid != getattr(tok, "unk_token_id", None):
                 ids.add(tid)
@@ -221,7 +223,7 @@ class TransformersBackend:
         """
         tok = self.processor.tokenizer
         text: str = tok.decode(ids, skip_special_tokens=False)
-        for special in {tok.eos_token, tok.pad_token, "<|im_end|>", "<|endoftext|>"}:
+        for special in {tok.eos_token, tok.pad_token, *_END_TOKENS}:
             if special:
                 text = text.replace(special, "")
         return text.strip()

@@ -319,13 +319,11 @@ class GroundingPolicy:
         labels = ", ".join(str(i + 1) for i in range(k))
         return {"instruction": sample.instruction, "k": k, "width": w, "height": h, "labels": labels}
 
-    def _prompt(self, template: str, sample: Sample, view: Image.Image, k: int) -> str:
-        return render(template, self._values(sample, view.size, k))
-
-    def _messages(
-        self, prompts: Prompts, text: str, sample: Sample, view: Image.Image, k: int = 1
-    ) -> list[dict[str, Any]]:
-        return build_messages(prompts, text, self._values(sample, view.size, k), view.size)
+    def _critic_messages(self, field: str, sample: Sample, view: Image.Image, k: int) -> list[dict[str, Any]]:
+        """The messages of a critic request: the benchmark's ``rank_list`` or ``judge_one`` template."""
+        prompts = self.settings_.prompts.for_benchmark(sample.benchmark)
+        values = self._values(sample, view.size, k)
+        return build_messages(prompts, render(getattr(prompts, field), values), values, view.size)
 
     def proposer_requests(self, sample: Sample, view_size: tuple[int, int]) -> list[RequestSpec]:
         """The proposer's requests for one sample (one; two in ``sampling`` mode: greedy, then K-1 sampled).
@@ -443,16 +441,8 @@ class GroundingPolicy:
                 sx, sy = view.size[0] / samples[i].image_size[0], view.size[1] / samples[i].image_size[1]
                 pts = [proposals[i].candidates[j].point for j in js]
                 drawn = draw_markers(view, [(p[0] * sx, p[1] * sy) for p in pts if p is not None], s.markers)
-                text = self._prompt(s.prompts.rank_list, samples[i], view, len(js))
-                requests.append(
-                    GenerationRequest(
-                        drawn,
-                        self._messages(
-                            s.prompts.for_benchmark(samples[i].benchmark), text, samples[i], view, len(js)
-                        ),
-                        max_new_tokens=s.critic_max_new_tokens,
-                    )
-                )
+                messages = self._critic_messages("rank_list", samples[i], view, len(js))
+                requests.append(GenerationRequest(drawn, messages, max_new_tokens=s.critic_max_new_tokens))
                 marked.append(js)
             gens = self._generate(backend, requests, "rank")
             for (i, js), gen in zip(todo, gens, strict=True):
@@ -469,15 +459,12 @@ class GroundingPolicy:
         for i, js in todo:
             view = self._view(backend, images[i])
             sx, sy = view.size[0] / samples[i].image_size[0], view.size[1] / samples[i].image_size[1]
-            text = self._prompt(s.prompts.judge_one, samples[i], view, 1)
+            messages = self._critic_messages("judge_one", samples[i], view, 1)
             requests = []
             for j in js:
                 p = proposals[i].candidates[j].point
                 assert p is not None
                 drawn = draw_markers(view, [(p[0] * sx, p[1] * sy)], s.markers)
-                messages = self._messages(
-                    s.prompts.for_benchmark(samples[i].benchmark), text, samples[i], view
-                )
                 requests.append(GenerationRequest(drawn, messages, max_new_tokens=1))
             self.calls["rank"] += 1
             probs = backend.yes_probability(requests, s.yes, s.no)
