@@ -397,6 +397,32 @@ class _SizeOnly:
         return {"backend": "dry_run"}
 
 
+def preset_settings(name: str, *, k: int = 5, **overrides: Any) -> AdapterSettings:
+    """A preset's adapter settings (prompts, convention, modes...), for a policy built in code.
+
+    The training-time callback wraps the model being trained; this gives it the preset's protocol
+    instead of hand-written settings.
+
+    Args:
+        name: The preset, e.g. ``"qwen3_vl"``.
+        k: Candidates asked for (``greedy`` gives one).
+        overrides: ``model.<key>`` values, e.g. ``proposer="sampling", critic="listwise"``.
+
+    Returns:
+        The settings.
+
+    Example:
+        >>> s = preset_settings("qwen3_vl", proposer="sampling")
+        >>> s.convention, s.proposer, s.critic, s.patch_factor
+        ('norm_1000', 'sampling', 'none', 32)
+    """
+    if name not in preset_names():
+        raise GgeError(f"unknown preset {name!r}; known: {', '.join(preset_names())}")
+    m = OmegaConf.merge(OmegaConf.structured(ModelConfig), load_preset(name), overrides)
+    assert isinstance(m, DictConfig)
+    return adapter_settings(m, k)
+
+
 def dry_run_policy(m: DictConfig, k: int) -> GroundingPolicy:
     """A policy over no model: it renders the requests a run would send (``dry_run=true``)."""
     return GroundingPolicy(_SizeOnly(m), adapter_settings(m, k))
