@@ -78,6 +78,8 @@ class GroundingEvalCallback(pl.Callback):
             forward is a collective); padding results are dropped. Default: on for strategies whose
             name says they shard parameters.
         log_dir: Where overlays go when no logger takes images (default: the trainer's log folder).
+        strict_images: Stop at the first unreadable screenshot (default: that sample is a miss,
+            counted under ``image_errors``; training goes on).
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class GroundingEvalCallback(pl.Callback):
         table_samples: int = 8,
         pad_batches: bool | None = None,
         log_dir: str | Path | None = None,
+        strict_images: bool = False,
     ) -> None:
         specs = dict(benchmarks) if isinstance(benchmarks, Mapping) else {name: None for name in benchmarks}
         if not specs:
@@ -135,6 +138,7 @@ class GroundingEvalCallback(pl.Callback):
         self.table_samples = table_samples
         self.pad_batches = pad_batches
         self.log_dir = log_dir
+        self.strict_images = strict_images
         self.benchmarks: dict[str, Benchmark] = {}
         self.samples: dict[str, list[Sample]] = {}
         self.sample_ids: dict[str, list[str]] | None = None
@@ -283,7 +287,13 @@ class GroundingEvalCallback(pl.Callback):
                         pad_batches=pad,
                         decode=needs_images(policy),
                     )
-                    local = evaluate_batches(policy, loader, k=self.k, cluster_radius=self.cluster_radius)
+                    local = evaluate_batches(
+                        policy,
+                        loader,
+                        k=self.k,
+                        cluster_radius=self.cluster_radius,
+                        strict_images=self.strict_images,
+                    )
                     results = gather_results(local, samples)  # a collective: every rank calls it
                     entries[name] = benchmark_metrics(
                         self.benchmarks[name], results, k=self.k, strategy=self.selection
@@ -328,6 +338,7 @@ class GroundingEvalCallback(pl.Callback):
                 ("official/top1", e["official"]["top1"]),
                 (f"official/oracle@{k}", e["official"][f"oracle@{k}"]),
                 ("format_errors", float(e["format_errors"])),
+                ("image_errors", float(len(e["image_errors"]))),
             ):
                 if value is not None:
                     values[f"grounding/{name}/{key}"] = float(value)

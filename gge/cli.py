@@ -31,7 +31,7 @@ import gge
 from gge.benchmarks import REGISTRY, get_benchmark
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
 from gge.errors import GgeError, did_you_mean, unknown_name
-from gge.evaluate import merge_results
+from gge.evaluate import merge_results, needs_images
 from gge.metrics import benchmark_metrics, mean_over_benchmarks
 from gge.models import ReplayModel, build_policy, model_names, settings_record
 from gge.models.base import Policy
@@ -113,6 +113,9 @@ class EvalConfig:
         decode_max_pixels: Downscale screenshots above this area while decoding (saves memory and
             transfer for models that see fewer pixels; points still map to the original size).
         pad_batches: Equal batch counts on every rank (FSDP / DeepSpeed ZeRO-3); padding is dropped.
+        strict_images: Stop at the first missing or unreadable screenshot. Default: all missing
+            files are listed at the start, and each unreadable screenshot is its sample's failure
+            (a miss, counted apart and listed in results.json under ``image_errors``).
         dry_run: Load no weights and evaluate nothing: write ``output_dir/requests.jsonl``, one line
             per model request the run would make (the propose stage; later stages need its answers),
             and print the first one as a person would read it.
@@ -143,6 +146,7 @@ class EvalConfig:
     num_workers: int = 0
     decode_max_pixels: int | None = None
     pad_batches: bool = False
+    strict_images: bool = False
     resume: bool = True
     dry_run: bool = False
     logger: str | None = None
@@ -342,6 +346,27 @@ def _load(
     return benches, loads, samples
 
 
+def _check_images(samples: Mapping[str, Sequence[Sample]], *, strict: bool, out: TextIO) -> None:
+    """List every missing screenshot at once (each file with its samples); ``strict`` stops the run."""
+    missing: dict[str, list[str]] = {}
+    for group in samples.values():
+        for s in group:
+            if not os.path.isfile(s.image_path):
+                missing.setdefault(s.image_path, []).append(f"{s.benchmark} {s.id}")
+    if not missing:
+        return
+    n = sum(len(ids) for ids in missing.values())
+    listed = "\n".join(f"  {path} ({', '.join(ids)})" for path, ids in missing.items())
+    head = f"missing screenshots: {len(missing)} files ({n} samples"
+    if strict:
+        raise GgeError(f"{head}, strict_images=true):\n{listed}")
+    print(
+        f"warning: {head}, scored as misses and listed under image_errors; strict_images=true "
+        f"stops instead):\n{listed}",
+        file=out,
+    )
+
+
 def _readable(request: Mapping[str, Any]) -> str:
     """One request as a person reads it: each message's role, then its parts."""
     w, h = request["image_size"]
@@ -517,6 +542,8 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     policy = _make_policy(cfg, data_root, is_demo)
 
     benches, loads, samples = _load(cfg, data_root, out)
+    if needs_images(policy):
+        _check_images(samples, strict=bool(cfg.strict_images), out=out)
 
     if _is_launcher_rank():
         stack.enter_context(output_dir_lock(output_dir))
@@ -575,6 +602,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         output_dir=output_dir,
         done_ids=done_ids,
         pad_batches=bool(cfg.pad_batches),
+        strict_images=bool(cfg.strict_images),
         on_gathered=finalize,
     )
     results_path = output_dir / "results.json"

@@ -83,6 +83,8 @@ class Item:
         padding: A padding item (``make_loader(pad_batches=True)``): run it, drop its result.
         decoded: The PIL image, once built (:meth:`with_image`); :attr:`image` either way.
         slot: In a worker only: the slot holding the pixels (``pixels`` is None until unpickled).
+        image_error: Why the screenshot could not be read (missing or undecodable file; the message
+            names the sample and the path); the sample is then a counted failure, not the end of the run.
     """
 
     index: int
@@ -91,6 +93,7 @@ class Item:
     padding: bool = False
     decoded: Image.Image | None = field(default=None, compare=False, repr=False)
     slot: SlotTicket | None = field(default=None, compare=False, repr=False)
+    image_error: str | None = None
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Pickle as usual, or, for pixels waiting in a slot, as the ticket (unpickled: the pixels)."""
@@ -429,7 +432,10 @@ class SampleDataset(torch.utils.data.Dataset[Item]):
         sample = self.samples[index]
         if not self.decode:
             return Item(index, sample, None, padding=padding)
-        image = decode_image(sample, max_pixels=self.max_pixels)
+        try:
+            image = decode_image(sample, max_pixels=self.max_pixels)
+        except GgeError as e:  # one bad screenshot is that sample's failure, not the run's
+            return Item(index, sample, None, padding=padding, image_error=str(e))
         writer = self._slot_writer()
         ticket = writer.put(image) if writer is not None else None
         if ticket is not None:

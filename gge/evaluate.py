@@ -58,11 +58,14 @@ def evaluate_batches(
     k: int,
     cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
     on_results: Callable[[list[SampleResult]], None] | None = None,
+    strict_images: bool = False,
 ) -> list[SampleResult]:
     """Run a policy over batches of :class:`gge.data.Item` (decoded screenshots) and score them.
 
     Padding items (which keep every rank running the same number of forwards under sharded
-    strategies) are run like the others and their results dropped.
+    strategies) are run like the others and their results dropped. An item whose screenshot could
+    not be read is not shown to the model: it is scored as a miss carrying its ``image_error``
+    (counted apart, its path listed), unless ``strict_images`` stops the run there.
 
     Args:
         policy: The model.
@@ -70,6 +73,7 @@ def evaluate_batches(
         k: Candidates scored at most per sample.
         cluster_radius: Radius of the ``cluster`` selection strategy.
         on_results: Called with each batch's results (e.g. to append them to the resume log).
+        strict_images: Raise on the first unreadable screenshot instead.
 
     Returns:
         The results of the real (non-padding) items, in loader order.
@@ -82,8 +86,23 @@ def evaluate_batches(
     for batch in batches:
         if not batch:
             continue
-        samples = [it.sample for it in batch]
-        preds = predict_batch(policy, samples, [it.image for it in batch] if needs_images(policy) else None)
+        bad = [it for it in batch if it.image_error is not None]
+        if bad and strict_images:
+            raise GgeError(f"{bad[0].image_error} (strict_images=true)")
+        ok = [it for it in batch if it.image_error is None]
+        answered = iter(
+            predict_batch(
+                policy, [it.sample for it in ok], [it.image for it in ok] if needs_images(policy) else None
+            )
+            if ok
+            else []
+        )
+        preds = [
+            next(answered)
+            if it.image_error is None
+            else Prediction(it.sample.benchmark, it.sample.id, image_error=it.image_error)
+            for it in batch
+        ]
         scored = [
             score_sample(it.sample, pred, k=k, cluster_radius=cluster_radius)
             for it, pred in zip(batch, preds, strict=True)

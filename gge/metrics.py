@@ -198,6 +198,9 @@ def benchmark_metrics(
     }
     entry["format_errors"] = sum(r.format_error for r in results)
     entry["truncated"] = sum(r.truncated for r in results)
+    entry["image_errors"] = [
+        {"id": r.id, "error": r.image_error} for r in results if r.image_error is not None
+    ]
     entry["unparsed_candidates"] = sum(not c.parsed for r in results for c in r.candidates)
     entry["critic_format_errors"] = sum(r.critic_format_error for r in results)
     entry["abstentions"] = sum(r.abstained(strategy) for r in results)

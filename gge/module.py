@@ -57,6 +57,8 @@ class GroundingEvalModule(pl.LightningModule):
         num_workers: DataLoader workers decoding screenshots.
         decode_max_pixels: Downscale screenshots above this area while decoding (the model adapter
             still maps points to the original size).
+        strict_images: Stop at the first unreadable screenshot (default: it is that sample's counted
+            failure).
         output_dir: Where each rank appends its ``predictions.rank<r>.jsonl``; None keeps no log.
         done_ids: Ids already finished per benchmark (resume): not evaluated again.
         pad_batches: Give every rank the same number of batches (sharded-parameter strategies,
@@ -75,6 +77,7 @@ class GroundingEvalModule(pl.LightningModule):
         batch_size: int = 8,
         num_workers: int = 0,
         decode_max_pixels: int | None = None,
+        strict_images: bool = False,
         output_dir: str | Path | None = None,
         done_ids: Mapping[str, set[str]] | None = None,
         pad_batches: bool = False,
@@ -92,6 +95,7 @@ class GroundingEvalModule(pl.LightningModule):
         self.batch_size = batch_size
         self.num_workers = num_workers
         self.decode_max_pixels = decode_max_pixels
+        self.strict_images = strict_images
         self.output_dir = None if output_dir is None else Path(output_dir)
         self.done_ids = {name: set(ids) for name, ids in (done_ids or {}).items()}
         self.pad_batches = pad_batches
@@ -152,7 +156,12 @@ class GroundingEvalModule(pl.LightningModule):
         """Propose, rank and score one batch; append the results to this rank's log."""
         with torch.no_grad():
             results = evaluate_batches(
-                self.policy, [batch], k=self.k, cluster_radius=self.cluster_radius, on_results=self._append
+                self.policy,
+                [batch],
+                k=self.k,
+                cluster_radius=self.cluster_radius,
+                on_results=self._append,
+                strict_images=self.strict_images,
             )
         self.local += results
         self.samples_done += len(results)

@@ -92,6 +92,10 @@ def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: 
     fe = entry["format_errors"]
     rate = f" ({fmt(100.0 * fe / n)}%)" if n else ""
     lines.append(f"- Format errors (unparseable or missing answers, scored as misses): {fe}{rate}")
+    if entry.get("image_errors"):
+        bad = entry["image_errors"]
+        lines.append(f"- Unreadable screenshots (the model was not asked; scored as misses): {len(bad)}")
+        lines += [f"  - {e['error']}" for e in bad]
     if entry.get("critic_format_errors"):
         n_critic = entry["critic_format_errors"]
         lines.append(f"- Critic format errors (unparseable rankings, proposer order used): {n_critic}")

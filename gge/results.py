@@ -45,6 +45,8 @@ def result_record(r: SampleResult) -> dict[str, Any]:
     rec["format_error"] = r.format_error
     if r.truncated:
         rec["truncated"] = True
+    if r.image_error is not None:
+        rec["image_error"] = r.image_error
     if r.critic_raw or r.critic_format_error:
         rec["critic_raw"] = r.critic_raw
         rec["critic_format_error"] = r.critic_format_error

@@ -58,6 +58,7 @@ class SampleResult:
         critic_format_error: The critic's answer was unparseable.
         critic_raw: The critic's raw output.
         truncated: The answer was cut by the token budget (a format error of its own kind).
+        image_error: The screenshot could not be read (a miss, counted apart from format errors).
     """
 
     benchmark: str
@@ -73,6 +74,7 @@ class SampleResult:
     critic_format_error: bool = False
     critic_raw: str = ""
     truncated: bool = False
+    image_error: str | None = None
 
     def hit_at(self, k: int) -> bool:
         """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""
@@ -122,9 +124,11 @@ def score_sample(
         hits=hits,
         picks=picks,
         top1=top1,
-        format_error=prediction.format_error or not any(c.parsed for c in candidates),
+        format_error=prediction.format_error
+        or (prediction.image_error is None and not any(c.parsed for c in candidates)),
         raw=prediction.raw,
         critic_format_error=prediction.critic_format_error,
         critic_raw=prediction.critic_raw,
         truncated=prediction.truncated,
+        image_error=prediction.image_error,
     )

@@ -221,6 +221,8 @@ class Prediction:
         critic_format_error: The critic's answer could not be parsed (proposer order was used).
         critic_raw: The critic's raw output.
         truncated: The answer was cut by the token budget (then also a format error).
+        image_error: The screenshot could not be read (the message names the path); the model was
+            not asked, the sample is a miss counted apart from format errors.
     """
 
     benchmark: str
@@ -231,3 +233,4 @@ class Prediction:
     critic_format_error: bool = False
     critic_raw: str = ""
     truncated: bool = False
+    image_error: str | None = None

@@ -260,10 +260,12 @@ def require_size(record: Mapping[str, Any], key: str, *, where: str, sample_id: 
 
 
 def resolve_image(root: Path, relative: str, *, where: str, sample_id: str) -> str:
-    """The absolute path of a record's image, which must exist and stay inside ``root``.
+    """The absolute path of a record's image, which must stay inside ``root``.
 
     The check is lexical (``..`` and absolute paths are rejected), so a root whose image folder
-    is a symbolic link to another disk still works.
+    is a symbolic link to another disk still works. A missing file is not an error here: the sample
+    is kept, the load summary lists it (``unreadable_images``), and the run scores it as a miss
+    counted apart, or stops with ``strict_images=true``.
 
     Args:
         root: The folder the record's path is relative to.
@@ -278,9 +280,11 @@ def resolve_image(root: Path, relative: str, *, where: str, sample_id: str) -> s
     full = os.path.normpath(os.path.join(base, relative))
     if os.path.isabs(relative) or not (full == base or full.startswith(base + os.sep)):
         raise GgeError(f"{where}: record {sample_id}: image path escapes the benchmark folder: {relative!r}")
-    if not os.path.isfile(full):
-        raise GgeError(f"{where}: record {sample_id}: image not found: {full}")
     return full
+
+
+UNKNOWN_SIZE = (1, 1)
+"""The image size of a sample whose screenshot header cannot be read (it is never shown to a model)."""
 
 
 def image_size_from_header(path: str, *, where: str, sample_id: str) -> tuple[int, int]:
@@ -292,13 +296,14 @@ def image_size_from_header(path: str, *, where: str, sample_id: str) -> tuple[in
         sample_id: The sample's id (for the message).
 
     Returns:
-        (width, height).
+        (width, height); :data:`UNKNOWN_SIZE` when the file is missing or its header unreadable (the
+        sample is then an unreadable screenshot: listed, and a counted miss when evaluated).
     """
     try:
         with Image.open(path) as im:
             return int(im.size[0]), int(im.size[1])
-    except (OSError, ValueError) as e:
-        raise GgeError(f"{where}: record {sample_id}: cannot read image header of {path}: {e}") from None
+    except (OSError, ValueError):
+        return UNKNOWN_SIZE
 
 
 # ----------------------------------------------------------------------------------------------
@@ -368,7 +373,11 @@ class LoadCollector:
             The samples and the summary (files, records, degenerate and out-of-image boxes, notes).
         """
         degenerate = [s.id for s in self.samples if s.region.degenerate]
-        outside = [s.id for s in self.samples if region_outside_image(s.region, s.image_size)]
+        unreadable = [s.id for s in self.samples if not _header_readable(s)]
+        bad = set(unreadable)
+        outside = [
+            s.id for s in self.samples if s.id not in bad and region_outside_image(s.region, s.image_size)
+        ]
         summary: dict[str, Any] = {
             "files": list(self.files),
             "records": len(self.samples),
@@ -379,9 +388,17 @@ class LoadCollector:
         summary["boxes_outside_image"] = len(outside)
         if len(outside) <= MAX_LISTED_IDS:
             summary["outside_image_ids"] = outside
+        summary["unreadable_images"] = len(unreadable)
+        if len(unreadable) <= MAX_LISTED_IDS:
+            summary["unreadable_image_ids"] = unreadable
         summary["variant"] = dict(variant or {})
         summary["notes"] = list(self.notes)
         return LoadedBenchmark(self.name, str(self.root), self.samples, summary)
+
+
+def _header_readable(sample: Sample) -> bool:
+    """Whether a sample's screenshot exists (and, for a size read from it, its header was readable)."""
+    return os.path.isfile(sample.image_path) and sample.image_size != UNKNOWN_SIZE
 
 
 def region_outside_image(region: Region, size: tuple[int, int]) -> bool:

@@ -102,6 +102,9 @@ def parse_line(obj: Any, where: str) -> Prediction:
     fmt = obj.get("format_error", False)
     if not isinstance(fmt, bool):
         raise GgeError(f"{where}: field 'format_error' must be true or false, got {fmt!r}")
+    image_error = obj.get("image_error")
+    if image_error is not None and not isinstance(image_error, str):
+        raise GgeError(f"{where}: field 'image_error' must be a string, got {image_error!r}")
     truncated = obj.get("truncated", False)
     if not isinstance(truncated, bool):
         raise GgeError(f"{where}: field 'truncated' must be true or false, got {truncated!r}")
@@ -122,6 +125,7 @@ def parse_line(obj: Any, where: str) -> Prediction:
         critic_format_error=critic_fmt,
         critic_raw=critic_raw,
         truncated=truncated,
+        image_error=image_error,
     )
 
 
