@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -211,6 +212,26 @@ def parse_args(argv: Sequence[str]) -> DictConfig:
     return cfg
 
 
+OPTIONAL_PACKAGES = {
+    "transformers": "pip install 'gge[hf]'",
+    "wandb": "pip install 'gge[wandb]'",
+    "tensorboard": "pip install tensorboard",
+}
+"""The optional packages a configuration may need, and how to install each."""
+
+
+def _has_module(name: str) -> bool:
+    """Whether an optional package is installed (without importing it)."""
+    return importlib.util.find_spec(name) is not None
+
+
+def _require(package: str, why: str) -> None:
+    if not _has_module(package):
+        raise GgeError(
+            f"{why} needs the {package} package, which is not installed: {OPTIONAL_PACKAGES[package]}"
+        )
+
+
 def _validate(cfg: DictConfig) -> None:
     if not cfg.benchmarks:
         raise GgeError("benchmarks is empty: name at least one, e.g. 'benchmarks=[screenspot_v2]'")
@@ -233,6 +254,14 @@ def _validate(cfg: DictConfig) -> None:
         raise GgeError(f"num_workers must be >= 0, got {cfg.num_workers}")
     if cfg.batch_size < 1:
         raise GgeError(f"batch_size must be at least 1, got {cfg.batch_size}")
+    if cfg.decode_max_pixels is not None and cfg.decode_max_pixels < 1:
+        raise GgeError(f"decode_max_pixels must be at least 1 (or unset), got {cfg.decode_max_pixels}")
+    if cfg.table_samples < 0:
+        raise GgeError(f"table_samples must be >= 0, got {cfg.table_samples}")
+    if cfg.logger in ("wandb", "tensorboard"):
+        _require(cfg.logger, f"logger={cfg.logger}")
+    if cfg.model.name not in ("demo", "replay") and cfg.model.backend == "transformers" and not cfg.dry_run:
+        _require("transformers", f"model={cfg.model.name}")
 
 
 def _data_root(cfg: DictConfig, out: TextIO) -> tuple[Path, bool]:
@@ -245,9 +274,21 @@ def _data_root(cfg: DictConfig, out: TextIO) -> tuple[Path, bool]:
     return root, True
 
 
-def _make_policy(cfg: DictConfig, root: Path, is_demo: bool) -> Policy:
+def _make_policy(cfg: DictConfig, root: Path, is_demo: bool, out: TextIO) -> Policy:
     if cfg.model.name == "replay" and cfg.model.predictions is None and is_demo:
         cfg.model.predictions = str(root / "predictions.jsonl")
+    expected = list(cfg.model.model_types)
+    if cfg.ckpt and expected and Path(cfg.ckpt, "config.json").is_file():
+        from gge.models.hf_loading import model_type
+
+        found = model_type(cfg.ckpt)
+        if found not in expected:
+            print(
+                f"warning: model={cfg.model.name} is for {cfg.model.family or cfg.model.name} checkpoints "
+                f"(model_type {', '.join(expected)}), but {cfg.ckpt} is a '{found}' checkpoint: its answers "
+                "may be read in the wrong format",
+                file=out,
+            )
     return build_policy(cfg)
 
 
@@ -476,6 +517,8 @@ def _dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) ->
 
 def _trainer(cfg: DictConfig) -> Any:
     import pytorch_lightning as pl
+    import torch
+    from lightning_fabric.utilities.exceptions import MisconfigurationException
     from pytorch_lightning.callbacks import TQDMProgressBar
 
     from gge.module import SamplesPerSecond
@@ -496,12 +539,11 @@ def _trainer(cfg: DictConfig) -> Any:
         kwargs["precision"] = t.precision
     try:
         return pl.Trainer(**kwargs)
-    except (
-        ValueError,
-        TypeError,
-        RuntimeError,
-    ) as e:  # Lightning's MisconfigurationException is a ValueError
-        raise GgeError(f"trainer: {e}") from None
+    except (ValueError, TypeError, RuntimeError, MisconfigurationException) as e:
+        hint = ""
+        if str(t.accelerator) in ("gpu", "cuda") and not torch.cuda.is_available():
+            hint = " (torch sees no CUDA GPU here: use trainer.accelerator=cpu, or auto)"
+        raise GgeError(f"trainer: {e}{hint}") from None
 
 
 def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
@@ -539,7 +581,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     output_dir = check_output_dir(cfg.output_dir)
     if cfg.dry_run:
         return _dry_run(cfg, data_root, output_dir, out)
-    policy = _make_policy(cfg, data_root, is_demo)
+    policy = _make_policy(cfg, data_root, is_demo, out)
 
     benches, loads, samples = _load(cfg, data_root, out)
     if needs_images(policy):
@@ -640,7 +682,16 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     if cfg.logger is not None:
         records = read_records([output_dir / "predictions.jsonl"], repair=False)
         results = _rescore(records, samples, k, radius)
-        _log_standalone(cfg, output_dir, document, benches, samples, results, out)
+        try:
+            _log_standalone(cfg, output_dir, document, benches, samples, results, out)
+        except Exception as e:
+            if not type(e).__module__.startswith("wandb"):
+                raise
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise GgeError(
+                f"logger=wandb: {first} The results are written ({results_path}); to log them, run "
+                "`wandb login`, or set WANDB_MODE=offline (sync later with `wandb sync`)"
+            ) from None
     return document
 
 

@@ -459,7 +459,11 @@ def load_demo_policy(path: str | Path | None = None, *, k: int = 5, seed: int = 
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for a bad file
-        raise GgeError(f"{path}: not a gge demo checkpoint ({e})") from None
+        # torch's message is advice about weights_only, which is not the problem here
+        raise GgeError(
+            f"{path}: not a gge demo checkpoint: torch.load cannot read it ({type(e).__name__}; "
+            "not a torch checkpoint, or a damaged one)"
+        ) from None
     if not isinstance(blob, dict) or blob.get("format") != "gge-demo/1":
         raise GgeError(f"{path}: not a gge demo checkpoint (no 'format': 'gge-demo/1')")
     try:
