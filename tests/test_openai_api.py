@@ -111,8 +111,8 @@ class FakeServer:
 
 
 def _prompt(body: dict[str, Any]) -> str:
-    """The last text part of the last message."""
-    content = body["messages"][-1]["content"]
+    """The last text part of the last user message."""
+    content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
     texts = [p["text"] for p in content if p.get("type") == "text"]
     return texts[-1] if texts else ""
 
@@ -311,6 +311,26 @@ def test_generate_greedy_and_sampling(server: FakeServer) -> None:
     usage = backend.settings()["usage"]
     assert usage == {"prompt_tokens": 20, "completion_tokens": 12, "requests": 2, "retries": 0}
     assert backend.generate([]) == []
+
+
+def test_greedy_first_and_prefill(server: FakeServer) -> None:
+    backend = _backend(server)
+    server.expected_size = backend.seen_size(64, 48)
+    request = _request(backend, "third", num_sequences=3, do_sample=True, temperature=0.7, greedy_first=True)
+    (g,) = backend.generate([request])
+    assert g.texts == ["third#0", "third#0", "third#1"]  # the greedy answer, then 2 samples
+    greedy, sampled = sorted(server.bodies, key=lambda b: b["n"])
+    assert (greedy["n"], greedy["temperature"]) == (1, 0) and (sampled["n"], sampled["temperature"]) == (
+        2,
+        0.7,
+    )
+    assert greedy["messages"] == sampled["messages"]
+    server.bodies.clear()
+    (p,) = backend.generate([_request(backend, "fourth", prefill='{"coordinate": [')])
+    assert p.texts == ['{"coordinate": [fourth#0']  # the prefill + what the server continued
+    (body,) = server.bodies
+    assert body["messages"][-1] == {"role": "assistant", "content": '{"coordinate": ['}
+    assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
 
 
 def test_huge_screenshot_is_sent_downscaled(server: FakeServer) -> None:

@@ -103,16 +103,15 @@ def test_conventions(convention: str, answer: str, expected: tuple[float, float]
     assert prop.candidates[0].point == pytest.approx(expected)
 
 
-def test_sampling_one_call_greedy_first_then_k_minus_1_and_unparsed_texts_keep_their_slot() -> None:
+def test_sampling_one_call_greedy_first_and_unparsed_texts_keep_their_slot() -> None:
     texts = ["(10, 10)", "no idea", "click(x=20, y=30)", "[40, 50]", "(1, 2) (3, 4)"]
-    backend = Scripted([texts[:1], texts[1:], texts[:1], texts[1:]])
+    backend = Scripted([texts, list(texts)])
     s = AdapterSettings(convention="abs_original", proposer="sampling", critic="none", k=5, temperature=0.7)
     policy = GroundingPolicy(backend, s)
     props = policy.propose([_sample(0), _sample(1)], [_img(), _img()])
-    assert len(backend.generate_calls) == 1  # one call for the batch: per sample, greedy + K-1 sampled
-    greedy, req = backend.generate_calls[0][:2]
-    assert greedy.num_sequences == 1 and not greedy.do_sample
-    assert req.num_sequences == 4 and req.do_sample and req.temperature == 0.7
+    assert len(backend.generate_calls) == 1  # one call for the batch, one request per sample
+    req = backend.generate_calls[0][0]
+    assert req.num_sequences == 5 and req.do_sample and req.greedy_first and req.temperature == 0.7
     assert [c.point for c in props[0].candidates] == [(10, 10), None, (20, 30), (40, 50), (1, 2)]
     assert [c.parsed for c in props[0].candidates] == [True, False, True, True, True]
     assert not props[0].candidates[1].abstains and props[0].candidates[1].raw == "no idea"
@@ -130,7 +129,7 @@ def test_sampling_one_call_greedy_first_then_k_minus_1_and_unparsed_texts_keep_t
 
 
 def test_all_sampled_texts_unparsed_is_a_format_error() -> None:
-    backend = Scripted([["?"], ["??", "???"]])
+    backend = Scripted([["?", "??", "???"]])
     s = AdapterSettings(convention="abs_original", proposer="sampling", critic="none", k=3)
     (prop,) = GroundingPolicy(backend, s).propose([_sample()], [_img()])
     assert prop.format_error and len(prop.candidates) == 3

@@ -158,13 +158,11 @@ SAMPLE = Sample("b", "0", "", (200, 100), "click OK", Box(0, 0, 50, 50))
 
 
 def test_sampling_asks_the_greedy_answer_first_then_k_minus_1_samples() -> None:
-    backend = Scripted([["(10, 10)"], ["(90, 90)", "nonsense"]])
+    backend = Scripted([["(10, 10)", "(90, 90)", "nonsense"]])
     settings = AdapterSettings(convention="abs_original", proposer="sampling", critic="none", k=3)
     (prop,) = GroundingPolicy(backend, settings).propose([SAMPLE], [Image.new("RGB", (200, 100))])
-    greedy, sampled = backend.requests
-    assert (greedy.do_sample, greedy.num_sequences) == (False, 1)
-    assert (sampled.do_sample, sampled.num_sequences) == (True, 2)
-    assert greedy.messages == sampled.messages
+    (request,) = backend.requests
+    assert (request.do_sample, request.num_sequences, request.greedy_first) == (True, 3, True)
     assert [c.point for c in prop.candidates] == [(10.0, 10.0), (90.0, 90.0), None]
     assert [c.parsed for c in prop.candidates] == [True, True, False]
 
@@ -251,3 +249,47 @@ def test_prefill_and_greedy_first_on_a_real_checkpoint(one_thread: None, tmp_pat
     (s,) = sampled.predict([sample])
     texts = s.raw.split(SAMPLE_SEPARATOR)
     assert len(texts) == 3 and texts[0] == g.raw
+
+
+@pytest.mark.parametrize("build", ["qwen2_5_vl", "qwen3_vl"])
+def test_greedy_first_shares_one_prefill_and_its_first_text_is_the_greedy_answer(
+    one_thread: None, tmp_path: Path, build: str
+) -> None:
+    import tiny_checkpoints
+
+    folder = getattr(tiny_checkpoints, f"build_tiny_{build}")(tmp_path / build, seed=5)
+    backend = TransformersBackend.from_pretrained(str(folder), max_pixels=60000)
+    images = [Image.new("RGB", (320, 180), c) for c in ("white", "navy")]
+    texts = ["click ok", "open the filter settings of this long list please"]  # unequal: left padding
+
+    def requests(**kw: Any) -> list[GenerationRequest]:
+        return [
+            GenerationRequest(
+                im, [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": t}]}], **kw
+            )
+            for im, t in zip(images, texts, strict=True)
+        ]
+
+    prefilled: list[int] = []  # prompt rows the language model runs over the whole prompt, per call
+
+    def count(module: Any, args: Any, kwargs: Any) -> None:
+        embeds = kwargs.get("inputs_embeds")
+        if embeds is not None and embeds.shape[1] > 1:
+            prefilled.append(int(embeds.shape[0]))
+
+    hook = backend.model.model.language_model.register_forward_pre_hook(count, with_kwargs=True)
+    try:
+        greedy = backend.generate(requests(max_new_tokens=8))
+        prefilled.clear()
+        shared = backend.generate(
+            requests(max_new_tokens=8, num_sequences=4, do_sample=True, greedy_first=True)
+        )
+        assert prefilled == [2]  # one prefill per prompt, not 4
+        prefilled.clear()
+        backend.generate(requests(max_new_tokens=8, num_sequences=4, do_sample=True))
+        assert prefilled == [8]  # what plain num_return_sequences costs
+    finally:
+        hook.remove()
+    for g, s in zip(greedy, shared, strict=True):
+        assert len(s.texts) == 4 and len(s.truncated) == 4
+        assert s.texts[0] == g.texts[0]

@@ -107,6 +107,10 @@ class GenerationRequest:
         max_new_tokens: Generation budget.
         prefill: Text the assistant turn starts with; generation continues after it, and each
             returned text starts with it (the parser reads prefill + answer).
+        greedy_first: With ``do_sample`` and ``num_sequences`` = K: text 1 is the greedy answer and
+            texts 2..K are sampled, all continuing one prefill of the prompt (the transformers
+            backend computes the prompt's KV cache once; an endpoint gets two requests with the same
+            prompt, which its prefix cache serves).
     """
 
     image: Image.Image
@@ -119,6 +123,7 @@ class GenerationRequest:
     repetition_penalty: float = 1.0
     max_new_tokens: int = 128
     prefill: str | None = None
+    greedy_first: bool = False
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,7 @@ class TransformersBackend:
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
             key = (
+                r.greedy_first,
                 r.num_sequences,
                 r.do_sample,
                 r.temperature,
@@ -164,7 +166,7 @@ class TransformersBackend:
             groups.setdefault(key, []).append(i)
         tok = self.processor.tokenizer
         stops = self._stop_ids()
-        for (n, do_sample, temperature, top_p, top_k, penalty, max_new), idx in groups.items():
+        for (greedy_first, n, do_sample, temperature, top_p, top_k, penalty, max_new), idx in groups.items():
             for start in range(0, len(idx), self.batch_size):
                 chunk = idx[start : start + self.batch_size]
                 inputs = self._inputs([requests[i] for i in chunk])
@@ -183,9 +185,14 @@ class TransformersBackend:
                 kwargs["pad_token_id"] = (
                     tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
                 )
-                ids = self._run(lambda inputs=inputs, kwargs=kwargs: self.model.generate(**inputs, **kwargs))
                 prompt_len = inputs["input_ids"].shape[1]
-                new = ids[:, prompt_len:]
+                if greedy_first and do_sample and n > 1:
+                    new = self._run(lambda inputs=inputs, kwargs=kwargs: self._greedy_first(inputs, kwargs))
+                else:
+                    ids = self._run(
+                        lambda inputs=inputs, kwargs=kwargs: self.model.generate(**inputs, **kwargs)
+                    )
+                    new = ids[:, prompt_len:]
                 texts = [self.decode(row) for row in new]
                 pad = kwargs["pad_token_id"]
                 for j, i in enumerate(chunk):
@@ -200,6 +207,64 @@ class TransformersBackend:
                         [len(new[r]) >= max_new and not (stops | {pad}) & set(new[r].tolist()) for r in rows],
                     )
         return [g for g in out if g is not None]
+
+    def _greedy_first(self, inputs: Any, kwargs: dict[str, Any]) -> Any:
+        """Generated ids of a greedy answer then K-1 samples per prompt, from one prefill of each prompt.
+
+        The prompt but its last token goes through the model once; its KV cache then serves a greedy
+        continuation (a copy of the cache) and K-1 sampled ones (the cache repeated), which process
+        the last token and decode. The image tokens, the bulk of a screenshot prompt, are computed
+        once instead of K times. Qwen-VL models keep their multimodal position offsets
+        (``rope_deltas``) from the prefill; they are repeated for the sampled rows.
+
+        Returns:
+            New token ids, ``(batch * K, T)``, rows of one prompt together, the greedy row first.
+        """
+        import copy
+
+        import torch
+        from transformers import DynamicCache
+
+        k = int(kwargs["num_return_sequences"])
+        pad = kwargs["pad_token_id"]
+        length = inputs["input_ids"].shape[1]
+        prefix = {
+            key: value[:, :-1]
+            if torch.is_tensor(value) and value.dim() == 2 and value.shape[1] == length
+            else value
+            for key, value in inputs.items()
+        }
+        try:
+            cache = DynamicCache(config=self.model.config)
+        except TypeError:  # transformers 4.x
+            cache = DynamicCache()
+        name = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+        inner: Any = getattr(self.model, "model", None)
+        if hasattr(inner, "rope_deltas"):
+            inner.rope_deltas = None  # computed afresh for these prompts by the prefill
+        self.model(**prefix, **{name: cache}, use_cache=True, logits_to_keep=1)
+        deltas = getattr(inner, "rope_deltas", None)
+        text = {key: inputs[key] for key in ("input_ids", "attention_mask")}
+        common = {
+            key: value for key, value in kwargs.items() if key not in ("num_return_sequences", "do_sample")
+        }
+        greedy_kwargs = {**common, "temperature": None, "top_p": None, "top_k": None}
+        greedy = self.model.generate(**text, **{name: copy.deepcopy(cache)}, do_sample=False, **greedy_kwargs)
+        cache.batch_repeat_interleave(k - 1)
+        if deltas is not None:
+            inner.rope_deltas = deltas.repeat_interleave(k - 1, dim=0)
+        many = {key: value.repeat_interleave(k - 1, dim=0) for key, value in text.items()}
+        sampled = self.model.generate(**many, **{name: cache}, do_sample=True, **common)
+        greedy, sampled = greedy[:, length:], sampled[:, length:]
+        width = max(greedy.shape[1], sampled.shape[1])
+        rows = []
+        for b in range(greedy.shape[0]):
+            rows.append(greedy[b])
+            rows += list(sampled[b * (k - 1) : (b + 1) * (k - 1)])
+        out = torch.full((len(rows), width), pad, dtype=greedy.dtype, device=greedy.device)
+        for r, row in enumerate(rows):
+            out[r, : row.shape[0]] = row
+        return out
 
     def _stop_ids(self) -> set[int]:
         """Token ids that end an answer (end of turn, end of text, the generation config's eos)."""

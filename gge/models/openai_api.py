@@ -44,6 +44,7 @@ import urllib.request
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from PIL import Image
@@ -507,6 +508,17 @@ class OpenAIBackend:
         }
 
     def _generate_one(self, request: GenerationRequest, stop: threading.Event) -> Generation:
+        if request.greedy_first:  # the greedy answer, then K-1 samples of the same prompt
+            first = self._generate_one(
+                replace(request, num_sequences=1, do_sample=False, greedy_first=False), stop
+            )
+            if request.num_sequences == 1:
+                return first
+            rest = self._generate_one(
+                replace(request, num_sequences=request.num_sequences - 1, greedy_first=False), stop
+            )
+            both = {k: first.usage.get(k, 0) + rest.usage.get(k, 0) for k in {*first.usage, *rest.usage}}
+            return Generation(first.texts + rest.texts, both, first.truncated + rest.truncated)
         n = request.num_sequences
         texts: list[str] = []
         cut: list[bool] = []

@@ -326,11 +326,12 @@ class GroundingPolicy:
         return build_messages(prompts, render(getattr(prompts, field), values), values, view.size)
 
     def proposer_requests(self, sample: Sample, view_size: tuple[int, int]) -> list[RequestSpec]:
-        """The proposer's requests for one sample (one; two in ``sampling`` mode: greedy, then K-1 sampled).
+        """The proposer's request for one sample (a list: a backend call takes several).
 
         In ``greedy`` and ``sampling`` modes the request is the preset's official one
-        (``propose_one`` with its system prompt, tools, layout and prefill); ``single_pass`` asks for
-        K points with gge's own ``propose_k`` (no prefill).
+        (``propose_one`` with its system prompt, tools, layout and prefill); in ``sampling`` mode it
+        asks for K texts, the greedy answer first (``greedy_first``), from one prefill. ``single_pass``
+        asks for K points with gge's own ``propose_k`` (no prefill).
         """
         s = self.settings_
         prompts = s.prompts.for_benchmark(sample.benchmark)
@@ -342,18 +343,18 @@ class GroundingPolicy:
         values = self._values(sample, view_size, 1)
         messages = build_messages(prompts, render(prompts.propose_one, values), values, view_size)
         prefill = render(prompts.prefill, values) if prompts.prefill else None
-        specs = [RequestSpec(messages, prefill, {**common, "num_sequences": 1, "do_sample": False})]
         if s.proposer == "sampling" and s.k > 1:
             sampled = {
                 **common,
-                "num_sequences": s.k - 1,
+                "num_sequences": s.k,
                 "do_sample": True,
+                "greedy_first": True,
                 "temperature": s.temperature,
                 "top_p": s.top_p,
                 "top_k": s.top_k,
             }
-            specs.append(RequestSpec(messages, prefill, sampled))
-        return specs
+            return [RequestSpec(messages, prefill, sampled)]
+        return [RequestSpec(messages, prefill, {**common, "num_sequences": 1, "do_sample": False})]
 
     def _generate(self, backend: Backend, requests: list[GenerationRequest], what: str) -> list[Generation]:
         self.calls[what] += 1
