@@ -293,3 +293,17 @@ def test_greedy_first_shares_one_prefill_and_its_first_text_is_the_greedy_answer
     for g, s in zip(greedy, shared, strict=True):
         assert len(s.texts) == 4 and len(s.truncated) == 4
         assert s.texts[0] == g.texts[0]
+
+
+def test_a_null_repetition_penalty_leaves_it_to_the_checkpoint(one_thread: None, tmp_path: Path) -> None:
+    backend = TransformersBackend.from_pretrained(
+        str(build_tiny_qwen2_5_vl(tmp_path / "t")), max_pixels=30000
+    )
+    seen: list[dict[str, Any]] = []
+    real = backend.model.generate
+    backend.model.generate = lambda **kw: seen.append(kw) or real(**kw)  # type: ignore[method-assign]
+    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "ok"}]}]
+    image = Image.new("RGB", (100, 80))
+    backend.generate([GenerationRequest(image, messages, max_new_tokens=2, repetition_penalty=None)])
+    backend.generate([GenerationRequest(image, messages, max_new_tokens=2)])
+    assert "repetition_penalty" not in seen[0] and seen[1]["repetition_penalty"] == 1.0

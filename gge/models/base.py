@@ -103,7 +103,8 @@ class GenerationRequest:
         top_p: Nucleus sampling mass.
         top_k: Top-k sampling (0: off). Set explicitly so a checkpoint's generation config (Qwen2.5-VL
             ships ``top_k=1``, which turns sampling into greedy decoding) cannot override it.
-        repetition_penalty: Repetition penalty (1.0: off), also set explicitly.
+        repetition_penalty: Repetition penalty (1.0: off), also set explicitly; None: the checkpoint's
+            generation config decides (what an official evaluation that passes none gets).
         max_new_tokens: Generation budget.
         prefill: Text the assistant turn starts with; generation continues after it, and each
             returned text starts with it (the parser reads prefill + answer).
@@ -120,7 +121,7 @@ class GenerationRequest:
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
-    repetition_penalty: float = 1.0
+    repetition_penalty: float | None = 1.0
     max_new_tokens: int = 128
     prefill: str | None = None
     greedy_first: bool = False

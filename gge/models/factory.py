@@ -83,7 +83,8 @@ class ModelConfig:
         temperature: Sampling temperature (``sampling``).
         top_p: Nucleus mass (``sampling``).
         top_k: Top-k (``sampling``; 0 = off, whatever the checkpoint's generation config says).
-        repetition_penalty: Repetition penalty (1.0 = off, whatever the checkpoint says).
+        repetition_penalty: Repetition penalty (1.0 = off, whatever the checkpoint says; null = the
+            checkpoint's generation config, as official code that passes none gets it).
         max_new_tokens: Proposer generation budget.
         critic_max_new_tokens: Listwise critic generation budget.
         min_pixels: Smallest image area the model sees.
@@ -127,7 +128,7 @@ class ModelConfig:
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
-    repetition_penalty: float = 1.0
+    repetition_penalty: float | None = 1.0
     max_new_tokens: int = 256
     critic_max_new_tokens: int = 32
     min_pixels: int | None = None
@@ -280,7 +281,7 @@ def adapter_settings(m: DictConfig, k: int) -> AdapterSettings:
         temperature=float(m.temperature),
         top_p=float(m.top_p),
         top_k=int(m.top_k),
-        repetition_penalty=float(m.repetition_penalty),
+        repetition_penalty=None if m.repetition_penalty is None else float(m.repetition_penalty),
         max_new_tokens=int(m.max_new_tokens),
         critic_max_new_tokens=int(m.critic_max_new_tokens),
         prompts=Prompts(**prompts),

@@ -174,8 +174,9 @@ class TransformersBackend:
                     "max_new_tokens": max_new,
                     "do_sample": do_sample,
                     "num_return_sequences": n,
-                    "repetition_penalty": penalty,
                 }
+                if penalty is not None:  # None: the checkpoint's generation config decides
+                    kwargs["repetition_penalty"] = penalty
                 # Every decoding knob is explicit: a checkpoint's generation_config.json must not
                 # change what gge measures (Qwen2.5-VL ships top_k=1, which makes sampling greedy).
                 if do_sample:

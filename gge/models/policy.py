@@ -176,7 +176,8 @@ class AdapterSettings:
         temperature: Sampling temperature (``sampling``).
         top_p: Nucleus mass (``sampling``).
         top_k: Top-k (``sampling``; 0 = off).
-        repetition_penalty: Repetition penalty of every generation (1.0 = off).
+        repetition_penalty: Repetition penalty of every generation (1.0 = off; None = the
+            checkpoint's generation config).
         max_new_tokens: Proposer generation budget.
         critic_max_new_tokens: Listwise critic generation budget.
         prompts: Prompt templates.
@@ -201,7 +202,7 @@ class AdapterSettings:
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
-    repetition_penalty: float = 1.0
+    repetition_penalty: float | None = 1.0
     max_new_tokens: int = 256
     critic_max_new_tokens: int = 32
     prompts: Prompts = field(default_factory=Prompts)
