@@ -16,9 +16,11 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import logging
 import os
 import sys
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, make_dataclass
@@ -519,9 +521,8 @@ def _trainer(cfg: DictConfig) -> Any:
     import pytorch_lightning as pl
     import torch
     from lightning_fabric.utilities.exceptions import MisconfigurationException
-    from pytorch_lightning.callbacks import TQDMProgressBar
 
-    from gge.module import SamplesPerSecond
+    from gge.module import BenchmarkProgressBar, SamplesPerSecond
 
     t = cfg.trainer
     kwargs: dict[str, Any] = {
@@ -533,7 +534,7 @@ def _trainer(cfg: DictConfig) -> Any:
         "enable_checkpointing": False,
         "enable_model_summary": False,
         "use_distributed_sampler": False,
-        "callbacks": [TQDMProgressBar(), SamplesPerSecond()],  # the tqdm bar shows samples/s
+        "callbacks": [BenchmarkProgressBar(), SamplesPerSecond()],  # benchmark name and samples/s
     }
     if t.precision is not None:
         kwargs["precision"] = t.precision
@@ -565,8 +566,29 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
     Raises:
         GgeError: for bad input, naming the file, line, record or key.
     """
-    with ExitStack() as stack:
+    with ExitStack() as stack, warnings.catch_warnings():
+        _quiet_lightning(stack)
         return _run(cfg, out, stack)
+
+
+class _NoTips(logging.Filter):
+    """Drops Lightning's advertising tips (``💡 Tip: ... litlogger``) from gge's own runs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Tip:" not in record.getMessage()
+
+
+def _quiet_lightning(stack: ExitStack) -> None:
+    """For this run: no Lightning tips, no deprecation notices Lightning raises about its own code."""
+    tips = _NoTips()
+    for name in ("pytorch_lightning.utilities.rank_zero", "lightning.pytorch.utilities.rank_zero"):
+        logger = logging.getLogger(name)
+        logger.addFilter(tips)
+        stack.callback(logger.removeFilter, tips)
+    warnings.filterwarnings("ignore", message=r".*treespec, LeafSpec.*")  # Lightning 2.6 on torch 2.13
+    warnings.filterwarnings(
+        "ignore", message=r"Total length of .* across ranks is zero"
+    )  # a rank with no samples
 
 
 def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any]:
@@ -683,7 +705,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         records = read_records([output_dir / "predictions.jsonl"], repair=False)
         results = _rescore(records, samples, k, radius)
         try:
-            _log_standalone(cfg, output_dir, document, benches, samples, results, out)
+            _log_standalone(stack, cfg, output_dir, document, benches, samples, results, out)
         except Exception as e:
             if not type(e).__module__.startswith("wandb"):
                 raise
@@ -699,6 +721,7 @@ LOGGERS = ("wandb", "tensorboard", "csv")
 
 
 def _log_standalone(
+    stack: ExitStack,
     cfg: DictConfig,
     output_dir: Path,
     document: dict[str, Any],
@@ -716,6 +739,12 @@ def _log_standalone(
     k = int(cfg.k)
     logger: Any
     if cfg.logger == "wandb":
+        # W&B stages table images (and caches artifacts) under the home folder unless told otherwise:
+        # keep them with the run, under output_dir/wandb
+        for var in ("WANDB_DATA_DIR", "WANDB_CACHE_DIR"):
+            if var not in os.environ:
+                os.environ[var] = str((output_dir / "wandb").resolve())
+                stack.callback(os.environ.pop, var, None)
         logger = WandbLogger(project=cfg.wandb_project, save_dir=str(output_dir), name=output_dir.name)
     elif cfg.logger == "tensorboard":
         logger = TensorBoardLogger(save_dir=str(output_dir), name="tensorboard")
@@ -756,6 +785,34 @@ def _log_standalone(
     print(f"logged to {cfg.logger}", file=out)
 
 
+def help_text() -> str:
+    """``--help``: how to call eval.py, then every key with its default, and the models.
+
+    Example:
+        >>> "  k=5" in help_text().splitlines()
+        True
+    """
+
+    def flat(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
+        if isinstance(node, dict):
+            return [item for key, value in node.items() for item in flat(value, f"{prefix}{key}.")]
+        return [(prefix[:-1], node)]
+
+    defaults = OmegaConf.to_container(OmegaConf.structured(EvalConfig))
+    lines = [
+        (__doc__ or "").split("Example:")[0].strip(),
+        "",
+        "Keys (key=default; model.* keys are set by the preset model= names):",
+    ]
+    for key, value in flat(defaults):
+        shown = json.dumps(value) if value is None or isinstance(value, (bool, list, dict)) else str(value)
+        if isinstance(value, str) and ("\n" in value or len(value) > 60):
+            shown = json.dumps(value)[:57] + "..."
+        lines.append(f"  {key}={shown}")
+    lines += ["", f"Models (model=): {', '.join(model_names())}", "Benchmarks: " + ", ".join(REGISTRY)]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point: parse, run, and turn bad input into one message and exit code 2.
 
@@ -767,7 +824,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("-h", "--help"):
-        print(__doc__)
+        print(help_text())
         return 0
     try:
         run(parse_args(args))

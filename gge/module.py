@@ -20,6 +20,8 @@ from typing import Any
 
 import pytorch_lightning as pl
 import torch
+from pytorch_lightning.callbacks import TQDMProgressBar
+from pytorch_lightning.callbacks.progress.tqdm_progress import convert_inf
 
 from gge.data import Item, Prefetch, make_loader
 from gge.evaluate import evaluate_batches, gather_results, needs_images
@@ -181,6 +183,30 @@ class GroundingEvalModule(pl.LightningModule):
         self.gathered = gather_results(self.local, order)
         if self.global_rank == 0 and self.on_gathered is not None:
             self.on_gathered(self.gathered)
+
+
+class BenchmarkProgressBar(TQDMProgressBar):
+    """Lightning's tqdm bar, naming the benchmark being evaluated instead of ``DataLoader <i>``."""
+
+    def on_predict_batch_start(
+        self,
+        trainer: pl.Trainer,
+        pl_module: pl.LightningModule,
+        batch: Any,
+        batch_idx: int,
+        dataloader_idx: int = 0,
+    ) -> None:
+        """Reset the bar for each benchmark, as Lightning does per dataloader, titled with its name."""
+        if not isinstance(pl_module, GroundingEvalModule):
+            super().on_predict_batch_start(trainer, pl_module, batch, batch_idx, dataloader_idx)
+            return
+        if not self.has_dataloader_changed(dataloader_idx):
+            return
+        bar = self.predict_progress_bar
+        bar.reset()
+        bar.total = convert_inf(self.total_predict_batches_current_dataloader)
+        bar.initial = 0
+        bar.set_description(f"{self.predict_description} {pl_module.names[dataloader_idx]}")
 
 
 class SamplesPerSecond(pl.Callback):
