@@ -160,3 +160,20 @@ def test_off_image_points_are_drawn_clipped_and_marked() -> None:
     assert far["position"]["middle"] == [399.0, 400.0]
     assert far["box_caption"].endswith("(off image)")
     assert layers["pick"]["box_data"][0]["box_caption"] == "critic pick #1 (off image)"
+
+
+def test_tags_of_clustered_candidates_do_not_overlap() -> None:
+    from PIL import ImageDraw
+
+    from gge.loggers.overlays import _font, place_tags
+
+    img = Image.new("RGB", (400, 300))
+    draw = ImageDraw.Draw(img)
+    tags = [(200.0 + i, 150.0 + i, str(i + 1), MISS_COLOUR) for i in range(6)]  # within 6 px
+    spots = place_tags(draw, tags, radius=5, font_size=12, size=img.size)
+    boxes = [draw.textbbox(xy, text, font=_font(12)) for xy, (_, _, text, _) in zip(spots, tags, strict=True)]
+    for i, a in enumerate(boxes):
+        assert a[1] >= 0 and a[3] <= 300
+        for b in boxes[i + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+    assert spots[0] == (200 + 5 + 2, 150 - 5 - 12)  # rank 1 keeps its spot beside its marker

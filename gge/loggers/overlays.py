@@ -338,19 +338,66 @@ def draw_overlay(
 
     font_size = max(10, round(radius * 1.6))
     ranked = list(enumerate(zip(result.candidates, result.hits, strict=True), start=1))
+    tags: list[tuple[float, float, str, RGB]] = []
     for rank, (cand, hit) in reversed(ranked):  # rank 1 ends on top
         if cand.point is None:
             continue
         x, y, outside = thumb_point(cand.point, scale, thumb.size)
         colour = HIT_COLOUR if hit else MISS_COLOUR
         draw.ellipse((x - radius, y - radius, x + radius, y + radius), fill=colour, outline=OUTLINE_COLOUR)
-        # The tag goes where it stays on the image (left of / below markers at the right / top edge).
-        tag = f"{rank} off" if outside else str(rank)
-        tx = x + radius + 2 if x < thumb.size[0] - 4 * font_size else x - radius - 2 - font_size * len(tag)
-        ty = y - radius - font_size if y > font_size + radius else y + radius
-        _draw_text_tag(draw, (tx, ty), tag, colour, font_size)
-
+        tags.append((x, y, f"{rank} off" if outside else str(rank), colour))
+    # Tags after every disc, rank 1 first: none hidden under a marker, none on top of another.
+    tags.reverse()
+    for (_, _, text, colour), xy in zip(
+        tags, place_tags(draw, tags, radius, font_size, thumb.size), strict=True
+    ):
+        _draw_text_tag(draw, xy, text, colour, font_size)
     return thumb
+
+
+def place_tags(
+    draw: ImageDraw.ImageDraw,
+    tags: Sequence[tuple[float, float, str, RGB]],
+    radius: int,
+    font_size: int,
+    size: tuple[int, int],
+) -> list[tuple[float, float]]:
+    """Top-left corners for the markers' rank tags, in order, so that no two tags overlap.
+
+    Each tag goes beside its marker (right and above; left / below at the right / top edge); when that
+    spot is taken by an earlier tag (clustered candidates), it moves down, then up, a tag height at a
+    time, staying on the image, and falls back to its first spot only when every try is taken.
+
+    Args:
+        draw: The drawing (measures the text).
+        tags: ``(x, y, text, colour)`` per marker, in the order tags get their spots.
+        radius: Marker radius.
+        font_size: Tag font size.
+        size: Image (width, height).
+
+    Returns:
+        One ``(x, y)`` per tag.
+    """
+    font = _font(font_size)
+    taken: list[tuple[float, float, float, float]] = []
+    out = []
+    for x, y, text, _ in tags:
+        left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+        w, h = right - left + 4, bottom - top + 4
+        tx = x + radius + 2 if x + radius + 2 + w < size[0] else x - radius - 2 - w
+        ty = y - radius - font_size if y > font_size + radius else y + radius
+        spot = (tx, ty)
+        for step in [0, *(s for i in range(1, 2 * len(tags) + 2) for s in (i, -i))]:
+            cy = ty + step * (h + 1)
+            box = (tx + left - 2, cy + top - 2, tx + left - 2 + w, cy + top - 2 + h)
+            if box[1] < 0 or box[3] > size[1]:
+                continue
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken):
+                spot = (tx, cy)
+                taken.append(box)
+                break
+        out.append(spot)
+    return out
 
 
 __all__ = [
@@ -362,6 +409,7 @@ __all__ = [
     "draw_overlay",
     "marker_radius",
     "pick_rank",
+    "place_tags",
     "point_scale",
     "scaled_region_box",
     "target_thumbnail",
