@@ -598,3 +598,14 @@ def test_parse_ranking_roundtrip(perm: list[int], n: int) -> None:
     want = [p - 1 for p in shown] + rest
     assert parse_ranking(" > ".join(map(str, shown)), k) == want
     assert parse_ranking(json.dumps({"ranking": shown}), k) == want
+
+
+def test_a_terminate_failure_call_is_an_abstention() -> None:
+    call = '{"name": "computer_use", "arguments": {"action": "terminate", "status": "failure"}}'
+    gave_up = f"<tool_call>\n{call}\n</tool_call>"
+    assert parse_points(gave_up) == ParsedPoints((None,), False)
+    pretty = '{\n  "status": "failure",\n  "action": "terminate"\n}'
+    assert parse_points(pretty) == ParsedPoints((None,), False)
+    assert parse_points('terminate(status="success")').format_error  # done is not "absent"
+    with_point = '{"action": "terminate", "status": "failure", "coordinate": [1, 2]}'
+    assert parse_points(with_point).points == ((1.0, 2.0),)  # a coordinate wins over a refusal

@@ -149,7 +149,10 @@ _REFUSAL_RE = re.compile(
     r"|\b(?:cannot|can\s+not|can[’']t)\s+(?:find|locate)"
     r"|\bisn[’']t\s+visible"
     r"|\bunable\s+to\s+(?:find|locate)"
-    r"|\brefus(?:e|ed|es|ing|al)\b",
+    r"|\brefus(?:e|ed|es|ing|al)\b"
+    # an agent's "give up" action: terminate with a failure status (GUI-Owl on infeasible OSWorld-G tasks)
+    r"|\bterminate\b[\s\S]{0,200}?\bfail(?:ure|ed)?\b"
+    r"|\bfail(?:ure|ed)?\b[\s\S]{0,200}?\bterminate\b",
     re.IGNORECASE,
 )
 
