@@ -333,9 +333,19 @@ def test_greedy_first_and_prefill(server: FakeServer) -> None:
     assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
 
 
+def test_screenshots_go_at_their_own_size_unless_asked(server: FakeServer) -> None:
+    from gge.models.factory import load_preset
+
+    assert load_preset("openai_api").get("max_pixels") is None  # the preset asks for no downscale
+    assert _backend(server).seen_size(3840, 2160) == (3840, 2160)
+    with pytest.warns(UserWarning, match=r"downscaled on the client before sending \(3840x2160 -> "):
+        _backend(server, max_pixels=1_000_000).seen_size(3840, 2160)
+
+
 def test_huge_screenshot_is_sent_downscaled(server: FakeServer) -> None:
     backend = _backend(server, max_pixels=50_000)
-    w, h = backend.seen_size(6016, 3384)
+    with pytest.warns(UserWarning, match="downscaled on the client"):
+        w, h = backend.seen_size(6016, 3384)
     assert w * h <= 50_000 and abs(w / h - 6016 / 3384) < 0.01
     server.expected_size = (w, h)
     (g,) = backend.generate([_request(backend, size=(6016, 3384))])
