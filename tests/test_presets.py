@@ -86,3 +86,18 @@ def test_official_by_default_and_source_named(name: str) -> None:
     assert preset.source and preset.family and preset.model_types
     # the YAML names its source in a comment too (repository, file, commit or date)
     assert (Path(__file__).parents[1] / "configs" / "models" / f"{name}.yaml").read_text().startswith("# ")
+
+
+def test_presets_are_found_from_a_source_tree_without_gge_configs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `python eval.py` in a clone imports gge from the clone, where gge.configs is no folder (the wheel
+    # maps configs/ to it): the clone's configs/ is used then
+    import importlib.resources
+
+    from gge.models import factory
+
+    def missing(name: str) -> None:
+        raise ModuleNotFoundError(f"No module named {name!r}")
+
+    monkeypatch.setattr(importlib.resources, "files", missing)
+    assert factory._preset_dir() == Path(__file__).resolve().parents[1] / "configs" / "models"
+    assert (factory._preset_dir() / "qwen2_5_vl.yaml").is_file()

@@ -28,7 +28,21 @@ from gge.models.markers import DEFAULT_COLORS, MarkerStyle
 from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
 from gge.models.replay import ReplayModel
 
-PRESET_DIR = Path(str(importlib.resources.files("gge.configs"))) / "models"
+
+def _preset_dir() -> Path:
+    """Where the presets are: the installed ``gge.configs``, or ``configs/`` of the source tree.
+
+    Running ``python eval.py`` in a clone imports gge from the clone, where ``gge.configs`` does not
+    exist as a folder (the wheel maps the top-level ``configs/`` to it); the clone's ``configs/`` is
+    then the one.
+    """
+    try:
+        return Path(str(importlib.resources.files("gge.configs"))) / "models"
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parents[2] / "configs" / "models"
+
+
+PRESET_DIR = _preset_dir()
 PROCESSOR_MIN_PIXELS = 56 * 56
 PROCESSOR_MAX_PIXELS = 14 * 14 * 4 * 16384
 """The Qwen2/2.5-VL processors' default pixel limits (used where a preset leaves one unset)."""
