@@ -412,6 +412,15 @@ class _SizeOnly:
         return {"backend": "dry_run"}
 
 
+def preset_config(name: str, overrides: dict[str, Any] | None = None) -> DictConfig:
+    """A preset as a complete, validated ``model`` section, with ``model.<key>`` overrides applied."""
+    if name not in preset_names():
+        raise GgeError(f"unknown preset {name!r}; known: {', '.join(preset_names())}")
+    m = OmegaConf.merge(OmegaConf.structured(ModelConfig), load_preset(name), overrides or {})
+    assert isinstance(m, DictConfig)
+    return m
+
+
 def preset_settings(name: str, *, k: int = 5, **overrides: Any) -> AdapterSettings:
     """A preset's adapter settings (prompts, convention, modes...), for a policy built in code.
 
@@ -431,11 +440,7 @@ def preset_settings(name: str, *, k: int = 5, **overrides: Any) -> AdapterSettin
         >>> s.convention, s.proposer, s.critic, s.patch_factor
         ('norm_1000', 'sampling', 'none', 32)
     """
-    if name not in preset_names():
-        raise GgeError(f"unknown preset {name!r}; known: {', '.join(preset_names())}")
-    m = OmegaConf.merge(OmegaConf.structured(ModelConfig), load_preset(name), overrides)
-    assert isinstance(m, DictConfig)
-    return adapter_settings(m, k)
+    return adapter_settings(preset_config(name, overrides), k)
 
 
 def dry_run_policy(m: DictConfig, k: int) -> GroundingPolicy:
@@ -470,9 +475,7 @@ def preset_request(
     """
     from gge.types import Absent, Sample
 
-    m = OmegaConf.merge(OmegaConf.structured(ModelConfig), load_preset(name), overrides or {})
-    assert isinstance(m, DictConfig)
-    policy = dry_run_policy(m, 5)
+    policy = dry_run_policy(preset_config(name, overrides), 5)
     seen = policy.backend.seen_size(*image_size)
     sample = Sample(benchmark, "0", "", image_size, instruction, Absent())
     return seen, policy.proposer_requests(sample, seen)
