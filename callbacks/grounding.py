@@ -24,12 +24,13 @@ import torch
 from pytorch_lightning.utilities import rank_zero_warn
 from pytorch_lightning.utilities.model_helpers import is_overridden
 
+from gge.analysis import policy_analysis_options
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark
 from gge.data import make_loader
 from gge.errors import GgeError
 from gge.evaluate import evaluate_batches, gather_results, needs_images
-from gge.metrics import benchmark_metrics, mean_over_benchmarks
+from gge.metrics import benchmark_metrics, scalar_metrics
 from gge.models.base import Policy
 from gge.sampling import strata_keys, stratified_subset
 from gge.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
@@ -296,7 +297,11 @@ class GroundingEvalCallback(pl.Callback):
                     )
                     results = gather_results(local, samples)  # a collective: every rank calls it
                     entries[name] = benchmark_metrics(
-                        self.benchmarks[name], results, k=self.k, strategy=self.selection
+                        self.benchmarks[name],
+                        results,
+                        k=self.k,
+                        strategy=self.selection,
+                        **policy_analysis_options(policy),
                     )
                     all_results[name] = results
         finally:
@@ -329,24 +334,7 @@ class GroundingEvalCallback(pl.Callback):
 
     def _log_scalars(self, pl_module: pl.LightningModule, entries: dict[str, dict[str, Any]]) -> None:
         """The same values on every rank (results are gathered first), so no sync is needed."""
-        k = self.k
-        values: dict[str, float] = {}
-        for name, e in entries.items():
-            for key, value in (
-                ("top1", e["top1"]),
-                (f"oracle@{k}", e[f"oracle@{k}"]),
-                ("official/top1", e["official"]["top1"]),
-                (f"official/oracle@{k}", e["official"][f"oracle@{k}"]),
-                ("format_errors", float(e["format_errors"])),
-                ("image_errors", float(len(e["image_errors"]))),
-            ):
-                if value is not None:
-                    values[f"grounding/{name}/{key}"] = float(value)
-        mean = mean_over_benchmarks(entries, k)
-        for key in ("top1", f"oracle@{k}"):
-            if mean[key] is not None:
-                values[f"grounding/mean/{key}"] = float(mean[key])
-        for key, value in values.items():
+        for key, value in scalar_metrics(entries, self.k).items():
             pl_module.log(key, value, sync_dist=False, rank_zero_only=False)
 
     def _log_media(

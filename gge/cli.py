@@ -31,11 +31,12 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 import gge
+from gge.analysis import analysis_options, policy_analysis_options
 from gge.benchmarks import REGISTRY, get_benchmark
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
 from gge.errors import GgeError, did_you_mean, unknown_name
 from gge.evaluate import merge_results, needs_images
-from gge.metrics import benchmark_metrics, mean_over_benchmarks
+from gge.metrics import benchmark_metrics, mean_over_benchmarks, scalar_metrics
 from gge.models import ReplayModel, build_policy, model_names, settings_record
 from gge.models.base import Policy
 from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
@@ -621,6 +622,14 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
 
     from gge.module import GroundingEvalModule
 
+    # pass@k needs exchangeable answers, and calibration the critic's score kind: from the preset's
+    # modes; a replayed run says model.proposer=sampling itself; the demo's from its policy
+    if cfg.model.name == "demo":
+        options = policy_analysis_options(policy)
+    else:
+        critic = None if cfg.model.name == "replay" else str(cfg.model.critic)
+        options = analysis_options(str(cfg.model.proposer), critic)
+
     def finalize(gathered: list[SampleResult]) -> None:
         """On rank 0, in whichever process runs it: merge, score, write the output folder."""
         entries: dict[str, dict[str, Any]] = {}
@@ -629,7 +638,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         sections: list[str] = []
         for name, bench in benches.items():
             results = merge_results([restored, gathered], samples[name])
-            entry = benchmark_metrics(bench, results, k=k, strategy=strategy)
+            entry = benchmark_metrics(bench, results, k=k, strategy=strategy, **options)
             entry["load"] = loads[name].summary
             if isinstance(policy, ReplayModel):
                 entry["unmatched_predictions"] = policy.unknown_ids(name, (s.id for s in loads[name].samples))
@@ -752,16 +761,7 @@ def _log_standalone(
         logger = CSVLogger(save_dir=str(output_dir), name="csv")
     try:
         logger.log_hyperparams(document["config"])
-        scalars: dict[str, float] = {}
-        for name, entry in document["benchmarks"].items():
-            for key in ("top1", f"oracle@{k}"):
-                if entry[key] is not None:
-                    scalars[f"grounding/{name}/{key}"] = float(entry[key])
-                if entry["official"][key] is not None:
-                    scalars[f"grounding/{name}/official/{key}"] = float(entry["official"][key])
-        for key in ("top1", f"oracle@{k}"):
-            if document["mean"][key] is not None:
-                scalars[f"grounding/mean/{key}"] = float(document["mean"][key])
+        scalars = scalar_metrics(document["benchmarks"], k)
         logger.log_metrics(scalars, step=0)
         for name, bench in benches.items():
             mine = [r for r in results if r.benchmark == name]

@@ -16,6 +16,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from gge.analysis import OUTCOMES, ScoreKind, analyse
 from gge.benchmarks.base import Average, Benchmark, TableSpec
 from gge.scoring import SampleResult
 from gge.selection import STRATEGIES
@@ -119,7 +120,8 @@ def average(results: Sequence[SampleResult], avg: Average, k: int, strategy: str
     return {"rule": avg.name, "top1": mean("top1"), f"oracle@{k}": mean(f"oracle@{k}"), "groups": len(per)}
 
 
-def _ordered(values: Iterable[str], preferred: Sequence[str]) -> list[str]:
+def ordered(values: Iterable[str], preferred: Sequence[str]) -> list[str]:
+    """The distinct ``values``: those listed in ``preferred`` first, in its order, then the rest sorted."""
     present = set(values)
     head = [v for v in preferred if v in present]
     return head + sorted(present - set(head))
@@ -139,7 +141,7 @@ def table(results: Sequence[SampleResult], spec: TableSpec, k: int, strategy: st
         ``cells[row][col]`` and the averages are :func:`group_stats` dicts.
     """
     by_row = group_by(results, [spec.rows])
-    row_values = _ordered((key[0] for key in by_row), spec.row_order)
+    row_values = ordered((key[0] for key in by_row), spec.row_order)
     out: Stats = {
         "title": spec.title,
         "rows": spec.rows,
@@ -151,7 +153,7 @@ def table(results: Sequence[SampleResult], spec: TableSpec, k: int, strategy: st
     if spec.cols is not None:
         by_cell = group_by(results, [spec.rows, spec.cols])
         by_col = group_by(results, [spec.cols])
-        col_values = _ordered((key[0] for key in by_col), spec.col_order)
+        col_values = ordered((key[0] for key in by_col), spec.col_order)
         out["col_values"] = col_values
         out["cells"] = {
             rv: {cv: group_stats(by_cell.get((rv, cv), []), k, strategy) for cv in col_values}
@@ -167,6 +169,8 @@ def benchmark_metrics(
     *,
     k: int,
     strategy: str,
+    exchangeable_from: int | None = None,
+    score_kind: ScoreKind | None = None,
 ) -> Stats:
     """Every number gge reports for one benchmark (the ``results.json`` entry).
 
@@ -175,6 +179,9 @@ def benchmark_metrics(
         results: One result per sample.
         k: The K of Oracle@K.
         strategy: The selection strategy whose pick is "Top-1".
+        exchangeable_from: First candidate slot of exchangeable sampled answers (``sampling`` mode),
+            for the unbiased pass@k; None for a ranked list (see :func:`gge.analysis.analyse`).
+        score_kind: How to read the critic's scores (``probability`` or ``rank``; None infers it).
 
     Returns:
         The benchmark's entry of results.json (see the README for the names).
@@ -220,6 +227,17 @@ def benchmark_metrics(
         for spec in benchmark.tables
         if any(spec.rows in r.labels for r in results)
     ]
+    entry.update(
+        analyse(
+            results,
+            tables=benchmark.tables,
+            k=k,
+            strategy=strategy,
+            selection=entry["selection"],
+            exchangeable_from=exchangeable_from,
+            score_kind=score_kind,
+        )
+    )
     return entry
 
 
@@ -238,3 +256,48 @@ def mean_over_benchmarks(entries: Mapping[str, Stats], k: int) -> Stats:
     for key in ("top1", f"oracle@{k}"):
         out[key] = sum(entries[n]["official"][key] for n in names) / len(names) if names else None
     return out
+
+
+def scalar_metrics(entries: Mapping[str, Stats], k: int) -> dict[str, float]:
+    """The scalars a logger plots: ``grounding/<benchmark>/<name>`` for each benchmark, and the mean.
+
+    Per benchmark: ``top1``, ``oracle@K``, ``official/top1``, ``official/oracle@K``, ``format_errors``,
+    ``image_errors``, the outcome split (``hit``, ``critic_miss``, ``proposer_miss``, ``abstained``,
+    ``format_error``, ``image_error``; percent of samples), ``critic_gain/over_first`` and
+    ``critic_gain/over_best_spatial`` (points), ``pass@K`` when reported, and the critic's
+    ``calibration/auroc`` (``/ece``, ``/brier``, ``/aurc`` for probabilities). Missing values are left out.
+
+    Args:
+        entries: results.json entries by benchmark name.
+        k: The K of Oracle@K.
+
+    Returns:
+        Metric name to value.
+    """
+    values: dict[str, float] = {}
+    for name, e in entries.items():
+        pairs: list[tuple[str, Any]] = [
+            ("top1", e["top1"]),
+            (f"oracle@{k}", e[f"oracle@{k}"]),
+            ("official/top1", e["official"]["top1"]),
+            (f"official/oracle@{k}", e["official"][f"oracle@{k}"]),
+            ("format_errors", e["format_errors"]),
+            ("image_errors", len(e["image_errors"])),
+        ]
+        dec = (e.get("decomposition") or {}).get("overall") or {}
+        pairs += [(kind, dec.get(kind)) for kind in OUTCOMES]
+        gain = e.get("critic_gain") or {}
+        pairs += [(f"critic_gain/{key}", gain.get(key)) for key in ("over_first", "over_best_spatial")]
+        pk = e.get("pass_at_k")
+        if pk:
+            pairs.append((f"pass@{pk['n']}", pk[f"pass@{pk['n']}"]))
+        cal = e.get("calibration") or {}
+        pairs += [(f"calibration/{key}", cal.get(key)) for key in ("auroc", "ece", "brier", "aurc")]
+        for key, value in pairs:
+            if value is not None:
+                values[f"grounding/{name}/{key}"] = float(value)
+    mean = mean_over_benchmarks(entries, k)
+    for key in ("top1", f"oracle@{k}"):
+        if mean[key] is not None:
+            values[f"grounding/mean/{key}"] = float(mean[key])
+    return values

@@ -100,9 +100,118 @@ def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: 
         n_critic = entry["critic_format_errors"]
         lines.append(f"- Critic format errors (unparseable rankings, proposer order used): {n_critic}")
     lines.append(f"- Abstentions (Top-1 says the target is absent): {entry['abstentions']}")
+    lines += render_analysis_lines(entry, k=k)
     for t in entry["tables"]:
         lines += ["", render_table(t, k)]
+    for section in render_analysis_tables(entry, k=k):
+        lines += ["", section]
     return "\n".join(lines)
+
+
+OUTCOME_NAMES = {
+    "hit": "hit",
+    "critic_miss": "critic miss",
+    "proposer_miss": "proposer miss",
+    "abstained": "abstained",
+    "format_error": "format error",
+    "image_error": "unreadable image",
+}
+"""How the report names the outcome kinds of :data:`gge.analysis.OUTCOMES`."""
+
+
+def _signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.1f}"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def render_analysis_lines(entry: Mapping[str, Any], *, k: int) -> list[str]:
+    """The "why" lines of a benchmark: outcome split, critic gain, pass@k, miss distance, calibration.
+
+    Entries written before these sections existed give no lines.
+    """
+    lines: list[str] = []
+    dec = entry.get("decomposition")
+    if dec:
+        overall = dec["overall"]
+        parts = [f"{OUTCOME_NAMES[kind]} {fmt(overall[kind])}" for kind in OUTCOME_NAMES if overall.get(kind)]
+        lines.append(
+            f"- Where the misses are (Top-1 by `{dec['strategy']}`, % of samples): " + " · ".join(parts)
+        )
+    gain = entry.get("critic_gain")
+    if gain and gain.get("over_first") is not None:
+        best = gain.get("best_spatial")
+        lines.append(
+            f"- Critic's gain in Top-1: {_signed(gain['over_first'])} over `first`, "
+            f"{_signed(gain['over_best_spatial'])} over the best spatial baseline (`{best}`)"
+        )
+    pk = entry.get("pass_at_k")
+    if pk:
+        values = " · ".join(f"@{j} {fmt(pk[f'pass@{j}'])}" for j in range(1, pk["n"] + 1))
+        slots = "the sampled answers after the greedy first" if pk["first_slot"] else "every answer"
+        lines.append(f"- pass@k (unbiased, from n={pk['n']}: {slots}): {values}")
+    dist = entry.get("miss_distance")
+    if dist and dist.get("misses") and dist.get("screen"):
+        t, sc = dist.get("target_sizes"), dist["screen"]
+        size_part = f"{_num(t['median'])} target sizes (IQR {_num(t['q1'])}–{_num(t['q3'])}), " if t else ""
+        lines.append(
+            f"- Misses land from the target (median over {dist['misses']}): {size_part}"
+            f"{fmt(100 * sc['median'])}% of the screen diagonal "
+            f"(IQR {fmt(100 * sc['q1'])}–{fmt(100 * sc['q3'])}%)"
+        )
+    cal = entry.get("calibration")
+    if cal:
+        if cal["score_kind"] == "probability":
+            lines.append(
+                f"- Critic calibration (P(yes) over {cal['candidates']} candidates): AUROC "
+                f"{_num(cal['auroc'], 3)} · ECE {_num(cal['ece'], 3)} · Brier {_num(cal['brier'], 3)} · "
+                f"AURC {fmt(cal['aurc'])}%"
+            )
+        else:
+            lines.append(
+                f"- Critic ranking (listwise, {cal['candidates']} candidates): AUROC {_num(cal['auroc'], 3)} "
+                "(a rank is no probability: no ECE or Brier)"
+            )
+    return lines
+
+
+def render_analysis_tables(entry: Mapping[str, Any], *, k: int) -> list[str]:
+    """Tables of the "why" sections: outcomes per cell of the first official table, results by target size.
+
+    (results.json has the outcomes for the cells of every official table.)
+    """
+    out: list[str] = []
+    dec = entry.get("decomposition")
+    kinds = list(OUTCOME_NAMES)
+    if dec:
+        for t in dec["tables"][:1]:
+            used = [kind for kind in kinds if any(c["counts"][kind] for c in t["cells"])] or ["hit"]
+            cell_name = t["rows"] if t["cols"] is None else f"{t['rows']} / {t['cols']}"
+            header = [cell_name, "n", *(OUTCOME_NAMES[kind] for kind in used)]
+            rows = [
+                [
+                    c["row"] if c["col"] is None else f"{c['row']} / {c['col']}",
+                    str(c["samples"]),
+                    *(fmt(c[kind]) for kind in used),
+                ]
+                for c in t["cells"]
+            ]
+            out.append(
+                f"### {t['title']}: where the misses are (% of samples)\n\n{markdown_table(header, rows)}"
+            )
+    sizes = entry.get("size_buckets")
+    if sizes and any(b["samples"] for b in sizes["buckets"]):
+        header = ["target area (% of screen)", "n", "Top-1", f"Oracle@{k}"]
+        rows = [
+            [b["label"], str(b["samples"]), fmt(b["top1"]), fmt(b[f"oracle@{k}"])]
+            for b in sizes["buckets"]
+            if b["samples"]
+        ]
+        note = f" ({sizes['no_area']} targets without an area: absent)" if sizes.get("no_area") else ""
+        out.append(f"### By target size{note}\n\n{markdown_table(header, rows)}")
+    return out
 
 
 def render_summary(

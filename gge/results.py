@@ -51,6 +51,10 @@ def result_record(r: SampleResult) -> dict[str, Any]:
         rec["critic_raw"] = r.critic_raw
         rec["critic_format_error"] = r.critic_format_error
     rec["hits"] = list(r.hits)
+    if r.image_path:
+        rec["image"] = r.image_path
+    if r.labels:
+        rec["labels"] = {key: v if isinstance(v, str) else list(v) for key, v in r.labels.items()}
     rec["top1"] = dict(r.top1)
     rec["picks"] = {name: _point(p) for name, p in r.picks.items()}
     return rec

@@ -59,6 +59,9 @@ class SampleResult:
         critic_raw: The critic's raw output.
         truncated: The answer was cut by the token budget (a format error of its own kind).
         image_error: The screenshot could not be read (a miss, counted apart from format errors).
+        image_path: The sample's screenshot (samples sharing one move together in paired bootstraps).
+        image_size: The sample's (width, height) in pixels.
+        region: The sample's target (for target sizes and miss distances); None when unknown.
     """
 
     benchmark: str
@@ -75,6 +78,9 @@ class SampleResult:
     critic_raw: str = ""
     truncated: bool = False
     image_error: str | None = None
+    image_path: str = ""
+    image_size: tuple[int, int] | None = None
+    region: Region | None = None
 
     def hit_at(self, k: int) -> bool:
         """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""
@@ -131,4 +137,7 @@ def score_sample(
         critic_raw=prediction.critic_raw,
         truncated=prediction.truncated,
         image_error=prediction.image_error,
+        image_path=sample.image_path,
+        image_size=sample.image_size,
+        region=sample.region,
     )

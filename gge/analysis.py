@@ -1,0 +1,668 @@
+"""Why a model misses: outcome decomposition, unbiased pass@k, target sizes, miss distances, calibration.
+
+Pure functions over scored results (:class:`gge.scoring.SampleResult`). Every quantity is defined
+here once; :func:`gge.metrics.benchmark_metrics` puts them in results.json, the report prints and
+draws them, the loggers log them.
+
+**Outcomes** (:func:`outcome`): every sample falls in exactly one kind, tested in this order:
+
+* ``hit`` — the Top-1 pick hits (a correct abstention on an absent target included);
+* ``image_error`` — the screenshot could not be read (the model was not asked);
+* ``format_error`` — no candidate could be parsed;
+* ``critic_miss`` — some scored candidate hits, the pick does not;
+* ``abstained`` — no candidate hits and the pick is an abstention;
+* ``proposer_miss`` — no candidate hits (the pick is a wrong point, or there is none).
+
+With the ``critic`` or ``first`` strategy, ``hit + critic_miss`` is exactly Oracle@K (a spatial
+strategy may build a point that hits while no candidate does: that sample is a ``hit``).
+
+**pass@k** (:func:`pass_at_k`): the unbiased estimator of Chen et al. (2021),
+``1 - C(n - c, k) / C(n, k)`` for ``n`` exchangeable answers of which ``c`` hit, averaged over
+samples. Oracle@k in proposer order is what a ``single_pass`` ranking means; for ``sampling`` the
+answers are draws, and pass@k is the order-free number.
+
+**Target sizes** (:func:`target_area_fraction`): the target's area over the screenshot's
+(a box's width x height, a polygon's shoelace area; absent targets have none), bucketed by
+:data:`SIZE_EDGES`, log-spaced and the same for every benchmark.
+
+**Miss distance** (:func:`miss_distance`): from a missing pick to the nearest point of the target's
+bounding box (0 inside it), in target sizes (over the box's diagonal) and in screen fractions (over
+the screenshot's diagonal).
+
+**Calibration** (:func:`calibration`): AUROC of the critic's score for hit against miss over every
+scored candidate; for probabilities (pointwise P(yes)) also the expected calibration error over
+:data:`CALIBRATION_BINS` equal-width bins, the Brier score, a reliability table and risk-coverage
+(Top-1 among the samples whose highest score reaches a threshold, against the fraction kept). A
+listwise ranking of ``m`` candidates is turned into scores ``(m - position) / m`` (1 for the
+first-ranked, ``1/m`` for the last); it gives AUROC only, since a rank is no probability.
+
+Example:
+    >>> round(pass_at_k(n=5, c=1, k=2), 3)
+    0.4
+    >>> size_bucket(0.0007)
+    '0.03–0.1%'
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from gge.benchmarks.base import TableSpec
+from gge.scoring import SampleResult
+from gge.selection import STRATEGIES
+from gge.types import Absent, Box, Polygon, Region
+
+Stats = dict[str, Any]
+
+OUTCOMES: tuple[str, ...] = (
+    "hit",
+    "critic_miss",
+    "proposer_miss",
+    "abstained",
+    "format_error",
+    "image_error",
+)
+"""The outcome kinds, in the order tables show them."""
+MISS_KINDS: tuple[str, ...] = OUTCOMES[1:]
+"""Every outcome but ``hit``."""
+SPATIAL: tuple[str, ...] = tuple(s for s in STRATEGIES if s not in ("critic", "first"))
+"""The spatial self-consistency baselines the critic is compared with."""
+
+SIZE_EDGES: tuple[float, ...] = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 1.0)
+"""Bucket edges of the target's area as a fraction of the screenshot (half-decades; the last bucket
+includes 1, and a larger fraction, possible with a box past the edges, goes there too)."""
+CALIBRATION_BINS = 10
+"""Equal-width confidence bins of the ECE and the reliability table."""
+RISK_COVERAGE_POINTS = 20
+"""At most this many points of the risk-coverage curve are reported (evenly spaced in coverage)."""
+
+ScoreKind = Literal["probability", "rank"]
+
+
+# -- outcomes ---------------------------------------------------------------------------------------
+def outcome(result: SampleResult, strategy: str) -> str:
+    """The kind of one sample's outcome under a selection strategy (see the module docstring).
+
+    Args:
+        result: The scored sample.
+        strategy: The strategy whose pick is Top-1.
+
+    Returns:
+        One of :data:`OUTCOMES`.
+
+    Example:
+        >>> from gge.types import Candidate
+        >>> r = SampleResult("b", "0", {}, 2, (Candidate((1.0, 1.0), 0.9), Candidate((5.0, 5.0), 0.1)),
+        ...                  (False, True), {"critic": Candidate((1.0, 1.0), 0.9)}, {"critic": False})
+        >>> outcome(r, "critic")
+        'critic_miss'
+    """
+    if result.top1.get(strategy, False):
+        return "hit"
+    if result.image_error is not None:
+        return "image_error"
+    if result.format_error:
+        return "format_error"
+    if any(result.hits):
+        return "critic_miss"
+    if result.abstained(strategy):
+        return "abstained"
+    return "proposer_miss"
+
+
+def decompose(results: Sequence[SampleResult], strategy: str) -> Stats:
+    """How a group's samples split over the outcome kinds.
+
+    Args:
+        results: The group.
+        strategy: The strategy whose pick is Top-1.
+
+    Returns:
+        ``{"samples": n, "counts": {kind: int}, kind: percent or None, ...}`` for every kind of
+        :data:`OUTCOMES` (the percentages sum to 100 when ``n > 0``).
+    """
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for r in results:
+        counts[outcome(r, strategy)] += 1
+    n = len(results)
+    out: Stats = {"samples": n, "counts": counts}
+    for kind in OUTCOMES:
+        out[kind] = 100.0 * counts[kind] / n if n else None
+    return out
+
+
+def critic_gain(selection: Mapping[str, float | None]) -> Stats:
+    """The critic's Top-1 minus that of ``first`` and of the best spatial baseline, in points.
+
+    Args:
+        selection: Top-1 percent by strategy (results.json's ``selection``).
+
+    Returns:
+        ``{"over_first", "over_best_spatial", "best_spatial"}`` (None where a number is missing).
+
+    Example:
+        >>> critic_gain({"critic": 60.0, "first": 50.0, "mean": 40.0, "medoid": 55.0})
+        {'over_first': 10.0, 'over_best_spatial': 5.0, 'best_spatial': 'medoid'}
+    """
+    critic = selection.get("critic")
+    first = selection.get("first")
+    spatial = [(v, s) for s in SPATIAL if (v := selection.get(s)) is not None]
+    best_value, best = max(spatial, key=lambda t: t[0]) if spatial else (None, None)
+    return {
+        "over_first": None if critic is None or first is None else critic - first,
+        "over_best_spatial": None if critic is None or best_value is None else critic - best_value,
+        "best_spatial": best,
+    }
+
+
+# -- pass@k -----------------------------------------------------------------------------------------
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased probability that ``k`` of ``n`` answers, ``c`` of which hit, include a hit.
+
+    ``1 - C(n - c, k) / C(n, k)``, computed as a product to stay exact for large ``n``.
+
+    Args:
+        n: Answers drawn.
+        c: Answers that hit (``0 <= c <= n``).
+        k: Answers kept (``1 <= k <= n``).
+
+    Returns:
+        A probability in [0, 1].
+    """
+    if not (0 <= c <= n and 1 <= k <= n):
+        raise ValueError(f"pass@k needs 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+    if n - c < k:
+        return 1.0
+    miss = 1.0
+    for i in range(n - c + 1, n + 1):
+        miss *= 1.0 - k / i
+    return 1.0 - miss
+
+
+def pass_at_k_table(results: Sequence[SampleResult], n: int, first_slot: int = 0) -> Stats | None:
+    """Mean unbiased pass@k for k = 1..n over a group, from ``n`` exchangeable answers per sample.
+
+    The answers are the candidate slots ``first_slot .. first_slot + n - 1`` in proposer order; a
+    missing or unparsed slot counts as a miss (it was drawn and failed).
+
+    Args:
+        results: The group.
+        n: Exchangeable answers per sample.
+        first_slot: The first of them (1 when the first answer is the greedy one, which is not a draw).
+
+    Returns:
+        ``{"n": n, "first_slot": first_slot, "pass@1": pct, ..., "pass@n": pct}``, or None when ``n``
+        is below 1 or the group is empty.
+    """
+    if n < 1 or not results:
+        return None
+    out: Stats = {"n": n, "first_slot": first_slot}
+    counts = [sum(r.hits[first_slot : first_slot + n]) for r in results]
+    for k in range(1, n + 1):
+        out[f"pass@{k}"] = 100.0 * sum(pass_at_k(n, c, k) for c in counts) / len(counts)
+    return out
+
+
+# -- target sizes and distances ---------------------------------------------------------------------
+def region_area(region: Region) -> float | None:
+    """The target's area in pixels (a polygon's by the shoelace formula); None for an absent target."""
+    if isinstance(region, Absent):
+        return None
+    if isinstance(region, Polygon):
+        v = region.vertices
+        if len(v) < 3:
+            return 0.0
+        nxt = [*v[1:], v[0]]
+        twice = sum(a[0] * b[1] - b[0] * a[1] for a, b in zip(v, nxt, strict=True))
+        return abs(twice) / 2.0
+    x1, y1, x2, y2 = region.pixel_box()
+    return max(0.0, x2 - x1) * max(0.0, y2 - y1)
+
+
+def target_area_fraction(result: SampleResult) -> float | None:
+    """The target's area over the screenshot's, or None (absent target, unknown region or size)."""
+    if result.region is None or result.image_size is None:
+        return None
+    area = region_area(result.region)
+    w, h = result.image_size
+    if area is None or w <= 0 or h <= 0:
+        return None
+    return area / (w * h)
+
+
+def _percent_label(x: float) -> str:
+    value = 100.0 * x
+    return f"{value:.3g}".rstrip("0").rstrip(".") if value < 1 else f"{value:g}"
+
+
+def bucket_labels() -> list[str]:
+    """Labels of the size buckets of :data:`SIZE_EDGES` (``"<0.01%"``, ``"0.01–0.03%"`` ... ``"≥10%"``).
+
+    Example:
+        >>> bucket_labels()[0], bucket_labels()[-1]
+        ('<0.01%', '≥10%')
+    """
+    inner = SIZE_EDGES[1:-1]
+    labels = [f"<{_percent_label(inner[0])}%"]
+    labels += [f"{_percent_label(a)}–{_percent_label(b)}%" for a, b in itertools.pairwise(inner)]
+    labels.append(f"≥{_percent_label(inner[-1])}%")
+    return labels
+
+
+def size_bucket(fraction: float) -> str:
+    """The label of the size bucket holding an area fraction (lower edge inclusive)."""
+    labels = bucket_labels()
+    for i, high in enumerate(SIZE_EDGES[1:-1]):
+        if fraction < high:
+            return labels[i]
+    return labels[-1]
+
+
+def size_buckets(results: Sequence[SampleResult], k: int, strategy: str) -> Stats:
+    """Top-1 and Oracle@K by target size bucket.
+
+    Args:
+        results: The group.
+        k: The K of Oracle@K.
+        strategy: The strategy whose pick is Top-1.
+
+    Returns:
+        ``{"edges": [...], "buckets": [{"label", "low", "high", "samples", "top1", "oracle@K",
+        "median_area"}...], "no_area": n}``; ``no_area`` counts samples without a target area
+        (absent targets).
+    """
+    labels = bucket_labels()
+    groups: dict[str, list[tuple[float, SampleResult]]] = {label: [] for label in labels}
+    no_area = 0
+    for r in results:
+        fraction = target_area_fraction(r)
+        if fraction is None:
+            no_area += 1
+        else:
+            groups[size_bucket(fraction)].append((fraction, r))
+    buckets = []
+    for i, label in enumerate(labels):
+        members = groups[label]
+        n = len(members)
+        areas = sorted(f for f, _ in members)
+        buckets.append(
+            {
+                "label": label,
+                "low": SIZE_EDGES[i],
+                "high": SIZE_EDGES[i + 1],
+                "samples": n,
+                "top1": 100.0 * sum(r.top1.get(strategy, False) for _, r in members) / n if n else None,
+                f"oracle@{k}": 100.0 * sum(r.hit_at(k) for _, r in members) / n if n else None,
+                "median_area": quantile(areas, 0.5) if areas else None,
+            }
+        )
+    return {"edges": list(SIZE_EDGES), "buckets": buckets, "no_area": no_area}
+
+
+def quantile(sorted_values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of sorted values by linear interpolation (numpy's default rule).
+
+    Example:
+        >>> quantile([1.0, 2.0, 3.0, 4.0], 0.5), quantile([1.0, 2.0, 3.0, 4.0], 0.25)
+        (2.5, 1.75)
+    """
+    if not sorted_values:
+        raise ValueError("quantile of no values")
+    pos = q * (len(sorted_values) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def miss_distance(result: SampleResult, strategy: str) -> tuple[float | None, float] | None:
+    """How far a missing pick lands from the target: (target sizes, screen fractions).
+
+    The distance is from the pick to the nearest point of the target's bounding box (0 inside it,
+    e.g. a point within a polygon's box but outside the polygon); the target size is the box's
+    diagonal, the screen's its diagonal. None for a hit, an abstaining or missing pick, an absent or
+    unknown target; a zero-size target (a degenerate box) has no distance in target sizes (None).
+
+    Args:
+        result: The scored sample.
+        strategy: The strategy whose pick is Top-1.
+
+    Returns:
+        ``(distance / target diagonal, distance / screen diagonal)``, or None.
+    """
+    pick = result.picks.get(strategy)
+    if (
+        result.top1.get(strategy, False)
+        or pick is None
+        or pick.point is None
+        or result.region is None
+        or result.image_size is None
+        or isinstance(result.region, Absent)
+    ):
+        return None
+    x1, y1, x2, y2 = _bbox(result.region)
+    x, y = pick.point
+    dx = max(x1 - x, 0.0, x - x2)
+    dy = max(y1 - y, 0.0, y - y2)
+    d = math.hypot(dx, dy)
+    size = math.hypot(max(0.0, x2 - x1), max(0.0, y2 - y1))
+    screen = math.hypot(*result.image_size)
+    return (d / size if size > 0 else None), (d / screen if screen > 0 else 0.0)
+
+
+def _bbox(region: Box | Polygon) -> tuple[float, float, float, float]:
+    x1, y1, x2, y2 = region.pixel_box()
+    return min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)
+
+
+def _quartiles(values: Sequence[float]) -> Stats | None:
+    if not values:
+        return None
+    s = sorted(values)
+    return {"q1": quantile(s, 0.25), "median": quantile(s, 0.5), "q3": quantile(s, 0.75)}
+
+
+def miss_distances(results: Sequence[SampleResult], strategy: str) -> Stats:
+    """Median and quartiles of the miss distances of a group (see :func:`miss_distance`).
+
+    Returns:
+        ``{"misses": n, "target_sizes": {"q1", "median", "q3"} | None, "screen": {...} | None}``.
+    """
+    pairs = [d for r in results if (d := miss_distance(r, strategy)) is not None]
+    return {
+        "misses": len(pairs),
+        "target_sizes": _quartiles([a for a, _ in pairs if a is not None]),
+        "screen": _quartiles([b for _, b in pairs]),
+    }
+
+
+# -- critic calibration -----------------------------------------------------------------------------
+def _finite(score: float | None) -> bool:
+    return score is not None and math.isfinite(score)
+
+
+def candidate_scores(result: SampleResult, kind: ScoreKind) -> list[tuple[float, bool]]:
+    """(score, hit) of each scored candidate of a sample; rank scores become ``(m - position) / m``.
+
+    Listwise scores are stored as ``m - position`` (``m`` the number of ranked candidates), so the
+    largest stored score is ``m``; dividing by it gives 1 for the first-ranked and ``1/m`` for the last.
+    """
+    pairs = [
+        (float(c.score), hit)
+        for c, hit in zip(result.candidates, result.hits, strict=False)
+        if c.score is not None and math.isfinite(c.score)
+    ]
+    if kind == "rank" and pairs:
+        m = max(s for s, _ in pairs)
+        pairs = [(s / m if m > 0 else 0.0, hit) for s, hit in pairs]
+    return pairs
+
+
+def infer_score_kind(results: Sequence[SampleResult]) -> ScoreKind | None:
+    """``probability`` when every critic score lies in [0, 1], ``rank`` otherwise; None without scores."""
+    scores = [c.score for r in results for c in r.candidates if c.score is not None and _finite(c.score)]
+    if not scores:
+        return None
+    return "probability" if all(0.0 <= s <= 1.0 for s in scores) else "rank"
+
+
+def auroc(pairs: Sequence[tuple[float, bool]]) -> float | None:
+    """The area under the ROC curve of score for hit (positive) against miss (Mann–Whitney, ties 1/2).
+
+    Example:
+        >>> auroc([(0.9, True), (0.8, False), (0.3, True), (0.1, False)])
+        0.75
+    """
+    ranked = sorted(pairs, key=lambda t: t[0])
+    n_pos = sum(hit for _, hit in ranked)
+    n_neg = len(ranked) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    rank_sum = 0.0  # sum of the (mid)ranks of the positives, 1-based
+    i = 0
+    while i < len(ranked):
+        j = i
+        while j + 1 < len(ranked) and ranked[j + 1][0] == ranked[i][0]:
+            j += 1
+        mid = (i + j) / 2.0 + 1.0
+        rank_sum += mid * sum(hit for _, hit in ranked[i : j + 1])
+        i = j + 1
+    return (rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
+
+
+def _bin(p: float, bins: int) -> int:
+    return min(int(p * bins), bins - 1)
+
+
+def reliability(pairs: Sequence[tuple[float, bool]], bins: int = CALIBRATION_BINS) -> list[Stats]:
+    """Per equal-width bin of [0, 1]: count, mean confidence and accuracy (None when empty).
+
+    Bin ``b`` holds ``b/bins <= p < (b+1)/bins``; the last one includes 1.
+    """
+    groups: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
+    for p, hit in pairs:
+        groups[_bin(p, bins)].append((p, hit))
+    return [
+        {
+            "low": b / bins,
+            "high": (b + 1) / bins,
+            "count": len(g),
+            "confidence": sum(p for p, _ in g) / len(g) if g else None,
+            "accuracy": sum(hit for _, hit in g) / len(g) if g else None,
+        }
+        for b, g in enumerate(groups)
+    ]
+
+
+def expected_calibration_error(
+    pairs: Sequence[tuple[float, bool]], bins: int = CALIBRATION_BINS
+) -> float | None:
+    """ECE: the count-weighted mean of |accuracy - confidence| over equal-width bins.
+
+    Example:
+        >>> expected_calibration_error([(0.9, True), (0.9, False)])
+        0.4
+    """
+    if not pairs:
+        return None
+    total = 0.0
+    for row in reliability(pairs, bins):
+        if row["count"]:
+            total += row["count"] * abs(row["accuracy"] - row["confidence"])
+    return total / len(pairs)
+
+
+def brier_score(pairs: Sequence[tuple[float, bool]]) -> float | None:
+    """The mean squared difference between the probability and the outcome (1 hit, 0 miss)."""
+    if not pairs:
+        return None
+    return sum((p - float(hit)) ** 2 for p, hit in pairs) / len(pairs)
+
+
+def risk_coverage(
+    results: Sequence[SampleResult], points: int = RISK_COVERAGE_POINTS
+) -> tuple[list[Stats], float | None, int]:
+    """Top-1 of the critic among the samples it is most confident about, against the fraction kept.
+
+    A sample's confidence is the highest critic probability among its candidates (the critic's pick);
+    samples are kept from the most confident down, a tie kept or dropped together. Samples without a
+    score (one candidate, an abstention, a format error: the critic did not judge) are left out.
+
+    Args:
+        results: The group.
+        points: At most this many curve points (evenly spaced in coverage; the full coverage last).
+
+    Returns:
+        (curve, area under the risk-coverage curve, samples left out). Each curve point is
+        ``{"threshold", "coverage", "kept", "top1"}`` (coverage and Top-1 in percent); the area is the
+        mean risk (100 - Top-1) over every distinct threshold, weighted by the samples it adds (AURC,
+        in percent; lower is better), None without scored samples.
+    """
+    scored = []
+    for r in results:
+        scores = [c.score for c in r.candidates if c.score is not None and math.isfinite(c.score)]
+        if scores:
+            scored.append((max(scores), bool(r.top1.get("critic", False))))
+    left_out = len(results) - len(scored)
+    if not scored:
+        return [], None, left_out
+    scored.sort(key=lambda t: -t[0])
+    n = len(scored)
+    full: list[Stats] = []
+    hits = 0
+    aurc = 0.0
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and scored[j + 1][0] == scored[i][0]:
+            j += 1
+        hits += sum(h for _, h in scored[i : j + 1])
+        kept = j + 1
+        top1 = 100.0 * hits / kept
+        aurc += (100.0 - top1) * (kept - i)
+        full.append({"threshold": scored[i][0], "coverage": 100.0 * kept / n, "kept": kept, "top1": top1})
+        i = j + 1
+    if len(full) > points:
+        picks = sorted({round(q * (len(full) - 1) / (points - 1)) for q in range(points)})
+        full = [full[p] for p in picks]
+    return full, aurc / n, left_out
+
+
+def calibration(results: Sequence[SampleResult], kind: ScoreKind | None = None) -> Stats | None:
+    """The critic's calibration over a group, or None when the critic gave no scores.
+
+    Args:
+        results: The group.
+        kind: ``probability`` (pointwise P(yes)) or ``rank`` (a listwise ranking); None infers it
+            (:func:`infer_score_kind`).
+
+    Returns:
+        ``{"score_kind", "candidates", "positives", "auroc", "ece", "brier", "reliability",
+        "risk_coverage", "aurc", "unscored_samples"}``; the probability-only fields are None for ranks.
+    """
+    kind = kind or infer_score_kind(results)
+    if kind is None:
+        return None
+    pairs = [pair for r in results for pair in candidate_scores(r, kind)]
+    if not pairs:
+        return None
+    out: Stats = {
+        "score_kind": kind,
+        "candidates": len(pairs),
+        "positives": sum(hit for _, hit in pairs),
+        "auroc": auroc(pairs),
+        "ece": None,
+        "brier": None,
+        "reliability": None,
+        "risk_coverage": None,
+        "aurc": None,
+        "unscored_samples": None,
+    }
+    if kind == "probability":
+        curve, area, left_out = risk_coverage(results)
+        out.update(
+            ece=expected_calibration_error(pairs),
+            brier=brier_score(pairs),
+            reliability=reliability(pairs),
+            risk_coverage=curve,
+            aurc=area,
+            unscored_samples=left_out,
+        )
+    return out
+
+
+# -- one benchmark's analysis -----------------------------------------------------------------------
+def decomposition_tables(
+    results: Sequence[SampleResult], tables: Sequence[TableSpec], strategy: str
+) -> list[Stats]:
+    """The decomposition in every cell of the official tables (rows x cols, or rows for a 1-D table)."""
+    from gge.metrics import group_by, ordered
+
+    out = []
+    for spec in tables:
+        if not any(spec.rows in r.labels for r in results):
+            continue
+        keys = [spec.rows] if spec.cols is None else [spec.rows, spec.cols]
+        groups = group_by(results, keys)
+        rows = ordered((key[0] for key in groups), spec.row_order)
+        cols: list[str | None] = (
+            [None] if spec.cols is None else list(ordered((key[1] for key in groups), spec.col_order))
+        )
+        cells = [
+            {"row": rv, "col": cv, **decompose(groups[(rv,) if cv is None else (rv, cv)], strategy)}
+            for rv in rows
+            for cv in cols
+            if ((rv,) if cv is None else (rv, cv)) in groups
+        ]
+        out.append({"title": spec.title, "rows": spec.rows, "cols": spec.cols, "cells": cells})
+    return out
+
+
+def analyse(
+    results: Sequence[SampleResult],
+    *,
+    tables: Sequence[TableSpec],
+    k: int,
+    strategy: str,
+    selection: Mapping[str, float | None],
+    exchangeable_from: int | None = None,
+    score_kind: ScoreKind | None = None,
+) -> Stats:
+    """Every "why" section of one benchmark's results.json entry.
+
+    Args:
+        results: The benchmark's results.
+        tables: Its official tables (the decomposition is given per cell).
+        k: The K of Oracle@K.
+        strategy: The strategy whose pick is Top-1.
+        selection: Top-1 percent by strategy (for the critic's gain).
+        exchangeable_from: The first candidate slot of the exchangeable (sampled) answers, when the
+            proposer sampled them (``sampling`` mode: 1, the greedy answer being first); None for a
+            ranked list (``single_pass``), where pass@k is not reported.
+        score_kind: How to read the critic's scores (None: inferred).
+
+    Returns:
+        ``{"decomposition", "critic_gain", "pass_at_k", "size_buckets", "miss_distance",
+        "calibration"}``.
+    """
+    return {
+        "decomposition": {
+            "strategy": strategy,
+            "overall": decompose(results, strategy),
+            "tables": decomposition_tables(results, tables, strategy),
+        },
+        "critic_gain": critic_gain(selection),
+        "pass_at_k": None
+        if exchangeable_from is None
+        else pass_at_k_table(results, k - exchangeable_from, exchangeable_from),
+        "size_buckets": size_buckets(results, k, strategy),
+        "miss_distance": miss_distances(results, strategy),
+        "calibration": calibration(results, score_kind),
+    }
+
+
+def analysis_options(proposer: str | None, critic: str | None) -> dict[str, Any]:
+    """The :func:`analyse` options that follow from a policy's proposer and critic modes.
+
+    ``sampling`` draws its answers after a greedy first one (``greedy_first``), so the exchangeable
+    answers start at slot 1; a ``pointwise`` critic gives probabilities, a ``listwise`` one a rank;
+    anything else (a demo or replayed model) leaves both to the data: no pass@k, the score kind
+    inferred.
+
+    Example:
+        >>> analysis_options("sampling", "pointwise")
+        {'exchangeable_from': 1, 'score_kind': 'probability'}
+    """
+    kinds: dict[str, ScoreKind] = {"pointwise": "probability", "listwise": "rank"}
+    return {
+        "exchangeable_from": 1 if proposer == "sampling" else None,
+        "score_kind": kinds.get(critic or ""),
+    }
+
+
+def policy_analysis_options(policy: object) -> dict[str, Any]:
+    """:func:`analysis_options` of a policy object (its ``settings_``; nothing known: the defaults)."""
+    settings = getattr(policy, "settings_", None)
+    return analysis_options(getattr(settings, "proposer", None), getattr(settings, "critic", None))
