@@ -14,6 +14,7 @@ from pytorch_lightning.callbacks import ModelCheckpoint
 from pytorch_lightning.loggers import CSVLogger
 from torch.utils.data import DataLoader, TensorDataset
 
+from gge.analysis import OUTCOMES
 from gge.errors import GgeError
 from gge.sampling import stratified_subset
 from gge.types import Candidate, Prediction, Sample
@@ -96,6 +97,13 @@ def test_fit_logs_on_the_expected_epochs_and_checkpoint_monitors(demo_suite: Pat
     assert float(metrics["grounding/screenspot_v2/top1"]) == pytest.approx(
         cb.history[-1]["screenspot_v2"]["top1"]
     )
+    # why it misses, as scalars: the outcome split sums to 100 and Top-1 is its "hit" share
+    split = [float(metrics[f"grounding/osworld_g/{kind}"]) for kind in OUTCOMES]
+    assert sum(split) == pytest.approx(100.0)
+    hit, top1 = metrics["grounding/osworld_g/hit"], metrics["grounding/osworld_g/top1"]
+    assert float(hit) == pytest.approx(float(top1))
+    assert "grounding/osworld_g/critic_gain/over_first" in metrics
+    assert "grounding/osworld_g/calibration/auroc" in metrics
     # training shrinks the offset: the later evaluation is no worse
     assert cb.history[1]["screenspot_v2"]["oracle@5"] >= cb.history[0]["screenspot_v2"]["oracle@5"]
     assert ckpt.best_model_path and ckpt.best_model_score is not None
