@@ -351,3 +351,17 @@ def test_a_replayed_sampling_run_reports_pass_at_k_in_results_json(tmp_path: Pat
         assert key in single
     assert "Where the misses are" in (first / "report.md").read_text()
     assert single["decomposition"]["overall"]["samples"] == 8
+
+
+def test_wandb_decomposition_rows_name_every_cell() -> None:
+    from gge.loggers.wandb import decomposition_rows
+
+    rs = [
+        _result(BOX, [(150, 120)], sid="1", labels={"group": "A", "ui_type": "text"}),
+        _result(BOX, [(0, 0)], sid="2", labels={"group": "B", "ui_type": "icon"}),
+    ]
+    spec = TableSpec("By group", rows="group", cols="ui_type")
+    entry = analyse(rs, tables=[spec], k=5, strategy="critic", selection={})
+    rows = decomposition_rows(entry)
+    assert [r[0] for r in rows] == ["all", "group=A · ui_type=text", "group=B · ui_type=icon"]
+    assert rows[1][2] == 100.0 and rows[2][2 + OUTCOMES.index("proposer_miss")] == 100.0

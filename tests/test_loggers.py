@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+from gge.analysis import OUTCOMES, outcome
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark, normalized_box
 from gge.loggers import log_evaluation, safe_file_name
 from gge.loggers.overlays import (
@@ -458,6 +459,28 @@ def test_wandb_breakdown_table_and_oracle_curve(lightning_run: OfflineRun, suite
     chart = lightning_run.config["_wandb"]["visualize"]["grounding/demo/oracle_at_k"]
     assert chart["panel_config"]["panelDefId"] == "wandb/line/v0"
     assert chart["panel_config"]["fieldSettings"]["x"] == "k"
+
+
+def test_wandb_why_tables_and_plots(lightning_run: OfflineRun, suite: Suite) -> None:
+    entry = suite.entry
+    (dec, _) = lightning_run.tables("grounding/demo/decomposition")
+    assert dec.columns == ["cell", "samples", *OUTCOMES]
+    overall = entry["decomposition"]["overall"]
+    assert dec.data[0] == ["all", overall["samples"], *(overall[kind] for kind in OUTCOMES)]
+    assert len(dec.data) == 1  # the demo benchmark has no official table: no cells
+    (sizes, _) = lightning_run.tables("grounding/demo/size_buckets")
+    assert [row[3] for row in sizes.data] == [b["samples"] for b in entry["size_buckets"]["buckets"]]
+    assert entry["calibration"]["score_kind"] == "probability"  # the suite's scores lie in [0, 1]
+    (rel, _) = lightning_run.tables("grounding/demo/calibration/reliability")
+    assert [row[2] for row in rel.data] == [r["count"] for r in entry["calibration"]["reliability"]]
+    charts = lightning_run.config["_wandb"]["visualize"]
+    for key in ("outcomes", "top1_by_size", "calibration/reliability_plot", "calibration/risk_coverage"):
+        assert f"grounding/demo/{key}" in charts, key
+    # each sample row names its outcome
+    (samples, _) = lightning_run.tables("grounding/demo/samples")
+    kinds = {r["id"]: r["outcome"] for r in samples.rows()}
+    assert kinds["box"] == "critic_miss" and kinds["fmt"] == "format_error"
+    assert kinds == {sid: outcome(suite.result(sid), STRATEGY) for sid in kinds}
 
 
 def test_wandb_plain_run_logs_at_the_given_steps(plain_run: OfflineRun, suite: Suite) -> None:

@@ -11,6 +11,12 @@ without wandb installed. Every evaluation logs, under ``grounding/<benchmark>/``
 * ``breakdown``: Top-1 and Oracle@K per label value (``entry["breakdown"]``);
 * ``oracle_at_k``: the Oracle@k curve for k = 1..K (a line plot; its data table is logged by
   wandb as ``oracle_at_k_table``).
+* why it misses (:mod:`gge.analysis`), where the entry has them: ``decomposition`` (percent of
+  samples per outcome, for the whole benchmark and each official table cell) and the ``outcomes``
+  bar plot; ``size_buckets`` (Top-1 and Oracle@K per target-area bucket) and the ``top1_by_size``
+  bar plot; ``pass_at_k`` (a line plot, sampling runs); ``calibration/reliability`` (table and
+  ``calibration/reliability_plot``) and ``calibration/risk_coverage`` (a line plot) for a critic
+  giving probabilities. The samples table's last column, ``outcome``, names each sample's kind.
 
 Box layers and their class ids: ``ground_truth`` 0 "target" (a polygon's bounding box; its outline
 is drawn into the pixels; an absent target has no box and a banner drawn into the pixels);
@@ -37,6 +43,7 @@ from typing import Any
 
 from PIL import Image
 
+from gge.analysis import OUTCOMES, outcome
 from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
 from gge.scoring import SampleResult
 from gge.types import Candidate, Polygon, Sample
@@ -95,7 +102,7 @@ def sample_columns(k: int) -> list[str]:
 
     Example:
         >>> sample_columns(5)[3:]
-        ['image', 'hit@1', 'hit@5', 'top1', 'candidates', 'scores', 'pick', 'raw', 'format_error']
+        ['image', 'hit@1', 'hit@5', 'top1', 'candidates', 'scores', 'pick', 'raw', 'format_error', 'outcome']
     """
     hits = ["hit@1"] if k == 1 else ["hit@1", f"hit@{k}"]
     return [
@@ -110,6 +117,7 @@ def sample_columns(k: int) -> list[str]:
         "pick",
         "raw",
         "format_error",
+        "outcome",
     ]
 
 
@@ -295,6 +303,44 @@ def oracle_curve_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
     return [[j, entry.get(f"oracle@{j}")] for j in range(1, k + 1)]
 
 
+DECOMPOSITION_COLUMNS = ("cell", "samples", *OUTCOMES)
+"""Columns of the ``decomposition`` table: ``all`` then each official table cell, percent per outcome."""
+SIZE_COLUMNS = ("bucket", "low", "high", "samples", "top1")
+"""Leading columns of the ``size_buckets`` table (``oracle@K`` follows)."""
+RELIABILITY_COLUMNS = ("low", "high", "count", "confidence", "accuracy")
+"""Columns of the ``calibration/reliability`` table (confidence and accuracy as fractions)."""
+RISK_COVERAGE_COLUMNS = ("threshold", "coverage", "kept", "top1")
+"""Columns of the ``calibration/risk_coverage`` table (coverage and Top-1 in percent)."""
+
+
+def decomposition_rows(entry: Mapping[str, Any]) -> list[list[Any]]:
+    """Rows ``[cell, samples, hit, critic_miss, ...]``: the whole benchmark, then each official table cell.
+
+    Example:
+        >>> d = {"samples": 2, "hit": 50.0, "critic_miss": 50.0}
+        >>> decomposition_rows({"decomposition": {"overall": d, "tables": []}})[0][:4]
+        ['all', 2, 50.0, 50.0]
+    """
+    dec = entry.get("decomposition")
+    if not dec:
+        return []
+    rows = [["all", dec["overall"]["samples"], *(dec["overall"].get(kind) for kind in OUTCOMES)]]
+    for t in dec["tables"]:
+        for c in t["cells"]:
+            name = f"{t['rows']}={c['row']}" + ("" if c["col"] is None else f" · {t['cols']}={c['col']}")
+            rows.append([name, c["samples"], *(c.get(kind) for kind in OUTCOMES)])
+    return rows
+
+
+def size_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
+    """Rows ``[bucket, low, high, samples, top1, oracle@K]`` of the target-size buckets."""
+    sizes = entry.get("size_buckets") or {"buckets": []}
+    return [
+        [b["label"], b["low"], b["high"], b["samples"], b["top1"], b.get(f"oracle@{k}")]
+        for b in sizes["buckets"]
+    ]
+
+
 def _image_cell(wandb: Any, sample: Sample, result: SampleResult, strategy: str, max_width: int) -> Any:
     """The wandb.Image of one sample (JPEG thumbnail with box layers), or None if it cannot be read."""
     try:
@@ -366,6 +412,7 @@ def log_evaluation_wandb(
                 pick_json(result, strategy),
                 result.raw,
                 result.format_error,
+                outcome(result, strategy),
             ]
         )
     prefix = f"grounding/{benchmark_name}/"
@@ -377,6 +424,7 @@ def log_evaluation_wandb(
         ),
         prefix + "oracle_at_k": wandb.plot.line(curve, "k", "oracle", title=f"{title}: Oracle@k (%)"),
     }
+    payload.update(_analysis_payload(wandb, prefix, title, entry, k))
     if step_key is None:
         run.log(payload, step=step)
     else:
@@ -384,14 +432,64 @@ def log_evaluation_wandb(
         run.log(payload)
 
 
+def _analysis_payload(
+    wandb: Any, prefix: str, title: str, entry: Mapping[str, Any], k: int
+) -> dict[str, Any]:
+    """Tables and plots of the "why" sections (those present in ``entry``)."""
+    out: dict[str, Any] = {}
+    dec_rows = decomposition_rows(entry)
+    if dec_rows:
+        table = wandb.Table(columns=list(DECOMPOSITION_COLUMNS), data=dec_rows)
+        out[prefix + "decomposition"] = table
+        overall = wandb.Table(
+            columns=["outcome", "percent"],
+            data=[[kind, dec_rows[0][2 + i] or 0.0] for i, kind in enumerate(OUTCOMES)],
+        )
+        out[prefix + "outcomes"] = wandb.plot.bar(
+            overall, "outcome", "percent", title=f"{title}: outcomes (% of samples)"
+        )
+    s_rows = size_rows(entry, k)
+    if any(r[3] for r in s_rows):
+        table = wandb.Table(columns=[*SIZE_COLUMNS, f"oracle@{k}"], data=s_rows)
+        out[prefix + "size_buckets"] = table
+        shown = wandb.Table(columns=["bucket", "top1"], data=[[r[0], r[4]] for r in s_rows if r[3]])
+        out[prefix + "top1_by_size"] = wandb.plot.bar(
+            shown, "bucket", "top1", title=f"{title}: Top-1 by target area (% of screen)"
+        )
+    pk = entry.get("pass_at_k")
+    if pk:
+        curve = wandb.Table(columns=["k", "pass"], data=[[j, pk[f"pass@{j}"]] for j in range(1, pk["n"] + 1)])
+        out[prefix + "pass_at_k"] = wandb.plot.line(
+            curve, "k", "pass", title=f"{title}: pass@k (unbiased, %)"
+        )
+    cal = entry.get("calibration")
+    if cal and cal.get("reliability"):
+        rel = [[r[c] for c in RELIABILITY_COLUMNS] for r in cal["reliability"]]
+        table = wandb.Table(columns=list(RELIABILITY_COLUMNS), data=rel)
+        out[prefix + "calibration/reliability"] = table
+        pts = wandb.Table(columns=["confidence", "accuracy"], data=[[r[3], r[4]] for r in rel if r[2]])
+        out[prefix + "calibration/reliability_plot"] = wandb.plot.line(
+            pts, "confidence", "accuracy", title=f"{title}: critic reliability"
+        )
+    if cal and cal.get("risk_coverage"):
+        rc = [[p[c] for c in RISK_COVERAGE_COLUMNS] for p in cal["risk_coverage"]]
+        table = wandb.Table(columns=list(RISK_COVERAGE_COLUMNS), data=rc)
+        out[prefix + "calibration/risk_coverage"] = wandb.plot.line(
+            table, "coverage", "top1", title=f"{title}: Top-1 against coverage (%)"
+        )
+    return out
+
+
 __all__ = [
     "LAYER_CLASS_LABELS",
     "box_layers",
     "breakdown_rows",
     "candidates_json",
+    "decomposition_rows",
     "log_evaluation_wandb",
     "oracle_curve_rows",
     "pick_json",
     "sample_columns",
     "scores_json",
+    "size_rows",
 ]
