@@ -79,7 +79,9 @@ CALIBRATION_BINS = 10
 RISK_COVERAGE_POINTS = 20
 """At most this many points of the risk-coverage curve are reported (evenly spaced in coverage)."""
 
-ScoreKind = Literal["probability", "rank"]
+ScoreKind = Literal["probability", "rank", "score"]
+"""How critic scores read: ``probability`` (P(yes) of a pointwise critic), ``rank`` (a listwise ranking,
+stored as ``m - position``), ``score`` (any other higher-is-better number, e.g. a logit)."""
 
 
 # -- outcomes ---------------------------------------------------------------------------------------
@@ -386,6 +388,8 @@ def _finite(score: float | None) -> bool:
 def candidate_scores(result: SampleResult, kind: ScoreKind) -> list[tuple[float, bool]]:
     """(score, hit) of each scored candidate of a sample; rank scores become ``(m - position) / m``.
 
+    Probabilities and plain scores are kept as they are.
+
     Listwise scores are stored as ``m - position`` (``m`` the number of ranked candidates), so the
     largest stored score is ``m``; dividing by it gives 1 for the first-ranked and ``1/m`` for the last.
     """
@@ -401,11 +405,23 @@ def candidate_scores(result: SampleResult, kind: ScoreKind) -> list[tuple[float,
 
 
 def infer_score_kind(results: Sequence[SampleResult]) -> ScoreKind | None:
-    """``probability`` when every critic score lies in [0, 1], ``rank`` otherwise; None without scores."""
-    scores = [c.score for r in results for c in r.candidates if c.score is not None and _finite(c.score)]
-    if not scores:
+    """The kind of the critic's scores, read off the data; None without scores.
+
+    ``rank`` when each sample's scores are exactly 1..m (what a listwise ranking stores), else
+    ``probability`` when every score lies in [0, 1], else ``score``. A policy that knows says so
+    instead (:func:`analysis_options`, a policy's ``score_kind`` attribute).
+    """
+    per_sample = [
+        sorted(c.score for c in r.candidates if c.score is not None and _finite(c.score)) for r in results
+    ]
+    per_sample = [scores for scores in per_sample if scores]
+    if not per_sample:
         return None
-    return "probability" if all(0.0 <= s <= 1.0 for s in scores) else "rank"
+    if all(scores == [float(i) for i in range(1, len(scores) + 1)] for scores in per_sample):
+        return "rank"
+    if all(0.0 <= s <= 1.0 for scores in per_sample for s in scores):
+        return "probability"
+    return "score"
 
 
 def auroc(pairs: Sequence[tuple[float, bool]]) -> float | None:
@@ -535,12 +551,13 @@ def calibration(results: Sequence[SampleResult], kind: ScoreKind | None = None) 
 
     Args:
         results: The group.
-        kind: ``probability`` (pointwise P(yes)) or ``rank`` (a listwise ranking); None infers it
-            (:func:`infer_score_kind`).
+        kind: ``probability`` (pointwise P(yes)), ``rank`` (a listwise ranking) or ``score`` (an
+            uncalibrated number); None infers it (:func:`infer_score_kind`).
 
     Returns:
         ``{"score_kind", "candidates", "positives", "auroc", "ece", "brier", "reliability",
-        "risk_coverage", "aurc", "unscored_samples"}``; the probability-only fields are None for ranks.
+        "risk_coverage", "aurc", "unscored_samples"}``; the probability-only fields are None for
+        ranks and plain scores (AUROC only needs an order).
     """
     kind = kind or infer_score_kind(results)
     if kind is None:
@@ -663,6 +680,15 @@ def analysis_options(proposer: str | None, critic: str | None) -> dict[str, Any]
 
 
 def policy_analysis_options(policy: object) -> dict[str, Any]:
-    """:func:`analysis_options` of a policy object (its ``settings_``; nothing known: the defaults)."""
+    """:func:`analysis_options` of a policy object.
+
+    From its ``settings_`` (a :class:`gge.models.policy.GroundingPolicy`), and a ``score_kind``
+    attribute where the policy declares one (the demo's critic gives plain scores); nothing known:
+    no pass@k, the score kind inferred.
+    """
     settings = getattr(policy, "settings_", None)
-    return analysis_options(getattr(settings, "proposer", None), getattr(settings, "critic", None))
+    options = analysis_options(getattr(settings, "proposer", None), getattr(settings, "critic", None))
+    declared = getattr(policy, "score_kind", None)
+    if declared in ("probability", "rank", "score"):
+        options["score_kind"] = declared
+    return options

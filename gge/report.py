@@ -170,9 +170,10 @@ def render_analysis_lines(entry: Mapping[str, Any], *, k: int) -> list[str]:
                 f"AURC {fmt(cal['aurc'])}%"
             )
         else:
+            what = "ranking (listwise" if cal["score_kind"] == "rank" else "scores (uncalibrated"
             lines.append(
-                f"- Critic ranking (listwise, {cal['candidates']} candidates): AUROC {_num(cal['auroc'], 3)} "
-                "(a rank is no probability: no ECE or Brier)"
+                f"- Critic {what}, {cal['candidates']} candidates): AUROC {_num(cal['auroc'], 3)} "
+                "(not probabilities: no ECE or Brier)"
             )
     return lines
 

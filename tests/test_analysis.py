@@ -365,3 +365,18 @@ def test_wandb_decomposition_rows_name_every_cell() -> None:
     rows = decomposition_rows(entry)
     assert [r[0] for r in rows] == ["all", "group=A · ui_type=text", "group=B · ui_type=icon"]
     assert rows[1][2] == 100.0 and rows[2][2 + OUTCOMES.index("proposer_miss")] == 100.0
+
+
+def test_score_kind_is_read_off_the_scores_or_declared_by_the_policy() -> None:
+    from gge.analysis import infer_score_kind, policy_analysis_options
+    from gge.demo.model import load_demo_policy
+
+    ranked = [_result(BOX, [(0, 0), (150, 120), (5, 5)], [2.0, 3.0, 1.0], sid="r")]
+    probs = [_result(BOX, [(0, 0), (150, 120)], [0.2, 1.0], sid="p")]
+    logits = [_result(BOX, [(0, 0), (150, 120)], [-1.5, 2.0], sid="l")]
+    assert infer_score_kind(ranked) == "rank" and infer_score_kind(probs) == "probability"
+    assert infer_score_kind(logits) == "score" and infer_score_kind([_result(BOX, [(1, 1)])]) is None
+    cal = calibration(logits)
+    assert cal is not None and cal["auroc"] == 1.0 and cal["ece"] is None  # an order, not a probability
+    # the demo's critic gives logits, and says so: calibration never reads them as probabilities
+    assert policy_analysis_options(load_demo_policy())["score_kind"] == "score"

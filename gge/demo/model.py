@@ -325,6 +325,8 @@ class DemoPolicy:
     """
 
     needs_images = True
+    score_kind = "score"
+    """The critic's scores are logits (higher is better), not probabilities: calibration reports AUROC."""
 
     def __init__(self, net: DemoNet, *, k: int = 5, seed: int = 0, source: str = "") -> None:
         if k < 1:
