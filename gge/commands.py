@@ -1,0 +1,150 @@
+"""The ``gge`` command: one table of subcommands.
+
+``gge eval key=value ...`` evaluates a model (the same as ``python eval.py key=value ...``; plain
+``gge key=value ...`` does too); ``gge compare A B`` pairs two runs (:mod:`gge.compare`). A new
+subcommand is one function taking its arguments and returning an exit code, plus one line in
+:data:`COMMANDS`. Bad input (:class:`~gge.errors.GgeError`) prints ``gge: error: ...`` on stderr
+and exits with 2.
+
+Example:
+    >>> sorted(COMMANDS)
+    ['compare', 'eval']
+    >>> main(["--help"])  # doctest: +ELLIPSIS
+    usage: gge <command> [arguments]
+    ...
+    0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gge.errors import GgeError, did_you_mean
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand.
+
+    Attributes:
+        name: What follows ``gge``.
+        summary: One line for ``gge --help``.
+        run: Takes the arguments after the name; returns the exit code.
+    """
+
+    name: str
+    summary: str
+    run: Callable[[list[str]], int]
+
+
+def _eval(args: list[str]) -> int:
+    from gge.cli import main as eval_main
+
+    return eval_main(args)
+
+
+def compare_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``gge compare``.
+
+    Returns:
+        The parser.
+
+    Example:
+        >>> compare_parser().parse_args(["runA", "runB", "--seed", "3"]).seed
+        3
+    """
+    p = argparse.ArgumentParser(
+        prog="gge compare",
+        description=(
+            "Paired comparison of two runs on the same samples: per benchmark and table cell, the "
+            "difference B - A in Top-1 and Oracle@K with a paired bootstrap interval (screenshots "
+            "resampled together), the exact McNemar p-value, the minimum detectable difference and "
+            "the samples won and lost. Writes compare.json, compare.md and compare.html."
+        ),
+    )
+    p.add_argument("a", metavar="A", help="baseline run: an eval.py output folder, or its results.json")
+    p.add_argument("b", metavar="B", help="run compared with A (same benchmarks, variants and samples)")
+    p.add_argument("--out", metavar="DIR", default=None, help="output folder (default: B/compare-vs-<A>)")
+    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--labels", nargs=2, metavar=("NAME_A", "NAME_B"), default=None, help="names shown for A and B"
+    )
+    return p
+
+
+def _compare(args: list[str]) -> int:
+    from gge.compare import run_compare
+
+    ns = compare_parser().parse_args(args)
+    run_compare(ns.a, ns.b, out_dir=ns.out, resamples=ns.resamples, seed=ns.seed, labels=ns.labels)
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command("eval", "evaluate a model: gge eval key=value ... (as python eval.py; eval --help)", _eval),
+        Command(
+            "compare", "paired comparison of two runs: gge compare A B [--out DIR] (compare --help)", _compare
+        ),
+    )
+}
+"""The subcommands, by name."""
+
+
+def usage() -> str:
+    """``gge --help``: the subcommands.
+
+    Returns:
+        The text.
+    """
+    lines = [
+        "usage: gge <command> [arguments]",
+        "       gge key=value ...   (same as gge eval)",
+        "",
+        "commands:",
+    ]
+    width = max(len(n) for n in COMMANDS)
+    lines += [f"  {c.name.ljust(width)}  {c.summary}" for c in COMMANDS.values()]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``gge`` console script: dispatch to a subcommand.
+
+    Args:
+        argv: Arguments (default ``sys.argv[1:]``).
+
+    Returns:
+        The exit code: 0 on success, 2 on bad input (with ``gge: error: ...`` on stderr).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0
+    name, rest = args[0], args[1:]
+    if "=" in name:  # gge key=value ...: an evaluation
+        name, rest = "eval", args
+    command = COMMANDS.get(name)
+    if command is None:
+        known = ", ".join(COMMANDS)
+        print(
+            f"gge: error: unknown command '{name}'{did_you_mean(name, COMMANDS)}; known: {known}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        return command.run(rest)
+    except GgeError as e:
+        print(f"gge: error: {e}", file=sys.stderr)
+        return 2
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2, message already printed)
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,977 @@
+"""Paired comparison of two runs on the same samples: ``gge compare A B``.
+
+Two output folders of ``python eval.py`` (or two ``results.json`` files, each with the
+``predictions.jsonl`` written beside it) are paired sample by sample. For every benchmark, and for
+every cell of its official tables, the comparison gives the difference B − A in Top-1 and in
+Oracle@K with a 95% interval from a **paired bootstrap that resamples screenshots** (samples that
+share a screenshot move together, since their outcomes are correlated), the **exact McNemar**
+p-value, the **minimum detectable difference** at this sample size, and the samples won and lost.
+The document written is ``compare.json`` (its schema is in the project's issue 11 notes and in
+:func:`compare_runs`); :func:`render_markdown` lays it out as the printed table ``compare.md``.
+
+Runs that cannot be paired are refused with a :class:`~gge.errors.GgeError` naming both paths:
+different benchmarks, different benchmark variants (``load.variant`` in results.json), or
+different sample ids.
+
+Statistics (pure functions, numpy only):
+
+- :func:`paired_bootstrap`: percentile interval and standard error of ``stat(b) - stat(a)`` under a
+  cluster bootstrap; :func:`resample_weights` gives the resampled multisets themselves.
+- :func:`mcnemar_exact`: the two-sided exact McNemar test (binomial on the discordant pairs).
+- :func:`min_detectable_difference`: ``(z_0.975 + z_0.80) * SE``.
+
+Example:
+    >>> mcnemar_exact(0, 0), round(mcnemar_exact(1, 9), 4)
+    (1.0, 0.0215)
+    >>> lo, hi, se = paired_bootstrap(np.array([0.0, 1.0] * 20), np.ones(40), [str(i) for i in range(40)])
+    >>> lo < 0.5 < hi
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any, TextIO
+
+import numpy as np
+
+from gge.benchmarks import REGISTRY
+from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
+from gge.errors import GgeError
+from gge.metrics import average, group_by, table
+from gge.report import fmt, markdown_table
+from gge.scoring import SampleResult
+from gge.types import LabelValue
+
+__all__ = [
+    "MDD_FACTOR",
+    "MIN_CLUSTERS",
+    "Run",
+    "Statistic",
+    "compare_runs",
+    "default_out_dir",
+    "load_run",
+    "macro_statistic",
+    "mcnemar_exact",
+    "mean_statistic",
+    "min_detectable_difference",
+    "paired_bootstrap",
+    "render_markdown",
+    "resample_weights",
+    "run_compare",
+    "write_compare",
+]
+
+Statistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""A resampled statistic: ``(values (n,), weights (R, n)) -> (R,)``.
+
+``weights[r, i]`` is how many times sample ``i`` is in resample ``r`` (a multiset of indices written
+as multiplicities, so that all ``R`` resamples are evaluated as one matrix product). The statistic
+of the original sample is ``statistic(values, np.ones((1, n)))[0]``.
+"""
+
+MDD_FACTOR = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.80)
+"""``z_0.975 + z_0.80`` (≈ 2.80): alpha 0.05 two-sided, power 0.8."""
+
+_SELECTED = "selected"
+"""Strategy key of the light SampleResults rebuilt from predictions.jsonl (each run's own selection)."""
+
+_CHUNK_CELLS = 1 << 22
+"""Weights are materialised in blocks of at most this many (resample, sample) entries."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Statistics
+
+
+def mean_statistic(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The mean of each weighted resample (micro accuracy for 0/1 values).
+
+    Args:
+        values: One value per sample, shape (n,).
+        weights: Multiplicities, shape (R, n).
+
+    Returns:
+        Shape (R,).
+
+    Example:
+        >>> mean_statistic(np.array([0.0, 1.0]), np.array([[1, 1], [0, 2]])).tolist()
+        [0.5, 1.0]
+    """
+    w = weights.astype(float)
+    return np.asarray((w @ values) / w.sum(axis=1))
+
+
+def macro_statistic(groups: Sequence[Sequence[int]], n: int) -> Statistic:
+    """The unweighted mean over groups of each group's mean (a macro average, as :func:`gge.metrics.average`).
+
+    A group absent from a resample (weight 0) is left out of that resample's mean, as
+    :func:`gge.metrics.average` averages over the groups present. A sample may be in several groups
+    (multi-label values) or in none.
+
+    Args:
+        groups: Sample indices of each group.
+        n: Number of samples.
+
+    Returns:
+        A :data:`Statistic`.
+
+    Example:
+        >>> stat = macro_statistic([[0, 1, 2], [3]], 4)
+        >>> stat(np.array([1.0, 1.0, 0.0, 0.0]), np.ones((1, 4))).round(4).tolist()
+        [0.3333]
+    """
+    member = np.zeros((n, len(groups)))
+    for g, idx in enumerate(groups):
+        member[list(idx), g] = 1.0
+
+    def statistic(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        w = weights.astype(float)
+        num = w @ (values[:, None] * member)
+        den = w @ member
+        present = den > 0
+        acc = np.where(present, num / np.where(present, den, 1.0), 0.0)
+        count = present.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(np.where(count > 0, acc.sum(axis=1) / count, np.nan))
+
+    return statistic
+
+
+def _cluster_codes(clusters: Sequence[str]) -> tuple[np.ndarray, int]:
+    index: dict[str, int] = {}
+    codes = np.fromiter(
+        (index.setdefault(c, len(index)) for c in clusters), dtype=np.int64, count=len(clusters)
+    )
+    return codes, len(index)
+
+
+def _cluster_counts(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
+    """(R, G): how many times each cluster is drawn in each resample (G draws with replacement)."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_clusters, size=(resamples, n_clusters))
+    flat = draws + n_clusters * np.arange(resamples)[:, None]
+    return np.bincount(flat.ravel(), minlength=resamples * n_clusters).reshape(resamples, n_clusters)
+
+
+def resample_weights(clusters: Sequence[str], *, resamples: int = 2000, seed: int = 0) -> np.ndarray:
+    """The cluster-bootstrap resamples as sample multiplicities.
+
+    Each resample draws as many clusters as there are, with replacement, and takes every sample of
+    each drawn cluster: samples of one cluster always carry the same multiplicity.
+
+    Args:
+        clusters: The cluster key of each sample (its screenshot).
+        resamples: Number of resamples R.
+        seed: Seed of the generator.
+
+    Returns:
+        Integer array (R, n): ``[r, i]`` is how many times sample ``i`` is in resample ``r``.
+
+    Example:
+        >>> w = resample_weights(["s1", "s1", "s2"], resamples=50, seed=1)
+        >>> bool((w[:, 0] == w[:, 1]).all()), w.shape, sorted(set(w[:, [0, 2]].sum(axis=1).tolist()))
+        (True, (50, 3), [2])
+    """
+    codes, n_clusters = _cluster_codes(clusters)
+    if n_clusters == 0:
+        return np.zeros((resamples, 0), dtype=np.int64)
+    return _cluster_counts(n_clusters, resamples, seed)[:, codes]
+
+
+def paired_bootstrap(
+    a: np.ndarray,
+    b: np.ndarray,
+    clusters: Sequence[str],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+    statistic: Statistic = mean_statistic,
+) -> tuple[float, float, float]:
+    """Percentile interval and standard error of ``statistic(b) - statistic(a)``, paired, clustered.
+
+    Both runs are evaluated on the same resamples (the pairing); a resample draws clusters with
+    replacement and takes all their samples (see :func:`resample_weights`). Resamples where the
+    statistic is undefined (NaN, e.g. a macro average with no group present) are dropped.
+
+    Args:
+        a: Run A's per-sample values (0/1 outcomes), shape (n,).
+        b: Run B's, same samples in the same order.
+        clusters: Each sample's cluster key (screenshot path; a unique key per sample gives the
+            ordinary per-sample bootstrap).
+        resamples: Number of resamples.
+        seed: Seed (the same seed gives the same resamples).
+        level: Coverage of the interval.
+        statistic: The statistic (default: the mean).
+
+    Returns:
+        ``(low, high, se)`` in the statistic's units (fractions for 0/1 values); NaNs when no
+        resample defines the statistic.
+
+    Example:
+        >>> a = np.array([1.0, 1.0, 0.0, 0.0]); b = np.array([1.0, 1.0, 1.0, 1.0])
+        >>> lo, hi, se = paired_bootstrap(a, b, ["x", "x", "y", "y"], resamples=200)
+        >>> (lo, hi)
+        (0.0, 1.0)
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    n = len(a)
+    if len(b) != n or len(clusters) != n:
+        raise ValueError(f"a, b and clusters must have one entry per sample: {n}, {len(b)}, {len(clusters)}")
+    if n == 0:
+        raise ValueError("paired_bootstrap needs at least one sample")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    codes, n_clusters = _cluster_codes(clusters)
+    counts = _cluster_counts(n_clusters, resamples, seed)
+    step = max(1, _CHUNK_CELLS // n)
+    diffs = np.concatenate(
+        [
+            statistic(b, w) - statistic(a, w)
+            for w in (counts[i : i + step][:, codes] for i in range(0, resamples, step))
+        ]
+    )
+    diffs = diffs[~np.isnan(diffs)]
+    if diffs.size == 0:
+        return (math.nan, math.nan, math.nan)
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(diffs, [tail, 1.0 - tail])
+    se = float(diffs.std(ddof=1)) if diffs.size > 1 else 0.0
+    return (float(lo), float(hi), se)
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs.
+
+    Under the null each discordant pair is equally likely to favour either run, so
+    ``X ~ Binomial(a_only + b_only, 1/2)`` and ``p = min(1, 2 * P[X <= min(a_only, b_only)])``.
+    Exact integer arithmetic up to 20000 discordant pairs, log-space sums beyond.
+
+    Args:
+        a_only: Samples only run A gets right.
+        b_only: Samples only run B gets right.
+
+    Returns:
+        The p-value; 1.0 when there are no discordant pairs.
+
+    Example:
+        >>> mcnemar_exact(0, 0), mcnemar_exact(0, 5), mcnemar_exact(3, 3)
+        (1.0, 0.0625, 1.0)
+    """
+    if a_only < 0 or b_only < 0:
+        raise ValueError(f"counts must be >= 0, got {a_only}, {b_only}")
+    n = a_only + b_only
+    if n == 0:
+        return 1.0
+    m = min(a_only, b_only)
+    if n <= 20000:
+        tail = sum(math.comb(n, i) for i in range(m + 1))
+        return min(1.0, 2 * tail / (1 << n))
+    log_half = n * math.log(2.0)
+    logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - log_half for i in range(m + 1)]
+    top = max(logs)
+    log_tail = top + math.log(sum(math.exp(x - top) for x in logs))
+    return min(1.0, 2.0 * math.exp(log_tail))
+
+
+def min_detectable_difference(se: float) -> float:
+    """Minimum detectable difference: ``(z_0.975 + z_0.80) * se``.
+
+    The smallest true difference that a two-sided test at alpha 0.05 would detect with power 0.8,
+    under a normal approximation to the paired difference whose standard error is ``se`` (here the
+    screenshot-clustered bootstrap SE of the observed difference, so it accounts for correlated
+    samples). It estimates the SE from the observed disagreements: it is 0 when the two runs never
+    disagree (and near 0 when every screenshot shows the same difference), which says nothing about
+    a difference that would show up as disagreements. (Connor's
+    1987 sample size for McNemar needs the discordance rate under the alternative and ignores the
+    clustering; the bootstrap SE needs neither.)
+
+    Args:
+        se: Standard error of the difference.
+
+    Returns:
+        The minimum detectable difference, in the units of ``se``.
+
+    Example:
+        >>> round(min_detectable_difference(1.0), 3)
+        2.802
+    """
+    return MDD_FACTOR * se
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading runs
+
+
+@dataclass(frozen=True)
+class Line:
+    """One sample of predictions.jsonl, reduced to what a comparison needs.
+
+    Attributes:
+        id: Sample id.
+        lineno: 1-based line number in predictions.jsonl.
+        top1: Whether the run's selection strategy picked a hit.
+        hits: Hit of each scored candidate, proposer order.
+        image: Screenshot path, or None in files written before gge recorded it.
+        labels: Breakdown labels, or None in files written before gge recorded them.
+    """
+
+    id: str
+    lineno: int
+    top1: bool
+    hits: tuple[bool, ...]
+    image: str | None
+    labels: Mapping[str, LabelValue] | None
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run read back: its results.json and the predictions.jsonl beside it.
+
+    Attributes:
+        folder: The output folder.
+        results_path: Its results.json.
+        predictions_path: Its predictions.jsonl.
+        document: results.json, parsed.
+        lines: Per benchmark, the samples in file order.
+        label: Name shown in tables.
+    """
+
+    folder: Path
+    results_path: Path
+    predictions_path: Path
+    document: Mapping[str, Any]
+    lines: Mapping[str, list[Line]]
+    label: str
+
+    @property
+    def selection(self) -> str:
+        """The selection strategy whose pick is Top-1."""
+        return str(self.document["selection"])
+
+    @property
+    def k(self) -> int:
+        """The run's K."""
+        return int(self.document["k"])
+
+    @property
+    def protocol(self) -> str:
+        """The run's protocol line."""
+        return str(self.document.get("protocol", ""))
+
+    def summary(self) -> dict[str, Any]:
+        """The ``"a"``/``"b"`` entry of compare.json."""
+        return {
+            "path": str(self.folder),
+            "label": self.label,
+            "selection": self.selection,
+            "k": self.k,
+            "protocol": self.protocol,
+        }
+
+
+def _read_results(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise GgeError(f"{path}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise GgeError(f"{path}: not UTF-8 text: {e}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise GgeError(f"{path}: line {e.lineno}, column {e.colno}: malformed JSON: {e.msg}") from None
+    if not isinstance(doc, dict):
+        raise GgeError(f"{path}: expected a JSON object (gge results.json), got {type(doc).__name__}")
+    for key, kind in (("benchmarks", dict), ("k", int), ("selection", str)):
+        if not isinstance(doc.get(key), kind):
+            raise GgeError(f"{path}: not a gge results.json: '{key}' missing or not {kind.__name__}")
+    for name, entry in doc["benchmarks"].items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("samples"), int):
+            raise GgeError(f"{path}: benchmarks.{name}: missing 'samples' (not a gge results.json entry)")
+    return doc
+
+
+def _labels(value: Any, where: str) -> Mapping[str, LabelValue] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise GgeError(f"{where}: 'labels' must be an object, got {value!r}")
+    out: dict[str, LabelValue] = {}
+    for key, v in value.items():
+        if isinstance(v, str):
+            out[key] = v
+        elif isinstance(v, list) and all(isinstance(x, str) for x in v):
+            out[key] = tuple(v)
+        else:
+            raise GgeError(f"{where}: label '{key}' must be a string or a list of strings, got {v!r}")
+    return out
+
+
+def _parse_line(rec: Any, where: str, lineno: int, selection: str) -> tuple[str, Line]:
+    if not isinstance(rec, dict):
+        raise GgeError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+    for key in ("benchmark", "id", "hits", "top1"):
+        if key not in rec:
+            raise GgeError(f"{where}: no field '{key}' (not a gge predictions.jsonl line)")
+    bench, sid, hits, top1 = rec["benchmark"], rec["id"], rec["hits"], rec["top1"]
+    if not isinstance(bench, str) or not isinstance(sid, str):
+        raise GgeError(f"{where}: 'benchmark' and 'id' must be strings")
+    if not isinstance(hits, list) or not all(isinstance(h, bool) for h in hits):
+        raise GgeError(f"{where}: 'hits' must be a list of true/false, got {hits!r}")
+    if not isinstance(top1, dict) or not isinstance(top1.get(selection), bool):
+        have = ", ".join(top1) if isinstance(top1, dict) else repr(top1)
+        raise GgeError(f"{where}: no Top-1 for the run's selection '{selection}' (top1 has: {have})")
+    image = rec.get("image")
+    if image is not None and not isinstance(image, str):
+        raise GgeError(f"{where}: 'image' must be a string, got {image!r}")
+    return bench, Line(sid, lineno, top1[selection], tuple(hits), image, _labels(rec.get("labels"), where))
+
+
+def load_run(path: str | Path, label: str | None = None) -> Run:
+    """Read a run: an output folder, or a results.json with its predictions.jsonl beside it.
+
+    Args:
+        path: The folder or the results.json file.
+        label: Name shown in tables (default: the folder's name).
+
+    Returns:
+        The run.
+
+    Raises:
+        GgeError: naming the file (and line) missing, unreadable or malformed, or a
+            predictions.jsonl that does not match its results.json.
+    """
+    path = Path(path)
+    if path.is_dir():
+        folder, results_path = path, path / "results.json"
+    elif path.is_file():
+        folder, results_path = path.parent, path
+    else:
+        raise GgeError(f"{path}: not found (give an output folder of eval.py, or its results.json)")
+    if not results_path.is_file():
+        raise GgeError(f"{folder}: no results.json (is this an output folder of eval.py?)")
+    doc = _read_results(results_path)
+    predictions_path = folder / "predictions.jsonl"
+    if not predictions_path.is_file():
+        raise GgeError(
+            f"{predictions_path}: not found (a comparison pairs samples: it needs the predictions.jsonl "
+            f"written beside {results_path.name})"
+        )
+    selection = str(doc["selection"])
+    lines: dict[str, list[Line]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    try:
+        with predictions_path.open(encoding="utf-8") as f:
+            for lineno, text in enumerate(f, start=1):
+                if not text.strip():
+                    continue
+                where = f"{predictions_path}:{lineno}"
+                try:
+                    rec = json.loads(text)
+                except json.JSONDecodeError as e:
+                    raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
+                bench, line = _parse_line(rec, where, lineno, selection)
+                if (bench, line.id) in seen:
+                    raise GgeError(
+                        f"{where}: {bench} sample {line.id!r} already on line {seen[bench, line.id]}"
+                    )
+                seen[bench, line.id] = lineno
+                lines.setdefault(bench, []).append(line)
+    except OSError as e:
+        raise GgeError(f"{predictions_path}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise GgeError(f"{predictions_path}: not UTF-8 text: {e}") from None
+    for name, entry in doc["benchmarks"].items():
+        have = len(lines.get(name, []))
+        if have != entry["samples"]:
+            raise GgeError(
+                f"{predictions_path}: {have} {name} lines, but {results_path} reports {entry['samples']} "
+                f"samples (files from different runs?)"
+            )
+    extra = sorted(set(lines) - set(doc["benchmarks"]))
+    if extra:
+        raise GgeError(
+            f"{predictions_path}: lines for {', '.join(extra)}, which {results_path} does not report "
+            f"(files from different runs?)"
+        )
+    return Run(folder, results_path, predictions_path, doc, lines, label or folder.resolve().name)
+
+
+# ----------------------------------------------------------------------------------------------
+# Pairing
+
+
+def _pct(x: float) -> float:
+    return 100.0 * x
+
+
+MIN_CLUSTERS = 5
+"""Fewer screenshots than this give no bootstrap interval and no MDD (``None``, printed "–"): resampling
+one to four screenshots says nothing about the spread (one screenshot gives a zero-width interval)."""
+
+
+def _pair_stat(
+    a: np.ndarray, b: np.ndarray, clusters: Sequence[str], *, resamples: int, seed: int, level: float
+) -> dict[str, Any]:
+    """A PairStat of two 0/1 outcome vectors (percent and points); None where there are no samples.
+
+    The interval and the MDD are None when the samples lie on fewer than :data:`MIN_CLUSTERS`
+    screenshots.
+    """
+    if len(a) == 0:
+        empty = {"a": None, "b": None, "diff": None, "ci": None, "mcnemar_p": 1.0, "mdd": None}
+        return {**empty, "b_only": 0, "a_only": 0, "samples": 0, "screenshots": 0}
+    n_clusters = len(set(clusters))
+    if n_clusters >= MIN_CLUSTERS:
+        lo, hi, se = paired_bootstrap(a, b, clusters, resamples=resamples, seed=seed, level=level)
+        ci: list[float] | None = [_pct(lo), _pct(hi)]
+        mdd: float | None = _pct(min_detectable_difference(se))
+    else:
+        ci, mdd = None, None
+    a_only = int(np.sum((a > 0) & (b == 0)))
+    b_only = int(np.sum((b > 0) & (a == 0)))
+    pa, pb = _pct(float(a.mean())), _pct(float(b.mean()))
+    return {
+        "a": pa,
+        "b": pb,
+        "diff": pb - pa,
+        "ci": ci,
+        "mcnemar_p": mcnemar_exact(a_only, b_only),
+        "mdd": mdd,
+        "b_only": b_only,
+        "a_only": a_only,
+        "samples": len(a),
+        "screenshots": n_clusters,
+    }
+
+
+def _refuse(a: Run, b: Run, what: str) -> GgeError:
+    return GgeError(f"cannot compare {a.folder} (A) and {b.folder} (B): {what}")
+
+
+def _few(ids: Sequence[str], n: int = 3) -> str:
+    shown = ", ".join(repr(i) for i in ids[:n])
+    return f"{shown}, ..." if len(ids) > n else shown
+
+
+def _check_pairable(a: Run, b: Run) -> None:
+    names_a, names_b = list(a.document["benchmarks"]), list(b.document["benchmarks"])
+    if set(names_a) != set(names_b):
+        only_a = sorted(set(names_a) - set(names_b)) or ["none"]
+        only_b = sorted(set(names_b) - set(names_a)) or ["none"]
+        raise _refuse(
+            a, b, f"different benchmarks (only in A: {', '.join(only_a)}; only in B: {', '.join(only_b)})"
+        )
+    for name in names_a:
+        va = (a.document["benchmarks"][name].get("load") or {}).get("variant")
+        vb = (b.document["benchmarks"][name].get("load") or {}).get("variant")
+        if va != vb:
+            raise _refuse(a, b, f"{name}: different benchmark variants: A {va} vs B {vb}")
+        ids_a = [x.id for x in a.lines.get(name, [])]
+        ids_b = [x.id for x in b.lines.get(name, [])]
+        if set(ids_a) != set(ids_b):
+            set_a, set_b = set(ids_a), set(ids_b)
+            only_a = [i for i in ids_a if i not in set_b]
+            only_b = [i for i in ids_b if i not in set_a]
+            raise _refuse(
+                a,
+                b,
+                f"{name}: different sample sets: {len(only_a)} ids only in A ({_few(only_a) or 'none'}), "
+                f"{len(only_b)} only in B ({_few(only_b) or 'none'}) (same max_samples and data?)",
+            )
+
+
+def _result(bench: str, line: Line, labels: Mapping[str, LabelValue], k: int) -> SampleResult:
+    return SampleResult(bench, line.id, labels, k, (), line.hits, top1={_SELECTED: line.top1})
+
+
+def _indices(
+    groups: Mapping[tuple[str, ...], list[SampleResult]], where: Mapping[str, int]
+) -> dict[tuple[str, ...], list[int]]:
+    return {key: [where[r.id] for r in members] for key, members in groups.items()}
+
+
+def _compare_benchmark(
+    name: str, a_lines: list[Line], b_lines: list[Line], *, k: int, resamples: int, seed: int, level: float
+) -> tuple[dict[str, Any], list[str]]:
+    notes: list[str] = []
+    bench: Benchmark | None = REGISTRY.get(name)
+    if bench is None:
+        notes.append(f"{name}: not a benchmark this gge knows: micro headline, no tables")
+    title = bench.title if bench is not None else name
+    official: Average = bench.official if bench is not None else MICRO
+    specs: tuple[TableSpec, ...] = bench.tables if bench is not None else ()
+
+    by_id_b = {x.id: x for x in b_lines}
+    pairs = [(x, by_id_b[x.id]) for x in a_lines]
+    ids = [x.id for x, _ in pairs]
+    where = {sid: i for i, sid in enumerate(ids)}
+    images = [xa.image or xb.image for xa, xb in pairs]
+    missing_images = sum(img is None for img in images)
+    clusters = [img if img is not None else f"sample:{sid}" for img, sid in zip(images, ids, strict=True)]
+    if missing_images:
+        notes.append(
+            f"{name}: {missing_images} samples have no screenshot path in predictions.jsonl (written by an "
+            f"older gge): each of them is its own cluster in the bootstrap"
+        )
+    labels = [xa.labels if xa.labels is not None else xb.labels for xa, xb in pairs]
+    if any(lab is None for lab in labels) and (specs or official.over):
+        notes.append(f"{name}: predictions.jsonl has no labels (older gge): no tables, and no macro headline")
+    res_a = [_result(name, xa, lab or {}, k) for (xa, _), lab in zip(pairs, labels, strict=True)]
+    res_b = [_result(name, xb, lab or {}, k) for (_, xb), lab in zip(pairs, labels, strict=True)]
+
+    top1_a = np.array([xa.top1 for xa, _ in pairs], dtype=float)
+    top1_b = np.array([xb.top1 for _, xb in pairs], dtype=float)
+    orc_a = np.array([r.hit_at(k) for r in res_a], dtype=float)
+    orc_b = np.array([r.hit_at(k) for r in res_b], dtype=float)
+
+    def pair(idx: Sequence[int] | None) -> dict[str, Any]:
+        sel = np.arange(len(ids)) if idx is None else np.asarray(idx, dtype=np.int64)
+        cl = [clusters[i] for i in sel]
+        top1 = _pair_stat(top1_a[sel], top1_b[sel], cl, resamples=resamples, seed=seed, level=level)
+        oracle = _pair_stat(orc_a[sel], orc_b[sel], cl, resamples=resamples, seed=seed, level=level)
+        return {"samples": len(sel), "top1": top1, f"oracle@{k}": oracle}
+
+    overall = pair(None)
+    off_a = average(res_a, official, k, _SELECTED)["top1"]
+    off_b = average(res_b, official, k, _SELECTED)["top1"]
+    off: dict[str, Any] = {"rule": official.name, "a": off_a, "b": off_b, "diff": None, "ci": None}
+    if off_a is not None and off_b is not None:
+        off["diff"] = off_b - off_a
+        if not official.over:
+            off["ci"] = overall["top1"]["ci"]
+        elif len(set(clusters)) < MIN_CLUSTERS:
+            off["ci"] = None
+        else:
+            groups = list(_indices(group_by(res_a, official.over), where).values())
+            lo, hi, _ = paired_bootstrap(
+                top1_a,
+                top1_b,
+                clusters,
+                statistic=macro_statistic(groups, len(ids)),
+                resamples=resamples,
+                seed=seed,
+                level=level,
+            )
+            off["ci"] = [_pct(lo), _pct(hi)]
+
+    tables: list[dict[str, Any]] = []
+    for spec in specs:
+        if not any(spec.rows in r.labels for r in res_a):
+            continue
+        layout = table(res_a, spec, k, _SELECTED)
+        cells: list[dict[str, Any]] = []
+        if spec.cols is None:
+            members = _indices(group_by(res_a, [spec.rows]), where)
+            for rv in layout["row_values"]:
+                cells.append({"row": rv, "col": None, **pair(members[(rv,)])})
+        else:
+            members = _indices(group_by(res_a, [spec.rows, spec.cols]), where)
+            for rv in layout["row_values"]:
+                for cv in layout["col_values"]:
+                    if members.get((rv, cv)):
+                        cells.append({"row": rv, "col": cv, **pair(members[(rv, cv)])})
+        tables.append({"title": spec.title, "rows": spec.rows, "cols": spec.cols, "cells": cells})
+
+    entry: dict[str, Any] = {
+        "title": title,
+        "samples": len(ids),
+        "screenshots": len(set(clusters)),
+        "cluster": "screenshot"
+        if not missing_images
+        else ("sample" if missing_images == len(ids) else "mixed"),
+        "top1": overall["top1"],
+        f"oracle@{k}": overall[f"oracle@{k}"],
+        "official": off,
+        "tables": tables,
+        "won": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xb and not xa],
+        "lost": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xa and not xb],
+    }
+    return entry, notes
+
+
+def compare_runs(
+    a: Run, b: Run, *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> dict[str, Any]:
+    """Pair two runs sample by sample: the compare.json document.
+
+    The document has ``a``/``b`` (path, label, selection, k, protocol), ``k`` (the common K =
+    min(kA, kB)), ``bootstrap`` (resamples, seed, cluster, level), ``benchmarks`` (per benchmark:
+    title, samples, screenshots, ``top1`` and ``oracle@K`` PairStats, the ``official`` headline
+    difference with its bootstrap interval, ``tables`` of per-cell PairStats, ``won`` and ``lost``
+    ids), ``mean`` (of the official headlines), and ``warnings`` / ``notes`` (lists of strings).
+    A PairStat is ``{"a", "b", "diff" (b - a), "ci", "mcnemar_p", "mdd", "b_only", "a_only",
+    "samples"}``; percentages and points are unrounded floats.
+
+    Args:
+        a: The baseline run.
+        b: The run compared with it.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+        level: Interval coverage.
+
+    Returns:
+        The document.
+
+    Raises:
+        GgeError: when the runs cover different benchmarks, benchmark variants or sample sets.
+    """
+    _check_pairable(a, b)
+    k = min(a.k, b.k)
+    warnings: list[str] = []
+    notes: list[str] = []
+    if a.selection != b.selection:
+        warnings.append(
+            f"the runs select Top-1 differently: A by '{a.selection}', B by '{b.selection}' "
+            f"(Top-1 differences mix the models with the selection strategies)"
+        )
+    if a.k != b.k:
+        notes.append(f"the runs have different K (A {a.k}, B {b.k}): Oracle@K is compared at K = {k}")
+    benchmarks: dict[str, Any] = {}
+    for name in a.document["benchmarks"]:
+        entry, more = _compare_benchmark(
+            name,
+            a.lines.get(name, []),
+            b.lines.get(name, []),
+            k=k,
+            resamples=resamples,
+            seed=seed,
+            level=level,
+        )
+        benchmarks[name] = entry
+        notes += more
+    modes = {e["cluster"] for e in benchmarks.values()}
+    cluster = "screenshot" if modes <= {"screenshot"} else ("sample" if modes == {"sample"} else "mixed")
+    heads = [e["official"] for e in benchmarks.values() if e["official"]["diff"] is not None]
+    mean: dict[str, Any] = {"benchmarks": len(heads), "a": None, "b": None, "diff": None}
+    if heads:
+        mean["a"] = sum(h["a"] for h in heads) / len(heads)
+        mean["b"] = sum(h["b"] for h in heads) / len(heads)
+        mean["diff"] = mean["b"] - mean["a"]
+    return {
+        "a": a.summary(),
+        "b": b.summary(),
+        "k": k,
+        "bootstrap": {"resamples": resamples, "seed": seed, "cluster": cluster, "level": level},
+        "benchmarks": benchmarks,
+        "mean": mean,
+        "warnings": warnings,
+        "notes": notes,
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Rendering and files
+
+
+def _d(x: float | None) -> str:
+    return "–" if x is None else f"{x:+.1f}"
+
+
+def _ci(ci: Sequence[float] | None) -> str:
+    if ci is None or any(math.isnan(v) for v in ci):
+        return "–"
+    return f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
+
+
+def _p(p: float) -> str:
+    return "1" if p >= 1.0 else f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def _stat_cells(s: Mapping[str, Any], *, won_lost: bool) -> list[str]:
+    cells = [fmt(s["a"]), fmt(s["b"]), f"{_d(s['diff'])} {_ci(s['ci'])}", _p(s["mcnemar_p"])]
+    if won_lost:
+        cells += [fmt(s["mdd"]), f"{s['b_only']}/{s['a_only']}"]
+    return cells
+
+
+def _ids(ids: Sequence[str], limit: int = 20) -> str:
+    if not ids:
+        return "none"
+    shown = ", ".join(ids[:limit])
+    return f"{shown}, … (+{len(ids) - limit} more in compare.json)" if len(ids) > limit else shown
+
+
+def render_markdown(doc: Mapping[str, Any]) -> str:
+    """The printed paired table (compare.md) of a compare.json document.
+
+    One summary line per benchmark (Top-1 of A and B, Δ with its interval, McNemar p, MDD,
+    won/lost, then Oracle@K), the official headlines with their mean, then every benchmark's
+    table cells and its won and lost samples.
+
+    Args:
+        doc: A :func:`compare_runs` document.
+
+    Returns:
+        Markdown text.
+    """
+    k = doc["k"]
+    a, b, boot = doc["a"], doc["b"], doc["bootstrap"]
+    level = round(100 * boot["level"])
+    out = [
+        f"# gge compare: {a['label']} (A) vs {b['label']} (B)",
+        "",
+        f"- A: {a['path']} (selection {a['selection']}, K={a['k']})",
+        f"- B: {b['path']} (selection {b['selection']}, K={b['k']})",
+        f"- Δ = B − A in points; [{level}% paired bootstrap interval, {boot['resamples']} resamples of "
+        f"{'screenshots' if boot['cluster'] == 'screenshot' else boot['cluster'] + ' clusters'}, "
+        f"seed {boot['seed']}]; p: exact McNemar; MDD: minimum detectable difference (alpha 0.05, "
+        f"power 0.8); won/lost: samples only B / only A gets right; – for the interval and MDD: "
+        f"fewer than {MIN_CLUSTERS} screenshots",
+    ]
+    out += [f"- warning: {w}" for w in doc.get("warnings", [])]
+    out += [f"- note: {n}" for n in doc.get("notes", [])]
+    head = ["benchmark", "n", "shots", "Top-1 A", "Top-1 B", "Δ Top-1", "p", "MDD", "won/lost"]
+    head += [f"Oracle@{k} A", f"Oracle@{k} B", f"Δ Oracle@{k}", "p"]
+    rows = [
+        [
+            e["title"],
+            str(e["samples"]),
+            str(e["screenshots"]),
+            *_stat_cells(e["top1"], won_lost=True),
+            *_stat_cells(e[f"oracle@{k}"], won_lost=False),
+        ]
+        for e in doc["benchmarks"].values()
+    ]
+    out += ["", "## Paired results", "", markdown_table(head, rows)]
+    orows = []
+    for e in doc["benchmarks"].values():
+        off = e["official"]
+        orows.append(
+            [e["title"], off["rule"], fmt(off["a"]), fmt(off["b"]), f"{_d(off['diff'])} {_ci(off['ci'])}"]
+        )
+    m = doc["mean"]
+    orows.append([f"mean of {m['benchmarks']}", "unweighted", fmt(m["a"]), fmt(m["b"]), _d(m["diff"])])
+    out += [
+        "",
+        "## Official headlines (Top-1)",
+        "",
+        markdown_table(["benchmark", "rule", "A", "B", "Δ"], orows),
+    ]
+    for name, e in doc["benchmarks"].items():
+        out += ["", f"## {e['title']} ({name})"]
+        for t in e["tables"]:
+            two = t["cols"] is not None
+            th = [t["rows"], *([t["cols"]] if two else []), "n", "Top-1 A", "Top-1 B", "Δ Top-1", "p", "MDD"]
+            th += ["won/lost", f"Oracle@{k} A", f"Oracle@{k} B", f"Δ Oracle@{k}", "p"]
+            trows = [
+                [
+                    c["row"],
+                    *([c["col"]] if two else []),
+                    str(c["samples"]),
+                    *_stat_cells(c["top1"], won_lost=True),
+                    *_stat_cells(c[f"oracle@{k}"], won_lost=False),
+                ]
+                for c in t["cells"]
+            ]
+            out += ["", f"### {t['title']}", "", markdown_table(th, trows)]
+        out += [
+            "",
+            f"won ({len(e['won'])}, B right and A wrong): {_ids(e['won'])}",
+            "",
+            f"lost ({len(e['lost'])}, A right and B wrong): {_ids(e['lost'])}",
+        ]
+    return "\n".join(out)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "A"
+
+
+def default_out_dir(a: Run, b: Run) -> Path:
+    """Where compare writes by default: ``<B's folder>/compare-vs-<A's label>``.
+
+    B is the run under study and A its baseline, so the comparison is kept with B; nothing is
+    ever written into A.
+
+    Args:
+        a: The baseline.
+        b: The run compared.
+
+    Returns:
+        The folder.
+    """
+    return b.folder / f"compare-vs-{_slug(a.label)}"
+
+
+def _write_html(doc: Mapping[str, Any], out_dir: Path) -> Path:
+    from gge.html_report import render_compare_html, write_report_html
+
+    return write_report_html(out_dir / "compare.html", render_compare_html(doc))
+
+
+def write_compare(doc: Mapping[str, Any], out_dir: Path, markdown: str | None = None) -> list[Path]:
+    """Write compare.json, compare.md and compare.html (:func:`gge.html_report.render_compare_html`).
+
+    Args:
+        doc: A :func:`compare_runs` document.
+        out_dir: The folder (created if needed).
+        markdown: The rendered table (default: :func:`render_markdown` of ``doc``).
+
+    Returns:
+        The files written.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = [out_dir / "compare.json", out_dir / "compare.md"]
+    written[0].write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    written[1].write_text(
+        (markdown if markdown is not None else render_markdown(doc)) + "\n", encoding="utf-8"
+    )
+    written.append(_write_html(doc, out_dir))
+    return written
+
+
+def run_compare(
+    a_path: str | Path,
+    b_path: str | Path,
+    *,
+    out_dir: str | Path | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+    labels: Sequence[str] | None = None,
+    stream: TextIO | None = None,
+) -> dict[str, Any]:
+    """``gge compare A B``: read both runs, pair them, print the table and write the files.
+
+    Args:
+        a_path: Run A (baseline): output folder or results.json.
+        b_path: Run B.
+        out_dir: Output folder (default :func:`default_out_dir`, which is inside B, never A).
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+        labels: Names of A and B in the tables (default: their folder names).
+        stream: Where the table is printed (default: stdout).
+
+    Returns:
+        The compare.json document.
+
+    Raises:
+        GgeError: for unreadable runs or runs that cannot be paired.
+    """
+    import sys
+
+    if resamples < 1:
+        raise GgeError(f"--resamples must be at least 1, got {resamples}")
+    label_a, label_b = labels if labels is not None else (None, None)
+    a = load_run(a_path, label_a)
+    b = load_run(b_path, label_b)
+    if labels is None and a.label == b.label:
+        a = Run(a.folder, a.results_path, a.predictions_path, a.document, a.lines, f"{a.label} (A)")
+        b = Run(b.folder, b.results_path, b.predictions_path, b.document, b.lines, f"{b.label} (B)")
+    out = Path(out_dir) if out_dir is not None else default_out_dir(a, b)
+    doc = compare_runs(a, b, resamples=resamples, seed=seed)
+    text = render_markdown(doc)
+    write_compare(doc, out, text)
+    stream = stream if stream is not None else sys.stdout
+    print(text, file=stream)
+    print(f"wrote {out}", file=stream)
+    return doc

@@ -1,0 +1,444 @@
+"""``gge compare A B`` (issue 11, item 5): the statistics, and the command on real runs of the demo.
+
+The statistics are checked against independent computations (scipy's binomial test for McNemar, a
+simulation for the bootstrap's coverage); the command against numbers computed directly from the
+two predictions.jsonl files. The demo is run once (module fixture) and replayed for the other runs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from gge.benchmarks import get_benchmark
+from gge.cli import parse_args, run
+from gge.commands import main
+from gge.compare import (
+    MDD_FACTOR,
+    MIN_CLUSTERS,
+    compare_runs,
+    load_run,
+    macro_statistic,
+    mcnemar_exact,
+    min_detectable_difference,
+    paired_bootstrap,
+    resample_weights,
+)
+from gge.errors import GgeError
+
+BENCHES = ("screenspot_v2", "osworld_g", "ui_vision")
+
+# -- McNemar ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a_only", "b_only"),
+    [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (0, 5),
+        (1, 9),
+        (9, 1),
+        (3, 3),
+        (5, 6),
+        (10, 25),
+        (40, 60),
+        (500, 560),
+        (3000, 3190),
+    ],
+)
+def test_mcnemar_matches_the_binomial_test(a_only: int, b_only: int) -> None:
+    n = a_only + b_only
+    expected = 1.0 if n == 0 else binomtest(b_only, n, 0.5).pvalue
+    assert mcnemar_exact(a_only, b_only) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+    assert mcnemar_exact(a_only, b_only) == mcnemar_exact(b_only, a_only)
+
+
+def test_mcnemar_log_space_branch_agrees_with_scipy() -> None:
+    for a_only, b_only in ((10_000, 10_300), (15_000, 15_000), (12_000, 11_700)):
+        expected = binomtest(b_only, a_only + b_only, 0.5).pvalue
+        assert mcnemar_exact(a_only, b_only) == pytest.approx(expected, rel=1e-6)
+
+
+def test_mcnemar_rejects_negative_counts() -> None:
+    with pytest.raises(ValueError, match=">= 0"):
+        mcnemar_exact(-1, 2)
+
+
+# -- the clustered bootstrap -----------------------------------------------------------------------
+
+
+def _correlated(clusters: int, per: int, seed: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Every screenshot holds ``per`` samples with identical outcomes (perfect correlation)."""
+    rng = np.random.default_rng(seed)
+    a = np.repeat((rng.random(clusters) < 0.5).astype(float), per)
+    b = np.repeat((rng.random(clusters) < 0.6).astype(float), per)
+    return a, b, [f"shot{i // per}" for i in range(clusters * per)]
+
+
+def test_resamples_take_whole_screenshots() -> None:
+    a, b, shots = _correlated(30, 6, seed=1)
+    seen: list[np.ndarray] = []
+
+    def recording_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        seen.append(weights.copy())
+        return np.asarray((weights @ values) / weights.sum(axis=1))
+
+    paired_bootstrap(a, b, shots, resamples=300, seed=4, statistic=recording_mean)
+    weights = np.concatenate(seen[::2])  # the statistic sees B then A, on the same resamples
+    assert weights.shape == (300, len(a))
+    assert np.array_equal(np.concatenate(seen[1::2]), weights)  # paired: A and B share the draws
+    by_shot = weights.reshape(300, 30, 6)
+    assert (by_shot == by_shot[:, :, :1]).all()  # a screenshot's samples always move together
+    assert (by_shot[:, :, 0].sum(axis=1) == 30).all()  # as many screenshots drawn as there are
+    assert np.array_equal(resample_weights(shots, resamples=300, seed=4), weights)
+
+
+def test_clustered_interval_is_wider_than_the_per_sample_one() -> None:
+    a, b, shots = _correlated(30, 6, seed=2)
+    singles = [str(i) for i in range(len(a))]
+    lo_c, hi_c, se_c = paired_bootstrap(a, b, shots, seed=0)
+    lo_s, hi_s, se_s = paired_bootstrap(a, b, singles, seed=0)
+    # perfectly correlated clusters of 6: the honest SE is about sqrt(6) times the naive one
+    assert se_c / se_s == pytest.approx(np.sqrt(6), rel=0.2)
+    assert hi_c - lo_c > 1.8 * (hi_s - lo_s)
+    assert lo_c <= b.mean() - a.mean() <= hi_c
+
+
+def test_bootstrap_interval_covers_the_true_difference() -> None:
+    rng = np.random.default_rng(7)
+    covered = 0
+    for sim in range(60):
+        shot_effect = rng.random(50) < 0.5  # 50 screenshots of 4 samples, correlated through the screenshot
+        p_a = np.repeat(np.where(shot_effect, 0.7, 0.3), 4)
+        a = (rng.random(200) < p_a).astype(float)
+        b = (rng.random(200) < p_a + 0.1).astype(float)  # true difference: +0.10
+        lo, hi, _ = paired_bootstrap(a, b, [str(i // 4) for i in range(200)], resamples=400, seed=sim)
+        covered += lo <= 0.1 <= hi
+    assert covered >= 51  # nominal 95% of 60 = 57; binomial slack
+
+
+def test_bootstrap_is_deterministic_and_checks_its_input() -> None:
+    a, b, shots = _correlated(20, 3, seed=3)
+    assert paired_bootstrap(a, b, shots, seed=5) == paired_bootstrap(a, b, shots, seed=5)
+    assert paired_bootstrap(a, b, shots, seed=5) != paired_bootstrap(a, b, shots, seed=6)
+    assert paired_bootstrap(a, a, shots) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="one entry per sample"):
+        paired_bootstrap(a, b[:-1], shots)
+    with pytest.raises(ValueError, match="at least one sample"):
+        paired_bootstrap(a[:0], b[:0], [])
+
+
+def test_macro_statistic_averages_the_groups_present() -> None:
+    values = np.array([1.0, 1.0, 0.0, 0.0, 1.0])
+    stat = macro_statistic([[0, 1, 2], [3, 4], [4]], 5)  # sample 4 is in two groups (multi-label)
+    assert stat(values, np.ones((1, 5)))[0] == pytest.approx((2 / 3 + 1 / 2 + 1) / 3)
+    only_first = np.array([[1, 1, 1, 0, 0]])  # groups 2 and 3 absent: left out, not counted as 0
+    assert stat(values, only_first)[0] == pytest.approx(2 / 3)
+    assert np.isnan(macro_statistic([[0]], 2)(values[:2], np.array([[0, 2]])))[0]
+
+
+# -- real runs of the demo -------------------------------------------------------------------------
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def _write_lines(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _centre(demo: Path, bench: str, sid: str) -> list[float]:
+    b = get_benchmark(bench)
+    sample = next(s for s in b.load(demo / b.directory, b.options_type()).samples if s.id == sid)
+    box = sample.region.pixel_box()
+    assert box is not None
+    return [(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]
+
+
+@pytest.fixture(scope="module")
+def runs(demo_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A: the demo checkpoint; B: A's predictions with some Top-1 outcomes flipped (replay);
+    C: A replayed with another selection and K; D: A replayed on fewer samples."""
+    root = tmp_path_factory.mktemp("compare")
+    common = [f"data_root={demo_suite}", f"benchmarks=[{','.join(BENCHES)}]"]
+
+    def eval_(name: str, *extra: str) -> Path:
+        run(parse_args([*common, f"output_dir={root / name}", "max_samples=12", *extra]), out=io.StringIO())
+        return root / name
+
+    a = eval_("A")
+    flipped = []
+    for i, rec in enumerate(_lines(a / "predictions.jsonl")):
+        rec = {key: rec[key] for key in ("benchmark", "id", "candidates", "scores", "raw") if key in rec}
+        if i % 3 == 0:  # flip: a hit becomes a miss, a miss (with a box target) a hit
+            hit = _lines(a / "predictions.jsonl")[i]["top1"]["critic"]
+            if hit:
+                rec["candidates"], rec["scores"] = [[-50.0, -50.0]], [1.0]
+            elif rec["id"] and _target_has_box(demo_suite, rec["benchmark"], rec["id"]):
+                rec["candidates"], rec["scores"] = [_centre(demo_suite, rec["benchmark"], rec["id"])], [1.0]
+        flipped.append(rec)
+    b = eval_("B", "model=replay", f"model.predictions={_write_lines(root / 'flipped.jsonl', flipped)}")
+    replay_a = ["model=replay", f"model.predictions={a / 'predictions.jsonl'}"]
+    c = eval_("C", *replay_a, "selection=first", "k=3")
+    d = root / "D"
+    run(parse_args([*common, f"output_dir={d}", "max_samples=10", *replay_a]), out=io.StringIO())
+    return {"A": a, "B": b, "C": c, "D": d, "root": root}
+
+
+def _target_has_box(demo: Path, bench: str, sid: str) -> bool:
+    b = get_benchmark(bench)
+    sample = next(s for s in b.load(demo / b.directory, b.options_type()).samples if s.id == sid)
+    return sample.region.pixel_box() is not None
+
+
+def _direct(a: Path, b: Path, bench: str, key: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The paired numbers computed straight from the two predictions files."""
+    la = {r["id"]: key(r) for r in _lines(a / "predictions.jsonl") if r["benchmark"] == bench}
+    lb = {r["id"]: key(r) for r in _lines(b / "predictions.jsonl") if r["benchmark"] == bench}
+    assert la.keys() == lb.keys()
+    n = len(la)
+    b_only = [i for i in la if lb[i] and not la[i]]
+    a_only = [i for i in la if la[i] and not lb[i]]
+    d = len(a_only) + len(b_only)
+    return {
+        "a": 100 * sum(la.values()) / n,
+        "b": 100 * sum(lb.values()) / n,
+        "won": b_only,
+        "lost": a_only,
+        "p": 1.0 if d == 0 else binomtest(len(b_only), d, 0.5).pvalue,
+    }
+
+
+def test_compare_two_runs_matches_a_direct_computation(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = runs["root"] / "AB"
+    assert main(["compare", str(runs["A"]), str(runs["B"]), "--out", str(out), "--resamples", "500"]) == 0
+    printed = capsys.readouterr().out
+    assert "| ScreenSpot-v2 |" in printed and "Δ Top-1" in printed and f"wrote {out}" in printed
+    doc = json.loads((out / "compare.json").read_text())
+    assert (out / "compare.md").read_text().strip() in printed
+    assert doc["k"] == 5 and doc["bootstrap"] == {
+        "resamples": 500,
+        "seed": 0,
+        "cluster": "screenshot",
+        "level": 0.95,
+    }
+    assert doc["a"]["label"] == "A" and doc["b"]["selection"] == "critic" and doc["warnings"] == []
+    results_a = json.loads((runs["A"] / "results.json").read_text())
+    results_b = json.loads((runs["B"] / "results.json").read_text())
+    changed = with_interval = 0
+    for bench in BENCHES:
+        e = doc["benchmarks"][bench]
+        top1 = _direct(runs["A"], runs["B"], bench, lambda r: r["top1"]["critic"])
+        oracle = _direct(runs["A"], runs["B"], bench, lambda r: any(r["hits"][:5]))
+        for stat, want in ((e["top1"], top1), (e["oracle@5"], oracle)):
+            assert stat["a"] == pytest.approx(want["a"]) and stat["b"] == pytest.approx(want["b"])
+            assert stat["diff"] == pytest.approx(want["b"] - want["a"])
+            assert (stat["b_only"], stat["a_only"]) == (len(want["won"]), len(want["lost"]))
+            assert stat["mcnemar_p"] == pytest.approx(want["p"], rel=1e-9)
+            assert (stat["ci"] is None) == (stat["screenshots"] < MIN_CLUSTERS) == (stat["mdd"] is None)
+            if stat["ci"] is not None:
+                with_interval += 1
+                assert stat["ci"][0] <= stat["diff"] <= stat["ci"][1]
+                assert stat["mdd"] >= 0
+                if not want["won"] and not want["lost"]:
+                    assert stat["mdd"] == 0 and stat["ci"] == [0, 0]
+        assert e["won"] == top1["won"] and e["lost"] == top1["lost"]
+        changed += len(e["won"]) + len(e["lost"])
+        assert e["samples"] == 12 and 1 <= e["screenshots"] < 12
+        # the official headline is each run's own results.json headline (macro for UI-Vision)
+        assert e["official"]["rule"] == results_a["benchmarks"][bench]["official"]["rule"]
+        assert e["official"]["a"] == pytest.approx(results_a["benchmarks"][bench]["official"]["top1"])
+        assert e["official"]["b"] == pytest.approx(results_b["benchmarks"][bench]["official"]["top1"])
+        # every table cell agrees with the runs' own tables
+        for t, ta, tb in zip(
+            e["tables"],
+            results_a["benchmarks"][bench]["tables"],
+            results_b["benchmarks"][bench]["tables"],
+            strict=True,
+        ):
+            assert t["title"] == ta["title"] and t["cells"]
+            for c in t["cells"]:
+                if t["cols"] is None:
+                    sa, sb = ta["row_avg"][c["row"]], tb["row_avg"][c["row"]]
+                else:
+                    sa, sb = ta["cells"][c["row"]][c["col"]], tb["cells"][c["row"]][c["col"]]
+                assert c["samples"] == sa["samples"] == c["top1"]["samples"]
+                assert (c["top1"]["a"], c["top1"]["b"]) == pytest.approx((sa["top1"], sb["top1"]))
+                assert (c["oracle@5"]["a"], c["oracle@5"]["b"]) == pytest.approx(
+                    (sa["oracle@5"], sb["oracle@5"])
+                )
+    assert changed > 0  # the flips did change outcomes
+    assert with_interval > 0  # some benchmark spans enough screenshots for an interval
+    heads = [doc["benchmarks"][n]["official"] for n in BENCHES]
+    assert doc["mean"]["diff"] == pytest.approx(sum(h["b"] - h["a"] for h in heads) / len(heads))
+    assert (out / "compare.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_compare_of_a_run_with_itself_is_zero(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = runs["root"] / "AA"
+    assert main(["compare", str(runs["A"]), str(runs["A"] / "results.json"), "--out", str(out)]) == 0
+    doc = json.loads((out / "compare.json").read_text())
+
+    def zero(stat: dict[str, Any]) -> None:
+        assert stat["diff"] == 0 and stat["mcnemar_p"] == 1.0 and stat["a_only"] == stat["b_only"] == 0
+        if stat["screenshots"] >= MIN_CLUSTERS:
+            assert stat["ci"] == [0, 0] and stat["mdd"] == 0
+        else:  # too few screenshots for an interval
+            assert stat["ci"] is None and stat["mdd"] is None
+
+    for e in doc["benchmarks"].values():
+        zero(e["top1"])
+        zero(e["oracle@5"])
+        assert e["won"] == e["lost"] == []
+        assert e["official"]["diff"] == 0 and e["official"]["ci"] in ([0, 0], None)
+        for t in e["tables"]:
+            for c in t["cells"]:
+                zero(c["top1"])
+                zero(c["oracle@5"])
+    assert doc["mean"]["diff"] == 0
+    assert doc["a"]["label"] == "A (A)" and doc["b"]["label"] == "A (B)"
+
+
+def test_different_selection_and_k_warn_and_use_the_common_k(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["compare", str(runs["A"]), str(runs["C"]), "--labels", "demo", "first@3", "--resamples", "50"])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    out = runs["C"] / "compare-vs-demo"  # the default: inside B, never inside A
+    doc = json.loads((out / "compare.json").read_text())
+    assert doc["k"] == 3 and "oracle@3" in doc["benchmarks"]["osworld_g"]
+    assert doc["a"]["label"] == "demo" and doc["b"]["label"] == "first@3"
+    assert "'critic'" in doc["warnings"][0] and "'first'" in doc["warnings"][0]
+    assert any("compared at K = 3" in n for n in doc["notes"])
+    assert "warning: the runs select Top-1 differently" in printed and "Oracle@3" in printed
+    # Top-1 of C is A's `first` pick
+    la = [r for r in _lines(runs["A"] / "predictions.jsonl") if r["benchmark"] == "screenspot_v2"]
+    assert doc["benchmarks"]["screenspot_v2"]["top1"]["b"] == pytest.approx(
+        100 * sum(r["top1"]["first"] for r in la) / len(la)
+    )
+    assert not any(p.name.startswith("compare") for p in runs["A"].iterdir())
+
+
+def test_predictions_without_screenshots_fall_back_to_per_sample_clusters(runs: dict[str, Path]) -> None:
+    old = runs["root"] / "old"
+    shutil.copytree(runs["A"], old, ignore=shutil.ignore_patterns("compare*"))
+    lines = _lines(old / "predictions.jsonl")
+    _write_lines(old / "predictions.jsonl", [{k: v for k, v in r.items() if k != "image"} for r in lines])
+    doc = compare_runs(load_run(old), load_run(runs["B"]), resamples=50)
+    assert doc["bootstrap"]["cluster"] == "screenshot"  # B still has the paths: they are used
+    old_b = runs["root"] / "old_b"
+    shutil.copytree(old, old_b)
+    doc = compare_runs(load_run(old), load_run(old_b), resamples=50)
+    assert doc["bootstrap"]["cluster"] == "sample"
+    assert doc["benchmarks"]["osworld_g"]["screenshots"] == 12
+    assert any("its own cluster" in n for n in doc["notes"])
+
+
+# -- refusals --------------------------------------------------------------------------------------
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> str:
+    assert main(["compare", *map(str, argv)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gge: error: ") and err.count("\n") == 1
+    return err
+
+
+def test_refuses_different_sample_sets(runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refused(capsys, runs["A"], runs["D"])
+    assert str(runs["A"]) in err and str(runs["D"]) in err
+    assert "screenspot_v2: different sample sets: 2 ids only in A (" in err and "0 only in B" in err
+
+
+def test_refuses_different_variants(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "refined"
+    shutil.copytree(runs["B"], other, ignore=shutil.ignore_patterns("compare*"))
+    doc = json.loads((other / "results.json").read_text())
+    doc["benchmarks"]["osworld_g"]["load"]["variant"] = {"instructions": "refined"}
+    (other / "results.json").write_text(json.dumps(doc))
+    err = _refused(capsys, runs["A"], other)
+    assert "osworld_g: different benchmark variants" in err and "'refined'" in err and "'original'" in err
+
+
+def test_refuses_missing_or_malformed_files(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(runs["B"], broken, ignore=shutil.ignore_patterns("compare*"))
+    (broken / "predictions.jsonl").unlink()
+    err = _refused(capsys, runs["A"], broken)
+    assert f"{broken / 'predictions.jsonl'}: not found" in err
+    lines = (runs["B"] / "predictions.jsonl").read_text().splitlines()
+    (broken / "predictions.jsonl").write_text("\n".join([*lines[:2], "{oops", *lines[3:]]) + "\n")
+    assert f"{broken / 'predictions.jsonl'}:3: malformed JSON line" in _refused(capsys, runs["A"], broken)
+    (broken / "results.json").write_text("{")
+    assert f"{broken / 'results.json'}: line 1" in _refused(capsys, runs["A"], broken)
+    assert "not found" in _refused(capsys, runs["A"], tmp_path / "nowhere")
+
+
+def test_refuses_different_benchmarks(runs: dict[str, Path], tmp_path: Path) -> None:
+    fewer = tmp_path / "fewer"
+    shutil.copytree(runs["B"], fewer, ignore=shutil.ignore_patterns("compare*"))
+    doc = json.loads((fewer / "results.json").read_text())
+    del doc["benchmarks"]["ui_vision"]
+    (fewer / "results.json").write_text(json.dumps(doc))
+    lines = [r for r in _lines(fewer / "predictions.jsonl") if r["benchmark"] != "ui_vision"]
+    _write_lines(fewer / "predictions.jsonl", lines)
+    with pytest.raises(GgeError, match=r"different benchmarks \(only in A: ui_vision; only in B: none\)"):
+        compare_runs(load_run(runs["A"]), load_run(fewer))
+
+
+# -- the gge command -------------------------------------------------------------------------------
+
+
+def test_gge_dispatches_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "compare" in capsys.readouterr().out
+    assert main(["comprae"]) == 2
+    assert "unknown command 'comprae' (did you mean 'compare'?)" in capsys.readouterr().err
+    assert main(["compare", "--help"]) == 0
+    assert "--resamples" in capsys.readouterr().out
+    assert main(["compare", "onlyone"]) == 2  # argparse usage error
+    assert main(["eval", "--help"]) == 0
+    assert "k=5" in capsys.readouterr().out
+    assert main(["k=0"]) == 2  # key=value without a subcommand is an evaluation
+    assert "k must be at least 1" in capsys.readouterr().err
+
+
+def test_mdd_is_the_power_factor_times_the_bootstrap_se() -> None:
+    a, b, shots = _correlated(40, 2, seed=9)
+    _, _, se = paired_bootstrap(a, b, shots)
+    assert min_detectable_difference(se) == pytest.approx(2.8016 * se, rel=1e-4) == MDD_FACTOR * se
+
+
+def test_too_few_screenshots_give_no_interval() -> None:
+    from gge.compare import _pair_stat
+
+    a, b = np.array([0.0, 1.0, 0.0, 1.0]), np.array([1.0, 1.0, 1.0, 1.0])
+    few = _pair_stat(a, b, ["s1", "s1", "s2", "s2"], resamples=200, seed=0, level=0.95)
+    assert few["ci"] is None and few["mdd"] is None and few["screenshots"] == 2
+    assert few["diff"] == 50.0 and few["mcnemar_p"] == pytest.approx(0.5)  # the exact test still holds
+    n = MIN_CLUSTERS
+    many = _pair_stat(np.zeros(n), np.ones(n), [f"s{i}" for i in range(n)], resamples=200, seed=0, level=0.95)
+    assert many["ci"] == [100.0, 100.0] and many["screenshots"] == n
