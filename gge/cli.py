@@ -43,7 +43,7 @@ from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
 from gge.models.replay import parse_line
 from gge.predlog import existing_logs, read_records
 from gge.report import render_benchmark, render_summary
-from gge.results import write_outputs
+from gge.results import write_html_report, write_outputs
 from gge.runstate import (
     check_output_dir,
     checkpoint_digest,
@@ -130,6 +130,8 @@ class EvalConfig:
             overlays (screenshots with target, candidates and pick) a training run would log.
         wandb_project: The W&B project (``logger=wandb``; offline when ``WANDB_MODE=offline``).
         table_samples: Screenshots per benchmark in the logged tables.
+        report_misses: Misses per benchmark in ``report.html``'s gallery (screenshots drawn with the
+            target, candidates and pick; about 20-60 KB each); 0 keeps the page without a gallery.
         trainer: The Lightning Trainer.
         max_samples: Evaluate only the first N samples of each benchmark (smoke tests; the numbers
             are then not comparable with papers, and results.json says so under ``config``).
@@ -156,6 +158,7 @@ class EvalConfig:
     logger: str | None = None
     wandb_project: str = "gge"
     table_samples: int = 16
+    report_misses: int = 20
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     bench: Any = field(default_factory=BenchConfig)
 
@@ -261,6 +264,8 @@ def _validate(cfg: DictConfig) -> None:
         raise GgeError(f"decode_max_pixels must be at least 1 (or unset), got {cfg.decode_max_pixels}")
     if cfg.table_samples < 0:
         raise GgeError(f"table_samples must be >= 0, got {cfg.table_samples}")
+    if cfg.report_misses < 0:
+        raise GgeError(f"report_misses must be >= 0, got {cfg.report_misses}")
     if cfg.logger in ("wandb", "tensorboard"):
         _require(cfg.logger, f"logger={cfg.logger}")
     if cfg.model.name not in ("demo", "replay") and cfg.model.backend == "transformers" and not cfg.dry_run:
@@ -663,6 +668,14 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
             "config": config,
         }
         write_outputs(output_dir, document, all_results, report)
+        write_html_report(
+            output_dir,
+            document,
+            {(x.benchmark, x.id): x for group in samples.values() for x in group},
+            all_results,
+            {name: bench.tables[0] if bench.tables else None for name, bench in benches.items()},
+            misses=int(cfg.report_misses),
+        )
 
     module = GroundingEvalModule(
         policy,
@@ -709,7 +722,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
                 file=out,
             )
     print("\n" + (output_dir / "report.md").read_text(encoding="utf-8").rstrip("\n"), file=out)
-    print(f"\nwrote {results_path}", file=out)
+    print(f"\nwrote {results_path} (and report.html: open it in a browser)", file=out)
     if cfg.logger is not None:
         records = read_records([output_dir / "predictions.jsonl"], repair=False)
         results = _rescore(records, samples, k, radius)

@@ -1,4 +1,4 @@
-"""Files a run writes: ``results.json``, per-sample ``predictions.jsonl`` and ``report.md``.
+"""Files a run writes: ``results.json``, per-sample ``predictions.jsonl``, ``report.md`` and ``report.html``.
 
 ``predictions.jsonl`` is a valid replay file (``model=replay model.predictions=...``): re-scoring it
 with another selection strategy or K needs no model.
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gge.benchmarks.base import TableSpec
 from gge.scoring import SampleResult
-from gge.types import Candidate
+from gge.types import Candidate, Sample
 
 UNPARSED = "unparsed"
 """How predictions.jsonl writes the slot of an unparseable sampled answer (replay reads it back)."""
@@ -82,3 +83,41 @@ def write_outputs(
     _atomic_write(output_dir / "predictions.jsonl", lines)
     _atomic_write(output_dir / "report.md", report + "\n")
     _atomic_write(output_dir / "results.json", json.dumps(results_json, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_html_report(
+    output_dir: Path,
+    document: Mapping[str, Any],
+    samples: Mapping[tuple[str, str], Sample],
+    results: Sequence[SampleResult],
+    first_tables: Mapping[str, TableSpec | None],
+    *,
+    misses: int,
+) -> Path:
+    """Write ``output_dir/report.html``: the document's tables and charts and a gallery of misses.
+
+    Args:
+        output_dir: The run's folder.
+        document: The results document (as written to results.json).
+        samples: Samples by (benchmark, id).
+        results: Every sample's result.
+        first_tables: Each benchmark's first official table (the gallery's cell filter), or None.
+        misses: Misses per benchmark in the gallery (0: none).
+
+    Returns:
+        The page's path.
+    """
+    from gge.html_report import gallery_entries, render_report_html, write_report_html
+
+    gallery = (
+        gallery_entries(
+            samples,
+            results,
+            strategy=str(document["selection"]),
+            tables=first_tables,
+            limit_per_benchmark=misses,
+        )
+        if misses > 0
+        else []
+    )
+    return write_report_html(output_dir / "report.html", render_report_html(document, gallery))

@@ -1,0 +1,566 @@
+"""The self-contained report.html: gallery entries from real images, every section, escaping, compare page.
+
+The fixtures are real :class:`~gge.types.Sample` / :class:`~gge.scoring.SampleResult` objects scored by
+:func:`gge.scoring.score_sample` over small PNGs written with pillow, and hand-built documents that
+follow the issue-11 schema (research/ISSUE11_SCHEMA.md) exactly. ``test_browser.py`` reuses them.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from gge.analysis import MISS_KINDS
+from gge.benchmarks.base import TableSpec
+from gge.html_report import (
+    TABLE_HEADER_COLOUR,
+    gallery_entries,
+    render_compare_html,
+    render_report_html,
+    write_report_html,
+)
+from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
+from gge.scoring import SampleResult, score_sample
+from gge.types import Box, Candidate, Prediction, Sample
+
+EVIL = "<script>alert(1)</script>"
+PRO_SPEC = TableSpec("By group", "group", "ui_type")
+OSW_SPEC = TableSpec("By category", "category")
+
+
+# -- fixtures ---------------------------------------------------------------------------------------
+def _png(path: Path, size: tuple[int, int]) -> str:
+    Image.new("RGB", size, (205, 205, 205)).save(path)
+    return str(path)
+
+
+def make_run(tmp_path: Path) -> tuple[dict[tuple[str, str], Sample], list[SampleResult], dict[str, Any]]:
+    """Samples over real PNGs and their scored results, one of every outcome kind (k=3)."""
+    wide = _png(tmp_path / "wide.png", (800, 450))
+    tall = _png(tmp_path / "tall.png", (300, 600))
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\n this is not a png")
+    missing = str(tmp_path / "missing.png")
+    box = Box(100, 100, 200, 150)
+    far, near = Candidate((600.0, 350.0), 0.9), Candidate((150.0, 125.0), 0.2)
+
+    def pro(i: int, path: str, labels: dict[str, Any], instruction: str = "") -> Sample:
+        size = (300, 600) if path == tall else (800, 450)
+        return Sample("screenspot_pro", f"p{i}", path, size, instruction or f"click item {i}", box, labels)
+
+    cad_text, dev_icon = {"group": "CAD", "ui_type": "text"}, {"group": "Dev", "ui_type": "icon"}
+    rows: list[tuple[Sample, dict[str, Any]]] = [
+        (pro(0, wide, cad_text), {"candidates": (Candidate((150.0, 125.0), 0.9),), "raw": "hit"}),
+        (pro(1, wide, cad_text), {"candidates": (far, near), "raw": "critic miss raw"}),
+        (
+            Sample("screenspot_pro", "id<b>2", wide, (800, 450), f"press {EVIL}", box, dev_icon),
+            {"candidates": (far, Candidate((700.0, 50.0), 0.4)), "raw": f"answer {EVIL}"},
+        ),
+        (pro(3, wide, dev_icon), {"candidates": (Candidate(None, 0.8),), "raw": "not there"}),
+        (pro(4, wide, cad_text), {"format_error": True, "raw": "no numbers"}),
+        (pro(5, str(broken), dev_icon), {"image_error": "cannot identify image"}),
+        (pro(6, missing, cad_text), {"candidates": (far,), "raw": "far away"}),
+        (pro(7, tall, {"group": ("Dev", "CAD"), "ui_type": "icon"}), {"candidates": (far, near)}),
+        (pro(8, str(broken), cad_text), {"candidates": (far,), "raw": "unreadable screenshot"}),
+        (
+            Sample("osworld_g", "o0", wide, (800, 450), "open the menu", box, {"category": "text_matching"}),
+            {"candidates": (far,), "raw": "osworld miss", "critic_raw": "critic says 1"},
+        ),
+    ]
+    samples = {(s.benchmark, s.id): s for s, _ in rows}
+    results = [score_sample(s, Prediction(s.benchmark, s.id, **kw), k=3) for s, kw in rows]
+    return samples, results, {"screenspot_pro": PRO_SPEC, "osworld_g": OSW_SPEC}
+
+
+def _stats(samples: int, top1: float | None, oracle: float | None) -> dict[str, Any]:
+    return {"samples": samples, "top1": top1, "oracle@3": oracle}
+
+
+def _decomp(n: int, hit: int, critic: int, proposer: int) -> dict[str, Any]:
+    counts = {"hit": hit, "critic_miss": critic, "proposer_miss": proposer, "abstained": 0}
+    counts |= {"format_error": 0, "image_error": 0}
+    return {"samples": n, "counts": counts, **{k: 100.0 * v / n if n else None for k, v in counts.items()}}
+
+
+def new_sections() -> dict[str, Any]:
+    """Every issue-11 section of one benchmark entry, with distinctive numbers."""
+    return {
+        "decomposition": {
+            "strategy": "critic",
+            "overall": _decomp(10, 5, 3, 2),
+            "tables": [
+                {
+                    "title": "By group",
+                    "rows": "group",
+                    "cols": "ui_type",
+                    "cells": [
+                        {"row": "CAD", "col": "text", **_decomp(6, 3, 2, 1)},
+                        {"row": "Dev", "col": "icon", **_decomp(4, 2, 1, 1)},
+                    ],
+                }
+            ],
+        },
+        "critic_gain": {"over_first": 12.34, "over_best_spatial": -3.21, "best_spatial": "medoid"},
+        "pass_at_k": {"n": 3, "first_slot": 0, "pass@1": 31.0, "pass@2": 44.0, "pass@3": 51.0},
+        "size_buckets": {
+            "edges": [0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 1],
+            "no_area": 2,
+            "buckets": [
+                {
+                    "label": "<0.01%",
+                    "low": 0.0,
+                    "high": 1e-4,
+                    "samples": 0,
+                    "top1": None,
+                    "oracle@3": None,
+                    "median_area": None,
+                },
+                {
+                    "label": "0.01–0.03%",
+                    "low": 1e-4,
+                    "high": 3e-4,
+                    "samples": 7,
+                    "top1": 42.9,
+                    "oracle@3": 71.4,
+                    "median_area": 2e-4,
+                },
+                {
+                    "label": "≥10%",
+                    "low": 0.1,
+                    "high": 1.0,
+                    "samples": 3,
+                    "top1": 100.0,
+                    "oracle@3": 100.0,
+                    "median_area": 0.2,
+                },
+            ],
+        },
+        "miss_distance": {
+            "misses": 5,
+            "target_sizes": {"q1": 0.44, "median": 1.77, "q3": 6.66},
+            "screen": {"q1": 0.012, "median": 0.0345, "q3": 0.25},
+        },
+        "calibration": {
+            "score_kind": "probability",
+            "candidates": 30,
+            "positives": 11,
+            "auroc": 0.81234,
+            "ece": 0.0567,
+            "brier": 0.1789,
+            "reliability": [
+                {"low": 0.0, "high": 0.5, "count": 10, "confidence": 0.3, "accuracy": 0.2},
+                {"low": 0.5, "high": 1.0, "count": 20, "confidence": 0.8, "accuracy": 0.7},
+                {"low": 0.9, "high": 1.0, "count": 0, "confidence": None, "accuracy": None},
+            ],
+            "risk_coverage": [
+                {"threshold": 0.9, "coverage": 30.0, "kept": 3, "top1": 100.0},
+                {"threshold": 0.5, "coverage": 100.0, "kept": 10, "top1": 50.0},
+            ],
+            "aurc": 21.5,
+            "unscored_samples": 1,
+        },
+    }
+
+
+def old_entry(top1: float, oracle: float, *, samples: int = 10) -> dict[str, Any]:
+    """A results.json benchmark entry as written before issue 11 (no new sections)."""
+    cells = {"CAD": {"text": _stats(6, 50.0, 66.7)}, "Dev": {"icon": _stats(4, 25.0, 75.0)}}
+    return {
+        "samples": samples,
+        "top1": top1,
+        "oracle@1": 40.0,
+        "oracle@2": 55.0,
+        "oracle@3": oracle,
+        "official": {"rule": "micro", "top1": top1, "oracle@3": oracle},
+        "intervals": {"top1": [30.1, 70.2], "oracle@3": [40.0, 80.0]},
+        "format_errors": 1,
+        "truncated": 0,
+        "image_errors": ["p5"],
+        "abstentions": 1,
+        "critic_gap": oracle - top1,
+        "top1_given_oracle": 77.7,
+        "selection": {"critic": top1, "first": 41.1, "medoid": 55.5},
+        "tables": [
+            {
+                "title": "By group",
+                "rows": "group",
+                "cols": "ui_type",
+                "row_values": ["CAD", "Dev"],
+                "col_values": ["text", "icon"],
+                "cells": cells,
+                "row_avg": {"CAD": _stats(6, 50.0, 66.7), "Dev": _stats(4, 25.0, 75.0)},
+                "col_avg": {"text": _stats(6, 50.0, 66.7), "icon": _stats(4, 25.0, 75.0)},
+                "all": _stats(10, top1, oracle),
+            },
+            {
+                "title": "By application <i>",
+                "rows": "application",
+                "cols": None,
+                "row_values": ["autocad", "<b>vscode</b>"],
+                "row_avg": {"autocad": _stats(6, 50.0, 66.7), "<b>vscode</b>": _stats(4, 25.0, 75.0)},
+                "all": _stats(10, top1, oracle),
+            },
+        ],
+    }
+
+
+def make_document(*, with_new: bool = True) -> dict[str, Any]:
+    pro = old_entry(56.4321, 78.96)
+    if with_new:
+        pro |= new_sections()
+    return {
+        "gge_version": "0.1.0",
+        "protocol": "demo protocol",
+        "k": 3,
+        "selection": "critic",
+        "model": {"model": "replay"},
+        "benchmarks": {"screenspot_pro": pro, "osworld_g": old_entry(20.0, 30.0, samples=5)},
+        "mean": {"benchmarks": ["screenspot_pro", "osworld_g"], "top1": 38.21605, "oracle@3": 54.48},
+    }
+
+
+def _pair(a: float, b: float, lo: float, hi: float, p: float) -> dict[str, Any]:
+    return {
+        "a": a,
+        "b": b,
+        "diff": b - a,
+        "ci": [lo, hi],
+        "mcnemar_p": p,
+        "mdd": 4.44,
+        "b_only": 17,
+        "a_only": 5,
+        "samples": 200,
+    }
+
+
+def make_compare() -> dict[str, Any]:
+    side = {
+        "path": "/runs/a/results.json",
+        "label": "baseline",
+        "selection": "critic",
+        "k": 5,
+        "protocol": "qwen",
+    }
+    return {
+        "a": side,
+        "b": side | {"path": "/runs/b/results.json", "label": "candidate <new>"},
+        "k": 5,
+        "bootstrap": {"resamples": 2000, "seed": 0, "cluster": "screenshot", "level": 0.95},
+        "benchmarks": {
+            "screenspot_pro": {
+                "title": "ScreenSpot-Pro",
+                "samples": 200,
+                "screenshots": 120,
+                "top1": _pair(40.0, 46.0, 2.25, 9.75, 0.0004),
+                "oracle@5": _pair(60.0, 59.0, -4.5, 2.5, 0.6123),
+                "official": {"rule": "micro", "a": 40.0, "b": 46.0, "diff": 6.0, "ci": [2.25, 9.75]},
+                "tables": [
+                    {
+                        "title": "By group",
+                        "rows": "group",
+                        "cols": "ui_type",
+                        "cells": [
+                            {
+                                "row": "CAD",
+                                "col": "icon",
+                                "samples": 50,
+                                "top1": _pair(20.0, 33.3, 1.0, 25.0, 0.02),
+                                "oracle@5": _pair(40.0, 38.0, -9.0, 5.0, 0.7),
+                            },
+                        ],
+                    }
+                ],
+                "won": ["w1", f"w{EVIL}"],
+                "lost": ["l1"],
+            }
+        },
+        "mean": {"a": 40.0, "b": 46.0, "diff": 6.0},
+    }
+
+
+def _decode(uri: str) -> Image.Image:
+    assert uri.startswith("data:image/jpeg;base64,")
+    return Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+
+
+def _near(img: Image.Image, colour: tuple[int, int, int], tol: int = 60) -> int:
+    pixels = np.asarray(img.convert("RGB"), dtype=np.int16)
+    return int((np.abs(pixels - np.array(colour, dtype=np.int16)).max(axis=2) <= tol).sum())
+
+
+def assert_self_contained(page: str) -> None:
+    low = page.lower()
+    for bad in (
+        'src="http',
+        "src='http",
+        'href="http',
+        "href='http",
+        "<link",
+        "@import",
+        "url(http",
+        "//cdn",
+    ):
+        assert bad not in low, bad
+    srcs = re.findall(r"<img[^>]*\ssrc=\"([^\"]*)\"", page)
+    assert all(s.startswith("data:image/") for s in srcs), srcs
+    assert not re.search(r"<script[^>]*\ssrc=", low)
+
+
+# -- gallery_entries --------------------------------------------------------------------------------
+def test_gallery_entries_kinds_cells_and_thumbnails(tmp_path: Path) -> None:
+    samples, results, specs = make_run(tmp_path)
+    gallery = gallery_entries(samples, results, strategy="critic", tables=specs)
+    by_id = {e["id"]: e for e in gallery}
+    assert "p0" not in by_id  # the hit is no miss
+    assert len(gallery) == len(results) - 1
+    kinds = {i: e["kind"] for i, e in by_id.items()}
+    assert kinds == {
+        "p1": "critic_miss",
+        "id<b>2": "proposer_miss",
+        "p3": "abstained",
+        "p4": "format_error",
+        "p5": "image_error",
+        "p6": "proposer_miss",
+        "p7": "critic_miss",
+        "p8": "proposer_miss",
+        "o0": "proposer_miss",
+    }
+    assert by_id["p1"]["cell"] == {"row": "CAD", "col": "text"}
+    assert by_id["p7"]["cell"] == {"row": "Dev", "col": "icon"}  # multi-label: the first value
+    assert by_id["o0"]["cell"] == {"row": "text_matching", "col": None}
+    # pick and hits summary
+    assert by_id["p1"]["pick"] == {"rank": 1, "point": [600.0, 350.0], "hit": False}
+    assert by_id["p1"]["hit_ranks"] == [2] and by_id["p1"]["oracle"] and by_id["p1"]["candidates"] == 2
+    assert by_id["p3"]["pick"]["point"] is None and by_id["p3"]["pick"]["rank"] == 1
+    assert by_id["p4"]["pick"] == {"rank": None, "point": None, "hit": False}
+    assert by_id["id<b>2"]["raw"] == f"answer {EVIL}" and by_id["id<b>2"]["instruction"] == f"press {EVIL}"
+    assert by_id["o0"]["critic_raw"] == "critic says 1"
+    # thumbnails: real JPEGs with the overlay drawn; None for unreadable or missing images
+    for i in ("p5", "p6", "p8"):
+        assert by_id[i]["thumb"] is None and by_id[i]["thumb_size"] is None, i
+    wide = _decode(by_id["p1"]["thumb"])
+    assert wide.format == "JPEG" and wide.size == (480, 270) == tuple(by_id["p1"]["thumb_size"])
+    assert _near(wide, TARGET_COLOUR) > 100 and _near(wide, MISS_COLOUR) > 30 and _near(wide, HIT_COLOUR) > 30
+    tall = _decode(by_id["p7"]["thumb"])
+    assert tall.size == (240, 480)  # a portrait screenshot fits a 480 square
+    small = gallery_entries(samples, results, strategy="critic", tables=specs, max_width=200)
+    assert _decode(small[0]["thumb"]).size[0] == 200
+
+
+def test_gallery_entries_limit_is_round_robin_over_kinds_and_deterministic(tmp_path: Path) -> None:
+    samples, results, specs = make_run(tmp_path)
+    first = gallery_entries(samples, results, strategy="critic", tables=specs, limit_per_benchmark=6)
+    again = gallery_entries(samples, results, strategy="critic", tables=specs, limit_per_benchmark=6)
+    assert first == again
+    pro = [e for e in first if e["benchmark"] == "screenspot_pro"]
+    assert [e["kind"] for e in pro] == [
+        "critic_miss", "proposer_miss", "abstained", "format_error", "image_error", "critic_miss",
+    ]  # fmt: skip
+    assert [e["id"] for e in pro] == ["p1", "id<b>2", "p3", "p4", "p5", "p7"]
+    assert [e["id"] for e in first if e["benchmark"] == "osworld_g"] == ["o0"]
+    two = gallery_entries(samples, results, strategy="critic", tables=specs, limit_per_benchmark=2)
+    assert [e["id"] for e in two] == ["p1", "id<b>2", "o0"]
+    assert gallery_entries(samples, results, strategy="critic", tables=specs, limit_per_benchmark=0) == []
+    assert set(MISS_KINDS) >= {e["kind"] for e in first}
+    # the "first" strategy picks the proposer's first answer: p1's miss stays a critic miss, no hit shows
+    firsts = gallery_entries(samples, results, strategy="first", tables=specs)
+    assert all(e["pick"]["rank"] in (1, None) for e in firsts)
+
+
+def test_gallery_entries_without_sample_or_table(tmp_path: Path) -> None:
+    samples, results, _ = make_run(tmp_path)
+    gallery = gallery_entries({}, results, strategy="critic", tables={})
+    p1 = next(e for e in gallery if e["id"] == "p1")
+    assert p1["instruction"] == "" and p1["cell"] == {"row": None, "col": None}
+    assert p1["thumb"] is not None  # rebuilt from the result's own image path, size and region
+    with pytest.raises(ValueError, match="limit_per_benchmark"):
+        gallery_entries(samples, results, strategy="critic", tables={}, limit_per_benchmark=-1)
+
+
+# -- results page -----------------------------------------------------------------------------------
+def test_page_is_one_self_contained_file_and_escapes_everything(tmp_path: Path) -> None:
+    samples, results, specs = make_run(tmp_path)
+    gallery = gallery_entries(samples, results, strategy="critic", tables=specs)
+    page = render_report_html(make_document(), gallery)
+    assert_self_contained(page)
+    assert page.count("<img ") == sum(e["thumb"] is not None for e in gallery) == 6
+    assert page.count('<figure class="card"') == len(gallery)
+    assert page.count("screenshot unavailable") == 3
+    # escaping: nothing from the data becomes markup
+    assert EVIL not in page and "<b>vscode" not in page and "id<b>2" not in page
+    assert "press &lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "answer &lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "id&lt;b&gt;2" in page and "&lt;b&gt;vscode&lt;/b&gt;" in page
+    assert "By application &lt;i&gt;" in page
+    # only our own two scripts, and the gallery's filters with a count
+    assert page.count("<script>") == 2
+    for sel in ("filter-benchmark", "filter-cell", "filter-kind"):
+        assert f'<select id="{sel}">' in page
+    assert f"showing {len(gallery)} of {len(gallery)}" in page
+    assert '<option value="critic_miss">critic miss (2)</option>' in page
+    assert '<option value="screenspot_pro · CAD / text">CAD / text (' in page
+    assert "window.onerror" in page and "dataset.ready" in page and "jsErrors" in page
+    path = write_report_html(tmp_path / "report.html", page)
+    assert path.read_text(encoding="utf-8") == page
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    size = path.stat().st_size
+    assert size < 200_000, size  # six 480-pixel JPEGs of a flat screenshot
+
+
+def test_summary_and_official_tables() -> None:
+    page = render_report_html(make_document(), [])
+    assert TABLE_HEADER_COLOUR in page
+    summary = page[page.index('id="summary"') : page.index("</section>")]
+    # one row per benchmark: official rule, Top-1, Oracle@K, gap, format errors; then the mean
+    assert "<td>10</td><td>micro</td><td>56.4</td><td>79.0</td><td>22.5</td><td>1</td>" in summary
+    assert "<td>5</td><td>micro</td><td>20.0</td><td>30.0</td><td>10.0</td><td>1</td>" in summary
+    assert "mean of 2 official headlines" in summary and "<td>38.2</td><td>54.5</td><td>16.3</td>" in summary
+    assert ">ScreenSpot-Pro</a>" in summary and ">OSWorld-G</a>" in summary  # registry titles
+    assert "<b>protocol</b>: demo protocol" in page and "<b>model</b>: replay" in page
+    # 2-D grid of "Top-1 / Oracle@K", 1-D list with counts
+    assert "<th>group \\ ui_type</th><th>text</th><th>icon</th><th>avg</th>" in page
+    assert '<span title="n=6">50.0 / 66.7</span>' in page
+    assert '<td>CAD</td><td><span title="n=6">50.0 / 66.7</span></td><td><span class="muted">–</span>' in page
+    assert "<td>autocad</td><td>6</td><td>50.0</td><td>66.7</td>" in page
+    assert "Top-1 by selection strategy" in page and "<td><b>critic</b></td><td>56.4</td>" in page
+    assert "micro Top-1 95% CI [30.1, 70.2]" in page
+
+
+def test_every_new_section_is_drawn() -> None:
+    page = render_report_html(make_document(), [])
+    pro = page[page.index('id="bench-screenspot_pro"') : page.index('id="bench-osworld_g"')]
+    # Oracle@k curve with Top-1 and pass@k, as inline SVG
+    assert "Oracle@k curve" in pro and "pass@k: 3 → 51.0" in pro and "Oracle@k: 2 → 55.0" in pro
+    # decomposition: overall and per cell
+    assert "Outcomes" in pro and "overall — critic miss: 30.0% (3)" in pro
+    assert "CAD / text — proposer miss: 16.7% (1)" in pro and "Dev / icon — hit: 50.0% (2)" in pro
+    # size buckets: grouped bars with counts
+    assert "By target size" in pro and "0.01–0.03% — Top-1: 42.9% (n=7)" in pro
+    assert "≥10% — Oracle@3: 100.0% (n=3)" in pro and ">n=0</text>" in pro
+    assert "no target area (absent targets): 2" in pro
+    # miss distance quartiles
+    assert "<td>target sizes (×)</td><td>0.4</td><td>1.8</td><td>6.7</td>" in pro
+    assert "<td>screen diagonal (%)</td><td>1.2</td><td>3.5</td><td>25.0</td>" in pro
+    # calibration numbers and charts
+    assert "<td>AUROC</td><td>0.812</td>" in pro and "<td>ECE</td><td>0.057</td>" in pro
+    assert "<td>Brier</td><td>0.179</td>" in pro and "<td>AURC (%)</td><td>21.5</td>" in pro
+    assert "reliability diagram" in pro and "risk-coverage" in pro and "accuracy: 0.8 → 0.7" in pro
+    assert "critic gain: +12.3 over first, -3.2 over best spatial (medoid)" in pro
+    assert pro.count("<svg") == 1 + 2 + 1 + 2  # curve, 2 decompositions, sizes, reliability, risk
+
+
+def test_documents_without_new_sections_render() -> None:
+    page = render_report_html(make_document(with_new=False), [])
+    for absent in (
+        "Outcomes",
+        "By target size",
+        "Miss distance",
+        "Critic calibration",
+        "pass@k",
+        "critic gain",
+    ):
+        assert absent not in page, absent
+    assert (
+        page.count("<h3>Oracle@k curve</h3>") == 2
+        and "showing 0 of 0" in page
+        and "No misses to show." in page
+    )
+    # None sections (pass@k of a ranked list, no critic scores) are skipped too
+    doc = make_document()
+    doc["benchmarks"]["screenspot_pro"] |= {"pass_at_k": None, "calibration": None, "miss_distance": None}
+    page = render_report_html(doc, [])
+    assert "pass@k" not in page and "Critic calibration" not in page and "Outcomes" in page
+    # a bare document, and a None percentage
+    bare = render_report_html({"benchmarks": {"x": {"samples": 0, "top1": None}}}, [], title="t <1>")
+    assert "<title>t &lt;1&gt;</title>" in bare and "<td>–</td>" in bare
+    assert_self_contained(bare)
+
+
+def test_report_from_a_real_demo_run(demo_suite: Path, tmp_path: Path) -> None:
+    from gge.analysis import analyse
+    from gge.benchmarks import get_benchmark
+    from gge.cli import parse_args, run
+    from gge.models.replay import parse_line
+
+    names = ["screenspot_v2", "osworld_g"]
+    args = [
+        f"data_root={demo_suite}",
+        f"model.predictions={demo_suite / 'predictions.jsonl'}",
+        f"output_dir={tmp_path / 'out'}",
+        f"benchmarks=[{','.join(names)}]",
+        "max_samples=12",
+    ]
+    doc = run(parse_args(args), out=io.StringIO())
+    samples: dict[tuple[str, str], Sample] = {}
+    for name in names:
+        bench = get_benchmark(name)
+        for s in bench.load(demo_suite / bench.directory, bench.options_type()).samples:
+            samples[(s.benchmark, s.id)] = s
+    lines = (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()
+    preds = [parse_line(json.loads(x), f"predictions.jsonl:{i}") for i, x in enumerate(lines, 1)]
+    results = [score_sample(samples[(p.benchmark, p.id)], p, k=doc["k"]) for p in preds]
+    for name, entry in doc["benchmarks"].items():  # until results.json carries them itself
+        mine = [r for r in results if r.benchmark == name]
+        extra = analyse(mine, tables=get_benchmark(name).tables, k=doc["k"], strategy=doc["selection"],
+                        selection=entry["selection"])  # fmt: skip
+        for key, value in extra.items():
+            entry.setdefault(key, value)
+    specs = {n: get_benchmark(n).tables[0] for n in names}
+    gallery = gallery_entries(samples, results, strategy=doc["selection"], tables=specs)
+    misses = sum(not r.top1[doc["selection"]] for r in results)
+    assert len(gallery) == misses > 0 and all(e["thumb"] for e in gallery)
+    page = render_report_html(doc, gallery)
+    assert_self_contained(page)
+    for name in names:
+        entry = doc["benchmarks"][name]
+        k = doc["k"]
+        off = entry["official"]
+        row = f"<td>{entry['samples']}</td><td>{off['rule']}</td><td>{off['top1']:.1f}</td>"
+        assert row + f"<td>{off[f'oracle@{k}']:.1f}</td>" in page
+        assert f'id="bench-{name}"' in page
+    assert "Outcomes" in page and "By target size" in page
+    assert page.count('<figure class="card"') == misses
+
+
+# -- compare page -----------------------------------------------------------------------------------
+def test_compare_page_shows_the_paired_numbers() -> None:
+    page = render_compare_html(make_compare())
+    assert_self_contained(page)
+    assert EVIL not in page and "candidate &lt;new&gt;" in page and "w&lt;script&gt;" in page
+    row = (
+        '<td>Top-1</td><td>40.0</td><td>46.0</td><td><span class="pos">+6.0</span></td>'
+        "<td>[+2.2, +9.8]</td><td>&lt;0.001</td><td>4.4</td><td>17</td><td>5</td><td>200</td>"
+    )
+    assert row in page
+    assert (
+        "<td>Oracle@5</td><td>60.0</td><td>59.0</td><td><span>-1.0</span></td><td>[-4.5, +2.5]</td>" in page
+    )
+    assert "<td>0.612</td>" in page
+    assert "<td>official (micro)</td><td>40.0</td><td>46.0</td>" in page
+    cell = '<td>CAD / icon</td><td>50</td><td>20.0</td><td>33.3</td><td><span class="pos">+13.3</span></td>'
+    assert cell in page and "<td>0.020</td>" in page
+    assert "<summary>won: B hits, A misses (2)</summary>" in page and "<li><code>w1</code></li>" in page
+    assert "<summary>lost: A hits, B misses (1)</summary>" in page
+    assert "screenspot_pro Top-1: +6.0 [+2.2, +9.8]" in page  # the forest plot's tooltip
+    assert "200 samples on 120 screenshots" in page and "2000 resamples" in page
+    assert "<td>40.0</td><td>46.0</td><td>+6.0</td>" in page  # mean of the official headlines
+    assert 'dataset.ready = "1"' in page
+    empty = render_compare_html({"benchmarks": {}})
+    assert "<svg" not in empty and 'dataset.ready = "1"' in empty
+
+
+def test_compare_page_tolerates_missing_fields() -> None:
+    doc = make_compare()
+    bench = doc["benchmarks"]["screenspot_pro"]
+    for key in ("official", "tables", "won", "oracle@5"):
+        del bench[key]
+    page = render_compare_html(doc)
+    assert page.count("<table") == 2 and "won: B hits, A misses (0)" in page
