@@ -719,6 +719,7 @@ td.num,th.num{{text-align:right}}
 .grid>div{{min-width:300px}}
 .headline{{font-size:15px;margin:4px 0}} .headline b{{font-size:17px}}
 .muted{{color:#777}} .pos{{color:#1a7f37;font-weight:600}} .neg{{color:#b42318;font-weight:600}}
+.warning{{color:#b42318}}
 svg.chart{{display:block;font-size:11px;fill:#222;margin:4px 0 8px;max-width:100%;height:auto}}
 svg .grid{{stroke:#e5e5e5}} svg .axis{{stroke:#777}} svg .label{{fill:#555}}
 svg .onbar{{fill:#fff;font-weight:600}} svg .small{{font-size:10px}} svg .muted{{fill:#777}}
@@ -1483,7 +1484,8 @@ def render_compare_html(compare: Mapping[str, Any]) -> str:
     boot_line = (
         f'<p class="muted">95% intervals: paired bootstrap, {_count(boot.get("resamples"))} resamples '
         f"clustered by {esc(boot.get('cluster', '–'))}, seed {_count(boot.get('seed'))}; McNemar exact p; "
-        "MDD: minimum detectable difference.</p>"
+        "MDD: minimum detectable difference (alpha 0.05, power 0.8); – where a group spans fewer than 5 "
+        "screenshots.</p>"
         if isinstance(boot, Mapping)
         else ""
     )
@@ -1513,9 +1515,14 @@ def render_compare_html(compare: Mapping[str, Any]) -> str:
     sections = "".join(
         _compare_bench(name, bench, k) for name, bench in benchmarks.items() if isinstance(bench, Mapping)
     )
+    remarks = "".join(
+        f'<p class="{cls}">{what}: {esc(text)}</p>'
+        for key, cls, what in (("warnings", "warning", "warning"), ("notes", "muted", "note"))
+        for text in (compare.get(key) or [])
+    )
     body = (
         f"<header><h1>{esc(title)}</h1>{_side('A', a)}{_side('B', b)}"
-        f'<p class="protocol">common K = {esc(k)}</p>{boot_line}{nav}</header>'
+        f'<p class="protocol">common K = {esc(k)}</p>{boot_line}{remarks}{nav}</header>'
         f'<section id="summary">{mean_html}{forest}</section>{sections}'
     )
     return _page(title, body, _READY_SCRIPT)

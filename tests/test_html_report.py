@@ -564,3 +564,20 @@ def test_compare_page_tolerates_missing_fields() -> None:
         del bench[key]
     page = render_compare_html(doc)
     assert page.count("<table") == 2 and "won: B hits, A misses (0)" in page
+
+
+def test_compare_page_shows_warnings_and_notes() -> None:
+    doc = {
+        "k": 5,
+        "a": {"label": "A"},
+        "b": {"label": "B"},
+        "benchmarks": {},
+        "warnings": ["the runs pick Top-1 by different strategies: A critic, B <first>"],
+        "notes": ["K differs: Oracle@5 compared"],
+    }
+    page = render_compare_html(doc)
+    assert (
+        '<p class="warning">warning: the runs pick Top-1 by different strategies: A critic, B &lt;first&gt;</p>'
+        in page
+    )
+    assert "note: K differs: Oracle@5 compared" in page
