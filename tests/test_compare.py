@@ -442,3 +442,34 @@ def test_too_few_screenshots_give_no_interval() -> None:
     n = MIN_CLUSTERS
     many = _pair_stat(np.zeros(n), np.ones(n), [f"s{i}" for i in range(n)], resamples=200, seed=0, level=0.95)
     assert many["ci"] == [100.0, 100.0] and many["screenshots"] == n
+
+
+def test_compare_two_demo_checkpoints_end_to_end(
+    demo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two real checkpoints through eval: the shipped demo and one with perturbed weights."""
+    import torch
+
+    from gge.demo.model import default_checkpoint, load_demo_policy, save_checkpoint
+
+    net = load_demo_policy(default_checkpoint()).net
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(0.5 * p.abs().mean() * torch.randn(p.shape, generator=generator))
+    other = save_checkpoint(net, tmp_path / "perturbed.pt")
+    common = [f"data_root={demo_suite}", "benchmarks=[screenspot_v2,ui_vision]", "max_samples=24"]
+    run(parse_args([*common, f"output_dir={tmp_path / 'early'}", f"ckpt={other}"]), out=io.StringIO())
+    run(parse_args([*common, f"output_dir={tmp_path / 'shipped'}"]), out=io.StringIO())
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "early"), str(tmp_path / "shipped")]) == 0
+    printed = capsys.readouterr().out
+    out = tmp_path / "shipped" / "compare-vs-early"
+    doc = json.loads((out / "compare.json").read_text())
+    direct = _direct(tmp_path / "early", tmp_path / "shipped", "screenspot_v2", lambda r: r["top1"]["critic"])
+    e = doc["benchmarks"]["screenspot_v2"]
+    assert e["won"] == direct["won"] and e["lost"] == direct["lost"] and e["won"] + e["lost"]
+    assert e["top1"]["diff"] == pytest.approx(direct["b"] - direct["a"])
+    assert "| ScreenSpot-v2 " in printed and "| UI-Vision " in printed
+    page = (out / "compare.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "ScreenSpot-v2" in page
