@@ -8,8 +8,8 @@ draws them, the loggers log them.
 
 * ``hit`` — the Top-1 pick hits (a correct abstention on an absent target included);
 * ``image_error`` — the screenshot could not be read (the model was not asked);
-* ``format_error`` — no candidate could be parsed;
 * ``critic_miss`` — some scored candidate hits, the pick does not;
+* ``format_error`` — the answer could not be parsed (no candidate hits);
 * ``abstained`` — no candidate hits and the pick is an abstention;
 * ``proposer_miss`` — no candidate hits (the pick is a wrong point, or there is none).
 
@@ -50,7 +50,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from gge.benchmarks.base import TableSpec
+from gge.benchmarks.base import UNKNOWN_SIZE, TableSpec
 from gge.scoring import SampleResult
 from gge.selection import STRATEGIES
 from gge.types import Absent, Box, Polygon, Region
@@ -106,10 +106,10 @@ def outcome(result: SampleResult, strategy: str) -> str:
         return "hit"
     if result.image_error is not None:
         return "image_error"
-    if result.format_error:
-        return "format_error"
     if any(result.hits):
         return "critic_miss"
+    if result.format_error:
+        return "format_error"
     if result.abstained(strategy):
         return "abstained"
     return "proposer_miss"
@@ -184,6 +184,22 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - miss
 
 
+def draws(results: Sequence[SampleResult], k: int) -> int:
+    """How many answers each sample drew: the most candidates any sample has, at most ``k``.
+
+    A sampling proposer returns one slot per draw (unparsed ones included), so the longest list is
+    the number drawn, whatever K the evaluation scores (a replay with a larger ``k`` does not invent
+    draws; a smaller one scores the first ``k``).
+
+    Example:
+        >>> from gge.types import Candidate
+        >>> r = SampleResult("b", "0", {}, 9, (Candidate((1.0, 1.0)),) * 5, (False,) * 5)
+        >>> draws([r], 9), draws([r], 3)
+        (5, 3)
+    """
+    return min(k, max((len(r.candidates) for r in results), default=0))
+
+
 def pass_at_k_table(results: Sequence[SampleResult], n: int, first_slot: int = 0) -> Stats | None:
     """Mean unbiased pass@k for k = 1..n over a group, from ``n`` exchangeable answers per sample.
 
@@ -225,8 +241,11 @@ def region_area(region: Region) -> float | None:
 
 
 def target_area_fraction(result: SampleResult) -> float | None:
-    """The target's area over the screenshot's, or None (absent target, unknown region or size)."""
-    if result.region is None or result.image_size is None:
+    """The target's area over the screenshot's, or None (absent target, unknown region or size).
+
+    A screenshot that could not be read has no known size (the loaders' :data:`UNKNOWN_SIZE`).
+    """
+    if result.region is None or result.image_size is None or result.image_size == UNKNOWN_SIZE:
         return None
     area = region_area(result.region)
     w, h = result.image_size
@@ -273,15 +292,18 @@ def size_buckets(results: Sequence[SampleResult], k: int, strategy: str) -> Stat
 
     Returns:
         ``{"edges": [...], "buckets": [{"label", "low", "high", "samples", "top1", "oracle@K",
-        "median_area"}...], "no_area": n}``; ``no_area`` counts samples without a target area
-        (absent targets).
+        "median_area"}...], "no_area": n, "unreadable": m}``; ``no_area`` counts targets without an
+        area (absent targets, or a size unknown), ``unreadable`` the samples whose screenshot could
+        not be read (the model was not asked: they belong to no bucket).
     """
     labels = bucket_labels()
     groups: dict[str, list[tuple[float, SampleResult]]] = {label: [] for label in labels}
-    no_area = 0
+    no_area = unreadable = 0
     for r in results:
         fraction = target_area_fraction(r)
-        if fraction is None:
+        if r.image_error is not None:
+            unreadable += 1
+        elif fraction is None:
             no_area += 1
         else:
             groups[size_bucket(fraction)].append((fraction, r))
@@ -301,7 +323,7 @@ def size_buckets(results: Sequence[SampleResult], k: int, strategy: str) -> Stat
                 "median_area": quantile(areas, 0.5) if areas else None,
             }
         )
-    return {"edges": list(SIZE_EDGES), "buckets": buckets, "no_area": no_area}
+    return {"edges": list(SIZE_EDGES), "buckets": buckets, "no_area": no_area, "unreadable": unreadable}
 
 
 def quantile(sorted_values: Sequence[float], q: float) -> float:
@@ -341,6 +363,7 @@ def miss_distance(result: SampleResult, strategy: str) -> tuple[float | None, fl
         or pick.point is None
         or result.region is None
         or result.image_size is None
+        or result.image_size == UNKNOWN_SIZE
         or isinstance(result.region, Absent)
     ):
         return None
@@ -388,11 +411,14 @@ def _finite(score: float | None) -> bool:
 def candidate_scores(result: SampleResult, kind: ScoreKind) -> list[tuple[float, bool]]:
     """(score, hit) of each scored candidate of a sample; rank scores become ``(m - position) / m``.
 
-    Probabilities and plain scores are kept as they are.
+    Probabilities and plain scores are kept as they are. A sample whose critic answer could not be
+    parsed gives none (the policy stood in the proposer order, which is no judgement of the critic).
 
     Listwise scores are stored as ``m - position`` (``m`` the number of ranked candidates), so the
     largest stored score is ``m``; dividing by it gives 1 for the first-ranked and ``1/m`` for the last.
     """
+    if result.critic_format_error:
+        return []  # the critic's answer was unreadable: its "scores" are the proposer order
     pairs = [
         (float(c.score), hit)
         for c, hit in zip(result.candidates, result.hits, strict=False)
@@ -504,7 +530,8 @@ def risk_coverage(
 
     A sample's confidence is the highest critic probability among its candidates (the critic's pick);
     samples are kept from the most confident down, a tie kept or dropped together. Samples without a
-    score (one candidate, an abstention, a format error: the critic did not judge) are left out.
+    score (one candidate, an abstention, a format error: the critic did not judge) or with an
+    unparseable critic answer are left out.
 
     Args:
         results: The group.
@@ -519,7 +546,7 @@ def risk_coverage(
     scored = []
     for r in results:
         scores = [c.score for c in r.candidates if c.score is not None and math.isfinite(c.score)]
-        if scores:
+        if scores and not r.critic_format_error:
             scored.append((max(scores), bool(r.top1.get("critic", False))))
     left_out = len(results) - len(scored)
     if not scored:
@@ -653,7 +680,7 @@ def analyse(
         "critic_gain": critic_gain(selection),
         "pass_at_k": None
         if exchangeable_from is None
-        else pass_at_k_table(results, k - exchangeable_from, exchangeable_from),
+        else pass_at_k_table(results, draws(results, k) - exchangeable_from, exchangeable_from),
         "size_buckets": size_buckets(results, k, strategy),
         "miss_distance": miss_distances(results, strategy),
         "calibration": calibration(results, score_kind),

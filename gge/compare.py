@@ -273,7 +273,10 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
         return 1.0
     m = min(a_only, b_only)
     if n <= 20000:
-        tail = sum(math.comb(n, i) for i in range(m + 1))
+        term = tail = 1  # C(n, 0); each next coefficient from the last, exactly
+        for i in range(m):
+            term = term * (n - i) // (i + 1)
+            tail += term
         return min(1.0, 2 * tail / (1 << n))
     log_half = n * math.log(2.0)
     logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - log_half for i in range(m + 1)]
@@ -288,9 +291,9 @@ def min_detectable_difference(se: float) -> float:
     The smallest true difference that a two-sided test at alpha 0.05 would detect with power 0.8,
     under a normal approximation to the paired difference whose standard error is ``se`` (here the
     screenshot-clustered bootstrap SE of the observed difference, so it accounts for correlated
-    samples). It estimates the SE from the observed disagreements: it is 0 when the two runs never
-    disagree (and near 0 when every screenshot shows the same difference), which says nothing about
-    a difference that would show up as disagreements. (Connor's
+    samples). It estimates the SE from the observed disagreements: it would be 0 when the two runs
+    never disagree, which says nothing about a difference that would show up as disagreements, so
+    :func:`compare_runs` reports no MDD there (and none below :data:`MIN_CLUSTERS` screenshots). (Connor's
     1987 sample size for McNemar needs the discordance rate under the alternative and ignores the
     clustering; the bootstrap SE needs neither.)
 
@@ -534,7 +537,9 @@ def _pair_stat(
     if n_clusters >= MIN_CLUSTERS:
         lo, hi, se = paired_bootstrap(a, b, clusters, resamples=resamples, seed=seed, level=level)
         ci: list[float] | None = [_pct(lo), _pct(hi)]
-        mdd: float | None = _pct(min_detectable_difference(se))
+        # runs that never disagree here have a zero-width bootstrap: that is no evidence of which
+        # difference this sample size could detect, so no MDD is reported
+        mdd: float | None = _pct(min_detectable_difference(se)) if np.any(a != b) else None
     else:
         ci, mdd = None, None
     a_only = int(np.sum((a > 0) & (b == 0)))
@@ -647,12 +652,13 @@ def _compare_benchmark(
     off: dict[str, Any] = {"rule": official.name, "a": off_a, "b": off_b, "diff": None, "ci": None}
     if off_a is not None and off_b is not None:
         off["diff"] = off_b - off_a
+        groups = list(_indices(group_by(res_a, official.over), where).values()) if official.over else []
+        fewest = min((len({clusters[i] for i in g}) for g in groups), default=0)
         if not official.over:
             off["ci"] = overall["top1"]["ci"]
-        elif len(set(clusters)) < MIN_CLUSTERS:
-            off["ci"] = None
+        elif fewest < MIN_CLUSTERS:
+            off["ci"] = None  # a group on few screenshots drops out of resamples and skews the mean
         else:
-            groups = list(_indices(group_by(res_a, official.over), where).values())
             lo, hi, _ = paired_bootstrap(
                 top1_a,
                 top1_b,

@@ -1002,10 +1002,7 @@ def _selection_table(entry: Mapping[str, Any], strategy: Any) -> str:
 def _curve(entry: Mapping[str, Any], k: int) -> str:
     oracle = [(float(j), _num(entry.get(f"oracle@{j}"))) for j in range(1, k + 1)]
     series = [Series("Oracle@k", ORACLE_COLOUR, oracle)]
-    top1 = _num(
-        (entry.get("official") or {}).get("top1") if isinstance(entry.get("official"), Mapping) else None
-    )
-    top1 = top1 if top1 is not None else _num(entry.get("top1"))
+    top1 = _num(entry.get("top1"))  # micro, like the Oracle@k points (not a macro headline)
     if top1 is not None:
         series.append(Series("Top-1", TOP1_COLOUR, [(1.0, top1), (float(max(k, 2)), top1)], dashed=True))
     n = k
@@ -1073,7 +1070,10 @@ def _size_buckets(entry: Mapping[str, Any], k: int) -> str:
         title="Top-1 and Oracle@K by target size",
         x_label="target area / screenshot area",
     )
-    note = f'<p class="muted">no target area (absent targets): {_count(sb.get("no_area"))}</p>'
+    note = f'<p class="muted">no target area (absent targets): {_count(sb.get("no_area"))}'
+    if sb.get("unreadable"):
+        note += f" · unreadable screenshots: {_count(sb.get('unreadable'))}"
+    note += "</p>"
     return f"<h3>By target size</h3>{svg}{note}"
 
 

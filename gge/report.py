@@ -134,7 +134,7 @@ def render_analysis_lines(entry: Mapping[str, Any], *, k: int) -> list[str]:
     """
     lines: list[str] = []
     dec = entry.get("decomposition")
-    if dec:
+    if dec and dec["overall"]["samples"]:
         overall = dec["overall"]
         parts = [f"{OUTCOME_NAMES[kind]} {fmt(overall[kind])}" for kind in OUTCOME_NAMES if overall.get(kind)]
         lines.append(
@@ -210,7 +210,15 @@ def render_analysis_tables(entry: Mapping[str, Any], *, k: int) -> list[str]:
             for b in sizes["buckets"]
             if b["samples"]
         ]
-        note = f" ({sizes['no_area']} targets without an area: absent)" if sizes.get("no_area") else ""
+        apart = [
+            f"{sizes[key]} {what}"
+            for key, what in (
+                ("no_area", "without an area (absent)"),
+                ("unreadable", "unreadable screenshots"),
+            )
+            if sizes.get(key)
+        ]
+        note = f" ({'; '.join(apart)})" if apart else ""
         out.append(f"### By target size{note}\n\n{markdown_table(header, rows)}")
     return out
 

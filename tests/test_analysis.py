@@ -380,3 +380,29 @@ def test_score_kind_is_read_off_the_scores_or_declared_by_the_policy() -> None:
     assert cal is not None and cal["auroc"] == 1.0 and cal["ece"] is None  # an order, not a probability
     # the demo's critic gives logits, and says so: calibration never reads them as probabilities
     assert policy_analysis_options(load_demo_policy())["score_kind"] == "score"
+
+
+def test_review_edge_cases_of_sizes_pass_at_k_calibration_and_outcomes() -> None:
+    from gge.benchmarks.base import UNKNOWN_SIZE
+
+    # an unreadable screenshot belongs to no size bucket, and an unknown size gives no area
+    unreadable = _result(Box(10, 10, 50, 30), [], size=UNKNOWN_SIZE, sid="u", image_error="cannot read x")
+    unknown = _result(Box(10, 10, 50, 30), [(0, 0)], size=UNKNOWN_SIZE, sid="v")
+    out = size_buckets([unreadable, unknown], 5, "critic")
+    assert out["unreadable"] == 1 and out["no_area"] == 1 and all(b["samples"] == 0 for b in out["buckets"])
+    assert miss_distance(unknown, "critic") is None
+    # pass@k counts the draws made, not the K scored: a greedy answer and 4 draws scored with k=10
+    r = _result(BOX, [(0, 0), (150, 120), (0, 0), (0, 0), (0, 0)], k=10)
+    pk = analyse([r], tables=[], k=10, strategy="critic", selection={}, exchangeable_from=1)["pass_at_k"]
+    assert pk["n"] == 4 and pk["pass@1"] == pytest.approx(25.0) and "pass@5" not in pk
+    # an unparseable ranking stood in the proposer order: not the critic's judgement
+    sample = Sample("b", "c", "/c.png", (1000, 500), "click", BOX)
+    bad = score_sample(
+        sample,
+        Prediction("b", "c", (Candidate((150, 120), 2.0), Candidate((0, 0), 1.0)), critic_format_error=True),
+        k=5,
+    )
+    assert candidate_scores(bad, "rank") == [] and calibration([bad]) is None
+    # a replayed line flagged as a format error whose unpicked candidate hits is a critic miss
+    flagged = _result(BOX, [(0, 0), (150, 120)], [0.9, 0.1], format_error=True)
+    assert outcome(flagged, "critic") == "critic_miss"
