@@ -1,0 +1,527 @@
+"""The evaluation the trainer callbacks run on the model being trained: one piece of code for all trainers.
+
+:class:`OnlineEvaluator` holds everything that is not specific to a trainer: argument checks, the
+fixed seeded stratified subsets (``sample_ids``, chosen once and saved in checkpoints) and the table
+ids, the run over every benchmark (sharded by rank, the model in eval mode under ``torch.no_grad``,
+gathered once, scored with the official rules), the scalars, the per-sample views (W&B tables,
+TensorBoard images, JPEG files) and the history. The Lightning callback
+(:class:`gge.callbacks.GroundingEvalCallback`) and the transformers / TRL one
+(:class:`gge.callbacks.GroundingEvalTrainerCallback`) are adapters over it: they decide *when* to
+evaluate, find the model, rank and world size, and send the numbers through their trainer.
+
+Example:
+    >>> ev = OnlineEvaluator(["screenspot_v2"], data_root="/data/gui", max_samples_per_benchmark=50)
+    >>> ev.k, ev.selection, ev.max_samples, ev.state_dict()["sample_ids"] is None
+    (5, 'critic', 50, True)
+    >>> is_due(6, 3), is_due(0, 3), is_due(4, None)
+    (True, False, False)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from gge.analysis import policy_analysis_options
+from gge.benchmarks import get_benchmark
+from gge.benchmarks.base import Benchmark
+from gge.data import make_loader
+from gge.errors import GgeError
+from gge.evaluate import evaluate_batches, gather_results, needs_images
+from gge.metrics import benchmark_metrics, scalar_metrics
+from gge.models.base import Policy
+from gge.sampling import strata_keys, stratified_subset
+from gge.scoring import SampleResult
+from gge.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
+from gge.types import Sample
+
+BenchmarkSpec = str | Path | Mapping[str, Any] | None
+"""A benchmark's root folder, or its options (``{"root": ..., "language": "cn"}``), or None."""
+
+WANDB_STEP_KEY = "train/global_step"
+"""The step metric transformers' ``WandbCallback`` logs with every row (its x axis for every key)."""
+
+
+def is_due(count: int, every: int | None) -> bool:
+    """Whether an evaluation is due after ``count`` steps (or epochs) when evaluating every ``every``.
+
+    Example:
+        >>> [n for n in range(1, 8) if is_due(n, 3)]
+        [3, 6]
+    """
+    return every is not None and count > 0 and count % every == 0
+
+
+def check_every(owner: str, **values: int | None) -> None:
+    """Raise a :class:`GgeError` naming ``owner`` for any schedule value (``every_n_*``) below 1.
+
+    Example:
+        >>> check_every("Cb", every_n_steps=0)
+        Traceback (most recent call last):
+        ...
+        gge.errors.GgeError: Cb: every_n_steps must be at least 1, got 0
+    """
+    for label, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise GgeError(f"{owner}: {label} must be at least 1, got {value!r}")
+
+
+def check_policy(policy: object, owner: str, what: str, hint: str) -> Policy:
+    """``policy`` if it has a ``predict(samples)``, else a :class:`GgeError` saying what to pass.
+
+    Args:
+        policy: What the callback's ``policy`` function returned (or the model itself).
+        owner: The callback's name, heading the message.
+        what: What was asked (e.g. the module's class name).
+        hint: How to pass a policy instead.
+
+    Returns:
+        ``policy``.
+    """
+    if not callable(getattr(policy, "predict", None)):
+        raise GgeError(f"{owner}: {what} has no predict(samples); pass {hint}")
+    return policy  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluation of every benchmark, the same on every rank (results are gathered).
+
+    Attributes:
+        subsets: The samples evaluated, by benchmark.
+        results: Their scored results, in sample order, by benchmark.
+        entries: The results.json-style entry of each benchmark (:func:`gge.metrics.benchmark_metrics`).
+        scalars: The numbers a logger plots (:func:`gge.metrics.scalar_metrics`): ``grounding/<name>/top1``...
+    """
+
+    subsets: dict[str, list[Sample]]
+    results: dict[str, list[SampleResult]]
+    entries: dict[str, dict[str, Any]]
+    scalars: dict[str, float] = field(default_factory=dict)
+
+
+class OnlineEvaluator:
+    """Evaluate a policy on fixed subsets of grounding benchmarks, again and again during training.
+
+    Args:
+        benchmarks: Benchmark names (read from ``data_root/<folder>``), or a mapping from name to
+            its root folder, or to its options (``{"root": ..., "language": "cn"}``).
+        owner: The name that heads error messages and warnings (the callback's class name).
+        data_root: Folder holding one folder per benchmark; None with no root given: the synthetic
+            demo suite (generated on first use).
+        max_samples_per_benchmark: Evaluate a fixed, seeded subset of this many samples per
+            benchmark, stratified by the benchmark's official table cells (None: all).
+        k: Candidates scored per sample (Oracle@1..K).
+        selection: The selection strategy reported as Top-1.
+        cluster_radius: Radius of the ``cluster`` strategy.
+        seed: Seed of the subset and of the demo suite.
+        batch_size: Samples per model call.
+        num_workers: DataLoader workers decoding screenshots.
+        table_samples: Samples per benchmark shown as images (same ids every time).
+        strict_images: Stop at the first unreadable screenshot (default: a miss, counted apart).
+
+    Raises:
+        GgeError: An unknown benchmark (with a did-you-mean), no benchmark, an unknown selection
+            strategy, or a size below 1.
+
+    Example:
+        >>> ev = OnlineEvaluator({"screenspot_pro": "/data/ss-pro"}, owner="MyCallback", k=3)
+        >>> sorted(ev.specs), ev.k
+        (['screenspot_pro'], 3)
+        >>> OnlineEvaluator([], owner="MyCallback")
+        Traceback (most recent call last):
+        ...
+        gge.errors.GgeError: MyCallback: name at least one benchmark
+    """
+
+    def __init__(
+        self,
+        benchmarks: Sequence[str] | Mapping[str, BenchmarkSpec],
+        *,
+        owner: str = "OnlineEvaluator",
+        data_root: str | Path | None = None,
+        max_samples_per_benchmark: int | None = None,
+        k: int = 5,
+        selection: str = "critic",
+        cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
+        seed: int = 0,
+        batch_size: int = 8,
+        num_workers: int = 0,
+        table_samples: int = 8,
+        strict_images: bool = False,
+    ) -> None:
+        if isinstance(benchmarks, str):
+            raise GgeError(f"{owner}: benchmarks must be a list of names, got the string {benchmarks!r}")
+        specs: dict[str, BenchmarkSpec] = (
+            dict(benchmarks) if isinstance(benchmarks, Mapping) else dict.fromkeys(benchmarks)
+        )
+        if not specs:
+            raise GgeError(f"{owner}: name at least one benchmark")
+        for name in specs:
+            get_benchmark(name)
+        check_strategy(selection)
+        for label, value in (("k", k), ("batch_size", batch_size)):
+            if value < 1:
+                raise GgeError(f"{owner}: {label} must be at least 1, got {value}")
+        if max_samples_per_benchmark is not None and max_samples_per_benchmark < 1:
+            raise GgeError(
+                f"{owner}: max_samples_per_benchmark must be >= 1, got {max_samples_per_benchmark}"
+            )
+        for label, value in (("num_workers", num_workers), ("table_samples", table_samples)):
+            if value < 0:
+                raise GgeError(f"{owner}: {label} must be at least 0, got {value}")
+        self.owner = owner
+        self.specs: dict[str, BenchmarkSpec] = specs
+        self.data_root = None if data_root is None else Path(data_root)
+        self.max_samples = max_samples_per_benchmark
+        self.k = k
+        self.selection = selection
+        self.cluster_radius = cluster_radius
+        self.seed = seed
+        self.batch_size = batch_size
+        self.num_workers = num_workers
+        self.table_samples = table_samples
+        self.strict_images = strict_images
+        self.benchmarks: dict[str, Benchmark] = {}
+        self.samples: dict[str, list[Sample]] = {}
+        self.sample_ids: dict[str, list[str]] | None = None
+        self.table_ids: dict[str, list[str]] = {}
+        self.history: list[dict[str, Any]] = []
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def _root(self, name: str, spec: BenchmarkSpec) -> tuple[Path, dict[str, Any]]:
+        bench = get_benchmark(name)
+        options: dict[str, Any] = {}
+        if isinstance(spec, Mapping):
+            options = dict(spec)
+        elif spec is not None:
+            options = {"root": str(spec)}
+        root = options.pop("root", None)
+        if root is not None:
+            return Path(root), options
+        if self.data_root is None:
+            from gge.demo import demo_root
+
+            self.data_root = demo_root(self.seed)
+        return self.data_root / bench.directory, options
+
+    def load(self) -> None:
+        """Read the benchmarks once (every rank reads the same files); later calls do nothing."""
+        if self.samples:
+            return
+        for name, spec in self.specs.items():
+            bench = get_benchmark(name)
+            root, options = self._root(name, spec)
+            try:
+                opts = bench.options_type(**options)
+            except TypeError as e:
+                raise GgeError(f"{self.owner}: options of {name}: {e}") from None
+            self.benchmarks[name] = bench
+            self.samples[name] = bench.load(root, opts).samples
+
+    def select(self) -> dict[str, list[Sample]]:
+        """The fixed subset of each benchmark (chosen once, or restored from a checkpoint).
+
+        Reads the benchmarks first if needed.
+
+        Raises:
+            GgeError: Ids restored from a checkpoint are not in the benchmark files any more.
+        """
+        self.load()
+        if self.sample_ids is None:
+            self.sample_ids = {}
+        for name, samples in self.samples.items():
+            if name not in self.sample_ids:  # first use, or a benchmark the checkpoint did not have
+                spec = self.benchmarks[name].tables[0] if self.benchmarks[name].tables else None
+                rows, cols = (spec.rows, spec.cols) if spec else (None, None)
+                keys = strata_keys(self.benchmarks[name].label_keys, rows, cols)
+                chosen = stratified_subset(samples, self.max_samples, keys, seed=self.seed)
+                self.sample_ids[name] = [s.id for s in chosen]
+        out: dict[str, list[Sample]] = {}
+        for name, samples in self.samples.items():
+            by_id = {s.id: s for s in samples}
+            ids = self.sample_ids.get(name, [])
+            missing = [i for i in ids if i not in by_id]
+            if missing:
+                raise GgeError(
+                    f"{self.owner}: {name}: {len(missing)} sample ids saved in the checkpoint "
+                    f"are not in the benchmark files any more (e.g. {missing[0]})"
+                )
+            out[name] = [by_id[i] for i in ids]
+            if name not in self.table_ids:
+                keys = strata_keys(self.benchmarks[name].label_keys, None, None)
+                picked = stratified_subset(out[name], self.table_samples, keys, seed=self.seed)
+                self.table_ids[name] = [s.id for s in picked]
+        return out
+
+    # -- the evaluation -------------------------------------------------------------------------
+    def run(
+        self,
+        policy: Policy,
+        *,
+        rank: int = 0,
+        world: int = 1,
+        pad_batches: bool = False,
+        module: torch.nn.Module | None = None,
+        subsets: dict[str, list[Sample]] | None = None,
+    ) -> Evaluation:
+        """Run every benchmark on this rank's shard, gather the results, score them.
+
+        Every rank must call this with the same arguments but its own ``rank`` (it gathers results
+        across ranks with ``torch.distributed`` when a process group is running). ``module`` (the
+        model being trained) is put in eval mode under ``torch.no_grad`` and back in its previous
+        mode afterwards, also when the policy raises.
+
+        Args:
+            policy: The model to evaluate.
+            rank: This process's rank.
+            world: Number of processes.
+            pad_batches: Give every rank the same number of batches (sharded parameters: every
+                forward is a collective); padding results are dropped.
+            module: The ``torch.nn.Module`` to switch to eval mode meanwhile, if any.
+            subsets: The samples (default: :meth:`select`).
+
+        Returns:
+            The evaluation (the same on every rank).
+        """
+        subsets = self.select() if subsets is None else subsets
+        was_training = module.training if module is not None else False
+        if module is not None:
+            module.eval()
+        entries: dict[str, dict[str, Any]] = {}
+        all_results: dict[str, list[SampleResult]] = {}
+        try:
+            with torch.no_grad():
+                for name, samples in subsets.items():
+                    loader = make_loader(
+                        samples,
+                        rank=rank,
+                        world=world,
+                        batch_size=self.batch_size,
+                        num_workers=self.num_workers,
+                        pad_batches=pad_batches,
+                        decode=needs_images(policy),
+                    )
+                    local = evaluate_batches(
+                        policy,
+                        loader,
+                        k=self.k,
+                        cluster_radius=self.cluster_radius,
+                        strict_images=self.strict_images,
+                    )
+                    results = gather_results(local, samples)  # a collective: every rank calls it
+                    entries[name] = benchmark_metrics(
+                        self.benchmarks[name],
+                        results,
+                        k=self.k,
+                        strategy=self.selection,
+                        **policy_analysis_options(policy),
+                    )
+                    all_results[name] = results
+        finally:
+            if module is not None:
+                module.train(was_training)
+        return Evaluation(subsets, all_results, entries, scalar_metrics(entries, self.k))
+
+    def log_media(
+        self,
+        evaluation: Evaluation,
+        *,
+        step: int,
+        loggers: Sequence[Any] = (),
+        log_dir: str | Path | None = None,
+        wandb_run: Any = None,
+        wandb_step_key: str | None = WANDB_STEP_KEY,
+    ) -> None:
+        """Show each benchmark's samples: W&B tables, TensorBoard images, or JPEG overlays (rank zero only).
+
+        ``loggers`` go through :func:`gge.loggers.log_evaluation` (Lightning loggers, chosen by
+        class name); ``wandb_run`` (a W&B run that is not one of ``loggers``) gets the same tables
+        through :func:`gge.loggers.wandb.log_evaluation_wandb`, stepped by ``wandb_step_key``. JPEG
+        files go under ``log_dir`` only when nothing took the images. Exceptions propagate: see
+        :meth:`log_media_safely`.
+        """
+        from gge.loggers import log_evaluation
+        from gge.loggers.wandb import log_evaluation_wandb
+
+        for name, samples in evaluation.subsets.items():
+            by_id = {s.id: s for s in samples}
+            common: dict[str, Any] = {
+                "step": step,
+                "entry": evaluation.entries[name],
+                "samples": by_id,
+                "results": evaluation.results[name],
+                "table_ids": self.table_ids[name],
+                "k": self.k,
+                "strategy": self.selection,
+            }
+            if wandb_run is not None:
+                bench = self.benchmarks[name]
+                log_evaluation_wandb(
+                    wandb_run, benchmark_name=bench.name, title=bench.title, step_key=wandb_step_key, **common
+                )
+                if not loggers:
+                    continue
+            log_evaluation(loggers, benchmark=self.benchmarks[name], log_dir=log_dir, **common)
+
+    def log_media_safely(self, evaluation: Evaluation, *, step: int, **kwargs: Any) -> bool:
+        """:meth:`log_media`, turning any failure into a warning: the views never stop training.
+
+        Returns:
+            Whether everything was logged.
+        """
+        # Tables and overlays are a view of the numbers: a failure there (a logger's network, a
+        # disk, an odd image) is reported and never raised into training.
+        try:
+            self.log_media(evaluation, step=step, **kwargs)
+        except Exception as e:
+            warnings.warn(
+                f"{self.owner}: logging the tables and overlays failed at step {step} "
+                f"({type(e).__name__}: {e}); the scalars were logged, training goes on",
+                UserWarning,
+                stacklevel=2,
+            )
+            return False
+        return True
+
+    def record(self, evaluation: Evaluation, *, step: int, epoch: float) -> dict[str, Any]:
+        """Append this evaluation to the history (Top-1 and Oracle@K per benchmark) and return the entry."""
+        entry: dict[str, Any] = {
+            "epoch": epoch,
+            "step": step,
+            **{
+                n: {"top1": e["top1"], f"oracle@{self.k}": e[f"oracle@{self.k}"]}
+                for n, e in evaluation.entries.items()
+            },
+        }
+        self.history.append(entry)
+        return entry
+
+    # -- checkpoints ----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The fixed subset, the table ids and the history of evaluations (plain JSON types)."""
+        return {
+            "sample_ids": self.sample_ids,
+            "table_ids": self.table_ids,
+            "history": self.history,
+            "seed": self.seed,
+        }
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore the subset (so curves stay comparable across a resume) and the history."""
+        ids = state_dict.get("sample_ids")
+        self.sample_ids = None if ids is None else {str(n): list(v) for n, v in dict(ids).items()}
+        self.table_ids = {str(n): list(v) for n, v in dict(state_dict.get("table_ids") or {}).items()}
+        self.history = list(state_dict.get("history") or [])
+
+
+class EvaluatorViews:
+    """Attributes of a callback that live in its :class:`OnlineEvaluator` (``self.evaluator``).
+
+    Both callbacks expose the evaluator's settings and state under the same names (``k``,
+    ``max_samples``, ``sample_ids``, ``table_ids``, ``history``...), readable and settable.
+
+    Example:
+        >>> class Cb(EvaluatorViews):
+        ...     def __init__(self):
+        ...         self.evaluator = OnlineEvaluator(["screenspot_v2"], data_root="/data")
+        >>> cb = Cb()
+        >>> cb.max_samples = 2
+        >>> cb.evaluator.max_samples, cb.history
+        (2, [])
+    """
+
+    evaluator: OnlineEvaluator
+
+    @property
+    def specs(self) -> dict[str, BenchmarkSpec]:
+        """The benchmarks asked for, name to root or options."""
+        return self.evaluator.specs
+
+    @property
+    def data_root(self) -> Path | None:
+        """The folder holding one folder per benchmark (the demo suite's once generated)."""
+        return self.evaluator.data_root
+
+    @property
+    def benchmarks(self) -> dict[str, Benchmark]:
+        """The benchmarks, once read."""
+        return self.evaluator.benchmarks
+
+    @property
+    def samples(self) -> dict[str, list[Sample]]:
+        """Every sample of each benchmark, once read."""
+        return self.evaluator.samples
+
+    @property
+    def max_samples(self) -> int | None:
+        """Samples per benchmark in the fixed subset (None: all); set it before the first evaluation."""
+        return self.evaluator.max_samples
+
+    @max_samples.setter
+    def max_samples(self, value: int | None) -> None:
+        self.evaluator.max_samples = value
+
+    @property
+    def k(self) -> int:
+        """Candidates scored per sample."""
+        return self.evaluator.k
+
+    @property
+    def selection(self) -> str:
+        """The selection strategy reported as Top-1."""
+        return self.evaluator.selection
+
+    @property
+    def seed(self) -> int:
+        """Seed of the subset."""
+        return self.evaluator.seed
+
+    @property
+    def table_samples(self) -> int:
+        """Samples per benchmark shown as images."""
+        return self.evaluator.table_samples
+
+    @property
+    def sample_ids(self) -> dict[str, list[str]] | None:
+        """The fixed subset's ids by benchmark (None until the first evaluation or a restore)."""
+        return self.evaluator.sample_ids
+
+    @sample_ids.setter
+    def sample_ids(self, value: dict[str, list[str]] | None) -> None:
+        self.evaluator.sample_ids = value
+
+    @property
+    def table_ids(self) -> dict[str, list[str]]:
+        """The ids shown as images, by benchmark."""
+        return self.evaluator.table_ids
+
+    @table_ids.setter
+    def table_ids(self, value: dict[str, list[str]]) -> None:
+        self.evaluator.table_ids = dict(value)
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """One entry per evaluation: ``epoch``, ``step`` and each benchmark's Top-1 and Oracle@K."""
+        return self.evaluator.history
+
+    @history.setter
+    def history(self, value: list[dict[str, Any]]) -> None:
+        self.evaluator.history = list(value)
+
+
+__all__ = [
+    "WANDB_STEP_KEY",
+    "BenchmarkSpec",
+    "Evaluation",
+    "EvaluatorViews",
+    "OnlineEvaluator",
+    "check_every",
+    "check_policy",
+    "is_due",
+]
