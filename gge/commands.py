@@ -1,14 +1,16 @@
 """The ``gge`` command: one table of subcommands.
 
 ``gge eval key=value ...`` evaluates a model (the same as ``python eval.py key=value ...``; plain
-``gge key=value ...`` does too); ``gge compare A B`` pairs two runs (:mod:`gge.compare`). A new
+``gge key=value ...`` does too); ``gge compare A B`` pairs two runs (:mod:`gge.compare`);
+``gge export verl``, ``gge summarize-verl`` (:mod:`gge.integrations.verl`) and ``gge watch``
+(:mod:`gge.integrations.watch`) serve trainers gge has no callback in. A new
 subcommand is one function taking its arguments and returning an exit code, plus one line in
 :data:`COMMANDS`. Bad input (:class:`~gge.errors.GgeError`) prints ``gge: error: ...`` on stderr
 and exits with 2.
 
 Example:
     >>> sorted(COMMANDS)
-    ['compare', 'eval']
+    ['compare', 'eval', 'export', 'summarize-verl', 'watch']
     >>> main(["--help"])  # doctest: +ELLIPSIS
     usage: gge <command> [arguments]
     ...
@@ -84,6 +86,27 @@ def _compare(args: list[str]) -> int:
     return 0
 
 
+def _export(args: list[str]) -> int:
+    if not args or args[0] != "verl":
+        got = f"'{args[0]}'" if args else "nothing"
+        raise GgeError(f"gge export: the target is 'verl' (gge export verl key=value ...), got {got}")
+    from gge.integrations.verl import export_main
+
+    return export_main(args[1:])
+
+
+def _summarize_verl(args: list[str]) -> int:
+    from gge.integrations.verl import summarize_main
+
+    return summarize_main(args)
+
+
+def _watch(args: list[str]) -> int:
+    from gge.integrations.watch import watch_main
+
+    return watch_main(args)
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
@@ -91,6 +114,15 @@ COMMANDS: dict[str, Command] = {
         Command(
             "compare", "paired comparison of two runs: gge compare A B [--out DIR] (compare --help)", _compare
         ),
+        Command(
+            "export", "validation files for verl / EasyR1: gge export verl key=value ... (--help)", _export
+        ),
+        Command(
+            "summarize-verl",
+            "verl's dumped validation generations -> results.json, tables, report (--help)",
+            _summarize_verl,
+        ),
+        Command("watch", "evaluate each checkpoint a trainer saves: gge watch DIR ... (--help)", _watch),
     )
 }
 """The subcommands, by name."""

@@ -1,0 +1,1569 @@
+r"""verl and EasyR1: gge's benchmarks as RL validation sets, gge's official scoring as their reward.
+
+Three pieces, none importing verl or EasyR1:
+
+* ``gge export verl key=value ...`` (:func:`export_verl`, :func:`export_main`) writes one parquet file
+  per benchmark in the RL dataset schema the trainers read, asking each sample exactly as
+  ``python eval.py model=<preset>`` asks it (the preset's messages, image size and convention);
+* :func:`compute_score` is verl's custom reward function, :func:`compute_score_batch` EasyR1's: both
+  read the answer with the preset's parser and convention, map it back to original pixels from the
+  size the model saw, and apply the benchmark's official hit test;
+* ``gge summarize-verl DUMP`` (:func:`summarize_verl`, :func:`summarize_main`) turns the trainer's dumped
+  validation generations into gge's ``results.json``, ``report.md`` and ``report.html``.
+
+**The formats, from the trainers' sources** (verl: volcengine/verl at b178a3cd, 2026-01-29, and PyPI
+verl 0.9.1; EasyR1: hiyouga/EasyR1 at b44b311b):
+
+* verl dataset (``verl/utils/dataset/rl_dataset.py``, ``RLHFDataset``): parquet rows with
+  ``data_source``, ``prompt`` (chat messages whose string content holds ``<image>`` placeholders,
+  split by ``_build_messages`` into ``{"type": "image"}`` / ``{"type": "text"}`` parts), ``images``
+  (a list of ``{"bytes": ...}`` dicts or PIL images), ``ability``, ``reward_model``
+  (``{"style": "rule", "ground_truth": ...}``) and ``extra_info`` (``index`` is read). Files are read
+  with ``datasets.load_dataset("parquet")`` and concatenated, so every file gets one schema.
+* verl image resizing: ``verl/utils/dataset/vision_utils.py`` ``process_image`` and the agent loop's
+  ``RLHFDataset.process_vision_info`` call ``qwen_vl_utils.fetch_image`` (``qwen_vl_utils/
+  vision_process.py``), which resizes every image with ``smart_resize(factor=2*patch_size,
+  min_pixels, max_pixels)``, the limits read from the image dict (default 4 and 16384 times
+  factor squared). gge writes the limits into each image dict, so verl applies exactly them.
+* EasyR1 dataset (``verl/utils/dataset.py``, ``RLHFDataset``): ``data.prompt_key`` (default
+  ``prompt``) is one string split at ``<image>`` into a single user turn (no system message),
+  ``data.answer_key`` (default ``answer``) becomes the reward's ``ground_truth``, ``data.image_key``
+  (default ``images``) holds paths, ``{"bytes"}`` dicts or images. ``process_image`` shrinks an image
+  above ``data.max_pixels`` (default 4194304, ``verl/trainer/config.py``) by
+  ``sqrt(max_pixels / area)`` with ``int()`` truncation (and grows one below ``data.min_pixels``,
+  default 262144) *before* the processor, whose own ``smart_resize`` gives the size the model sees.
+* verl reward (``verl/trainer/ppo/reward.py`` ``get_custom_reward_fn``: ``custom_reward_function.path``
+  is a file or ``pkg://module``, ``.name`` the function, ``.reward_kwargs`` extra keyword arguments;
+  ``verl/workers/reward_manager/naive.py`` and ``verl/experimental/reward_loop/reward_manager/naive.py``):
+  ``compute_score(data_source=, solution_str=, ground_truth=, extra_info=)`` returns a float or a
+  dict whose ``"score"`` is the reward and whose every key becomes a ``reward_extra_info`` list.
+* verl validation (``verl/trainer/ppo/ray_trainer.py`` ``_validate``): each prompt is repeated
+  ``actor_rollout_ref.rollout.val_kwargs.n`` times (interleaved); ``_val_metrics_update`` with
+  ``verl/trainer/ppo/metric_utils.py`` ``process_validation_metrics`` logs, per data source and
+  reward key, ``val-core/<data_source>/acc/mean@N`` (``acc`` when the dict has it, else ``reward``)
+  and ``best@N/mean``, ``worst@N/mean``. **best@N is a bootstrap estimate** (N draws *with
+  replacement* from the N responses, 1000 times), so it is below the exact Oracle@N whenever a
+  sample has some but not all responses right; ``mean@N`` is exactly the unbiased pass@1.
+  ``gge summarize-verl`` computes the exact Oracle@N and unbiased pass@k.
+* verl dump (``trainer.validation_data_dir``; ``_dump_generations``): ``<global_step>.jsonl``, one line
+  per response with ``input``, ``output``, ``gts`` (the ground truth; verl >= 0.5, PR #2353),
+  ``score``, ``step`` and every reward key.
+* EasyR1 reward (``verl/workers/reward/function.py`` ``AutoRewardManager``):
+  ``worker.reward.reward_function=FILE.py:NAME``; with the module's ``REWARD_TYPE = "batch"`` the
+  function takes a list of ``{"response", "response_length", "ground_truth"}`` and returns one dict
+  per response whose ``"overall"`` is the reward. It passes no data source: validation logs
+  ``val/<key>_reward``, the mean of each key over the responses that returned it
+  (``verl/trainer/ray_trainer.py`` ``_validate``), so :func:`compute_score_batch` adds
+  ``<benchmark>/accuracy``. EasyR1 dumps no full generations: its ``file`` generation logger
+  (``verl/utils/logger/gen_logger.py``) appends ``trainer.val_generations_to_log`` shuffled responses
+  to ``generations.log`` as ``[prompt] / [output] / [ground_truth] / [score]`` blocks, which
+  ``gge summarize-verl`` also reads.
+
+**The size the model sees.** By default the exported screenshot is already resized (bicubic, as
+``eval.py`` resizes it) to the size ``eval.py`` would feed the model, capped by the trainer's
+pixel limits; both trainers leave such an image as it is, so the model sees exactly the exported
+pixels and the prompt states their size. ``resize_images=false`` exports the original file
+instead: the ground truth then records the size the trainer's own resize gives. Each ground truth
+records the original size, the exported size, the size seen and the frame of ``abs_resized``
+answers; if a trainer runs with other pixel limits than the export assumed, pass them to the reward
+(``reward_kwargs``/``reward_function_kwargs`` ``max_pixels=``/``min_pixels=``) and
+:func:`compute_score` recomputes the size seen by that trainer's rule.
+
+**What cannot be carried.** Neither trainer can prefill the assistant turn (verl applies the chat
+template with ``add_generation_prompt=True``): a preset's prefill (Qwen2.5-VL's opening of the
+``computer_use`` call) is left out, recorded as ``prefill_dropped``, and the answer, which then
+holds the whole call, is parsed alone. EasyR1 builds one user turn: a preset with a system prompt or
+two user messages needs ``fold_system=true`` (the turns joined into one; the request then differs
+from eval's and the manifest says so).
+
+**Other data sources.** :func:`compute_score` raises :class:`~gge.errors.GgeError` for a data source
+that is not ``gge/<benchmark>`` (a silent 0 would pass for a miss in the metrics): route other data
+to their own reward function.
+
+Example:
+    >>> from gge.types import Box
+    >>> gt = GroundTruth(
+    ...     "screenspot_v2", "7", region=Box(100, 100, 200, 150), image_size=(1000, 500),
+    ...     exported_size=(500, 250), seen_size=(500, 250), frame=(500, 250), convention="abs_resized",
+    ... )
+    >>> d = compute_score("gge/screenspot_v2", "click(x=75, y=60)", gt.to_json())
+    >>> d["score"], d["hit"], d["format_error"]
+    (1.0, 1.0, 0.0)
+    >>> compute_score("gge/screenspot_v2", "no idea", gt.to_json())["format_error"]
+    1.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import io
+import json
+import math
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from gge.errors import GgeError, unknown_name
+from gge.geometry import smart_resize, to_original
+from gge.models.parsing import parse_points
+from gge.models.policy import SAMPLE_SEPARATOR
+from gge.scoring import SampleResult, score_sample
+from gge.types import Absent, Box, Candidate, LabelValue, Polygon, Prediction, Region, Sample
+
+FLAVORS = ("verl", "easyr1")
+"""The trainers :func:`export_verl` writes for."""
+DATA_SOURCE_PREFIX = "gge/"
+"""Every exported row's ``data_source`` is this prefix and the benchmark name."""
+IMAGE_TOKEN = "<image>"
+"""The placeholder both trainers split prompts at."""
+ABILITY = "gui_grounding"
+GROUND_TRUTH_VERSION = 1
+EASYR1_MIN_PIXELS = 262144
+"""EasyR1's default ``data.min_pixels`` (``verl/trainer/config.py`` ``DataConfig``)."""
+EASYR1_MAX_PIXELS = 4194304
+"""EasyR1's default ``data.max_pixels``."""
+QWEN_VL_UTILS_MIN_TOKENS = 4
+QWEN_VL_UTILS_MAX_TOKENS = 16384
+"""``qwen_vl_utils``' default limits in tokens (``IMAGE_MIN_TOKEN_NUM``, ``IMAGE_MAX_TOKEN_NUM``)."""
+REWARD_NAME = "gge"
+"""EasyR1 prints it when it loads this module as its reward function."""
+REWARD_TYPE = "batch"
+"""EasyR1 calls :func:`compute_score_batch` with a list of responses (``AutoRewardManager``)."""
+SELECTION = "first"
+"""The trainers run no critic: Top-1 is the proposer's first answer."""
+
+
+# ------------------------------------------------------------------------------------- regions
+
+
+def region_to_json(region: Region) -> dict[str, Any]:
+    """A region as plain JSON, in its official space (rebuilt by :func:`region_from_json`).
+
+    Example:
+        >>> region_to_json(Box(0.1, 0.2, 0.3, 0.4, "normalized", (100, 50)))
+        {'type': 'bbox', 'x1': 0.1, 'y1': 0.2, 'x2': 0.3, 'y2': 0.4, 'space': 'normalized', 'size': [100, 50]}
+        >>> region_from_json(region_to_json(Polygon(((0, 0), (4, 0), (4, 4))))).contains(3, 1)
+        True
+    """
+    if isinstance(region, Box):
+        return {
+            "type": "bbox",
+            "x1": region.x1,
+            "y1": region.y1,
+            "x2": region.x2,
+            "y2": region.y2,
+            "space": region.space,
+            "size": None if region.size is None else [region.size[0], region.size[1]],
+        }
+    if isinstance(region, Polygon):
+        return {"type": "polygon", "vertices": [[x, y] for x, y in region.vertices]}
+    return {"type": "refusal"}
+
+
+def _num(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _size(value: Any, what: str) -> tuple[int, int]:
+    if not (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
+    ):
+        raise GgeError(f"{what} must be [width, height] in positive integers, got {value!r}")
+    return (int(value[0]), int(value[1]))
+
+
+def region_from_json(obj: Any) -> Region:
+    """The region :func:`region_to_json` wrote, with the same official hit test.
+
+    Raises:
+        GgeError: for a malformed region.
+    """
+    if not isinstance(obj, Mapping) or "type" not in obj:
+        raise GgeError(f"region must be an object with a 'type', got {obj!r}")
+    kind = obj["type"]
+    if kind == "bbox":
+        coords = [obj.get(key) for key in ("x1", "y1", "x2", "y2")]
+        space = obj.get("space", "pixel")
+        if not all(_num(c) for c in coords) or space not in ("pixel", "normalized"):
+            raise GgeError(
+                f"region: a bbox needs finite x1, y1, x2, y2 and space pixel|normalized, got {obj!r}"
+            )
+        size = None if obj.get("size") is None else _size(obj["size"], "region.size")
+        try:
+            x1, y1, x2, y2 = (float(c) for c in coords)  # type: ignore[arg-type]
+            return Box(x1, y1, x2, y2, space=space, size=size)
+        except ValueError as e:
+            raise GgeError(f"region: {e}") from None
+    if kind == "polygon":
+        verts = obj.get("vertices")
+        if not isinstance(verts, list) or not all(
+            isinstance(v, list) and len(v) == 2 and all(_num(c) for c in v) for v in verts
+        ):
+            raise GgeError(f"region: a polygon needs vertices [[x, y], ...], got {verts!r}")
+        return Polygon(tuple((float(v[0]), float(v[1])) for v in verts))
+    if kind == "refusal":
+        return Absent()
+    raise GgeError(f"region: unknown type {kind!r}; known: bbox, polygon, refusal")
+
+
+# ------------------------------------------------------------------------- the trainers' resizing
+
+
+def verl_seen_size(
+    size: tuple[int, int],
+    *,
+    factor: int,
+    min_pixels: int | None = None,
+    max_pixels: int | None = None,
+    processor_min_pixels: int | None = None,
+    processor_max_pixels: int | None = None,
+) -> tuple[int, int]:
+    """The size a Qwen-VL model sees in verl: ``qwen_vl_utils.fetch_image`` then the processor.
+
+    ``fetch_image`` resizes with ``smart_resize(factor, min_pixels, max_pixels)`` (limits from the
+    image dict, default 4 and 16384 tokens); the processor's own ``smart_resize`` follows (a no-op
+    on an image already within its limits).
+
+    Args:
+        size: (width, height) of the image in the dataset.
+        factor: ``2 * patch_size`` (28 for Qwen2/2.5-VL, 32 for Qwen3-VL).
+        min_pixels: The image dict's ``min_pixels`` (None: qwen_vl_utils' default).
+        max_pixels: The image dict's ``max_pixels`` (None: qwen_vl_utils' default).
+        processor_min_pixels: The processor's limit (None: no second resize).
+        processor_max_pixels: The processor's limit (None: no second resize).
+
+    Returns:
+        (width, height) the model sees.
+
+    Example:
+        >>> verl_seen_size((1920, 1080), factor=28)
+        (1932, 1092)
+        >>> verl_seen_size((1920, 1080), factor=28, max_pixels=1_000_000)
+        (1316, 728)
+    """
+    lo = min_pixels if min_pixels is not None else QWEN_VL_UTILS_MIN_TOKENS * factor * factor
+    hi = max_pixels if max_pixels is not None else QWEN_VL_UTILS_MAX_TOKENS * factor * factor
+    h, w = smart_resize(size[1], size[0], factor=factor, min_pixels=lo, max_pixels=hi)
+    if processor_min_pixels is not None and processor_max_pixels is not None:
+        h, w = smart_resize(
+            h, w, factor=factor, min_pixels=processor_min_pixels, max_pixels=processor_max_pixels
+        )
+    return (w, h)
+
+
+def easyr1_resize(
+    size: tuple[int, int], *, min_pixels: int | None, max_pixels: int | None
+) -> tuple[int, int]:
+    """EasyR1's ``process_image`` (``verl/utils/dataset.py``): the size it hands the processor.
+
+    Example:
+        >>> easyr1_resize((3840, 2160), min_pixels=262144, max_pixels=4194304)
+        (2730, 1536)
+        >>> easyr1_resize((300, 200), min_pixels=262144, max_pixels=None)
+        (627, 418)
+    """
+    w, h = size
+    if max_pixels is not None and w * h > max_pixels:
+        r = math.sqrt(max_pixels / (w * h))
+        w, h = int(w * r), int(h * r)
+    if min_pixels is not None and w * h < min_pixels:
+        r = math.sqrt(min_pixels / (w * h))
+        w, h = int(w * r), int(h * r)
+    return (w, h)
+
+
+def easyr1_seen_size(
+    size: tuple[int, int],
+    *,
+    factor: int,
+    min_pixels: int | None,
+    max_pixels: int | None,
+    processor_min_pixels: int,
+    processor_max_pixels: int,
+) -> tuple[int, int]:
+    """The size a Qwen-VL model sees in EasyR1: :func:`easyr1_resize`, then the processor's resize.
+
+    Example:
+        >>> easyr1_seen_size((3840, 2160), factor=28, min_pixels=262144, max_pixels=4194304,
+        ...                  processor_min_pixels=3136, processor_max_pixels=12845056)
+        (2744, 1540)
+    """
+    w, h = easyr1_resize(size, min_pixels=min_pixels, max_pixels=max_pixels)
+    rh, rw = smart_resize(
+        h, w, factor=factor, min_pixels=processor_min_pixels, max_pixels=processor_max_pixels
+    )
+    return (rw, rh)
+
+
+def _check_flavor(flavor: str) -> str:
+    if flavor not in FLAVORS:
+        raise GgeError(f"unknown flavor {flavor!r}; known: {', '.join(FLAVORS)}")
+    return flavor
+
+
+def trainer_seen_size(
+    flavor: str,
+    size: tuple[int, int],
+    *,
+    factor: int,
+    min_pixels: int | None,
+    max_pixels: int | None,
+    processor_min_pixels: int,
+    processor_max_pixels: int,
+) -> tuple[int, int]:
+    """The size the model sees when ``flavor``'s trainer reads an image of ``size`` (see above)."""
+    if _check_flavor(flavor) == "verl":
+        return verl_seen_size(
+            size,
+            factor=factor,
+            min_pixels=min_pixels,
+            max_pixels=max_pixels,
+            processor_min_pixels=processor_min_pixels,
+            processor_max_pixels=processor_max_pixels,
+        )
+    return easyr1_seen_size(
+        size,
+        factor=factor,
+        min_pixels=min_pixels,
+        max_pixels=max_pixels,
+        processor_min_pixels=processor_min_pixels,
+        processor_max_pixels=processor_max_pixels,
+    )
+
+
+# ---------------------------------------------------------------------------------- ground truth
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """Everything the reward needs about one sample, stored as the row's ground truth (a JSON string).
+
+    Attributes:
+        benchmark: Benchmark name.
+        id: Native sample id.
+        region: The target, with its official hit test.
+        image_size: (width, height) of the original screenshot (the sample's record).
+        exported_size: (width, height) of the image written into the parquet file.
+        seen_size: (width, height) the model sees under the trainer's limits of the export.
+        frame: (width, height) of the frame ``abs_resized`` answers are read in (the size the
+            prompt states: ``seen_size``, or the preset's ``prompt_max_pixels`` rule).
+        labels: Breakdown labels.
+        instruction: The instruction (for reports).
+        image_path: The original screenshot's path at export time (for report galleries).
+        preset: The preset whose request was exported.
+        convention: The coordinate convention of the answers.
+        proposer: The preset's proposer mode (``single_pass`` answers hold K points).
+        k: Points read from one ``single_pass`` answer.
+        box_pairs: Read ``(x1,y1),(x2,y2)`` as one box.
+        patch_factor: The model's resize factor.
+        prompt_max_pixels: The preset's ``prompt_max_pixels``.
+        processor_min_pixels: The processor's smallest area (the preset's ``min_pixels``).
+        processor_max_pixels: The processor's largest area (the preset's ``max_pixels``).
+        flavor: ``verl`` or ``easyr1``.
+        trainer_min_pixels: The trainer's ``min_pixels`` the export assumed.
+        trainer_max_pixels: The trainer's ``max_pixels`` the export assumed.
+    """
+
+    benchmark: str
+    id: str
+    region: Region
+    image_size: tuple[int, int]
+    exported_size: tuple[int, int]
+    seen_size: tuple[int, int]
+    frame: tuple[int, int]
+    labels: Mapping[str, LabelValue] = field(default_factory=dict)
+    instruction: str = ""
+    image_path: str = ""
+    preset: str = "custom"
+    convention: str = "abs_resized"
+    proposer: str = "greedy"
+    k: int = 1
+    box_pairs: bool = False
+    patch_factor: int = 28
+    prompt_max_pixels: int | None = None
+    processor_min_pixels: int = 3136
+    processor_max_pixels: int = 12845056
+    flavor: str = "verl"
+    trainer_min_pixels: int | None = None
+    trainer_max_pixels: int | None = None
+
+    def to_json(self) -> str:
+        """The ground truth as one line of JSON (what the parquet row and the dump hold)."""
+        obj: dict[str, Any] = {"gge": GROUND_TRUTH_VERSION}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "region":
+                value = region_to_json(value)
+            elif f.name == "labels":
+                value = {key: v if isinstance(v, str) else list(v) for key, v in value.items()}
+            elif isinstance(value, tuple):
+                value = list(value)
+            obj[f.name] = value
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> GroundTruth:
+        """Rebuild from the parsed JSON (raises GgeError naming the bad field)."""
+        if obj.get("gge") != GROUND_TRUTH_VERSION:
+            raise GgeError(
+                'not a gge ground truth (no "gge": 1 field): score only rows written by `gge export verl`'
+            )
+        names = {f.name for f in fields(cls)}
+        for key in ("benchmark", "id", "region", "image_size", "exported_size", "seen_size", "frame"):
+            if key not in obj:
+                raise GgeError(f"ground truth lacks field '{key}'")
+        kw: dict[str, Any] = {key: obj[key] for key in names if key in obj}
+        for key in ("benchmark", "id", "instruction", "image_path", "preset", "convention", "proposer"):
+            if key in kw and not isinstance(kw[key], str):
+                raise GgeError(f"ground truth field '{key}' must be a string, got {kw[key]!r}")
+        kw["region"] = region_from_json(obj["region"])
+        for key in ("image_size", "exported_size", "seen_size", "frame"):
+            kw[key] = _size(obj[key], f"ground truth field '{key}'")
+        labels = obj.get("labels") or {}
+        if not isinstance(labels, Mapping):
+            raise GgeError(f"ground truth field 'labels' must be an object, got {labels!r}")
+        kw["labels"] = {
+            str(key): v if isinstance(v, str) else tuple(str(x) for x in v) for key, v in labels.items()
+        }
+        for key in ("k", "patch_factor", "processor_min_pixels", "processor_max_pixels"):
+            if key in kw and not (isinstance(kw[key], int) and kw[key] > 0):
+                raise GgeError(f"ground truth field '{key}' must be a positive integer, got {kw[key]!r}")
+        if "flavor" in kw:
+            _check_flavor(kw["flavor"])
+        return cls(**kw)
+
+    def sample(self) -> Sample:
+        """The sample this ground truth describes (for the official scoring)."""
+        return Sample(
+            self.benchmark,
+            self.id,
+            self.image_path,
+            self.image_size,
+            self.instruction,
+            self.region,
+            self.labels,
+        )
+
+    def view(
+        self, *, flavor: str | None = None, min_pixels: int | None = None, max_pixels: int | None = None
+    ) -> tuple[tuple[int, int], tuple[int, int]]:
+        """``(seen_size, frame)``: as exported, or for a trainer run with other pixel limits.
+
+        Args:
+            flavor: The trainer (default: the export's).
+            min_pixels: The trainer's ``min_pixels``, when it differs from the export's assumption.
+            max_pixels: The trainer's ``max_pixels``, when it differs from the export's assumption.
+
+        Returns:
+            The size the model sees and the frame of ``abs_resized`` answers.
+        """
+        if flavor is None and min_pixels is None and max_pixels is None:
+            return self.seen_size, self.frame
+        seen = trainer_seen_size(
+            flavor or self.flavor,
+            self.exported_size,
+            factor=self.patch_factor,
+            min_pixels=self.trainer_min_pixels if min_pixels is None else min_pixels,
+            max_pixels=self.trainer_max_pixels if max_pixels is None else max_pixels,
+            processor_min_pixels=self.processor_min_pixels,
+            processor_max_pixels=self.processor_max_pixels,
+        )
+        return seen, (seen if self.prompt_max_pixels is None else self.frame)
+
+    def candidates(self, text: str, frame: tuple[int, int]) -> tuple[Candidate, ...]:
+        """The candidates of one answer in original pixels, read as the preset's policy reads them.
+
+        ``single_pass`` answers give up to ``k`` points; other modes one point per answer, an
+        unparseable answer keeping its slot as an unparsed candidate
+        (:meth:`gge.models.policy.GroundingPolicy.propose`).
+        """
+
+        def cand(p: tuple[float, float] | None) -> Candidate:
+            if p is None:
+                return Candidate(None, raw=text)
+            return Candidate(to_original(p[0], p[1], self.convention, self.image_size, frame), raw=text)
+
+        if self.proposer == "single_pass":
+            return tuple(
+                cand(p) for p in parse_points(text, max_points=self.k, box_pairs=self.box_pairs).points
+            )
+        parsed = parse_points(text, max_points=1, box_pairs=self.box_pairs)
+        if parsed.format_error:
+            return (Candidate(None, raw=text, parsed=False),)
+        return (cand(parsed.points[0]),)
+
+    def score(self, texts: Sequence[str], *, k: int | None = None, **view: Any) -> SampleResult:
+        """Score answers to this sample with the official rule (``texts``: one per response).
+
+        One-point modes: each answer is one candidate, in order (Oracle@n over the n answers).
+        ``single_pass``: the first answer's points.
+
+        Args:
+            texts: The responses.
+            k: Candidates scored (default: all of them; ``single_pass``: the preset's K).
+            **view: Trainer settings for :meth:`view`.
+
+        Returns:
+            The scored result (Top-1: the first candidate).
+        """
+        _, frame = self.view(**view)
+        if self.proposer == "single_pass":
+            cands = self.candidates(texts[0], frame) if texts else ()
+            k = self.k if k is None else k
+        else:
+            cands = tuple(c for t in texts for c in self.candidates(t, frame))
+            k = max(1, len(cands)) if k is None else k
+        pred = Prediction(
+            self.benchmark,
+            self.id,
+            cands,
+            format_error=not any(c.parsed for c in cands),
+            raw=SAMPLE_SEPARATOR.join(texts),
+        )
+        return score_sample(self.sample(), pred, k=k)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _from_text(text: str) -> GroundTruth:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise GgeError(
+            f"ground truth is not JSON ({e.msg}): score only rows written by `gge export verl`"
+        ) from None
+    if not isinstance(obj, dict):
+        raise GgeError(
+            f"ground truth must be a JSON object (got {type(obj).__name__}): score only rows written by "
+            "`gge export verl`"
+        )
+    return GroundTruth.from_dict(obj)
+
+
+def read_ground_truth(value: Any) -> GroundTruth:
+    """A row's ground truth (its JSON text, the parsed object, or a GroundTruth).
+
+    Raises:
+        GgeError: when it is not one ``gge export verl`` wrote.
+    """
+    if isinstance(value, GroundTruth):
+        return value
+    if isinstance(value, bytes):
+        value = value.decode("utf-8")
+    if isinstance(value, str):
+        return _from_text(value)
+    if isinstance(value, Mapping):
+        return GroundTruth.from_dict(value)
+    raise GgeError(f"ground truth must be the JSON text gge export wrote, got {type(value).__name__}")
+
+
+# ---------------------------------------------------------------------------------------- reward
+
+_VIEW_KEYS = ("flavor", "min_pixels", "max_pixels")
+
+
+def _view_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The trainer settings among a reward call's keyword arguments (others are the trainer's own)."""
+    view = {key: kwargs[key] for key in _VIEW_KEYS if kwargs.get(key) is not None}
+    for key in ("min_pixels", "max_pixels"):
+        if key in view and not (isinstance(view[key], int) and view[key] > 0):
+            raise GgeError(f"reward keyword {key} must be a positive integer, got {view[key]!r}")
+    if "flavor" in view:
+        _check_flavor(view["flavor"])
+    return view
+
+
+def reward_values(result: SampleResult) -> dict[str, float]:
+    """The numbers one scored response reports (every key always present, as verl needs).
+
+    ``hit``: the answer's (first) point hits under the official rule, or it abstains on an absent
+    target; ``oracle``: some point of the answer hits (``single_pass`` answers hold several);
+    ``format_error``: nothing could be read; ``abstained``: the answer says the target is absent.
+    """
+    hit = float(result.top1.get(SELECTION, False))
+    return {
+        "score": hit,
+        "acc": hit,
+        "hit": hit,
+        "oracle": float(result.oracle),
+        "format_error": float(result.format_error),
+        "abstained": float(result.abstained(SELECTION)),
+    }
+
+
+def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> dict[str, float]:
+    """The custom reward function of verl: one response scored by the benchmark's official rule.
+
+    Configure verl with ``custom_reward_function.path=pkg://gge.integrations.verl`` (or the
+    ``gge_reward.py`` the export writes) and ``custom_reward_function.name=compute_score``.
+
+    Args:
+        data_source: The row's ``data_source``: ``gge/<benchmark>``.
+        solution_str: The model's response (decoded without special tokens).
+        ground_truth: The row's ``reward_model.ground_truth`` (the JSON text the export wrote).
+        extra_info: The row's ``extra_info`` (not needed: the ground truth is self-contained).
+        **kwargs: ``max_pixels`` / ``min_pixels`` / ``flavor`` (through
+            ``custom_reward_function.reward_kwargs``) when the trainer resizes images with other limits
+            than the export assumed; anything else verl passes is ignored.
+
+    Returns:
+        ``score`` (1.0 for a hit, else 0.0: the reward), ``acc`` (the same, so verl's
+        ``val-core/gge/<benchmark>/acc/mean@N`` is the micro Top-1), ``hit``, ``oracle``,
+        ``format_error``, ``abstained`` (all floats, every key always present).
+
+    Raises:
+        GgeError: for a data source that is not ``gge/<benchmark>``, or a ground truth gge did not write.
+    """
+    if not isinstance(data_source, str) or not data_source.startswith(DATA_SOURCE_PREFIX):
+        raise GgeError(
+            f"data_source {data_source!r} is not a gge benchmark: gge's compute_score scores only rows of "
+            "`gge export verl` (data_source gge/<benchmark>); route other data sources to their own reward"
+        )
+    gt = read_ground_truth(ground_truth)
+    if data_source != DATA_SOURCE_PREFIX + gt.benchmark:
+        raise GgeError(
+            f"data_source {data_source!r} does not match its ground truth's benchmark {gt.benchmark!r}"
+        )
+    if not isinstance(solution_str, str):
+        raise GgeError(f"solution_str must be a string, got {type(solution_str).__name__}")
+    return reward_values(gt.score([solution_str], **_view_kwargs(kwargs)))
+
+
+def compute_score_batch(reward_inputs: Sequence[Mapping[str, Any]], **kwargs: Any) -> list[dict[str, float]]:
+    """EasyR1's batch reward function: ``worker.reward.reward_function=gge_reward.py:compute_score_batch``.
+
+    Args:
+        reward_inputs: ``{"response", "response_length", "ground_truth"}`` per response.
+        **kwargs: ``worker.reward.reward_function_kwargs``: ``max_pixels`` / ``min_pixels`` when
+            ``data.max_pixels`` / ``data.min_pixels`` differ from what the export assumed.
+
+    Returns:
+        Per response: ``overall`` (the reward: 1.0 for a hit), ``accuracy`` (the same),
+        ``format`` (1.0 when the answer could be read), the keys of :func:`reward_values`, and
+        ``<benchmark>/accuracy``, so EasyR1's ``val/<benchmark>/accuracy_reward`` is the benchmark's
+        micro Top-1.
+
+    Example:
+        >>> gt = GroundTruth("osworld_g", "3", Absent(), (800, 600), (800, 600), (812, 588), (812, 588))
+        >>> item = {"response": "The element is not visible.", "ground_truth": gt.to_json()}
+        >>> out = compute_score_batch([item])
+        >>> out[0]["overall"], out[0]["osworld_g/accuracy"], out[0]["abstained"]
+        (1.0, 1.0, 1.0)
+    """
+    view = _view_kwargs(kwargs)
+    out: list[dict[str, float]] = []
+    for i, item in enumerate(reward_inputs):
+        try:
+            gt = read_ground_truth(item["ground_truth"])
+            response = item["response"]
+        except (KeyError, TypeError) as e:
+            raise GgeError(f"reward input {i}: needs 'response' and 'ground_truth' ({e})") from None
+        except GgeError as e:
+            raise GgeError(f"reward input {i}: {e}") from None
+        values = reward_values(gt.score([str(response)], **view))
+        out.append(
+            {
+                "overall": values["score"],
+                "accuracy": values["hit"],
+                "format": 1.0 - values["format_error"],
+                **values,
+                f"{gt.benchmark}/accuracy": values["hit"],
+            }
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------- export
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    except ImportError:
+        raise GgeError("gge export verl needs pyarrow: pip install 'gge[verl]'") from None
+    return pa, pq
+
+
+def _flat_messages(messages: Sequence[Mapping[str, Any]], where: str) -> list[dict[str, str]]:
+    """The chat messages of eval with string contents, the image parts as ``<image>`` placeholders."""
+    out = []
+    for m in messages:
+        parts = []
+        for part in m["content"]:
+            if part["type"] == "image":
+                parts.append(IMAGE_TOKEN)
+                continue
+            text = str(part["text"])
+            if IMAGE_TOKEN in text or "<video>" in text:
+                raise GgeError(
+                    f"{where}: the request's text holds '<image>' or '<video>', which the trainers "
+                    "would read as a placeholder"
+                )
+            parts.append(text)
+        out.append({"role": str(m["role"]), "content": "".join(parts)})
+    return out
+
+
+def _easyr1_prompt(messages: list[dict[str, str]], fold_system: bool, preset: str) -> str:
+    if len(messages) == 1 and messages[0]["role"] == "user":
+        return messages[0]["content"]
+    if not fold_system:
+        roles = ", ".join(m["role"] for m in messages)
+        raise GgeError(
+            f"model={preset} sends {len(messages)} messages ({roles}), and EasyR1 builds one user turn from "
+            "the prompt (verl/utils/dataset.py, RLHFDataset._build_messages): export with flavor=verl, or "
+            "add fold_system=true to join them into one user turn (then the request differs from eval's)"
+        )
+    return "\n\n".join(m["content"] for m in messages)
+
+
+@dataclass
+class ExportConfig:
+    """What ``gge export verl`` accepts (``key=value``; also ``model.<key>=``, ``bench.<name>.<key>=``).
+
+    Attributes:
+        benchmarks: Benchmarks to export.
+        data_root: Folder holding one folder per benchmark (unset: the synthetic demo suite).
+        out: The output folder (required).
+        model: The preset whose request is exported.
+        flavor: ``verl`` or ``easyr1``.
+        k: Candidates of a ``single_pass`` / ``sampling`` preset (as eval's ``k``).
+        max_samples: Export only the first N samples of each benchmark.
+        max_pixels: The trainer's largest image area (verl: default the preset's ``max_pixels``;
+            EasyR1: its ``data.max_pixels``, default 4194304).
+        min_pixels: The trainer's smallest image area (verl: the preset's; EasyR1: ``data.min_pixels``,
+            default 262144).
+        resize_images: Write each screenshot at the size the model sees (as eval resizes it), so the
+            trainer does not resize it again; false writes the original files.
+        fold_system: EasyR1: join a system prompt and several user messages into one user turn.
+        seed: Seed of the demo suite.
+    """
+
+    benchmarks: list[str] = field(
+        default_factory=lambda: [
+            "screenspot_v2",
+            "screenspot_pro",
+            "osworld_g",
+            "ui_vision",
+            "mmbench_gui",
+            "ui_i2e_bench",
+        ]
+    )
+    data_root: str | None = None
+    out: str | None = None
+    model: str = "qwen2_5_vl"
+    flavor: str = "verl"
+    k: int = 5
+    max_samples: int | None = None
+    max_pixels: int | None = None
+    min_pixels: int | None = None
+    resize_images: bool = True
+    fold_system: bool = False
+    seed: int = 0
+
+
+def _encode_png(image: Any) -> bytes:
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _schema(pa: Any, flavor: str) -> Any:
+    if flavor == "easyr1":
+        return pa.schema(
+            [
+                ("prompt", pa.string()),
+                ("answer", pa.string()),
+                ("images", pa.list_(pa.struct([("bytes", pa.binary())]))),
+                ("data_source", pa.string()),
+            ]
+        )
+    image = pa.struct([("bytes", pa.binary()), ("min_pixels", pa.int64()), ("max_pixels", pa.int64())])
+    extra = pa.struct(
+        [
+            ("index", pa.int64()),
+            ("split", pa.string()),
+            ("benchmark", pa.string()),
+            ("sample_id", pa.string()),
+            ("instruction", pa.string()),
+            ("image_size", pa.list_(pa.int64())),
+            ("seen_size", pa.list_(pa.int64())),
+            ("preset", pa.string()),
+            ("convention", pa.string()),
+            ("prefill_dropped", pa.string()),
+        ]
+    )
+    return pa.schema(
+        [
+            ("data_source", pa.string()),
+            ("prompt", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
+            ("images", pa.list_(image)),
+            ("ability", pa.string()),
+            ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())])),
+            ("extra_info", extra),
+        ]
+    )
+
+
+def export_verl(
+    benchmarks: Sequence[str],
+    data_root: str | Path,
+    out: str | Path,
+    *,
+    model: str = "qwen2_5_vl",
+    model_overrides: Mapping[str, Any] | None = None,
+    flavor: str = "verl",
+    k: int = 5,
+    max_samples: int | None = None,
+    max_pixels: int | None = None,
+    min_pixels: int | None = None,
+    resize_images: bool = True,
+    fold_system: bool = False,
+    bench_options: Mapping[str, Any] | None = None,
+) -> list[Path]:
+    """Write the benchmarks as validation parquet files for verl or EasyR1.
+
+    Each sample is asked exactly as ``python eval.py model=<model>`` asks it (``dry_run=true`` shows
+    the same messages), except the assistant prefill, which the trainers cannot send (see the module
+    notes). Files: ``out/data/<benchmark>.parquet``, ``out/manifest.json`` (settings, counts, the
+    trainer options to set) and ``out/gge_reward.py`` (the reward module to point the trainer at).
+
+    Args:
+        benchmarks: Benchmark names.
+        data_root: Folder holding one folder per benchmark.
+        out: Output folder.
+        model: The preset (``configs/models/<model>.yaml``).
+        model_overrides: ``model.<key>`` values, e.g. ``{"proposer": "sampling"}``.
+        flavor: ``verl`` or ``easyr1``.
+        k: Candidates of ``single_pass`` / ``sampling`` presets.
+        max_samples: Only the first N samples of each benchmark.
+        max_pixels: The trainer's largest image area (see :class:`ExportConfig`).
+        min_pixels: The trainer's smallest image area.
+        resize_images: Write screenshots at the size the model sees (default) or as they are.
+        fold_system: EasyR1: join the request's messages into one user turn.
+        bench_options: Per benchmark, its options object (``bench.<name>.<option>``).
+
+    Returns:
+        The parquet files, one per benchmark, in order.
+
+    Raises:
+        GgeError: for an unknown benchmark, preset or flavor, an unreadable screenshot, a request
+            EasyR1 cannot carry.
+
+    Example:
+        >>> import tempfile
+        >>> from gge.demo import write_demo_suite
+        >>> root = write_demo_suite(Path(tempfile.mkdtemp()), per_benchmark=12)
+        >>> files = export_verl(["osworld_g"], root, Path(tempfile.mkdtemp()), max_samples=2)
+        >>> [f.name for f in files]
+        ['osworld_g.parquet']
+    """
+    from PIL import Image
+
+    from gge.benchmarks import get_benchmark
+    from gge.cli import protocol_statement
+    from gge.models.factory import PROCESSOR_MAX_PIXELS, dry_run_policy, preset_config, preset_names
+
+    pa, pq = _pyarrow()
+    _check_flavor(flavor)
+    if model not in preset_names():
+        raise unknown_name("preset (model=)", model, preset_names())
+    if not benchmarks:
+        raise GgeError("benchmarks is empty: name at least one, e.g. 'benchmarks=[screenspot_v2]'")
+    if len(set(benchmarks)) != len(benchmarks):
+        raise GgeError(f"benchmarks lists a name twice: {list(benchmarks)}")
+    if max_samples is not None and max_samples < 1:
+        raise GgeError(f"max_samples must be at least 1, got {max_samples}")
+    for name, value in (("max_pixels", max_pixels), ("min_pixels", min_pixels)):
+        if value is not None and value < 1:
+            raise GgeError(f"{name} must be a positive integer, got {value}")
+    benches = [get_benchmark(b) for b in benchmarks]
+    m = preset_config(model, dict(model_overrides or {}))
+    policy = dry_run_policy(m, k)
+    settings = policy.settings_
+    factor = settings.patch_factor
+    proc_min = settings.min_pixels
+    proc_max = int(m.max_pixels) if m.max_pixels is not None else PROCESSOR_MAX_PIXELS
+    if flavor == "verl":
+        t_min = proc_min if min_pixels is None else min_pixels
+        t_max = proc_max if max_pixels is None else max_pixels
+    else:
+        t_min = EASYR1_MIN_PIXELS if min_pixels is None else min_pixels
+        t_max = EASYR1_MAX_PIXELS if max_pixels is None else max_pixels
+    lo, hi = max(proc_min, t_min), min(proc_max, t_max)
+    if lo > hi:
+        raise GgeError(f"min_pixels {lo} exceeds max_pixels {hi} (trainer and model {model} limits together)")
+
+    out = Path(out)
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    schema = _schema(pa, flavor)
+    files: list[Path] = []
+    counts: dict[str, int] = {}
+    prefills: set[str] = set()
+    tokens = 0
+    folded = False
+    for bench in benches:
+        opts = (bench_options or {}).get(bench.name) or bench.options_type()
+        given = getattr(opts, "root", None)
+        root = Path(str(given)) if given else Path(data_root) / bench.directory
+        samples = bench.load(root, opts).samples
+        samples = samples if max_samples is None else samples[:max_samples]
+        rows: list[dict[str, Any]] = []
+        for index, sample in enumerate(samples):
+            where = f"{bench.name} {sample.id}"
+            try:
+                with Image.open(sample.image_path) as im:
+                    rgb = im.convert("RGB")
+                    decoded = rgb.size
+            except OSError as e:
+                raise GgeError(f"{where}: cannot read {sample.image_path}: {e}") from None
+            if resize_images:
+                h, w = smart_resize(decoded[1], decoded[0], factor=factor, min_pixels=lo, max_pixels=hi)
+                seen = (w, h)
+                image = rgb if seen == rgb.size else rgb.resize(seen, Image.Resampling.BICUBIC)
+                data, exported = _encode_png(image), seen
+            else:
+                data, exported = Path(sample.image_path).read_bytes(), decoded
+                seen = trainer_seen_size(
+                    flavor,
+                    decoded,
+                    factor=factor,
+                    min_pixels=t_min,
+                    max_pixels=t_max,
+                    processor_min_pixels=proc_min,
+                    processor_max_pixels=proc_max,
+                )
+            frame = policy.prompt_size(sample, seen)
+            (spec,) = policy.proposer_requests(sample, seen)
+            messages = _flat_messages(spec.messages, where)
+            if spec.prefill:
+                prefills.add(spec.prefill)
+            # image tokens (one per factor x factor patch) + text (at most ~1 token per 2 characters)
+            chars = sum(len(msg["content"]) for msg in messages)
+            tokens = max(tokens, (seen[0] // factor) * (seen[1] // factor) + chars // 2 + 64)
+            gt = GroundTruth(
+                benchmark=bench.name,
+                id=sample.id,
+                region=sample.region,
+                image_size=sample.image_size,
+                exported_size=exported,
+                seen_size=seen,
+                frame=frame,
+                labels=sample.labels,
+                instruction=sample.instruction,
+                image_path=str(sample.image_path),
+                preset=model,
+                convention=settings.convention,
+                proposer=settings.proposer,
+                k=settings.k,
+                box_pairs=settings.box_pairs,
+                patch_factor=factor,
+                prompt_max_pixels=settings.prompt_max_pixels,
+                processor_min_pixels=proc_min,
+                processor_max_pixels=proc_max,
+                flavor=flavor,
+                trainer_min_pixels=t_min,
+                trainer_max_pixels=t_max,
+            ).to_json()
+            source = DATA_SOURCE_PREFIX + bench.name
+            if flavor == "easyr1":
+                prompt = _easyr1_prompt(messages, fold_system, model)
+                folded = folded or len(messages) > 1
+                rows.append(
+                    {"prompt": prompt, "answer": gt, "images": [{"bytes": data}], "data_source": source}
+                )
+                continue
+            rows.append(
+                {
+                    "data_source": source,
+                    "prompt": messages,
+                    "images": [{"bytes": data, "min_pixels": t_min, "max_pixels": t_max}],
+                    "ability": ABILITY,
+                    "reward_model": {"style": "rule", "ground_truth": gt},
+                    "extra_info": {
+                        "index": index,
+                        "split": "test",
+                        "benchmark": bench.name,
+                        "sample_id": sample.id,
+                        "instruction": sample.instruction,
+                        "image_size": list(sample.image_size),
+                        "seen_size": list(seen),
+                        "preset": model,
+                        "convention": settings.convention,
+                        "prefill_dropped": spec.prefill,
+                    },
+                }
+            )
+        path = out / "data" / f"{bench.name}.parquet"
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+        files.append(path)
+        counts[bench.name] = len(rows)
+    (out / "gge_reward.py").write_text(REWARD_MODULE, encoding="utf-8")
+    manifest = {
+        "gge_export": GROUND_TRUTH_VERSION,
+        "flavor": flavor,
+        "preset": model,
+        "model_overrides": dict(model_overrides or {}),
+        "protocol": protocol_statement(m),
+        "settings": settings.record(),
+        "files": {b.name: str(f) for b, f in zip(benches, files, strict=True)},
+        "samples": counts,
+        "data_root": str(data_root),
+        "max_samples": max_samples,
+        "image": {
+            "resized": resize_images,
+            "factor": factor,
+            "trainer_min_pixels": t_min,
+            "trainer_max_pixels": t_max,
+            "processor_min_pixels": proc_min,
+            "processor_max_pixels": proc_max,
+        },
+        "prefill_dropped": sorted(prefills)[0] if len(prefills) == 1 else sorted(prefills) or None,
+        "request_changed": (
+            "the preset's assistant prefill is not sent (the trainers cannot prefill)" if prefills else None
+        ),
+        "folded_messages": folded,
+        "trainer_options": trainer_options(
+            flavor,
+            out,
+            files,
+            settings.proposer,
+            settings.k,
+            t_min,
+            t_max,
+            settings.max_new_tokens,
+            -(-tokens // 256) * 256,
+        ),
+    }
+    if folded:
+        notes = [
+            str(manifest["request_changed"] or ""),
+            "the request's messages are joined into one user turn",
+        ]
+        manifest["request_changed"] = "; ".join(x for x in notes if x)
+    (out / "manifest.json").write_text(
+        json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return files
+
+
+REWARD_MODULE = '''"""gge's reward for verl and EasyR1 (written by `gge export verl`).
+
+verl:   custom_reward_function.path=THIS_FILE custom_reward_function.name=compute_score
+EasyR1: worker.reward.reward_function=THIS_FILE:compute_score_batch
+"""
+
+from gge.integrations.verl import REWARD_NAME, REWARD_TYPE, compute_score, compute_score_batch
+
+__all__ = ["REWARD_NAME", "REWARD_TYPE", "compute_score", "compute_score_batch"]
+'''
+"""The reward module the export writes next to the data (``gge_reward.py``)."""
+
+
+def trainer_options(
+    flavor: str,
+    out: Path,
+    files: Sequence[Path],
+    proposer: str,
+    k: int,
+    min_pixels: int | None,
+    max_pixels: int | None,
+    max_new_tokens: int = 256,
+    prompt_tokens: int = 1024,
+) -> list[str]:
+    """The trainer's command-line options that use an export (printed and put in the manifest).
+
+    ``prompt_tokens`` is an upper estimate of the longest prompt (image tokens plus text): both
+    trainers drop longer prompts silently (``filter_overlong_prompts``), so ``data.max_prompt_length``
+    must reach it (``gge summarize-verl --export`` counts dropped samples as misses).
+    """
+    reward = out / "gge_reward.py"
+    n = k if proposer == "sampling" else 1
+    if flavor == "verl":
+        listed = ",".join(str(f) for f in files)
+        return [
+            f"data.val_files=[{listed}]",
+            "data.prompt_key=prompt",
+            "data.image_key=images",
+            f"data.max_prompt_length={prompt_tokens}",
+            f"custom_reward_function.path={reward}",
+            "custom_reward_function.name=compute_score",
+            f"actor_rollout_ref.rollout.val_kwargs.n={n}",
+            f"actor_rollout_ref.rollout.val_kwargs.do_sample={'True' if n > 1 else 'False'}",
+            f"data.max_response_length={max_new_tokens}",
+            "trainer.validation_data_dir=DIR  (then: gge summarize-verl DIR)",
+        ]
+    return [
+        f"data.val_files={out / 'data'}",
+        "data.prompt_key=prompt",
+        "data.answer_key=answer",
+        "data.image_key=images",
+        "data.format_prompt=null",
+        f"data.max_prompt_length={prompt_tokens}",
+        f"data.min_pixels={min_pixels}",
+        f"data.max_pixels={max_pixels}",
+        f"worker.reward.reward_function={reward}:compute_score_batch",
+        f"worker.rollout.val_override_config.n={n}",
+        f"data.max_response_length={max_new_tokens}",
+    ]
+
+
+def parse_export_args(argv: Sequence[str]) -> tuple[ExportConfig, dict[str, Any], dict[str, Any]]:
+    """``key=value`` arguments of ``gge export verl`` -> (config, model overrides, benchmark options).
+
+    Example:
+        >>> args = ["benchmarks=[osworld_g]", "out=/tmp/x", "model.proposer=sampling"]
+        >>> cfg, over, _ = parse_export_args(args)
+        >>> cfg.benchmarks, cfg.out, over
+        (['osworld_g'], '/tmp/x', {'proposer': 'sampling'})
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from gge.cli import BenchConfig
+
+    plain: list[str] = []
+    model_args: list[str] = []
+    bench_args: list[str] = []
+    for arg in argv:
+        if "=" not in arg:
+            raise GgeError(
+                f"arguments are key=value pairs, got {arg!r} (e.g. 'benchmarks=[screenspot_pro]' out=DIR)"
+            )
+        key = arg.split("=", 1)[0]
+        if key.startswith("model."):
+            model_args.append(arg[len("model.") :])
+        elif key.startswith("bench."):
+            bench_args.append(arg[len("bench.") :])
+        else:
+            plain.append(arg)
+    try:
+        cfg = OmegaConf.merge(OmegaConf.structured(ExportConfig), OmegaConf.from_dotlist(plain))
+        bench = OmegaConf.merge(OmegaConf.structured(BenchConfig), OmegaConf.from_dotlist(bench_args))
+        overrides = OmegaConf.to_container(OmegaConf.from_dotlist(model_args), resolve=True)
+    except OmegaConfBaseException as e:
+        bad = getattr(e, "full_key", None) or "arguments"
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise GgeError(f"bad export option ({bad}): {msg}") from None
+    config = OmegaConf.to_object(cfg)
+    assert isinstance(config, ExportConfig) and isinstance(overrides, dict)
+    options = {str(name): OmegaConf.to_object(value) for name, value in bench.items()}
+    return config, {str(k): v for k, v in overrides.items()}, options
+
+
+def export_main(argv: Sequence[str]) -> int:
+    """``gge export verl key=value ...``: write the parquet files, print where and how to use them.
+
+    Returns:
+        0 on success (bad input raises :class:`~gge.errors.GgeError`).
+    """
+    args = list(argv)
+    if args and args[0] == "verl":
+        args = args[1:]
+    elif args and "=" not in args[0] and args[0] not in ("-h", "--help"):
+        raise GgeError(f"unknown export target {args[0]!r}; known: verl (gge export verl key=value ...)")
+    if args and args[0] in ("-h", "--help"):
+        print((ExportConfig.__doc__ or "").strip())
+        return 0
+    cfg, overrides, options = parse_export_args(args)
+    if not cfg.out:
+        raise GgeError("out=DIR is required: the folder the parquet files go to")
+    if cfg.data_root is None:
+        from gge.demo import demo_root
+
+        data_root = demo_root(cfg.seed)
+        print(f"data_root not set: using the synthetic demo suite at {data_root}")
+    else:
+        data_root = Path(cfg.data_root)
+    files = export_verl(
+        cfg.benchmarks,
+        data_root,
+        cfg.out,
+        model=cfg.model,
+        model_overrides=overrides,
+        flavor=cfg.flavor,
+        k=cfg.k,
+        max_samples=cfg.max_samples,
+        max_pixels=cfg.max_pixels,
+        min_pixels=cfg.min_pixels,
+        resize_images=cfg.resize_images,
+        fold_system=cfg.fold_system,
+        bench_options=options,
+    )
+    manifest = json.loads((Path(cfg.out) / "manifest.json").read_text(encoding="utf-8"))
+    for name, n in manifest["samples"].items():
+        print(f"{name}: {n} samples -> {manifest['files'][name]}")
+    if manifest.get("request_changed"):
+        print(f"note: {manifest['request_changed']}")
+    print(f"\n{cfg.flavor} options:\n  " + "\n  ".join(manifest["trainer_options"]))
+    print(f"\nwrote {len(files)} files and {Path(cfg.out) / 'manifest.json'}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------- summarize
+
+
+@dataclass(frozen=True)
+class DumpRecord:
+    """One response read from a trainer's validation dump.
+
+    Attributes:
+        where: ``file:line`` (or ``file:block``) for messages.
+        output: The model's response.
+        ground_truth: The sample's ground truth.
+        step: The training step, when the dump says it.
+    """
+
+    where: str
+    output: str
+    ground_truth: GroundTruth
+    step: int | None
+
+
+_EASYR1_BLOCK = re.compile(
+    r"\[prompt\] (?P<prompt>.*?)\n\[output\] (?P<output>.*?)\n"
+    r"\[ground_truth\] (?P<gt>.*?)\n\[score\] (?P<score>[^\n]*)\n",
+    re.DOTALL,
+)
+
+
+def _dump_file(path: Path, step: int | None) -> tuple[Path, int | None]:
+    """The file to read: ``path`` itself, or in a ``validation_data_dir`` the step's ``<step>.jsonl``."""
+    if path.is_file():
+        return path, step
+    if not path.is_dir():
+        raise GgeError(f"dump not found: {path}")
+    steps = {int(p.stem): p for p in path.glob("*.jsonl") if p.stem.isdigit()}
+    if steps:
+        chosen = max(steps) if step is None else step
+        if chosen not in steps:
+            raise GgeError(f"{path}: no {chosen}.jsonl; steps dumped: {', '.join(map(str, sorted(steps)))}")
+        return steps[chosen], chosen
+    if (path / "generations.log").is_file():
+        return path / "generations.log", step
+    raise GgeError(
+        f"{path}: no <step>.jsonl (verl trainer.validation_data_dir) and no generations.log (EasyR1)"
+    )
+
+
+def read_dump(path: str | Path, *, step: int | None = None) -> tuple[list[DumpRecord], str, int | None]:
+    """Read the responses of one validation from a verl dump or an EasyR1 ``generations.log``.
+
+    Args:
+        path: A ``<step>.jsonl`` file, verl's ``trainer.validation_data_dir`` (the latest step, or
+            ``step``), or EasyR1's ``generations.log`` (or the folder holding it: EasyR1 appends every
+            validation's ``trainer.val_generations_to_log`` shuffled responses to it, unmarked by step,
+            so give it a file holding one validation).
+        step: The training step to read.
+
+    Returns:
+        ``(records, format, step)``: format is ``verl`` or ``easyr1``.
+
+    Raises:
+        GgeError: naming the file and line (or block) at fault.
+    """
+    file, step = _dump_file(Path(path), step)
+    text = file.read_text(encoding="utf-8")
+    records: list[DumpRecord] = []
+    if text.startswith("[prompt] "):
+        for i, block in enumerate(_EASYR1_BLOCK.finditer(text), start=1):
+            where = f"{file}: block {i}"
+            try:
+                gt = read_ground_truth(block["gt"])
+            except GgeError as e:
+                raise GgeError(f"{where}: [ground_truth]: {e}") from None
+            records.append(DumpRecord(where, block["output"], gt, None))
+        if not records:
+            raise GgeError(f"{file}: no [prompt]/[output]/[ground_truth]/[score] blocks")
+        return records, "easyr1", None
+    seen_steps: set[int] = set()
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{file}:{lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("output"), str):
+            raise GgeError(f"{where}: expected a JSON object with a string 'output' (verl's dump format)")
+        if "gts" not in obj:
+            raise GgeError(
+                f"{where}: no 'gts' field: verl dumps the ground truth from v0.5 on (PR #2353); "
+                "upgrade verl to summarize its generations"
+            )
+        line_step = obj.get("step")
+        if isinstance(line_step, int):
+            seen_steps.add(line_step)
+        if step is not None and line_step != step:
+            continue
+        try:
+            gt = read_ground_truth(obj["gts"])
+        except GgeError as e:
+            raise GgeError(f"{where}: field 'gts': {e}") from None
+        records.append(
+            DumpRecord(where, obj["output"], gt, line_step if isinstance(line_step, int) else None)
+        )
+    if not records:
+        hint = f"; steps in it: {', '.join(map(str, sorted(seen_steps)))}" if seen_steps else ""
+        raise GgeError(f"{file}: no responses" + (f" of step {step}" if step is not None else "") + hint)
+    if step is None and len(seen_steps) == 1:
+        step = next(iter(seen_steps))
+    return records, "verl", step
+
+
+def _export_ground_truths(export: Path) -> list[GroundTruth]:
+    """The ground truths of every row of an export folder (to count samples the trainer dropped)."""
+    _, pq = _pyarrow()
+    files = sorted((export / "data").glob("*.parquet"))
+    if not files:
+        raise GgeError(f"{export}: no data/*.parquet (an output folder of `gge export verl`)")
+    out = []
+    for f in files:
+        table = pq.read_table(f)
+        if "answer" in table.column_names:
+            values = table.column("answer").to_pylist()
+        else:
+            values = [rm["ground_truth"] for rm in table.column("reward_model").to_pylist()]
+        for i, value in enumerate(values):
+            try:
+                out.append(read_ground_truth(value))
+            except GgeError as e:
+                raise GgeError(f"{f}: row {i}: {e}") from None
+    return out
+
+
+def summarize_verl(
+    dump: str | Path | Sequence[str | Path],
+    out: str | Path,
+    *,
+    k: int | None = None,
+    step: int | None = None,
+    export: str | Path | None = None,
+    max_pixels: int | None = None,
+    min_pixels: int | None = None,
+    report_misses: int = 20,
+) -> dict[str, Any]:
+    """Turn a trainer's dumped validation generations into gge's results, with the official rules.
+
+    The n responses to a sample are its n candidates, exchangeable (sampled from one prompt):
+    Oracle@n is "some response hits", ``pass_at_k`` the unbiased pass@k (k = 1..n, ``pass@1`` being
+    verl's ``mean@n``), Top-1 the first response. Official averages (macro where the benchmark's
+    paper uses one) and tables are computed as ``eval.py`` computes them.
+
+    Args:
+        dump: verl dump file(s) or folder, or EasyR1 ``generations.log`` (see :func:`read_dump`).
+        out: Output folder: ``results.json``, ``predictions.jsonl``, ``report.md``, ``report.html``.
+        k: Responses scored per sample (default: the most any sample has).
+        step: The training step to read.
+        export: The export folder: samples with no response in the dump (e.g. dropped by the
+            trainer's prompt-length filter) are counted as misses with a format error.
+        max_pixels: The trainer's ``max_pixels``, when it differs from what the export assumed.
+        min_pixels: The trainer's ``min_pixels``, likewise.
+        report_misses: Misses per benchmark in ``report.html``'s gallery.
+
+    Returns:
+        The results document (also written to ``out/results.json``).
+
+    Raises:
+        GgeError: for unreadable dumps, naming the file and line.
+    """
+    import gge
+    from gge.benchmarks import get_benchmark
+    from gge.metrics import benchmark_metrics, mean_over_benchmarks
+    from gge.report import render_benchmark, render_summary
+    from gge.results import write_html_report, write_outputs
+
+    paths = [dump] if isinstance(dump, (str, Path)) else list(dump)
+    if not paths:
+        raise GgeError("no dump given")
+    records: list[DumpRecord] = []
+    formats: set[str] = set()
+    steps: set[int | None] = set()
+    for p in paths:
+        recs, fmt, st = read_dump(p, step=step)
+        records += recs
+        formats.add(fmt)
+        steps.add(st)
+    view = _view_kwargs({"max_pixels": max_pixels, "min_pixels": min_pixels})
+    grouped: dict[tuple[str, str], tuple[GroundTruth, list[str]]] = {}
+    for r in records:
+        key = (r.ground_truth.benchmark, r.ground_truth.id)
+        grouped.setdefault(key, (r.ground_truth, []))[1].append(r.output)
+    missing: dict[str, int] = {}
+    if export is not None:
+        for gt in _export_ground_truths(Path(export)):
+            if (gt.benchmark, gt.id) not in grouped:
+                grouped[(gt.benchmark, gt.id)] = (gt, [])
+                missing[gt.benchmark] = missing.get(gt.benchmark, 0) + 1
+    n_max = max(len(texts) for _, texts in grouped.values())
+    one_point = all(gt.proposer != "single_pass" for gt, _ in grouped.values())
+    kk = k if k is not None else (n_max if one_point else max(gt.k for gt, _ in grouped.values()))
+    if kk < 1:
+        raise GgeError(f"k must be at least 1, got {kk}")
+    by_bench: dict[str, list[SampleResult]] = {}
+    samples: dict[tuple[str, str], Sample] = {}
+    for key, (gt, texts) in grouped.items():
+        by_bench.setdefault(key[0], []).append(gt.score(texts, k=kk, **view))
+        samples[key] = gt.sample()
+    entries: dict[str, dict[str, Any]] = {}
+    titles: dict[str, str] = {}
+    sections: list[str] = []
+    all_results: list[SampleResult] = []
+    benches = {}
+    exchangeable = 0 if one_point else None
+    for name in sorted(by_bench, key=lambda b: (b not in _ORDER, _ORDER.index(b) if b in _ORDER else 0, b)):
+        bench = get_benchmark(name)
+        benches[name] = bench
+        results = by_bench[name]
+        entry = benchmark_metrics(bench, results, k=kk, strategy=SELECTION, exchangeable_from=exchangeable)
+        counts = [len(grouped[(name, r.id)][1]) for r in results]
+        entry["responses_per_sample"] = {"min": min(counts), "max": max(counts)}
+        if export is not None:
+            entry["missing_responses"] = missing.get(name, 0)
+        entries[name], titles[name] = entry, bench.title
+        all_results += results
+        sections.append(render_benchmark(bench.title, entry, k=kk, strategy=SELECTION))
+    mean = mean_over_benchmarks(entries, kk)
+    gts = [gt for gt, _ in grouped.values()]
+    preset = sorted({gt.preset for gt in gts})
+    fmt = "/".join(sorted(formats))
+    step_value = next(iter(steps)) if len(steps) == 1 else None
+    protocol = (
+        f"{fmt} validation generations ({n_max} per sample) of the {', '.join(preset)} request "
+        "exported by gge; Top-1 is the first response, Oracle@K some response among the first K"
+    )
+    report = "\n\n".join([f"Protocol: {protocol}", *sections, render_summary(titles, entries, mean, k=kk)])
+    document: dict[str, Any] = {
+        "gge_version": gge.__version__,
+        "protocol": protocol,
+        "benchmarks": entries,
+        "mean": mean,
+        "k": kk,
+        "selection": SELECTION,
+        "model": {
+            "preset": preset,
+            "convention": sorted({gt.convention for gt in gts}),
+            "proposer": sorted({gt.proposer for gt in gts}),
+            "flavor": sorted({gt.flavor for gt in gts}),
+        },
+        "config": {
+            "dump": [str(p) for p in paths],
+            "format": fmt,
+            "step": step_value,
+            "export": None if export is None else str(export),
+            "max_pixels": max_pixels,
+            "min_pixels": min_pixels,
+        },
+    }
+    out = Path(out)
+    write_outputs(out, document, all_results, report)
+    write_html_report(
+        out,
+        document,
+        samples,
+        all_results,
+        {name: b.tables[0] if b.tables else None for name, b in benches.items()},
+        misses=report_misses,
+    )
+    loaded: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    return loaded  # as written (what eval.py's run returns too)
+
+
+_ORDER = (
+    "screenspot_v2",
+    "screenspot_pro",
+    "osworld_g",
+    "osworld_g_refined",
+    "ui_vision",
+    "mmbench_gui",
+    "ui_i2e_bench",
+)
+"""Benchmarks in the order gge reports them."""
+
+
+def summarize_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``gge summarize-verl``.
+
+    Example:
+        >>> summarize_parser().parse_args(["dumps", "--step", "40"]).step
+        40
+    """
+    p = argparse.ArgumentParser(
+        prog="gge summarize-verl",
+        description=(
+            "Turn verl's dumped validation generations (trainer.validation_data_dir) or EasyR1's "
+            "generations.log of an export by `gge export verl` into gge's results.json, report.md and "
+            "report.html, with each benchmark's official rules and the unbiased pass@k."
+        ),
+    )
+    p.add_argument(
+        "dump", metavar="DUMP", nargs="+", help="a <step>.jsonl file, the dump folder, or generations.log"
+    )
+    p.add_argument("--out", metavar="DIR", default=None, help="output folder (default: beside the dump)")
+    p.add_argument("--step", type=int, default=None, help="training step to read (default: the latest)")
+    p.add_argument("--k", type=int, default=None, help="responses scored per sample (default: all)")
+    p.add_argument("--export", metavar="DIR", default=None, help="the export folder: count missing samples")
+    p.add_argument(
+        "--max-pixels", type=int, default=None, help="the trainer's max_pixels, if not the export's"
+    )
+    p.add_argument(
+        "--min-pixels", type=int, default=None, help="the trainer's min_pixels, if not the export's"
+    )
+    p.add_argument("--report-misses", type=int, default=20, help="misses per benchmark in report.html")
+    return p
+
+
+def summarize_main(argv: Sequence[str]) -> int:
+    """``gge summarize-verl DUMP [--out DIR] [--step N]``: write the results, print the tables.
+
+    Returns:
+        0 on success (bad input raises :class:`~gge.errors.GgeError`).
+    """
+    ns = summarize_parser().parse_args(list(argv))
+    first = Path(ns.dump[0])
+    if ns.out is None:
+        base = first if first.is_dir() else first.parent
+        ns.out = str(
+            base / (f"gge-step{ns.step}" if ns.step is not None else f"gge-{first.stem or 'summary'}")
+        )
+    doc = summarize_verl(
+        ns.dump,
+        ns.out,
+        k=ns.k,
+        step=ns.step,
+        export=ns.export,
+        max_pixels=ns.max_pixels,
+        min_pixels=ns.min_pixels,
+        report_misses=ns.report_misses,
+    )
+    print((Path(ns.out) / "report.md").read_text(encoding="utf-8").rstrip("\n"))
+    print(f"\nwrote {Path(ns.out) / 'results.json'} (step {doc['config']['step']}; and report.html)")
+    return 0
+
+
+def _main(argv: Iterable[str] | None = None) -> int:  # pragma: no cover - python -m entry
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args and args[0] == "summarize":
+            return summarize_main(args[1:])
+        return export_main(args)
+    except GgeError as e:
+        print(f"gge: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(_main())
