@@ -396,3 +396,26 @@ def test_killed_watcher_resumes_without_evaluating_twice(
     records = [json.loads(x) for x in (out / "step_2" / "predictions.jsonl").read_text().splitlines()]
     assert len(records) == 2 and len({r["id"] for r in records}) == 2
     _check_rows_match_results(out, [1, 2, 3])
+
+
+def test_a_checkpoint_removed_before_its_evaluation_is_reported(
+    models: dict[int, Path], demo_suite: Path, tmp_path: Path
+) -> None:
+    """A trainer keeping only its latest checkpoints may remove one the watcher has not evaluated."""
+    root = tmp_path / RUN_NAME
+    root.mkdir()
+    ck = _place(models[1], root / "checkpoint-1")
+    os.utime(ck / "config.json")  # written just now: it waits
+    out = io.StringIO()
+    report = watch(root, _eval_args(demo_suite), once=True, stdout=out)
+    assert report.evaluated == [] and 1 in report.pending
+    assert _state(root / "gge_watch")["seen"] == [1]
+    shutil.rmtree(ck)  # rotated away (save_total_limit)
+    out = io.StringIO()
+    report = watch(root, _eval_args(demo_suite), once=True, stdout=out)
+    assert report.evaluated == []
+    assert "step 1: the checkpoint was removed before it could be evaluated" in out.getvalue()
+    assert _state(root / "gge_watch")["steps"]["1"]["status"] == "vanished"
+    out = io.StringIO()
+    watch(root, _eval_args(demo_suite), once=True, stdout=out)
+    assert "was removed" not in out.getvalue()  # said once

@@ -50,7 +50,9 @@ are keyed by step, so curves are right either way).
 
 **State and resume.** ``OUT`` (default ``DIR/gge_watch``) holds ``watch.json``: per step its
 status (``running``, ``done`` with its headline numbers and output folder, ``retry`` or ``failed``
-with the error), attempts, the checkpoint's path, and the eval arguments and W&B run id of the
+with the error, ``vanished`` when the trainer removed it before it was evaluated: a warning is
+printed, see ``save_total_limit``; ``seen`` lists every step any scan found), attempts, the
+checkpoint's path, and the eval arguments and W&B run id of the
 watcher. It is rewritten atomically (a temporary file renamed over it) after every change, and
 ``OUT`` is locked (``flock`` on ``OUT/.gge.lock``, as eval locks its output folder): a second
 watcher on it is refused; a killed one leaves no stale lock. A restarted watcher skips the done
@@ -651,6 +653,22 @@ class _Watcher:
                 self.say(f"step {ck.step} ({ck.path}): waiting: {reason}")
             self._said[ck.step] = reason
         self.report.pending = pending
+        # A checkpoint seen before, not evaluated, and gone now: the trainer rotated it away
+        # (save_total_limit, max_actor_ckpt_to_keep) faster than it could be evaluated.
+        known = set(self.state.data.get("seen", []))
+        for step in sorted(known - set(seen)):
+            entry = self.state.steps.get(str(step), {})
+            if entry.get("status") not in ("done", "failed", "vanished"):
+                self.say(
+                    f"step {step}: the checkpoint was removed before it could be evaluated (the trainer "
+                    "keeps only its latest checkpoints? raise save_total_limit / max_actor_ckpt_to_keep, "
+                    "or evaluate with a shorter --settle)"
+                )
+                self.state.steps[str(step)] = {**entry, "status": "vanished", "vanished": _now()}
+                self.state.save()
+        if not set(seen) <= known:
+            self.state.data["seen"] = sorted(known | set(seen))
+            self.state.save()
         return chosen
 
     def evaluate(self, ck: Checkpoint) -> bool:
