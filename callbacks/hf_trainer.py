@@ -40,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 import warnings
@@ -108,6 +109,23 @@ def _check_policy_fn(policy: Any) -> None:
         raise GgeError(message) from None
     except ValueError:  # no signature to read (a builtin): trust it
         pass
+
+
+def _full_params(wrapped: Any) -> contextlib.AbstractContextManager[Any]:
+    """Under FSDP (the original wrapper), the root module's own parameters gathered for generation.
+
+    ``accelerator.unwrap_model`` strips the root FSDP wrapper, so parameters only the root holds
+    (embeddings, the LM head) would stay sharded during ``generate``; TRL generates inside
+    ``FullyShardedDataParallel.summon_full_params(model, recurse=False)`` for the same reason, and so
+    does this. Any other model (plain, DDP, DeepSpeed, FSDP2): no change.
+    """
+    try:
+        from torch.distributed.fsdp import FullyShardedDataParallel
+    except ImportError:  # a torch built without distributed
+        return contextlib.nullcontext()
+    if isinstance(wrapped, FullyShardedDataParallel):
+        return FullyShardedDataParallel.summon_full_params(wrapped, recurse=False, writeback=False)
+    return contextlib.nullcontext()
 
 
 class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableState):
@@ -405,14 +423,15 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
         if pad is None:
             sharded = ("is_fsdp_enabled", "is_deepspeed_enabled")
             pad = any(bool(getattr(trainer, name, False)) for name in sharded)
-        evaluation = self.evaluator.run(
-            policy,
-            rank=args.process_index,
-            world=args.world_size,
-            pad_batches=pad,
-            module=model,
-            subsets=subsets,
-        )
+        with _full_params(wrapped):
+            evaluation = self.evaluator.run(
+                policy,
+                rank=args.process_index,
+                world=args.world_size,
+                pad_batches=pad,
+                module=model,
+                subsets=subsets,
+            )
         self._last_scalars = dict(evaluation.scalars)
         self._log_scalars(trainer, evaluation.scalars)
         if state.is_world_process_zero:

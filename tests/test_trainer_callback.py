@@ -526,3 +526,18 @@ def test_readme_snippet_runs_as_written(tiny_vl: Path, demo_suite: Path, tmp_pat
     for name in callback.specs:
         assert 0.0 <= row[f"grounding/{name}/top1"] <= row[f"grounding/{name}/oracle@{callback.k}"] <= 100.0
     assert [h["step"] for h in callback.history] == [1]
+
+
+def test_fsdp_root_parameters_are_gathered_only_under_fsdp() -> None:
+    """Under FSDP1 the evaluation runs inside summon_full_params of the root; otherwise nothing changes."""
+    import contextlib
+
+    from gge.callbacks.hf_trainer import _full_params
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    plain = torch.nn.Linear(2, 2)
+    assert isinstance(_full_params(plain), contextlib.nullcontext)
+    fake = FullyShardedDataParallel.__new__(FullyShardedDataParallel)  # an instance, not initialised
+    context = _full_params(fake)
+    assert not isinstance(context, contextlib.nullcontext)
+    assert context.__class__.__name__ == "_GeneratorContextManager"  # summon_full_params' context
