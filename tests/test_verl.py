@@ -13,8 +13,11 @@ import io
 import json
 import math
 import os
+import random
 import re
 import subprocess
+import sys
+import types
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,7 @@ from gge.integrations.verl import (
     easyr1_seen_size,
     export_main,
     export_verl,
+    read_dump,
     read_ground_truth,
     region_from_json,
     region_to_json,
@@ -299,9 +303,15 @@ def test_easyr1_batch_reward_and_per_benchmark_keys(world: dict[str, Any]) -> No
     ]
 
 
-def test_reward_errors_say_what_is_wrong(world: dict[str, Any]) -> None:
+def hide_verl(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if verl were not installed (``import verl.utils.reward_score`` fails)."""
+    monkeypatch.setitem(sys.modules, "verl.utils.reward_score", None)
+
+
+def test_reward_errors_say_what_is_wrong(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     gt_text = world["rows"][0]["reward_model"]["ground_truth"]
-    with pytest.raises(GgeError, match="not a gge benchmark"):
+    hide_verl(monkeypatch)
+    with pytest.raises(GgeError, match=r"not a gge benchmark, and no reward can score it.*fallback="):
         compute_score("openai/gsm8k", "72", "72")
     with pytest.raises(GgeError, match=r"must be a JSON object \(got int\): score only rows written by"):
         compute_score("gge/screenspot_v2", "(1, 2)", "72")
@@ -315,6 +325,102 @@ def test_reward_errors_say_what_is_wrong(world: dict[str, Any]) -> None:
         compute_score("gge/screenspot_v2", "(1, 2)", gt_text, max_pixels="big")
     with pytest.raises(GgeError, match="reward input 1"):
         compute_score_batch([{"response": "x", "ground_truth": gt_text}, {"response": "x"}])
+
+
+FALLBACK_MODULE = """
+REWARD_TYPE = "sequential"
+calls = []
+
+
+def score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    calls.append((data_source, kwargs))
+    return 1.0 if solution_str.strip() == ground_truth else 0.0
+
+
+def rich(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    return {"score": 0.5, "acc": 1.0, "pred": solution_str}
+
+
+def easyr1_one(item, **kwargs):
+    return {"overall": float(item["response"] == item["ground_truth"]), "accuracy": 1.0, **kwargs}
+"""
+
+
+def test_other_data_sources_go_to_a_fallback(
+    world: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Training rows (not gge's) share the reward function: a fallback scores them (verl trains on them)."""
+    hide_verl(monkeypatch)
+    module = tmp_path / "my_reward.py"
+    module.write_text(FALLBACK_MODULE)
+    spec = f"{module}:score"
+    row = world["rows"][0]
+    gt_text = row["reward_model"]["ground_truth"]
+    gge_row = compute_score(row["data_source"], world["texts"][0][0], gt_text, fallback=spec)
+    assert gge_row == compute_score(row["data_source"], world["texts"][0][0], gt_text)
+    right = compute_score("openai/gsm8k", "72", "72", {"index": 1}, fallback=spec, max_pixels=10, temp=3)
+    wrong = compute_score("openai/gsm8k", "71", "72", fallback=spec)
+    # the same keys as gge's rows: verl needs them on every row of a validation
+    assert set(right) == set(gge_row)
+    assert (right["score"], right["acc"], wrong["score"], wrong["format_error"]) == (1.0, 1.0, 0.0, 0.0)
+    called = next(m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == str(module))
+    assert called.calls[0] == ("openai/gsm8k", {"temp": 3})  # gge's own kwargs are not passed on
+    rich = compute_score("openai/gsm8k", "x", "72", fallback=f"{module}:rich")
+    assert rich["score"] == 0.5 and rich["acc"] == rich["hit"] == 1.0 and rich["pred"] == "x"
+    assert compute_score("openai/gsm8k", "72", "72", fallback=lambda **kw: 0.25)["score"] == 0.25
+    with pytest.raises(GgeError, match="has no function 'nothing'"):
+        compute_score("openai/gsm8k", "72", "72", fallback=f"{module}:nothing")
+    with pytest.raises(GgeError, match=r"must be 'package\.module:function'"):
+        compute_score("openai/gsm8k", "72", "72", fallback="my_reward")
+
+
+def test_verls_default_reward_scores_other_data_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = []
+
+    def default_compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(data_source)
+        if data_source != "openai/gsm8k":
+            raise NotImplementedError(data_source)
+        return 1.0
+
+    fake = types.ModuleType("verl.utils.reward_score")
+    fake.default_compute_score = default_compute_score  # type: ignore[attr-defined]
+    for name in ("verl", "verl.utils"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, "verl.utils.reward_score", fake)
+    assert compute_score("openai/gsm8k", "#### 72", "72")["score"] == 1.0 and seen == ["openai/gsm8k"]
+    with pytest.raises(GgeError, match="neither a gge benchmark nor one verl's default_compute_score knows"):
+        compute_score("my/data", "72", "72")
+
+
+def test_easyr1_batch_hands_other_items_to_its_fallback(world: dict[str, Any], tmp_path: Path) -> None:
+    rows, texts = world["rows"], world["texts"]
+    gge_items = [
+        {"response": t[0], "response_length": 9, "ground_truth": r["reward_model"]["ground_truth"]}
+        for r, t in zip(rows[:3], texts[:3], strict=True)
+    ]
+    other = [{"response": "72", "response_length": 2, "ground_truth": "72"}]
+    mixed = [gge_items[0], other[0], gge_items[1], {**other[0], "response": "7"}, gge_items[2]]
+    calls = []
+
+    def batch(items: list[dict[str, Any]], **kwargs: Any) -> list[dict[str, float]]:
+        calls.append((len(items), kwargs))
+        return [{"overall": float(i["response"] == i["ground_truth"]), "accuracy": 0.0} for i in items]
+
+    out = compute_score_batch(mixed, fallback=batch, max_pixels=None, extra=1)
+    alone = compute_score_batch(gge_items)
+    assert [out[0], out[2], out[4]] == alone
+    assert (out[1]["overall"], out[3]["overall"]) == (1.0, 0.0) and calls == [(2, {"extra": 1})]
+    module = tmp_path / "easy_reward.py"
+    module.write_text(FALLBACK_MODULE)  # REWARD_TYPE = "sequential": one item per call
+    out = compute_score_batch(mixed, fallback=f"{module}:easyr1_one", extra=2)
+    assert (out[1], out[3]["overall"]) == ({"overall": 1.0, "accuracy": 1.0, "extra": 2}, 0.0)
+    with pytest.raises(
+        GgeError, match=r"reward input 1: the ground truth is not one `gge export verl` wrote"
+    ):
+        compute_score_batch(mixed)
+    with pytest.raises(GgeError, match="1 results for 2 inputs"):
+        compute_score_batch(mixed, fallback=lambda items, **kw: [{"overall": 0.0}])
 
 
 # ------------------------------------------------------------------------------------ EasyR1 sizes
@@ -408,11 +514,12 @@ def test_easyr1_cannot_carry_a_system_prompt_unless_folded(demo_suite: Path, tmp
 # --------------------------------------------------------------------------------------- summarize
 
 
-def write_verl_dump(world: dict[str, Any], folder: Path, step: int) -> Path:
-    """A dump as verl's _dump_generations writes it: val_kwargs.n = K responses per prompt, interleaved."""
-    lines = []
+def dump_groups(world: dict[str, Any], step: int) -> list[list[dict[str, Any]]]:
+    """Per prompt, its K lines as verl's _dump_generations writes them."""
+    groups = []
     for row, texts in zip(world["rows"], world["texts"], strict=True):
         gt_text = row["reward_model"]["ground_truth"]
+        lines = []
         for t in texts:
             s = compute_score(row["data_source"], t, gt_text)
             lines.append(
@@ -426,10 +533,19 @@ def write_verl_dump(world: dict[str, Any], folder: Path, step: int) -> Path:
                     **s,
                 }
             )
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{step}.jsonl"
+        groups.append(lines)
+    return groups
+
+
+def write_lines(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     return path
+
+
+def write_verl_dump(world: dict[str, Any], folder: Path, step: int) -> Path:
+    """A dump as verl's _dump_generations writes it: val_kwargs.n = K responses per prompt, interleaved."""
+    return write_lines(folder / f"{step}.jsonl", [x for g in dump_groups(world, step) for x in g])
 
 
 SAME = (
@@ -450,22 +566,28 @@ SAME = (
 )
 
 
-def check_summary(doc: dict[str, Any], world: dict[str, Any]) -> None:
+def expected_pass(world: dict[str, Any], name: str, upto: int = K) -> dict[str, float]:
+    hits = [world["hits"][(name, gt_id)] for (b, gt_id) in world["hits"] if b == name]
+    return {
+        f"pass@{j}": 100 * sum(pass_at_k(K, sum(h), j) for h in hits) / len(hits) for j in range(1, upto + 1)
+    }
+
+
+def check_summary(
+    doc: dict[str, Any], world: dict[str, Any], responses: dict[str, dict[str, int]] | None = None
+) -> None:
+    """The summary is eval's run on the same answers (``responses``: per benchmark, when not K each)."""
     assert list(doc["benchmarks"]) == BENCH and doc["k"] == K
     for name in BENCH:
         mine, theirs = doc["benchmarks"][name], world["doc"]["benchmarks"][name]
         for key in SAME:
             assert mine[key] == theirs[key], (name, key)
-        hits = [world["hits"][(name, gt_id)] for (b, gt_id) in world["hits"] if b == name]
-        expected = {
-            f"pass@{j}": 100 * sum(pass_at_k(K, sum(h), j) for h in hits) / len(hits) for j in range(1, K + 1)
-        }
         table = mine["pass_at_k"]
         assert table["n"] == K
-        for key, value in expected.items():
+        for key, value in expected_pass(world, name).items():
             assert table[key] == pytest.approx(value)
         assert table[f"pass@{K}"] == pytest.approx(mine[f"oracle@{K}"])
-        assert mine["responses_per_sample"] == {"min": K, "max": K}
+        assert mine["responses_per_sample"] == (responses or {}).get(name, {"min": K, "max": K})
 
 
 def test_summarize_verl_dump_reproduces_eval(
@@ -494,20 +616,141 @@ def test_summarize_counts_samples_the_trainer_dropped(world: dict[str, Any], tmp
     assert entry["missing_responses"] == 1 and entry["samples"] == N_PER and entry["format_errors"] >= 1
 
 
-def test_summarize_reads_easyr1_generations_log(world: dict[str, Any], tmp_path: Path) -> None:
+def test_summarize_refuses_several_steps(world: dict[str, Any], tmp_path: Path) -> None:
+    one = write_verl_dump(world, tmp_path / "val", step=1)
+    two = write_verl_dump(world, tmp_path / "val", step=2)
+    with pytest.raises(
+        GgeError, match=r"spans 2 training steps \(.*1\.jsonl: step 1; .*2\.jsonl: step 2\).*--step"
+    ):
+        summarize_verl([one, two], tmp_path / "o")
+    with pytest.raises(GgeError, match="given twice"):
+        summarize_verl([one, tmp_path / "val" / ".." / "val" / "1.jsonl"], tmp_path / "o")
+    both = write_lines(
+        tmp_path / "both.jsonl", [x for st in (1, 2) for g in dump_groups(world, st) for x in g]
+    )
+    with pytest.raises(GgeError, match=r"spans 2 training steps \(.*both\.jsonl: step 1, step 2\)"):
+        summarize_verl(both, tmp_path / "o")
+    doc = summarize_verl(both, tmp_path / "o", step=2, report_misses=0)
+    assert doc["config"]["step"] == 2
+    check_summary(doc, world)
+
+
+def test_summarize_scores_uneven_groups_only_when_allowed(
+    world: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A prompt listed twice in val_files has 2n responses: refused, or each sample scored with its own n."""
+    groups = dump_groups(world, 4)
+    path = write_lines(tmp_path / "val" / "4.jsonl", [x for g in groups + groups[:1] for x in g])
+    with pytest.raises(
+        GgeError, match=rf"different numbers of responses \({len(groups) - 1} samples with n={K}; "
+    ):
+        summarize_verl(path, tmp_path / "o")
+    out = tmp_path / "o"
+    assert summarize_main([str(path), "--out", str(out), "--allow-uneven", "--report-misses", "0"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    # the repeated prompt's 2n responses hit as often as its n: every number is the even dump's
+    check_summary(doc, world, {BENCH[0]: {"min": K, "max": 2 * K}})
+    assert doc["config"]["allow_uneven"] and any(f"n = {K} to {2 * K}" in n for n in doc["notes"])
+    assert f"n = {K} to {2 * K}" in capsys.readouterr().out
+    # fewer responses to some samples: pass@k up to the smallest n, each sample from its own n
+    short = [g[:3] if i % 4 == 0 else g for i, g in enumerate(groups)]
+    path = write_lines(tmp_path / "val" / "4.jsonl", [x for g in short for x in g])
+    doc = summarize_verl(path, tmp_path / "o2", allow_uneven=True, report_misses=0)
+    assert doc["k"] == 3
+    for name in BENCH:
+        own = []
+        for g in short:
+            gt = read_ground_truth(g[0]["gts"])
+            if gt.benchmark == name:
+                own.append((len(g), sum(x["hit"] == 1.0 for x in g)))
+        table = doc["benchmarks"][name]["pass_at_k"]
+        assert table["n"] == 3 and "pass@4" not in table
+        for j in (1, 2, 3):
+            assert table[f"pass@{j}"] == pytest.approx(
+                100 * sum(pass_at_k(n, c, j) for n, c in own) / len(own)
+            )
+
+
+def test_summarize_skips_other_data_validated_alongside(
+    world: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    groups = dump_groups(world, 6)
+    gsm8k = {
+        "input": "q",
+        "output": "#### 72",
+        "gts": "72",
+        "score": 1.0,
+        "step": 6,
+        "reward": 1.0,
+        "acc": 1.0,
+    }
+    lines = [x for i, g in enumerate(groups) for x in ([gsm8k] if i % 10 == 0 else []) + g]
+    path = write_lines(tmp_path / "val" / "6.jsonl", lines)
+    skipped = sum(1 for x in lines if x is gsm8k)
+    out = tmp_path / "o"
+    assert summarize_main([str(path), "--out", str(out), "--report-misses", "0"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    check_summary(doc, world)
+    assert doc["config"]["skipped_responses"] == skipped
+    assert f"skipped {skipped} responses whose ground truth is not gge's" in " ".join(doc["notes"])
+    assert f"skipped {skipped} responses" in capsys.readouterr().out
+
+
+def easyr1_blocks(world: dict[str, Any]) -> list[str]:
+    """The blocks EasyR1's FileGenerationLogger (gen_logger.py) writes, K responses per prompt."""
     blocks = []
     for row, texts in zip(world["rows"], world["texts"], strict=True):
         gt_text = row["reward_model"]["ground_truth"]
-        for t in texts:  # gen_logger.py FileGenerationLogger
+        for t in texts:
             score = compute_score(row["data_source"], t, gt_text)["score"]
             blocks.append(
                 f"[prompt] user\nsays <image>\n[output] {t}\n[ground_truth] {gt_text}\n[score] {score}\n\n"
             )
+    return blocks
+
+
+def test_summarize_reads_easyr1_generations_log(world: dict[str, Any], tmp_path: Path) -> None:
+    blocks = easyr1_blocks(world)
     log = tmp_path / "generations.log"
     log.write_text("".join(blocks))
     doc = summarize_verl(tmp_path, tmp_path / "out", report_misses=0)
     assert doc["config"]["format"] == "easyr1"
     check_summary(doc, world)
+
+
+def test_summary_of_easyr1_log_says_it_is_a_sample(world: dict[str, Any], tmp_path: Path) -> None:
+    """EasyR1 logs val_generations_to_log shuffled responses: never a silent random Top-1."""
+    blocks = easyr1_blocks(world)
+    log = tmp_path / "generations.log"
+    log.write_text("".join(blocks))
+    doc = summarize_verl(log, tmp_path / "out", report_misses=0)
+    assert doc["config"]["sample_of_validation"]
+    assert "random sample" in doc["protocol"] and "a random one of its responses" in doc["protocol"]
+    assert any("val_generations_to_log" in n and "not the model's first answer" in n for n in doc["notes"])
+    assert "Note: EasyR1 logs only" in (tmp_path / "out" / "report.md").read_text()
+    # a subset of the responses: groups differ in size
+    logged = random.Random(0).sample(blocks, len(blocks) // 2)
+    log.write_text("".join(logged))
+    with pytest.raises(GgeError, match=r"different numbers of responses.*--allow-uneven"):
+        summarize_verl(log, tmp_path / "sub", report_misses=0)
+    doc = summarize_verl(log, tmp_path / "sub", report_misses=0, allow_uneven=True)
+    n_min = min(e["responses_per_sample"]["min"] for e in doc["benchmarks"].values())
+    assert doc["k"] == n_min and all(e["pass_at_k"]["n"] == n_min for e in doc["benchmarks"].values())
+    assert any("responses per sample differ" in n for n in doc["notes"])
+
+
+def test_easyr1_log_without_a_final_newline_keeps_its_last_block(
+    world: dict[str, Any], tmp_path: Path
+) -> None:
+    """A copied or cut log may end right after the last [score] value."""
+    log = tmp_path / "generations.log"
+    blocks = easyr1_blocks(world)
+    log.write_text("".join(blocks).rstrip("\n"))
+    doc = summarize_verl(log, tmp_path / "out", report_misses=0)
+    assert doc["benchmarks"][BENCH[-1]]["responses_per_sample"] == {"min": K, "max": K}
+    check_summary(doc, world)
+    dump = read_dump(log)
+    assert len(dump.records) == len(blocks) and dump.records[-1].output == world["texts"][-1][-1]
 
 
 def test_dump_errors_name_the_file_and_line(world: dict[str, Any], tmp_path: Path) -> None:
@@ -524,9 +767,16 @@ def test_dump_errors_name_the_file_and_line(world: dict[str, Any], tmp_path: Pat
         GgeError, match=r"bad\.jsonl:1: no 'gts' field: verl dumps the ground truth from v0\.5"
     ):
         summarize_verl(bad, tmp_path / "o")
-    old["gts"] = "72"
+    old["gts"] = json.dumps({"gge": 1, "benchmark": "osworld_g"})  # gge's, but broken: an error
     bad.write_text(lines[0] + "\n" + json.dumps(old) + "\n")
-    with pytest.raises(GgeError, match=r"bad\.jsonl:2: field 'gts': ground truth must be a JSON object"):
+    with pytest.raises(GgeError, match=r"bad\.jsonl:2: field 'gts': ground truth lacks field 'id'"):
+        summarize_verl(bad, tmp_path / "o")
+    old["gts"] = "72"  # another data set's: skipped, but not when nothing else is left
+    bad.write_text(json.dumps(old) + "\n" + json.dumps(old) + "\n")
+    with pytest.raises(GgeError, match=r"bad\.jsonl: no responses to gge's samples: its 2 responses"):
+        summarize_verl(bad, tmp_path / "o")
+    bad.write_text("[prompt] p\n[output] 72\n[ground_truth] 72\n[score] 1.0\n\n")
+    with pytest.raises(GgeError, match=r"bad\.jsonl: 1 block, none with a ground truth `gge export"):
         summarize_verl(bad, tmp_path / "o")
     with pytest.raises(GgeError, match=r"no 7\.jsonl; steps dumped: 2"):
         summarize_verl(tmp_path / "val", tmp_path / "o", step=7)
@@ -563,6 +813,48 @@ def test_export_command_line(demo_suite: Path, tmp_path: Path, capsys: pytest.Ca
         export_main(["verl", f"out={out}", "flavor=trl", "benchmarks=[ui_vision]"])
     with pytest.raises(GgeError, match="unknown export target"):
         export_main(["trl"])
+
+
+def test_trainer_options_carry_the_presets_decoding(demo_suite: Path, tmp_path: Path) -> None:
+    """verl validates at val_kwargs.temperature (default 0: n copies of the greedy answer); EasyR1's example
+    config at 0.6: the printed options set the preset's decoding."""
+
+    def options(flavor: str, *overrides: str) -> list[str]:
+        out = tmp_path / f"{flavor}{len(overrides)}"
+        common = ["benchmarks=[ui_vision]", f"data_root={demo_suite}", "max_samples=1", "model=holo1_5"]
+        export_main(["verl", *common, f"out={out}", f"flavor={flavor}", *overrides])
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["trainer_notes"]
+        return list(manifest["trainer_options"])
+
+    val = "actor_rollout_ref.rollout.val_kwargs"
+    sampling = ["model.proposer=sampling", "model.temperature=0.7", "model.top_p=0.9", "model.top_k=20"]
+    sampling.append("k=4")
+    opts = options("verl", *sampling)
+    for o in ("n=4", "do_sample=True", "temperature=0.7", "top_p=0.9", "top_k=20"):
+        assert f"{val}.{o}" in opts
+    opts = options("verl", "model.proposer=sampling", "k=3")  # top_k 0 (off): -1, verl's off
+    assert f"{val}.top_k=-1" in opts and f"{val}.temperature=1.0" in opts
+    opts = options("verl")
+    assert {f"{val}.n=1", f"{val}.do_sample=False", f"{val}.temperature=0"} <= set(opts)
+    assert not any(o.startswith((f"{val}.top_p", f"{val}.top_k")) for o in opts)
+    ez = "worker.rollout.val_override_config"
+    opts = options("easyr1", *sampling)
+    assert {f"{ez}.n=4", f"{ez}.temperature=0.7", f"{ez}.top_p=0.9", f"{ez}.top_k=20"} <= set(opts)
+    assert {f"{ez}.n=1", f"{ez}.temperature=0"} <= set(options("easyr1"))
+
+
+def test_export_help_lists_the_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    from gge.commands import main as gge_main
+
+    assert gge_main(["export", "verl", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "usage: gge export verl key=value" in text
+    for key in ("  benchmarks=", "  out=null", "  flavor=verl", "  k=5", "  resize_images=true"):
+        assert key in text
+    assert "Models (model=):" in text and "qwen2_5_vl" in text and "Benchmarks: screenspot_v2" in text
+    assert export_main(["verl", "out=/nowhere", "-h"]) == 0
+    assert "  fold_system=false" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------------------------------- real verl
@@ -666,7 +958,40 @@ if hasattr(RayPPOTrainer, "_write_generations"):
 else:
     trainer = types.SimpleNamespace(global_steps=job["step"])
     RayPPOTrainer._dump_generations(trainer, inputs, texts, gts, scores, infos, job["dump_dir"])
-found = {"rows": rows, "metrics": {k: float(v) for k, v in metrics.items()}, "loop_agrees": loop_agrees}
+# training data in the same run: a gsm8k row beside a gge row, scored through gge's compute_score
+mixed_texts = [texts[0], "She sold 48 + 24 = 72 clips. #### 72"]
+
+
+class MixedTok:
+    def decode(self, ids, skip_special_tokens=True):
+        return mixed_texts[int(ids[0])]
+
+
+first = rows[owner[0]]
+mixed = DataProto.from_dict(
+    tensors={"prompts": torch.zeros((2, 2), dtype=torch.long), "responses": torch.arange(2).unsqueeze(1),
+             "attention_mask": torch.ones((2, 3), dtype=torch.long)},
+    non_tensors={"data_source": np.array([first["data_source"], "openai/gsm8k"], dtype=object),
+                 "reward_model": np.array([{"style": "rule", "ground_truth": first["ground_truth"]},
+                                           {"style": "rule", "ground_truth": "72"}], dtype=object),
+                 "extra_info": np.array([dict(first["extra_info"]), {}], dtype=object)},
+)
+mixed_out = NaiveRewardManager(tokenizer=MixedTok(), num_examine=0, compute_score=fn)(mixed, return_dict=True)
+mixed_infos = {"reward": mixed_out["reward_tensor"].sum(-1).tolist()}
+mixed_infos.update({k: list(v) for k, v in mixed_out["reward_extra_info"].items()})
+assert all(len(v) == 2 for v in mixed_infos.values()), mixed_infos  # verl's _validate asserts this
+mixed_metrics = RayPPOTrainer._val_metrics_update(
+    None, mixed.non_tensor_batch["data_source"], ["0", "1"], mixed_infos, []
+)
+mixed_loop = None
+if loop_agrees is not None:
+    mixed_manager = LoopManager(config=OmegaConf.create({}), tokenizer=MixedTok(), compute_score=fn)
+    mixed_loop = [mixed_manager.loop.run_until_complete(mixed_manager.run_single(mixed[i : i + 1]))
+                  for i in range(2)]
+    mixed_loop = [sorted(o["reward_extra_info"]) for o in mixed_loop]
+found = {"rows": rows, "metrics": {k: float(v) for k, v in metrics.items()}, "loop_agrees": loop_agrees,
+         "mixed_rewards": mixed_infos["reward"], "mixed_loop_keys": mixed_loop,
+         "mixed_metrics": {k: float(v) for k, v in mixed_metrics.items()}}
 json.dump(found, open(sys.argv[2], "w"))
 """
 
@@ -713,6 +1038,11 @@ def test_real_verl_reads_the_export_and_calls_compute_score(
         assert seen["messages"] == verl_messages(row["prompt"], sizes)
         assert seen["ground_truth"] == row["reward_model"]["ground_truth"]
     assert got["loop_agrees"] in (True, None)  # None: a verl without the reward loop
+    # a gsm8k row beside gge's: verl's default_compute_score scores it, with the keys gge's rows have
+    assert got["mixed_rewards"][1] == 1.0
+    assert any("openai/gsm8k/acc/mean@1" in key for key in got["mixed_metrics"])
+    if got["mixed_loop_keys"] is not None:
+        assert got["mixed_loop_keys"][0] == got["mixed_loop_keys"][1]
     metrics = got["metrics"]
     for name in BENCH:
         entry = world["doc"]["benchmarks"][name]

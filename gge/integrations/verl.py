@@ -56,8 +56,8 @@ verl 0.9.1; EasyR1: hiyouga/EasyR1 at b44b311b):
   (``verl/trainer/ray_trainer.py`` ``_validate``), so :func:`compute_score_batch` adds
   ``<benchmark>/accuracy``. EasyR1 dumps no full generations: its ``file`` generation logger
   (``verl/utils/logger/gen_logger.py``) appends ``trainer.val_generations_to_log`` shuffled responses
-  to ``generations.log`` as ``[prompt] / [output] / [ground_truth] / [score]`` blocks, which
-  ``gge summarize-verl`` also reads.
+  to ``generations.log`` as ``[prompt] / [output] / [ground_truth] / [score]`` blocks, unmarked by
+  step, which ``gge summarize-verl`` also reads, as a sample of the validation (it says so).
 
 **The size the model sees.** By default the exported screenshot is already resized (bicubic, as
 ``eval.py`` resizes it) to the size ``eval.py`` would feed the model, capped by the trainer's
@@ -76,9 +76,17 @@ holds the whole call, is parsed alone. EasyR1 builds one user turn: a preset wit
 two user messages needs ``fold_system=true`` (the turns joined into one; the request then differs
 from eval's and the manifest says so).
 
-**Other data sources.** :func:`compute_score` raises :class:`~gge.errors.GgeError` for a data source
-that is not ``gge/<benchmark>`` (a silent 0 would pass for a miss in the metrics): route other data
-to their own reward function.
+**Training data and gge's validation in one run.** Both trainers score training and validation with
+the one reward function configured (verl builds both reward managers from
+``custom_reward_function``; EasyR1's ``worker.reward`` serves both), so :func:`compute_score` also
+scores the training rows: a row whose ``data_source`` is not ``gge/<benchmark>`` goes to the
+reward kwarg ``fallback`` (``custom_reward_function.reward_kwargs.fallback=pkg.module:function`` or
+``=path/to/file.py:function``, called as verl calls a custom reward), else to verl's own
+``verl.utils.reward_score.default_compute_score`` (imported only when such a row comes); only when
+neither can score it does it raise :class:`~gge.errors.GgeError` (a silent 0 would pass for a miss).
+:func:`compute_score_batch` hands the items whose ground truth is not gge's to its ``fallback``
+(``worker.reward.reward_function_kwargs.fallback=path/to/file.py:function``, a batch function unless
+its module says ``REWARD_TYPE = "sequential"``) and raises without one.
 
 Example:
     >>> from gge.types import Box
@@ -97,12 +105,16 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
+import importlib
+import importlib.util
 import io
 import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -562,9 +574,44 @@ def read_ground_truth(value: Any) -> GroundTruth:
     raise GgeError(f"ground truth must be the JSON text gge export wrote, got {type(value).__name__}")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _text_is_gge(text: str) -> bool:
+    try:
+        obj = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return isinstance(obj, dict) and "gge" in obj
+
+
+def is_gge_ground_truth(value: Any) -> bool:
+    """Whether a row's ground truth is one ``gge export verl`` wrote (a JSON object with ``"gge"``).
+
+    Other data (``"72"`` of gsm8k, a math answer) is not; a gge ground truth that is malformed still
+    is, so that reading it reports what is wrong rather than passing it on.
+
+    Example:
+        >>> is_gge_ground_truth('{"gge": 1, "benchmark": "osworld_g"}'), is_gge_ground_truth("72")
+        (True, False)
+    """
+    if isinstance(value, GroundTruth):
+        return True
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    if isinstance(value, str):
+        return _text_is_gge(value)
+    return isinstance(value, Mapping) and "gge" in value
+
+
 # ---------------------------------------------------------------------------------------- reward
 
 _VIEW_KEYS = ("flavor", "min_pixels", "max_pixels")
+_OWN_KEYS = (*_VIEW_KEYS, "fallback")
+"""The reward keyword arguments gge reads itself (the rest go on to a fallback)."""
+REWARD_KEYS = ("score", "acc", "hit", "oracle", "format_error", "abstained")
+"""The keys :func:`compute_score` returns for every row."""
 
 
 def _view_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -596,13 +643,109 @@ def reward_values(result: SampleResult) -> dict[str, float]:
     }
 
 
+@functools.lru_cache(maxsize=64)
+def _load_function(spec: str, what: str) -> tuple[Callable[..., Any], Any]:
+    """``"pkg.module:function"`` or ``"path/to/file.py:function"`` -> (the function, its module)."""
+    where, sep, name = spec.rpartition(":")
+    if not sep or not where or not name:
+        raise GgeError(
+            f"{what} must be 'package.module:function' or 'path/to/file.py:function', got {spec!r}"
+        )
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        path = Path(where).expanduser()
+        if not path.is_file():
+            raise GgeError(f"{what} {spec!r}: no file {path}")
+        module_name = "gge_fallback_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+        module_spec = importlib.util.spec_from_file_location(module_name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise GgeError(f"{what} {spec!r}: cannot load {path}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(where)
+        except ImportError as e:
+            raise GgeError(f"{what} {spec!r}: cannot import {where}: {e}") from None
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise GgeError(f"{what} {spec!r}: {where} has no function {name!r}")
+    return fn, module
+
+
+def _verl_default_compute_score() -> Callable[..., Any] | None:
+    """The ``default_compute_score`` of verl, imported now (None without verl)."""
+    try:
+        module = importlib.import_module("verl.utils.reward_score")
+    except ImportError:
+        return None
+    fn = getattr(module, "default_compute_score", None)
+    return fn if callable(fn) else None
+
+
+def _same_keys(result: Any) -> dict[str, Any]:
+    """A fallback's result as a dict holding :data:`REWARD_KEYS` (what verl needs of every row)."""
+    values: dict[str, Any] = dict(result) if isinstance(result, Mapping) else {"score": result}
+    if "score" not in values:
+        raise GgeError(f"the fallback reward returned a dict without 'score': {sorted(values)}")
+    acc = values.setdefault("acc", values["score"])
+    for key in ("hit", "oracle"):
+        values.setdefault(key, acc)
+    for key in ("format_error", "abstained"):
+        values.setdefault(key, 0.0)
+    return values
+
+
+def _fallback_score(
+    data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any, kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Score a row that is not gge's with the ``fallback`` reward kwarg, else verl's default."""
+    spec = kwargs.get("fallback")
+    rest = {key: value for key, value in kwargs.items() if key not in _OWN_KEYS}
+    fn: Callable[..., Any] | None
+    if spec is None or spec == "":
+        fn = _verl_default_compute_score()
+        if fn is None:
+            raise GgeError(
+                f"data_source {data_source!r} is not a gge benchmark, and no reward can score it: gge's "
+                "compute_score scores rows of `gge export verl` (data_source gge/<benchmark>) and passes "
+                "others to the reward kwarg fallback (custom_reward_function.reward_kwargs.fallback="
+                "pkg.module:function or path/to/file.py:function), else to verl's default_compute_score, "
+                "which cannot be imported here (is verl installed?)"
+            )
+        try:
+            result = fn(
+                data_source=data_source,
+                solution_str=solution_str,
+                ground_truth=ground_truth,
+                extra_info=extra_info,
+                **rest,
+            )
+        except NotImplementedError:
+            raise GgeError(
+                f"data_source {data_source!r} is neither a gge benchmark nor one verl's "
+                "default_compute_score knows: give its reward function as custom_reward_function."
+                "reward_kwargs.fallback=pkg.module:function (or path/to/file.py:function)"
+            ) from None
+        return _same_keys(result)
+    fn = spec if callable(spec) else _load_function(str(spec), "reward kwarg fallback")[0]
+    result = fn(
+        data_source=data_source,
+        solution_str=solution_str,
+        ground_truth=ground_truth,
+        extra_info=extra_info,
+        **rest,
+    )
+    return _same_keys(result)
+
+
 def compute_score(
     data_source: str,
     solution_str: str,
     ground_truth: Any,
     extra_info: Mapping[str, Any] | None = None,
     **kwargs: Any,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """The custom reward function of verl: one response scored by the benchmark's official rule.
 
     Configure verl with ``custom_reward_function.path=pkg://gge.integrations.verl`` (or the
@@ -613,23 +756,35 @@ def compute_score(
         solution_str: The model's response (decoded without special tokens).
         ground_truth: The row's ``reward_model.ground_truth`` (the JSON text the export wrote).
         extra_info: The row's ``extra_info`` (not needed: the ground truth is self-contained).
-        **kwargs: ``max_pixels`` / ``min_pixels`` / ``flavor`` (through
-            ``custom_reward_function.reward_kwargs``) when the trainer resizes images with other limits
-            than the export assumed; anything else verl passes is ignored.
+        **kwargs: Through ``custom_reward_function.reward_kwargs``: ``max_pixels`` / ``min_pixels`` /
+            ``flavor`` when the trainer resizes images with other limits than the export assumed;
+            ``fallback`` (``"pkg.module:function"``, ``"path/to/file.py:function"`` or a callable), the
+            reward of rows that are not gge's (training data). gge's rows ignore anything else verl
+            passes; a fallback gets it.
 
     Returns:
         ``score`` (1.0 for a hit, else 0.0: the reward), ``acc`` (the same, so verl's
         ``val-core/gge/<benchmark>/acc/mean@N`` is the micro Top-1), ``hit``, ``oracle``,
-        ``format_error``, ``abstained`` (all floats, every key always present).
+        ``format_error``, ``abstained`` (all floats, every key always present). Another data source's
+        row gets its fallback's result as a dict holding these keys too (``score`` and ``acc`` the
+        fallback's, ``hit`` and ``oracle`` its ``acc``, ``format_error`` and ``abstained`` 0.0, unless
+        the fallback returns them): verl needs every row of a validation to return the same keys, so a
+        validation set mixing gge's benchmarks with data whose fallback returns a float (or a dict of
+        these keys) works; a fallback returning other keys needs its data validated in another run.
 
     Raises:
-        GgeError: for a data source that is not ``gge/<benchmark>``, or a ground truth gge did not write.
+        GgeError: for a ground truth gge did not write under a ``gge/<benchmark>`` data source, or
+            another data source no fallback can score (no ``fallback`` given, and verl is not installed
+            or its ``default_compute_score`` does not know it).
+
+    Example:
+        >>> def exact(data_source, solution_str, ground_truth, extra_info=None):
+        ...     return float(solution_str.strip() == ground_truth)
+        >>> compute_score("openai/gsm8k", "72", "72", fallback=exact)["score"]
+        1.0
     """
     if not isinstance(data_source, str) or not data_source.startswith(DATA_SOURCE_PREFIX):
-        raise GgeError(
-            f"data_source {data_source!r} is not a gge benchmark: gge's compute_score scores only rows of "
-            "`gge export verl` (data_source gge/<benchmark>); route other data sources to their own reward"
-        )
+        return _fallback_score(data_source, solution_str, ground_truth, extra_info, kwargs)
     gt = read_ground_truth(ground_truth)
     if data_source != DATA_SOURCE_PREFIX + gt.benchmark:
         raise GgeError(
@@ -640,19 +795,30 @@ def compute_score(
     return reward_values(gt.score([solution_str], **_view_kwargs(kwargs)))
 
 
-def compute_score_batch(reward_inputs: Sequence[Mapping[str, Any]], **kwargs: Any) -> list[dict[str, float]]:
+def compute_score_batch(reward_inputs: Sequence[Mapping[str, Any]], **kwargs: Any) -> list[dict[str, Any]]:
     """EasyR1's batch reward function: ``worker.reward.reward_function=gge_reward.py:compute_score_batch``.
+
+    EasyR1 scores training and validation with this one function: items whose ground truth is not
+    gge's (training data) go to ``fallback``.
 
     Args:
         reward_inputs: ``{"response", "response_length", "ground_truth"}`` per response.
         **kwargs: ``worker.reward.reward_function_kwargs``: ``max_pixels`` / ``min_pixels`` when
-            ``data.max_pixels`` / ``data.min_pixels`` differ from what the export assumed.
+            ``data.max_pixels`` / ``data.min_pixels`` differ from what the export assumed;
+            ``fallback``: the reward of items that are not gge's, ``"path/to/file.py:function"``,
+            ``"pkg.module:function"`` or a callable, called as EasyR1 calls a reward function (with
+            the list of those items, or one item at a time when its module sets
+            ``REWARD_TYPE = "sequential"``) and with the other keyword arguments.
 
     Returns:
         Per response: ``overall`` (the reward: 1.0 for a hit), ``accuracy`` (the same),
         ``format`` (1.0 when the answer could be read), the keys of :func:`reward_values`, and
         ``<benchmark>/accuracy``, so EasyR1's ``val/<benchmark>/accuracy_reward`` is the benchmark's
-        micro Top-1.
+        micro Top-1; the fallback's result for the other items (EasyR1 averages each key over the
+        responses that return it).
+
+    Raises:
+        GgeError: for a malformed input, or an item that is not gge's without a ``fallback``.
 
     Example:
         >>> gt = GroundTruth("osworld_g", "3", Absent(), (800, 600), (800, 600), (812, 588), (812, 588))
@@ -662,13 +828,20 @@ def compute_score_batch(reward_inputs: Sequence[Mapping[str, Any]], **kwargs: An
         (1.0, 1.0, 1.0)
     """
     view = _view_kwargs(kwargs)
-    out: list[dict[str, float]] = []
+    out: list[dict[str, Any] | None] = []
+    others: list[int] = []
     for i, item in enumerate(reward_inputs):
         try:
-            gt = read_ground_truth(item["ground_truth"])
+            truth = item["ground_truth"]
             response = item["response"]
         except (KeyError, TypeError) as e:
             raise GgeError(f"reward input {i}: needs 'response' and 'ground_truth' ({e})") from None
+        if not is_gge_ground_truth(truth):
+            others.append(i)
+            out.append(None)
+            continue
+        try:
+            gt = read_ground_truth(truth)
         except GgeError as e:
             raise GgeError(f"reward input {i}: {e}") from None
         values = reward_values(gt.score([str(response)], **view))
@@ -681,7 +854,38 @@ def compute_score_batch(reward_inputs: Sequence[Mapping[str, Any]], **kwargs: An
                 f"{gt.benchmark}/accuracy": values["hit"],
             }
         )
-    return out
+    if others:
+        scored = _batch_fallback([reward_inputs[i] for i in others], others[0], kwargs)
+        for i, result in zip(others, scored, strict=True):
+            out[i] = result
+    return [o for o in out if o is not None]
+
+
+def _batch_fallback(
+    items: list[Mapping[str, Any]], first: int, kwargs: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """EasyR1: score the items that are not gge's with the ``fallback`` kwarg (one list, in order)."""
+    spec = kwargs.get("fallback")
+    if spec is None or spec == "":
+        raise GgeError(
+            f"reward input {first}: the ground truth is not one `gge export verl` wrote (training data?): "
+            "give the reward function of other data as worker.reward.reward_function_kwargs.fallback="
+            "path/to/file.py:function (EasyR1 scores training and validation with one function)"
+        )
+    rest = {key: value for key, value in kwargs.items() if key not in _OWN_KEYS}
+    if callable(spec):
+        fn, kind = spec, "batch"
+    else:
+        fn, module = _load_function(str(spec), "reward kwarg fallback")
+        kind = getattr(module, "REWARD_TYPE", "batch")
+    sequential = kind == "sequential"
+    results = [fn(item, **rest) for item in items] if sequential else list(fn(items, **rest))
+    if len(results) != len(items) or not all(isinstance(r, Mapping) for r in results):
+        raise GgeError(
+            f"the fallback reward returned {len(results)} results for {len(items)} inputs; EasyR1 needs "
+            "one dict per input"
+        )
+    return [dict(r) for r in results]
 
 
 # ---------------------------------------------------------------------------------------- export
@@ -1045,7 +1249,11 @@ def export_verl(
             t_max,
             settings.max_new_tokens,
             -(-tokens // 256) * 256,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            top_k=settings.top_k,
         ),
+        "trainer_notes": trainer_notes(flavor, settings.proposer, settings.k, sum(counts.values())),
     }
     if folded:
         notes = [
@@ -1082,17 +1290,41 @@ def trainer_options(
     max_pixels: int | None,
     max_new_tokens: int = 256,
     prompt_tokens: int = 1024,
+    *,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    top_k: int = 0,
 ) -> list[str]:
     """The trainer's command-line options that use an export (printed and put in the manifest).
 
     ``prompt_tokens`` is an upper estimate of the longest prompt (image tokens plus text): both
     trainers drop longer prompts silently (``filter_overlong_prompts``), so ``data.max_prompt_length``
     must reach it (``gge summarize-verl --export`` counts dropped samples as misses).
+
+    The validation's decoding is the preset's: a ``sampling`` preset asks for K responses at its
+    ``temperature`` / ``top_p`` / ``top_k`` (``top_k`` -1 when the preset leaves it off), any other
+    one response at temperature 0. verl reads ``actor_rollout_ref.rollout.val_kwargs.{n, do_sample,
+    temperature, top_p, top_k}`` (``trainer/config/rollout/rollout.yaml``; its agent loop samples at
+    ``val_kwargs.temperature``, default 0, whatever ``do_sample`` says); EasyR1 sets every key of
+    ``worker.rollout.val_override_config`` that vLLM's ``SamplingParams`` has (``n``, ``temperature``,
+    ``top_p``, ``top_k``: ``verl/workers/rollout/vllm_rollout_spmd.py``), its example config
+    validating at temperature 0.6.
+
+    Example:
+        >>> opts = trainer_options("verl", Path("x"), [Path("x/a.parquet")], "sampling", 4, None, None,
+        ...                        temperature=0.7, top_p=0.9)
+        >>> [o.split("val_kwargs.")[1] for o in opts if "val_kwargs" in o]
+        ['n=4', 'do_sample=True', 'temperature=0.7', 'top_p=0.9', 'top_k=-1']
     """
     reward = out / "gge_reward.py"
     n = k if proposer == "sampling" else 1
+    if n > 1:
+        sampling = {"temperature": temperature, "top_p": top_p, "top_k": top_k if top_k > 0 else -1}
+    else:
+        sampling = {"temperature": 0}
     if flavor == "verl":
         listed = ",".join(str(f) for f in files)
+        val = "actor_rollout_ref.rollout.val_kwargs"
         return [
             f"data.val_files=[{listed}]",
             "data.prompt_key=prompt",
@@ -1100,8 +1332,9 @@ def trainer_options(
             f"data.max_prompt_length={prompt_tokens}",
             f"custom_reward_function.path={reward}",
             "custom_reward_function.name=compute_score",
-            f"actor_rollout_ref.rollout.val_kwargs.n={n}",
-            f"actor_rollout_ref.rollout.val_kwargs.do_sample={'True' if n > 1 else 'False'}",
+            f"{val}.n={n}",
+            f"{val}.do_sample={'True' if n > 1 else 'False'}",
+            *(f"{val}.{key}={value}" for key, value in sampling.items()),
             f"data.max_response_length={max_new_tokens}",
             "trainer.validation_data_dir=DIR  (then: gge summarize-verl DIR)",
         ]
@@ -1116,8 +1349,46 @@ def trainer_options(
         f"data.max_pixels={max_pixels}",
         f"worker.reward.reward_function={reward}:compute_score_batch",
         f"worker.rollout.val_override_config.n={n}",
+        *(f"worker.rollout.val_override_config.{key}={value}" for key, value in sampling.items()),
         f"data.max_response_length={max_new_tokens}",
     ]
+
+
+def trainer_notes(flavor: str, proposer: str, k: int, rows: int) -> list[str]:
+    """What to know when using the printed options (printed under them and put in the manifest).
+
+    Args:
+        flavor: ``verl`` or ``easyr1``.
+        proposer: The preset's proposer mode.
+        k: Its K.
+        rows: Samples exported (all benchmarks).
+    """
+    n = k if proposer == "sampling" else 1
+    if flavor == "verl":
+        notes = [
+            "training on other data in the same run: verl scores training and validation with "
+            "custom_reward_function, so gge's compute_score passes rows whose data_source is not gge/... "
+            "to verl's default_compute_score, or to your reward given as "
+            "custom_reward_function.reward_kwargs.fallback=pkg.module:function (or path/to/file.py:function)",
+        ]
+    else:
+        notes = [
+            "training on other data in the same run: EasyR1 scores training and validation with one "
+            "reward function, so give your reward of the training data as "
+            "worker.reward.reward_function_kwargs.fallback=path/to/file.py:function (a batch function, or "
+            'sequential when its module sets REWARD_TYPE = "sequential"); without it a non-gge item raises',
+            "EasyR1 dumps no full generations: with trainer.logger including file, it appends "
+            "trainer.val_generations_to_log shuffled responses to <trainer.save_checkpoint_path>/"
+            "generations.log at each validation, unmarked by step; "
+            f"trainer.val_generations_to_log={rows * n} logs every response. gge summarize-verl reads one "
+            "validation's blocks of it as a sample of the validation set",
+        ]
+    if proposer == "sampling" and k > 1:
+        notes.append(
+            f"the trainer samples all {k} responses (eval's sampling proposer answers greedily first): "
+            "the summary's Top-1 is the first sampled response; export a greedy preset for eval's Top-1"
+        )
+    return notes
 
 
 def parse_export_args(argv: Sequence[str]) -> tuple[ExportConfig, dict[str, Any], dict[str, Any]]:
@@ -1163,6 +1434,57 @@ def parse_export_args(argv: Sequence[str]) -> tuple[ExportConfig, dict[str, Any]
     return config, {str(k): v for k, v in overrides.items()}, options
 
 
+def export_help() -> str:
+    """``gge export verl --help``: how to call it, every key with its default and meaning, the names.
+
+    Example:
+        >>> text = export_help()
+        >>> "  flavor=verl" in text and "  k=5" in text and "Models (model=):" in text
+        True
+    """
+    from omegaconf import OmegaConf
+
+    from gge.benchmarks import REGISTRY
+    from gge.models.factory import preset_names
+
+    meaning: dict[str, str] = {}
+    last = ""
+    doc = (ExportConfig.__doc__ or "").split("Attributes:", 1)[-1]
+    for line in doc.splitlines():
+        m = re.match(r"\s{8}(\w+): (.*)", line)
+        if m:
+            last = m[1]
+            meaning[last] = m[2].strip()
+        elif line.strip() and last:
+            meaning[last] += " " + line.strip()
+    defaults = OmegaConf.to_container(OmegaConf.structured(ExportConfig))
+    assert isinstance(defaults, dict)
+    lines = [
+        "usage: gge export verl key=value ... [model.<key>=value ...] [bench.<name>.<option>=value ...]",
+        "",
+        "Write gge's benchmarks as validation parquet files for verl or EasyR1",
+        "(out/data/<benchmark>.parquet), out/gge_reward.py (the reward) and out/manifest.json, asking",
+        "each sample as `python eval.py model=<preset>` asks it, and print the trainer options to use.",
+        "",
+        "Keys (key=default):",
+    ]
+    for key, value in defaults.items():
+        name = str(key)
+        shown = json.dumps(value) if value is None or isinstance(value, (bool, list, dict)) else str(value)
+        lines.append(f"  {name}={shown}")
+        if meaning.get(name):
+            lines.append(f"      {meaning[name]}")
+    lines += [
+        "",
+        "model.<key>=value overrides a key of the preset (e.g. model.proposer=sampling), as in eval.py;",
+        "bench.<name>.<option>=value sets a benchmark's option (e.g. bench.screenspot_pro.root=DIR).",
+        "",
+        f"Models (model=): {', '.join(preset_names())}",
+        "Benchmarks: " + ", ".join(REGISTRY),
+    ]
+    return "\n".join(lines)
+
+
 def export_main(argv: Sequence[str]) -> int:
     """``gge export verl key=value ...``: write the parquet files, print where and how to use them.
 
@@ -1174,8 +1496,8 @@ def export_main(argv: Sequence[str]) -> int:
         args = args[1:]
     elif args and "=" not in args[0] and args[0] not in ("-h", "--help"):
         raise GgeError(f"unknown export target {args[0]!r}; known: verl (gge export verl key=value ...)")
-    if args and args[0] in ("-h", "--help"):
-        print((ExportConfig.__doc__ or "").strip())
+    if any(a in ("-h", "--help") for a in args):
+        print(export_help())
         return 0
     cfg, overrides, options = parse_export_args(args)
     if not cfg.out:
@@ -1208,6 +1530,8 @@ def export_main(argv: Sequence[str]) -> int:
     if manifest.get("request_changed"):
         print(f"note: {manifest['request_changed']}")
     print(f"\n{cfg.flavor} options:\n  " + "\n  ".join(manifest["trainer_options"]))
+    for note in manifest["trainer_notes"]:
+        print(f"note: {note}")
     print(f"\nwrote {len(files)} files and {Path(cfg.out) / 'manifest.json'}")
     return 0
 
@@ -1220,7 +1544,7 @@ class DumpRecord:
     """One response read from a trainer's validation dump.
 
     Attributes:
-        where: ``file:line`` (or ``file:block``) for messages.
+        where: ``file:line`` (or ``file: block N``) for messages.
         output: The model's response.
         ground_truth: The sample's ground truth.
         step: The training step, when the dump says it.
@@ -1232,11 +1556,37 @@ class DumpRecord:
     step: int | None
 
 
+@dataclass(frozen=True)
+class Dump:
+    """The responses :func:`read_dump` read from one dump file.
+
+    Attributes:
+        file: The file read.
+        records: The responses to gge's samples, in the file's order.
+        format: ``verl`` (``<step>.jsonl``) or ``easyr1`` (``generations.log``).
+        step: The training step (None when the file has none, or several).
+        skipped: Responses whose ground truth is not gge's (other data validated alongside).
+    """
+
+    file: Path
+    records: list[DumpRecord]
+    format: str
+    step: int | None
+    skipped: int = 0
+
+    @property
+    def steps(self) -> list[int | None]:
+        """The distinct steps of the records, in order (None: the file does not say)."""
+        return sorted({r.step for r in self.records}, key=lambda x: (x is not None, x or 0))
+
+
 _EASYR1_BLOCK = re.compile(
     r"\[prompt\] (?P<prompt>.*?)\n\[output\] (?P<output>.*?)\n"
-    r"\[ground_truth\] (?P<gt>.*?)\n\[score\] (?P<score>[^\n]*)\n",
+    r"\[ground_truth\] (?P<gt>.*?)\n\[score\] (?P<score>[^\n]*)(?:\n|\Z)",
     re.DOTALL,
 )
+"""One ``[prompt] / [output] / [ground_truth] / [score]`` block of EasyR1's ``generations.log`` (the last
+one may end the file without a newline)."""
 
 
 def _dump_file(path: Path, step: int | None) -> tuple[Path, int | None]:
@@ -1258,36 +1608,47 @@ def _dump_file(path: Path, step: int | None) -> tuple[Path, int | None]:
     )
 
 
-def read_dump(path: str | Path, *, step: int | None = None) -> tuple[list[DumpRecord], str, int | None]:
+def read_dump(path: str | Path, *, step: int | None = None) -> Dump:
     """Read the responses of one validation from a verl dump or an EasyR1 ``generations.log``.
+
+    Responses whose ground truth is not gge's (another data set validated alongside) are skipped and
+    counted; a malformed line, or a gge ground truth that does not read, is an error.
 
     Args:
         path: A ``<step>.jsonl`` file, verl's ``trainer.validation_data_dir`` (the latest step, or
             ``step``), or EasyR1's ``generations.log`` (or the folder holding it: EasyR1 appends every
             validation's ``trainer.val_generations_to_log`` shuffled responses to it, unmarked by step,
             so give it a file holding one validation).
-        step: The training step to read.
+        step: The training step to read (verl).
 
     Returns:
-        ``(records, format, step)``: format is ``verl`` or ``easyr1``.
+        The file's responses to gge's samples.
 
     Raises:
-        GgeError: naming the file and line (or block) at fault.
+        GgeError: naming the file and line (or block) at fault, or when no response is gge's.
     """
     file, step = _dump_file(Path(path), step)
     text = file.read_text(encoding="utf-8")
     records: list[DumpRecord] = []
+    skipped = 0
     if text.startswith("[prompt] "):
         for i, block in enumerate(_EASYR1_BLOCK.finditer(text), start=1):
             where = f"{file}: block {i}"
+            if not is_gge_ground_truth(block["gt"]):
+                skipped += 1
+                continue
             try:
                 gt = read_ground_truth(block["gt"])
             except GgeError as e:
                 raise GgeError(f"{where}: [ground_truth]: {e}") from None
             records.append(DumpRecord(where, block["output"], gt, None))
         if not records:
-            raise GgeError(f"{file}: no [prompt]/[output]/[ground_truth]/[score] blocks")
-        return records, "easyr1", None
+            what = "no [prompt]/[output]/[ground_truth]/[score] blocks"
+            if skipped:
+                plural = "s" if skipped > 1 else ""
+                what = f"{skipped} block{plural}, none with a ground truth `gge export verl` wrote"
+            raise GgeError(f"{file}: {what}")
+        return Dump(file, records, "easyr1", None, skipped)
     seen_steps: set[int] = set()
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -1309,6 +1670,9 @@ def read_dump(path: str | Path, *, step: int | None = None) -> tuple[list[DumpRe
             seen_steps.add(line_step)
         if step is not None and line_step != step:
             continue
+        if not is_gge_ground_truth(obj["gts"]):
+            skipped += 1
+            continue
         try:
             gt = read_ground_truth(obj["gts"])
         except GgeError as e:
@@ -1318,10 +1682,17 @@ def read_dump(path: str | Path, *, step: int | None = None) -> tuple[list[DumpRe
         )
     if not records:
         hint = f"; steps in it: {', '.join(map(str, sorted(seen_steps)))}" if seen_steps else ""
-        raise GgeError(f"{file}: no responses" + (f" of step {step}" if step is not None else "") + hint)
-    if step is None and len(seen_steps) == 1:
-        step = next(iter(seen_steps))
-    return records, "verl", step
+        of_step = f" of step {step}" if step is not None else ""
+        if skipped:
+            raise GgeError(
+                f"{file}: no responses to gge's samples{of_step}: its {skipped} responses have ground truths "
+                "that `gge export verl` did not write"
+            )
+        raise GgeError(f"{file}: no responses{of_step}{hint}")
+    steps = {r.step for r in records}
+    if step is None and len(steps) == 1:
+        step = next(iter(steps))
+    return Dump(file, records, "verl", step, skipped)
 
 
 def _export_ground_truths(export: Path) -> list[GroundTruth]:
@@ -1345,6 +1716,10 @@ def _export_ground_truths(export: Path) -> list[GroundTruth]:
     return out
 
 
+def _step_name(step: int | None) -> str:
+    return "no step" if step is None else f"step {step}"
+
+
 def summarize_verl(
     dump: str | Path | Sequence[str | Path],
     out: str | Path,
@@ -1354,33 +1729,45 @@ def summarize_verl(
     export: str | Path | None = None,
     max_pixels: int | None = None,
     min_pixels: int | None = None,
+    allow_uneven: bool = False,
     report_misses: int = 20,
 ) -> dict[str, Any]:
     """Turn a trainer's dumped validation generations into gge's results, with the official rules.
 
-    The n responses to a sample are its n candidates, exchangeable (sampled from one prompt):
-    Oracle@n is "some response hits", ``pass_at_k`` the unbiased pass@k (k = 1..n, ``pass@1`` being
-    verl's ``mean@n``), Top-1 the first response. Official averages (macro where the benchmark's
-    paper uses one) and tables are computed as ``eval.py`` computes them.
+    One validation (one training step) at a time: dumps spanning several steps are refused (choose
+    one with ``step``). The n responses to a sample are its n candidates, exchangeable (sampled from
+    one prompt): Oracle@K is "some response among the first K hits", ``pass_at_k`` the unbiased pass@k
+    of each sample from its own n responses, averaged (k = 1..n, ``pass@1`` being verl's
+    ``mean@n``), Top-1 the first response. Every sample must have the same n (a prompt listed twice
+    in ``val_files`` has 2n; EasyR1's log holds a random subset of the responses) unless
+    ``allow_uneven``: then pass@k is reported for k up to the smallest n, and Oracle@K (K: the
+    smallest n by default) reads each sample's first K responses. Samples the ``export`` finds
+    without any response count as misses (pass@k 0). Official averages (macro where the benchmark's
+    paper uses one) and tables are computed as ``eval.py`` computes them. The document's ``notes``
+    say what differs from a full validation (skipped non-gge responses, EasyR1's sample, uneven n).
 
     Args:
         dump: verl dump file(s) or folder, or EasyR1 ``generations.log`` (see :func:`read_dump`).
         out: Output folder: ``results.json``, ``predictions.jsonl``, ``report.md``, ``report.html``.
-        k: Responses scored per sample (default: the most any sample has).
+        k: Responses scored per sample (default: the fewest any sample has, which is all of them
+            when every sample has the same number; ``single_pass``: the preset's K).
         step: The training step to read.
         export: The export folder: samples with no response in the dump (e.g. dropped by the
             trainer's prompt-length filter) are counted as misses with a format error.
         max_pixels: The trainer's ``max_pixels``, when it differs from what the export assumed.
         min_pixels: The trainer's ``min_pixels``, likewise.
+        allow_uneven: Score samples with different numbers of responses (see above).
         report_misses: Misses per benchmark in ``report.html``'s gallery.
 
     Returns:
         The results document (also written to ``out/results.json``).
 
     Raises:
-        GgeError: for unreadable dumps, naming the file and line.
+        GgeError: for unreadable dumps (naming the file and line), dumps of several steps, the same
+            file given twice, or unequal numbers of responses without ``allow_uneven``.
     """
     import gge
+    from gge.analysis import pass_at_k
     from gge.benchmarks import get_benchmark
     from gge.metrics import benchmark_metrics, mean_over_benchmarks
     from gge.report import render_benchmark, render_summary
@@ -1389,35 +1776,59 @@ def summarize_verl(
     paths = [dump] if isinstance(dump, (str, Path)) else list(dump)
     if not paths:
         raise GgeError("no dump given")
-    records: list[DumpRecord] = []
-    formats: set[str] = set()
-    steps: set[int | None] = set()
-    for p in paths:
-        recs, fmt, st = read_dump(p, step=step)
-        records += recs
-        formats.add(fmt)
-        steps.add(st)
+    dumps = [read_dump(p, step=step) for p in paths]
+    files = [d.file.resolve() for d in dumps]
+    for i, f in enumerate(files):
+        if f in files[:i]:
+            raise GgeError(f"{dumps[i].file} is given twice: its responses would count twice")
+    steps = {st for d in dumps for st in d.steps}
+    if len(steps) > 1:
+        listed = "; ".join(f"{d.file}: {', '.join(_step_name(st) for st in d.steps)}" for d in dumps)
+        raise GgeError(
+            f"the dump spans {len(steps)} training steps ({listed}): summarize one validation at a time, "
+            "choosing its step with --step N (summarize_verl(step=N))"
+        )
+    records = [r for d in dumps for r in d.records]
+    formats = sorted({d.format for d in dumps})
+    skipped = sum(d.skipped for d in dumps)
     view = _view_kwargs({"max_pixels": max_pixels, "min_pixels": min_pixels})
-    grouped: dict[tuple[str, str], tuple[GroundTruth, list[str]]] = {}
+    grouped: dict[tuple[int | None, str, str], tuple[GroundTruth, list[str]]] = {}
     for r in records:
-        key = (r.ground_truth.benchmark, r.ground_truth.id)
+        key = (r.step, r.ground_truth.benchmark, r.ground_truth.id)
         grouped.setdefault(key, (r.ground_truth, []))[1].append(r.output)
+    the_step = next(iter(steps))
     missing: dict[str, int] = {}
     if export is not None:
         for gt in _export_ground_truths(Path(export)):
-            if (gt.benchmark, gt.id) not in grouped:
-                grouped[(gt.benchmark, gt.id)] = (gt, [])
+            if (the_step, gt.benchmark, gt.id) not in grouped:
+                grouped[(the_step, gt.benchmark, gt.id)] = (gt, [])
                 missing[gt.benchmark] = missing.get(gt.benchmark, 0) + 1
-    n_max = max(len(texts) for _, texts in grouped.values())
     one_point = all(gt.proposer != "single_pass" for gt, _ in grouped.values())
-    kk = k if k is not None else (n_max if one_point else max(gt.k for gt, _ in grouped.values()))
+    sizes = Counter(len(texts) for _, texts in grouped.values() if texts)
+    n_min, n_max = min(sizes), max(sizes)
+    if one_point and len(sizes) > 1 and not allow_uneven:
+        by_count = sorted(sizes, key=lambda n: (-sizes[n], n))
+        counts = "; ".join(f"{sizes[n]} sample{'s' if sizes[n] > 1 else ''} with n={n}" for n in by_count)
+        common = max(sizes, key=lambda n: sizes[n])
+        odd = next((key, texts) for key, (_, texts) in grouped.items() if texts and len(texts) != common)
+        raise GgeError(
+            f"samples have different numbers of responses ({counts}; e.g. {odd[0][1]} {odd[0][2]} has "
+            f"{len(odd[1])}): a prompt listed twice in val_files, dumps pooled, or EasyR1's log of a random "
+            "subset. Pass --allow-uneven (allow_uneven=True) to score each sample with its own n: pass@k "
+            f"for k up to the smallest n ({n_min}), Oracle@K over each sample's first K responses"
+        )
+    kk = k if k is not None else (n_min if one_point else max(gt.k for gt, _ in grouped.values()))
     if kk < 1:
         raise GgeError(f"k must be at least 1, got {kk}")
     by_bench: dict[str, list[SampleResult]] = {}
+    hits_of: dict[tuple[str, str], tuple[int, int]] = {}
     samples: dict[tuple[str, str], Sample] = {}
-    for key, (gt, texts) in grouped.items():
-        by_bench.setdefault(key[0], []).append(gt.score(texts, k=kk, **view))
-        samples[key] = gt.sample()
+    for (_, name, sid), (gt, texts) in grouped.items():
+        by_bench.setdefault(name, []).append(gt.score(texts, k=kk, **view))
+        samples[(name, sid)] = gt.sample()
+        if one_point:  # every response, for pass@k from the sample's own n
+            hits_of[(name, sid)] = (len(texts), sum(gt.score(texts, k=max(1, len(texts)), **view).hits))
+    pass_n = min(kk, n_min)
     entries: dict[str, dict[str, Any]] = {}
     titles: dict[str, str] = {}
     sections: list[str] = []
@@ -1429,8 +1840,15 @@ def summarize_verl(
         benches[name] = bench
         results = by_bench[name]
         entry = benchmark_metrics(bench, results, k=kk, strategy=SELECTION, exchangeable_from=exchangeable)
-        counts = [len(grouped[(name, r.id)][1]) for r in results]
-        entry["responses_per_sample"] = {"min": min(counts), "max": max(counts)}
+        if one_point:
+            nc = [hits_of[(name, r.id)] for r in results]
+            table: dict[str, Any] = {"n": pass_n, "first_slot": 0}
+            for j in range(1, pass_n + 1):
+                total = sum(pass_at_k(n, c, j) for n, c in nc if n)  # no response: a miss
+                table[f"pass@{j}"] = 100.0 * total / len(nc)
+            entry["pass_at_k"] = table
+        got = [len(grouped[(the_step, name, r.id)][1]) for r in results]
+        entry["responses_per_sample"] = {"min": min(got), "max": max(got)}
         if export is not None:
             entry["missing_responses"] = missing.get(name, 0)
         entries[name], titles[name] = entry, bench.title
@@ -1439,16 +1857,56 @@ def summarize_verl(
     mean = mean_over_benchmarks(entries, kk)
     gts = [gt for gt, _ in grouped.values()]
     preset = sorted({gt.preset for gt in gts})
-    fmt = "/".join(sorted(formats))
-    step_value = next(iter(steps)) if len(steps) == 1 else None
+    fmt = "/".join(formats)
+    easyr1 = "easyr1" in formats
+    per_sample = f"{n_min}" if n_min == n_max else f"{n_min} to {n_max}"
     protocol = (
-        f"{fmt} validation generations ({n_max} per sample) of the {', '.join(preset)} request "
+        f"{fmt} validation generations ({per_sample} per sample) of the {', '.join(preset)} request "
         "exported by gge; Top-1 is the first response, Oracle@K some response among the first K"
     )
-    report = "\n\n".join([f"Protocol: {protocol}", *sections, render_summary(titles, entries, mean, k=kk)])
+    notes: list[str] = []
+    if easyr1:
+        protocol += (
+            "; EasyR1's generations.log holds a random sample of the validation's responses: the numbers "
+            "are over the logged responses only, and each sample's Top-1 is its first logged response, "
+            "a random one of its responses"
+        )
+        notes.append(
+            "EasyR1 logs only trainer.val_generations_to_log responses per validation, chosen by a "
+            "(fixed-seed) shuffle of all of them, and appends each validation to generations.log without "
+            "its step: this summary is over a random sample of the validation's responses (all of them "
+            "only when trainer.val_generations_to_log reaches their number), pooling every validation in "
+            "the file (keep one validation's blocks in it), and each sample's Top-1 is whichever of its "
+            "responses was logged first, not the model's first answer"
+        )
+    if n_min != n_max:
+        notes.append(
+            f"responses per sample differ (n = {n_min} to {n_max}; "
+            + ", ".join(f"{sizes[n]} with n={n}" for n in sorted(sizes))
+            + f"): pass@k is each sample's unbiased estimate from its own n, for k up to {pass_n}; "
+            f"Oracle@K reads each sample's first K={kk} responses"
+        )
+    if missing:
+        notes.append(
+            f"{sum(missing.values())} exported samples have no response in the dump and count as misses "
+            "(pass@k 0)"
+            + (
+                ": right only when the log holds every response of the validation"
+                if easyr1
+                else " (dropped by the trainer, e.g. by its prompt-length filter)"
+            )
+        )
+    if skipped:
+        notes.append(
+            f"skipped {skipped} response{'s' if skipped > 1 else ''} whose ground truth is not gge's "
+            "(other data validated alongside)"
+        )
+    head = [f"Protocol: {protocol}", *(f"Note: {n}" for n in notes)]
+    report = "\n\n".join(["\n".join(head), *sections, render_summary(titles, entries, mean, k=kk)])
     document: dict[str, Any] = {
         "gge_version": gge.__version__,
         "protocol": protocol,
+        "notes": notes,
         "benchmarks": entries,
         "mean": mean,
         "k": kk,
@@ -1462,10 +1920,13 @@ def summarize_verl(
         "config": {
             "dump": [str(p) for p in paths],
             "format": fmt,
-            "step": step_value,
+            "step": the_step,
             "export": None if export is None else str(export),
             "max_pixels": max_pixels,
             "min_pixels": min_pixels,
+            "allow_uneven": allow_uneven,
+            "skipped_responses": skipped,
+            "sample_of_validation": easyr1,
         },
     }
     out = Path(out)
@@ -1506,7 +1967,8 @@ def summarize_parser() -> argparse.ArgumentParser:
         description=(
             "Turn verl's dumped validation generations (trainer.validation_data_dir) or EasyR1's "
             "generations.log of an export by `gge export verl` into gge's results.json, report.md and "
-            "report.html, with each benchmark's official rules and the unbiased pass@k."
+            "report.html, with each benchmark's official rules and the unbiased pass@k. One training "
+            "step at a time; responses to other data are skipped and counted."
         ),
     )
     p.add_argument(
@@ -1514,13 +1976,20 @@ def summarize_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", metavar="DIR", default=None, help="output folder (default: beside the dump)")
     p.add_argument("--step", type=int, default=None, help="training step to read (default: the latest)")
-    p.add_argument("--k", type=int, default=None, help="responses scored per sample (default: all)")
+    p.add_argument(
+        "--k", type=int, default=None, help="responses scored per sample (default: all, or the fewest)"
+    )
     p.add_argument("--export", metavar="DIR", default=None, help="the export folder: count missing samples")
     p.add_argument(
         "--max-pixels", type=int, default=None, help="the trainer's max_pixels, if not the export's"
     )
     p.add_argument(
         "--min-pixels", type=int, default=None, help="the trainer's min_pixels, if not the export's"
+    )
+    p.add_argument(
+        "--allow-uneven",
+        action="store_true",
+        help="score samples with different numbers of responses (each sample's pass@k from its own n)",
     )
     p.add_argument("--report-misses", type=int, default=20, help="misses per benchmark in report.html")
     return p
@@ -1547,9 +2016,12 @@ def summarize_main(argv: Sequence[str]) -> int:
         export=ns.export,
         max_pixels=ns.max_pixels,
         min_pixels=ns.min_pixels,
+        allow_uneven=ns.allow_uneven,
         report_misses=ns.report_misses,
     )
     print((Path(ns.out) / "report.md").read_text(encoding="utf-8").rstrip("\n"))
+    for note in doc.get("notes") or []:
+        print(f"note: {note}")
     print(f"\nwrote {Path(ns.out) / 'results.json'} (step {doc['config']['step']}; and report.html)")
     return 0
 
