@@ -126,14 +126,13 @@ def decompose(results: Sequence[SampleResult], strategy: str) -> Stats:
         ``{"samples": n, "counts": {kind: int}, kind: percent or None, ...}`` for every kind of
         :data:`OUTCOMES` (the percentages sum to 100 when ``n > 0``).
     """
+    from gge.metrics import pct
+
     counts = dict.fromkeys(OUTCOMES, 0)
     for r in results:
         counts[outcome(r, strategy)] += 1
     n = len(results)
-    out: Stats = {"samples": n, "counts": counts}
-    for kind in OUTCOMES:
-        out[kind] = 100.0 * counts[kind] / n if n else None
-    return out
+    return {"samples": n, "counts": counts, **{kind: pct(counts[kind], n) for kind in OUTCOMES}}
 
 
 def critic_gain(selection: Mapping[str, float | None]) -> Stats:
@@ -273,13 +272,15 @@ def bucket_labels() -> list[str]:
     return labels
 
 
+_SIZE_LABELS: tuple[str, ...] = tuple(bucket_labels())
+
+
 def size_bucket(fraction: float) -> str:
     """The label of the size bucket holding an area fraction (lower edge inclusive)."""
-    labels = bucket_labels()
     for i, high in enumerate(SIZE_EDGES[1:-1]):
         if fraction < high:
-            return labels[i]
-    return labels[-1]
+            return _SIZE_LABELS[i]
+    return _SIZE_LABELS[-1]
 
 
 def size_buckets(results: Sequence[SampleResult], k: int, strategy: str) -> Stats:
@@ -296,8 +297,9 @@ def size_buckets(results: Sequence[SampleResult], k: int, strategy: str) -> Stat
         area (absent targets, or a size unknown), ``unreadable`` the samples whose screenshot could
         not be read (the model was not asked: they belong to no bucket).
     """
-    labels = bucket_labels()
-    groups: dict[str, list[tuple[float, SampleResult]]] = {label: [] for label in labels}
+    from gge.metrics import group_stats
+
+    groups: dict[str, list[tuple[float, SampleResult]]] = {label: [] for label in _SIZE_LABELS}
     no_area = unreadable = 0
     for r in results:
         fraction = target_area_fraction(r)
@@ -308,18 +310,15 @@ def size_buckets(results: Sequence[SampleResult], k: int, strategy: str) -> Stat
         else:
             groups[size_bucket(fraction)].append((fraction, r))
     buckets = []
-    for i, label in enumerate(labels):
+    for i, label in enumerate(_SIZE_LABELS):
         members = groups[label]
-        n = len(members)
         areas = sorted(f for f, _ in members)
         buckets.append(
             {
                 "label": label,
                 "low": SIZE_EDGES[i],
                 "high": SIZE_EDGES[i + 1],
-                "samples": n,
-                "top1": 100.0 * sum(r.top1.get(strategy, False) for _, r in members) / n if n else None,
-                f"oracle@{k}": 100.0 * sum(r.hit_at(k) for _, r in members) / n if n else None,
+                **group_stats([r for _, r in members], k, strategy),
                 "median_area": quantile(areas, 0.5) if areas else None,
             }
         )
