@@ -120,11 +120,10 @@ from pathlib import Path
 from typing import Any
 
 from gge.errors import GgeError, unknown_name
-from gge.geometry import smart_resize, to_original
-from gge.models.parsing import parse_points
-from gge.models.policy import SAMPLE_SEPARATOR
+from gge.geometry import smart_resize
+from gge.models.policy import SAMPLE_SEPARATOR, answer_candidates
 from gge.scoring import SampleResult, score_sample
-from gge.types import Absent, Box, Candidate, LabelValue, Polygon, Prediction, Region, Sample
+from gge.types import Absent, Box, LabelValue, Polygon, Prediction, Region, Sample
 
 FLAVORS = ("verl", "easyr1")
 """The trainers :func:`export_verl` writes for."""
@@ -488,28 +487,6 @@ class GroundTruth:
         )
         return seen, (seen if self.prompt_max_pixels is None else self.frame)
 
-    def candidates(self, text: str, frame: tuple[int, int]) -> tuple[Candidate, ...]:
-        """The candidates of one answer in original pixels, read as the preset's policy reads them.
-
-        ``single_pass`` answers give up to ``k`` points; other modes one point per answer, an
-        unparseable answer keeping its slot as an unparsed candidate
-        (:meth:`gge.models.policy.GroundingPolicy.propose`).
-        """
-
-        def cand(p: tuple[float, float] | None) -> Candidate:
-            if p is None:
-                return Candidate(None, raw=text)
-            return Candidate(to_original(p[0], p[1], self.convention, self.image_size, frame), raw=text)
-
-        if self.proposer == "single_pass":
-            return tuple(
-                cand(p) for p in parse_points(text, max_points=self.k, box_pairs=self.box_pairs).points
-            )
-        parsed = parse_points(text, max_points=1, box_pairs=self.box_pairs)
-        if parsed.format_error:
-            return (Candidate(None, raw=text, parsed=False),)
-        return (cand(parsed.points[0]),)
-
     def score(self, texts: Sequence[str], *, k: int | None = None, **view: Any) -> SampleResult:
         """Score answers to this sample with the official rule (``texts``: one per response).
 
@@ -525,12 +502,17 @@ class GroundTruth:
             The scored result (Top-1: the first candidate).
         """
         _, frame = self.view(**view)
-        if self.proposer == "single_pass":
-            cands = self.candidates(texts[0], frame) if texts else ()
-            k = self.k if k is None else k
-        else:
-            cands = tuple(c for t in texts for c in self.candidates(t, frame))
-            k = max(1, len(cands)) if k is None else k
+        cands = answer_candidates(
+            texts,
+            proposer=self.proposer,
+            k=self.k,
+            box_pairs=self.box_pairs,
+            convention=self.convention,
+            image_size=self.image_size,
+            frame=frame,
+        )
+        if k is None:
+            k = self.k if self.proposer == "single_pass" else max(1, len(cands))
         pred = Prediction(
             self.benchmark,
             self.id,

@@ -277,6 +277,60 @@ class RequestSpec:
     generation: dict[str, Any]
 
 
+def answer_candidates(
+    texts: Sequence[str],
+    *,
+    proposer: str,
+    k: int,
+    box_pairs: bool,
+    convention: str,
+    image_size: tuple[int, int],
+    frame: tuple[int, int],
+    cut: Sequence[bool] | None = None,
+) -> tuple[Candidate, ...]:
+    """A sample's candidates in original pixels, read from the proposer's answers.
+
+    ``single_pass``: the points of the first answer (at most ``k``). Other modes: one candidate per
+    answer, in order; an unparseable or cut answer keeps its slot as an unparsed candidate (never a
+    hit). Points are read in the preset's ``convention`` (``abs_resized`` in ``frame``) and mapped to
+    ``image_size``. The one reading of an answer, for the policy and for trainers' rewards
+    (:mod:`gge.integrations.verl`).
+
+    Args:
+        texts: The answers, one per generated sequence.
+        proposer: ``single_pass``, ``sampling`` or ``greedy``.
+        k: Points read from a ``single_pass`` answer at most.
+        box_pairs: Read ``(x1,y1),(x2,y2)`` as one box.
+        convention: The coordinate convention of the answers.
+        image_size: The sample's original (width, height).
+        frame: The size ``abs_resized`` coordinates refer to.
+        cut: Per answer, whether the token budget cut it (a cut answer is never parsed).
+
+    Returns:
+        The candidates, in proposer order.
+
+    Example:
+        >>> [c.point for c in answer_candidates(["(10, 20)", "no idea"], proposer="sampling", k=2,
+        ...     box_pairs=False, convention="abs_resized", image_size=(200, 100), frame=(100, 50))]
+        [(20.0, 40.0), None]
+    """
+    cut = [False] * len(texts) if cut is None else cut
+
+    def point(p: tuple[float, float] | None) -> Candidate:
+        if p is None:
+            return Candidate(None)
+        return Candidate(to_original(p[0], p[1], convention, image_size, frame))
+
+    if proposer == "single_pass":
+        first = texts[0] if texts and not cut[0] else ""
+        return tuple(point(p) for p in parse_points(first, max_points=k, box_pairs=box_pairs).points)
+    slots = [parse_points(t, max_points=1, box_pairs=box_pairs) for t in texts]
+    return tuple(
+        Candidate(None, raw=t, parsed=False) if p.format_error or c else point(p.points[0])
+        for p, t, c in zip(slots, texts, cut, strict=True)
+    )
+
+
 class GroundingPolicy:
     """A proposer and a critic over one backend (or a separate critic backend).
 
@@ -366,12 +420,6 @@ class GroundingPolicy:
         return out
 
     # -- proposer -------------------------------------------------------------------------------
-    def _candidate(self, p: tuple[float, float] | None, sample: Sample, frame: tuple[int, int]) -> Candidate:
-        """A parsed point (model units; ``abs_resized`` in ``frame``) as a candidate in original pixels."""
-        if p is None:
-            return Candidate(None)
-        return Candidate(to_original(p[0], p[1], self.settings_.convention, sample.image_size, frame))
-
     def propose(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Proposal]:
         """Candidates for each sample, batched over the samples.
 
@@ -398,22 +446,16 @@ class GroundingPolicy:
             cut[i] += [bool(t) for t in gen.truncated] if gen.truncated else [False] * len(gen.texts)
         out = []
         for sample, view, ts, cs in zip(samples, views, texts, cut, strict=True):
-            frame = self.prompt_size(sample, view.size)
-            cands: tuple[Candidate, ...]
-            if s.proposer == "single_pass":
-                parsed = parse_points(
-                    ts[0] if ts and not cs[0] else "", max_points=s.k, box_pairs=s.box_pairs
-                )
-                cands = tuple(self._candidate(p, sample, frame) for p in parsed.points)
-            else:
-                # One candidate per text; an unparseable or cut text keeps its slot (never a hit).
-                slots = [parse_points(t, max_points=1, box_pairs=s.box_pairs) for t in ts]
-                cands = tuple(
-                    Candidate(None, raw=t, parsed=False)
-                    if p.format_error or c
-                    else self._candidate(p.points[0], sample, frame)
-                    for p, t, c in zip(slots, ts, cs, strict=True)
-                )
+            cands = answer_candidates(
+                ts,
+                proposer=s.proposer,
+                k=s.k,
+                box_pairs=s.box_pairs,
+                convention=s.convention,
+                image_size=sample.image_size,
+                frame=self.prompt_size(sample, view.size),
+                cut=cs,
+            )
             ok = any(c.parsed for c in cands)
             out.append(Proposal(cands, raw=SAMPLE_SEPARATOR.join(ts), format_error=not ok, truncated=any(cs)))
         return out
