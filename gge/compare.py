@@ -46,6 +46,7 @@ from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
 from gge.errors import GgeError
 from gge.metrics import average, group_by, table
 from gge.report import fmt, markdown_table
+from gge.results import json_lines
 from gge.scoring import SampleResult
 from gge.types import LabelValue
 
@@ -473,26 +474,17 @@ def load_run(path: str | Path, label: str | None = None) -> Run:
     lines: dict[str, list[Line]] = {}
     seen: dict[tuple[str, str], int] = {}
     try:
-        with predictions_path.open(encoding="utf-8") as f:
-            for lineno, text in enumerate(f, start=1):
-                if not text.strip():
-                    continue
-                where = f"{predictions_path}:{lineno}"
-                try:
-                    rec = json.loads(text)
-                except json.JSONDecodeError as e:
-                    raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
-                bench, line = _parse_line(rec, where, lineno, selection)
-                if (bench, line.id) in seen:
-                    raise GgeError(
-                        f"{where}: {bench} sample {line.id!r} already on line {seen[bench, line.id]}"
-                    )
-                seen[bench, line.id] = lineno
-                lines.setdefault(bench, []).append(line)
+        text = predictions_path.read_text(encoding="utf-8")
     except OSError as e:
         raise GgeError(f"{predictions_path}: cannot read: {e.strerror or e}") from None
     except UnicodeDecodeError as e:
         raise GgeError(f"{predictions_path}: not UTF-8 text: {e}") from None
+    for lineno, where, rec in json_lines(text, predictions_path):
+        bench, line = _parse_line(rec, where, lineno, selection)
+        if (bench, line.id) in seen:
+            raise GgeError(f"{where}: {bench} sample {line.id!r} already on line {seen[bench, line.id]}")
+        seen[bench, line.id] = lineno
+        lines.setdefault(bench, []).append(line)
     for name, entry in doc["benchmarks"].items():
         have = len(lines.get(name, []))
         if have != entry["samples"]:

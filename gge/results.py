@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from gge.benchmarks.base import TableSpec
+from gge.errors import GgeError
 from gge.scoring import SampleResult
 from gge.types import Candidate, Sample
 
@@ -59,6 +60,27 @@ def result_record(r: SampleResult) -> dict[str, Any]:
     rec["top1"] = dict(r.top1)
     rec["picks"] = {name: _point(p) for name, p in r.picks.items()}
     return rec
+
+
+def json_lines(text: str, file: str | Path) -> Iterator[tuple[int, str, Any]]:
+    r"""``(line number, "file:line", object)`` of each non-blank line of a JSON-lines text.
+
+    Raises:
+        GgeError: naming ``file:line``, for a line that is not JSON.
+
+    Example:
+        >>> [(n, obj) for n, _, obj in json_lines('{"a": 1}\n\n[2]\n', "x.jsonl")]
+        [(1, {'a': 1}), (3, [2])]
+    """
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{file}:{lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
+        yield lineno, where, obj
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -122,6 +122,7 @@ from typing import Any
 from gge.errors import GgeError, unknown_name
 from gge.geometry import smart_resize
 from gge.models.policy import SAMPLE_SEPARATOR, answer_candidates
+from gge.results import json_lines
 from gge.scoring import SampleResult, score_sample
 from gge.types import Absent, Box, LabelValue, Polygon, Prediction, Region, Sample
 
@@ -1632,14 +1633,7 @@ def read_dump(path: str | Path, *, step: int | None = None) -> Dump:
             raise GgeError(f"{file}: {what}")
         return Dump(file, records, "easyr1", None, skipped)
     seen_steps: set[int] = set()
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{file}:{lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
+    for _, where, obj in json_lines(text, file):
         if not isinstance(obj, dict) or not isinstance(obj.get("output"), str):
             raise GgeError(f"{where}: expected a JSON object with a string 'output' (verl's dump format)")
         if "gts" not in obj:
