@@ -32,7 +32,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 import gge
 from gge.analysis import analysis_options, policy_analysis_options
-from gge.benchmarks import REGISTRY, get_benchmark
+from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, get_benchmark
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
 from gge.errors import GgeError, did_you_mean, unknown_name
 from gge.evaluate import merge_results, needs_images
@@ -54,17 +54,6 @@ from gge.runstate import (
 from gge.scoring import SampleResult, score_sample
 from gge.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
 from gge.types import Sample
-
-DEFAULT_BENCHMARKS = (
-    "screenspot_v2",
-    "screenspot_pro",
-    "osworld_g",
-    "ui_vision",
-    "mmbench_gui",
-    "ui_i2e_bench",
-)
-"""The six benchmarks, one instruction variant each (``osworld_g_refined`` is opt-in)."""
-
 
 BenchConfig = make_dataclass(
     "BenchConfig",

@@ -29,6 +29,16 @@ REGISTRY: dict[str, Benchmark] = {
     )
 }
 
+DEFAULT_BENCHMARKS: tuple[str, ...] = (
+    "screenspot_v2",
+    "screenspot_pro",
+    "osworld_g",
+    "ui_vision",
+    "mmbench_gui",
+    "ui_i2e_bench",
+)
+"""The six benchmarks, one instruction variant each (``osworld_g_refined`` is opt-in)."""
+
 
 def get_benchmark(name: str) -> Benchmark:
     """The registered benchmark called ``name``.

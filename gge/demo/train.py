@@ -44,8 +44,7 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from gge.benchmarks import REGISTRY, get_benchmark
-from gge.cli import DEFAULT_BENCHMARKS
+from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, get_benchmark
 from gge.demo.model import DemoNet, DemoPolicy, View, cell_points, make_view, sample_cells, save_checkpoint
 from gge.demo.suite import cache_dir, write_demo_suite
 from gge.types import Absent, Region, Sample

@@ -119,6 +119,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from gge.benchmarks import DEFAULT_BENCHMARKS
 from gge.errors import GgeError, unknown_name
 from gge.geometry import smart_resize
 from gge.models.policy import SAMPLE_SEPARATOR, answer_candidates
@@ -938,16 +939,7 @@ class ExportConfig:
         seed: Seed of the demo suite.
     """
 
-    benchmarks: list[str] = field(
-        default_factory=lambda: [
-            "screenspot_v2",
-            "screenspot_pro",
-            "osworld_g",
-            "ui_vision",
-            "mmbench_gui",
-            "ui_i2e_bench",
-        ]
-    )
+    benchmarks: list[str] = field(default_factory=lambda: list(DEFAULT_BENCHMARKS))
     data_root: str | None = None
     out: str | None = None
     model: str = "qwen2_5_vl"
