@@ -662,7 +662,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
             document,
             {(x.benchmark, x.id): x for group in samples.values() for x in group},
             all_results,
-            {name: bench.tables[0] if bench.tables else None for name, bench in benches.items()},
+            benches,
             misses=int(cfg.report_misses),
         )
 

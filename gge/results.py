@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gge.benchmarks.base import TableSpec
+from gge.benchmarks.base import Benchmark
 from gge.errors import GgeError
 from gge.scoring import SampleResult
 from gge.types import Candidate, Sample
@@ -112,7 +112,7 @@ def write_html_report(
     document: Mapping[str, Any],
     samples: Mapping[tuple[str, str], Sample],
     results: Sequence[SampleResult],
-    first_tables: Mapping[str, TableSpec | None],
+    benchmarks: Mapping[str, Benchmark],
     *,
     misses: int,
 ) -> Path:
@@ -123,7 +123,7 @@ def write_html_report(
         document: The results document (as written to results.json).
         samples: Samples by (benchmark, id).
         results: Every sample's result.
-        first_tables: Each benchmark's first official table (the gallery's cell filter), or None.
+        benchmarks: The benchmarks by name (the first official table is the gallery's cell filter).
         misses: Misses per benchmark in the gallery (0: none).
 
     Returns:
@@ -136,7 +136,7 @@ def write_html_report(
             samples,
             results,
             strategy=str(document["selection"]),
-            tables=first_tables,
+            tables={name: b.tables[0] if b.tables else None for name, b in benchmarks.items()},
             limit_per_benchmark=misses,
         )
         if misses > 0

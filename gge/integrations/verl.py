@@ -119,7 +119,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from gge.benchmarks import DEFAULT_BENCHMARKS
+from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, get_benchmark
 from gge.errors import GgeError, unknown_name
 from gge.geometry import smart_resize
 from gge.models.policy import SAMPLE_SEPARATOR, answer_candidates
@@ -1051,7 +1051,6 @@ def export_verl(
     """
     from PIL import Image
 
-    from gge.benchmarks import get_benchmark
     from gge.cli import protocol_statement
     from gge.models.factory import PROCESSOR_MAX_PIXELS, dry_run_policy, preset_config, preset_names
 
@@ -1419,7 +1418,6 @@ def export_help() -> str:
     """
     from omegaconf import OmegaConf
 
-    from gge.benchmarks import REGISTRY
     from gge.models.factory import preset_names
 
     meaning: dict[str, str] = {}
@@ -1736,7 +1734,6 @@ def summarize_verl(
     """
     import gge
     from gge.analysis import pass_at_k
-    from gge.benchmarks import get_benchmark
     from gge.metrics import benchmark_metrics, mean_over_benchmarks
     from gge.report import render_benchmark, render_summary
     from gge.results import write_html_report, write_outputs
@@ -1792,10 +1789,12 @@ def summarize_verl(
     hits_of: dict[tuple[str, str], tuple[int, int]] = {}
     samples: dict[tuple[str, str], Sample] = {}
     for (_, name, sid), (gt, texts) in grouped.items():
-        by_bench.setdefault(name, []).append(gt.score(texts, k=kk, **view))
+        scored = gt.score(texts, k=kk, **view)
+        by_bench.setdefault(name, []).append(scored)
         samples[(name, sid)] = gt.sample()
         if one_point:  # every response, for pass@k from the sample's own n
-            hits_of[(name, sid)] = (len(texts), sum(gt.score(texts, k=max(1, len(texts)), **view).hits))
+            every = scored if kk == max(1, len(texts)) else gt.score(texts, k=max(1, len(texts)), **view)
+            hits_of[(name, sid)] = (len(texts), sum(every.hits))
     pass_n = min(kk, n_min)
     entries: dict[str, dict[str, Any]] = {}
     titles: dict[str, str] = {}
@@ -1803,7 +1802,8 @@ def summarize_verl(
     all_results: list[SampleResult] = []
     benches = {}
     exchangeable = 0 if one_point else None
-    for name in sorted(by_bench, key=lambda b: (b not in _ORDER, _ORDER.index(b) if b in _ORDER else 0, b)):
+    order = list(REGISTRY)  # the order gge reports benchmarks in
+    for name in sorted(by_bench, key=lambda b: (b not in order, order.index(b) if b in order else 0, b)):
         bench = get_benchmark(name)
         benches[name] = bench
         results = by_bench[name]
@@ -1904,23 +1904,11 @@ def summarize_verl(
         document,
         samples,
         all_results,
-        {name: b.tables[0] if b.tables else None for name, b in benches.items()},
+        benches,
         misses=report_misses,
     )
     loaded: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))
     return loaded  # as written (what eval.py's run returns too)
-
-
-_ORDER = (
-    "screenspot_v2",
-    "screenspot_pro",
-    "osworld_g",
-    "osworld_g_refined",
-    "ui_vision",
-    "mmbench_gui",
-    "ui_i2e_bench",
-)
-"""Benchmarks in the order gge reports them."""
 
 
 def summarize_parser() -> argparse.ArgumentParser:
