@@ -42,7 +42,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from gge.benchmarks import REGISTRY
-from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
+from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec, read_json, read_text
 from gge.errors import GgeError
 from gge.metrics import average, group_by, table
 from gge.report import fmt, markdown_table
@@ -383,16 +383,7 @@ class Run:
 
 
 def _read_results(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise GgeError(f"{path}: cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise GgeError(f"{path}: not UTF-8 text: {e}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise GgeError(f"{path}: line {e.lineno}, column {e.colno}: malformed JSON: {e.msg}") from None
+    doc = read_json(path)
     if not isinstance(doc, dict):
         raise GgeError(f"{path}: expected a JSON object (gge results.json), got {type(doc).__name__}")
     for key, kind in (("benchmarks", dict), ("k", int), ("selection", str)):
@@ -473,13 +464,7 @@ def load_run(path: str | Path, label: str | None = None) -> Run:
     selection = str(doc["selection"])
     lines: dict[str, list[Line]] = {}
     seen: dict[tuple[str, str], int] = {}
-    try:
-        text = predictions_path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise GgeError(f"{predictions_path}: cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise GgeError(f"{predictions_path}: not UTF-8 text: {e}") from None
-    for lineno, where, rec in json_lines(text, predictions_path):
+    for lineno, where, rec in json_lines(read_text(predictions_path), predictions_path):
         bench, line = _parse_line(rec, where, lineno, selection)
         if (bench, line.id) in seen:
             raise GgeError(f"{where}: {bench} sample {line.id!r} already on line {seen[bench, line.id]}")

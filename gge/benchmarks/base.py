@@ -162,11 +162,26 @@ def read_json(path: Path) -> Any:
     """
     if not path.is_file():
         raise GgeError(f"annotation file not found: {path}")
+    text = read_text(path)
     try:
-        with path.open(encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise GgeError(f"{path}: line {e.lineno}, column {e.colno}: malformed JSON: {e.msg}") from None
+
+
+def read_text(path: Path) -> str:
+    """A UTF-8 text file's contents, naming the file when it cannot be read or is not UTF-8.
+
+    Args:
+        path: The file.
+
+    Returns:
+        The text.
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise GgeError(f"{path}: cannot read: {e.strerror or e}") from None
     except UnicodeDecodeError as e:
         raise GgeError(f"{path}: not UTF-8 text: {e}") from None
 

@@ -120,6 +120,7 @@ from pathlib import Path
 from typing import Any
 
 from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, get_benchmark
+from gge.benchmarks.base import read_text
 from gge.errors import GgeError, unknown_name
 from gge.geometry import smart_resize
 from gge.models.policy import SAMPLE_SEPARATOR, answer_candidates
@@ -1601,7 +1602,7 @@ def read_dump(path: str | Path, *, step: int | None = None) -> Dump:
         GgeError: naming the file and line (or block) at fault, or when no response is gge's.
     """
     file, step = _dump_file(Path(path), step)
-    text = file.read_text(encoding="utf-8")
+    text = read_text(file)
     records: list[DumpRecord] = []
     skipped = 0
     if text.startswith("[prompt] "):
