@@ -45,7 +45,7 @@ from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec, read_json, read_text
 from gge.errors import GgeError
 from gge.metrics import average, group_by, table
-from gge.report import fmt, markdown_table
+from gge.report import fmt, fmt_signed, markdown_table
 from gge.results import json_lines
 from gge.scoring import SampleResult
 from gge.types import LabelValue
@@ -756,10 +756,6 @@ def compare_runs(
 # Rendering and files
 
 
-def _d(x: float | None) -> str:
-    return "–" if x is None else f"{x:+.1f}"
-
-
 def _ci(ci: Sequence[float] | None) -> str:
     if ci is None or any(math.isnan(v) for v in ci):
         return "–"
@@ -771,7 +767,7 @@ def _p(p: float) -> str:
 
 
 def _stat_cells(s: Mapping[str, Any], *, won_lost: bool) -> list[str]:
-    cells = [fmt(s["a"]), fmt(s["b"]), f"{_d(s['diff'])} {_ci(s['ci'])}", _p(s["mcnemar_p"])]
+    cells = [fmt(s["a"]), fmt(s["b"]), f"{fmt_signed(s['diff'])} {_ci(s['ci'])}", _p(s["mcnemar_p"])]
     if won_lost:
         cells += [fmt(s["mdd"]), f"{s['b_only']}/{s['a_only']}"]
     return cells
@@ -829,11 +825,11 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     orows = []
     for e in doc["benchmarks"].values():
         off = e["official"]
-        orows.append(
-            [e["title"], off["rule"], fmt(off["a"]), fmt(off["b"]), f"{_d(off['diff'])} {_ci(off['ci'])}"]
-        )
+        diff = f"{fmt_signed(off['diff'])} {_ci(off['ci'])}"
+        orows.append([e["title"], off["rule"], fmt(off["a"]), fmt(off["b"]), diff])
     m = doc["mean"]
-    orows.append([f"mean of {m['benchmarks']}", "unweighted", fmt(m["a"]), fmt(m["b"]), _d(m["diff"])])
+    mean_row = [f"mean of {m['benchmarks']}", "unweighted", fmt(m["a"]), fmt(m["b"]), fmt_signed(m["diff"])]
+    orows.append(mean_row)
     out += [
         "",
         "## Official headlines (Top-1)",

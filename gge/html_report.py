@@ -46,7 +46,7 @@ from PIL import Image
 from gge.analysis import MISS_KINDS, OUTCOMES, outcome
 from gge.benchmarks.base import TableSpec
 from gge.loggers.overlays import draw_overlay, pick_rank
-from gge.report import fmt
+from gge.report import fmt, fmt_signed
 from gge.scoring import SampleResult
 from gge.types import LabelValue, Sample
 
@@ -300,8 +300,7 @@ def _pct(value: Any) -> str:
 
 
 def _signed(value: Any) -> str:
-    v = _num(value)
-    return "–" if v is None else f"{v:+.1f}"
+    return fmt_signed(_num(value))
 
 
 def _frac(value: Any, digits: int = 3) -> str:

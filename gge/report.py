@@ -119,7 +119,13 @@ OUTCOME_NAMES = {
 """How the report names the outcome kinds of :data:`gge.analysis.OUTCOMES`."""
 
 
-def _signed(value: float | None) -> str:
+def fmt_signed(value: float | None) -> str:
+    """A difference in points with its sign and one decimal, or an en dash.
+
+    Example:
+        >>> fmt_signed(2.345), fmt_signed(-0.04), fmt_signed(None)
+        ('+2.3', '-0.0', '–')
+    """
     return "–" if value is None else f"{value:+.1f}"
 
 
@@ -144,8 +150,8 @@ def render_analysis_lines(entry: Mapping[str, Any], *, k: int) -> list[str]:
     if gain and gain.get("over_first") is not None:
         best = gain.get("best_spatial")
         lines.append(
-            f"- Critic's gain in Top-1: {_signed(gain['over_first'])} over `first`, "
-            f"{_signed(gain['over_best_spatial'])} over the best spatial baseline (`{best}`)"
+            f"- Critic's gain in Top-1: {fmt_signed(gain['over_first'])} over `first`, "
+            f"{fmt_signed(gain['over_best_spatial'])} over the best spatial baseline (`{best}`)"
         )
     pk = entry.get("pass_at_k")
     if pk:
