@@ -35,7 +35,6 @@ import base64
 import html
 import io
 import math
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +46,7 @@ from gge.analysis import MISS_KINDS, OUTCOMES, outcome
 from gge.benchmarks.base import TableSpec
 from gge.loggers.overlays import draw_overlay, pick_rank
 from gge.report import fmt, fmt_signed
+from gge.runstate import atomic_write
 from gge.scoring import SampleResult
 from gge.types import LabelValue, Sample
 
@@ -1528,7 +1528,7 @@ def render_compare_html(compare: Mapping[str, Any]) -> str:
 
 
 def write_report_html(path: Path, html: str) -> Path:
-    """Write the page atomically (a temporary file in the same folder, then ``os.replace``).
+    """Write the page atomically (:func:`gge.runstate.atomic_write`).
 
     Args:
         path: Destination, e.g. ``output_dir / "report.html"``.
@@ -1543,15 +1543,7 @@ def write_report_html(path: Path, html: str) -> Path:
         >>> p.read_text()
         '<!DOCTYPE html>'
     """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(html, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write(Path(path), html)
 
 
 __all__ = [

@@ -14,13 +14,13 @@ Example:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from gge.benchmarks.base import Benchmark
 from gge.errors import GgeError
+from gge.runstate import atomic_write
 from gge.scoring import SampleResult
 from gge.types import Candidate, Sample
 
@@ -83,12 +83,6 @@ def json_lines(text: str, file: str | Path) -> Iterator[tuple[int, str, Any]]:
         yield lineno, where, obj
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_outputs(
     output_dir: Path, results_json: dict[str, Any], records: Iterable[SampleResult], report: str
 ) -> None:
@@ -102,9 +96,9 @@ def write_outputs(
     """
     output_dir.mkdir(parents=True, exist_ok=True)
     lines = "".join(json.dumps(result_record(r), ensure_ascii=False) + "\n" for r in records)
-    _atomic_write(output_dir / "predictions.jsonl", lines)
-    _atomic_write(output_dir / "report.md", report + "\n")
-    _atomic_write(output_dir / "results.json", json.dumps(results_json, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(output_dir / "predictions.jsonl", lines)
+    atomic_write(output_dir / "report.md", report + "\n")
+    atomic_write(output_dir / "results.json", json.dumps(results_json, indent=2, ensure_ascii=False) + "\n")
 
 
 def write_html_report(

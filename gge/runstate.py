@@ -221,9 +221,39 @@ def prepare_output_dir(folder: str | Path, fingerprint: Mapping[str, Any], *, re
             "made them; rerun with resume=false to replace them, or choose a new output_dir"
         )
     record = {"fingerprint": fp, "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    tmp = run_file.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, run_file)
+    atomic_write(run_file, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+
+
+def atomic_write(path: Path, text: str) -> Path:
+    """Write a UTF-8 text file so that readers see the old file or the whole new one, never a part.
+
+    The text goes to a hidden temporary file beside ``path`` (named with this process's id), is
+    flushed to disk, and replaces ``path`` in one rename; on failure the temporary file is removed.
+
+    Args:
+        path: The destination.
+        text: The contents.
+
+    Returns:
+        ``path``.
+
+    Example:
+        >>> import tempfile
+        >>> atomic_write(Path(tempfile.mkdtemp()) / "a.txt", "hello").read_text()
+        'hello'
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
 
 
 @contextmanager

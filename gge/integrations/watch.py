@@ -119,7 +119,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from gge.errors import GgeError, unknown_name
-from gge.runstate import LOCK_FILE, check_output_dir, output_dir_lock
+from gge.runstate import LOCK_FILE, atomic_write, check_output_dir, output_dir_lock
 
 WATCH_FILE = "watch.json"
 """The watcher's state file in the output folder."""
@@ -359,15 +359,6 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def _run_id() -> str:
     alphabet = string.ascii_lowercase + string.digits
     return "".join(secrets.choice(alphabet) for _ in range(8))
@@ -417,7 +408,7 @@ class _State:
     def save(self) -> None:
         ordered = dict(sorted(self.steps.items(), key=lambda kv: int(kv[0])))
         self.data["steps"] = ordered
-        _write_atomic(self.path, json.dumps(self.data, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(self.path, json.dumps(self.data, indent=2, ensure_ascii=False) + "\n")
 
 
 # --- logging -----------------------------------------------------------------------------------------
@@ -439,7 +430,7 @@ def _write_metrics_csv(path: Path, step: int, scalars: Mapping[str, float]) -> N
     writer = csv.DictWriter(buf, fieldnames=header, restval="", lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    _write_atomic(path, buf.getvalue())
+    atomic_write(path, buf.getvalue())
 
 
 class _LoggerError(GgeError):
