@@ -45,6 +45,7 @@ from PIL import Image
 from gge.analysis import MISS_KINDS, OUTCOMES, outcome
 from gge.benchmarks.base import TableSpec
 from gge.loggers.overlays import draw_overlay, pick_rank
+from gge.metrics import label_values
 from gge.report import fmt, fmt_signed
 from gge.runstate import atomic_write
 from gge.scoring import SampleResult
@@ -84,11 +85,8 @@ def kind_label(kind: str) -> str:
 # -- gallery ----------------------------------------------------------------------------------------
 def _first(value: LabelValue | None) -> str | None:
     """A label's value; the first one of a multi-label value (None when there is none)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    return str(value[0]) if len(value) else None
+    values = label_values(value)
+    return str(values[0]) if values else None
 
 
 def cell_of(labels: Mapping[str, LabelValue], spec: TableSpec | None) -> dict[str, str | None]:
