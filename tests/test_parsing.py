@@ -609,3 +609,107 @@ def test_a_terminate_failure_call_is_an_abstention() -> None:
     assert parse_points('terminate(status="success")').format_error  # done is not "absent"
     with_point = '{"action": "terminate", "status": "failure", "coordinate": [1, 2]}'
     assert parse_points(with_point).points == ((1.0, 2.0),)  # a coordinate wins over a refusal
+
+
+# --------------------------------------------------------------- rules pinned one by one (issue 19)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # every <answer> block is read, in order; what lies between and around them is not
+        ("<answer>(1, 2)</answer> then (9, 9) <answer>(3, 4)</answer>", ((1, 2), (3, 4))),
+        ("(7, 7) <answer>[10, 20]</answer>\n<answer>[30, 40]</answer> (8, 8)", ((10, 20), (30, 40))),
+        # two blocks each holding one number are not one point "5 6": the blocks stay apart
+        ("<answer>(5, 6)</answer><answer>(-1, -1)</answer>", ((5, 6), None)),
+    ],
+)
+def test_several_answer_blocks_are_all_read(text: str, want: tuple[Entry, ...]) -> None:
+    got = parse_points(text)
+    assert got == ParsedPoints(tuple(want), False), got
+
+
+def test_several_answer_blocks_stay_separate_lines() -> None:
+    # each block is its own line: a key's bare numbers stop at its block (glued they would run on)
+    assert parse_points("<answer>point: 10, 20</answer><answer>point: 30, 40</answer>").points == (
+        (10.0, 20.0),
+        (30.0, 40.0),
+    )
+    assert parse_points("<answer>point: 10, 20</answer><answer>5</answer>").points == ((10.0, 20.0),)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("<point>1 2</point><point>3 4</point>", ((1, 2), (3, 4))),  # adjacent: both points
+        ("<point>10 20</point><point>30 40</point><point>50 60</point>", ((10, 20), (30, 40), (50, 60))),
+        ("<|box_start|>(1,2)<|box_end|><|box_start|>(3,4)<|box_end|>", ((1, 2), (3, 4))),
+        ("click(x=1, y=2)click(x=3, y=4)", ((1, 2), (3, 4))),
+    ],
+)
+def test_adjacent_matches_are_all_kept(text: str, want: tuple[Entry, ...]) -> None:
+    assert parse_points(text).points == tuple(want)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # a JSON action whose name carries a module prefix: the move then the click is one point, the click's
+        (
+            '{"action": "pyautogui.moveTo", "coordinate": [1, 2]}\n'
+            '{"action": "pyautogui.leftClick", "coordinate": [3, 4]}',
+            ((3, 4),),
+        ),
+        (
+            '{"action": "pyautogui.moveTo", "coordinate": [1, 2]}\n'
+            '{"action": "left_click", "coordinate": [3, 4]}',
+            ((3, 4),),
+        ),
+        ('{"action": "gui.hover", "x": 5, "y": 6}, {"action": "gui.click", "x": 7, "y": 8}', ((7, 8),)),
+        # the click with no point takes the move's
+        ('{"action": "pyautogui.moveTo", "coordinate": [1, 2]}\n{"action": "pyautogui.click"}', ((1, 2),)),
+        # the call forms, with and without the module
+        ("pyautogui.moveTo(10, 20)\npyautogui.leftClick(30, 40)", ((30, 40),)),
+        ("pyautogui.moveTo(10, 20)\nleft_click(x=30, y=40)", ((30, 40),)),
+    ],
+)
+def test_prefixed_move_then_click_gives_the_click(text: str, want: tuple[Entry, ...]) -> None:
+    assert parse_points(text).points == tuple(want)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # a number glued to a word or a dot is not read ("x1", "v1.5" give no stray 1 / 5 / .5)
+        ("<point>v1.5 300 400</point>", ((300, 400),)),
+        ("<box>x1 100 y1 200</box>", ((100, 200),)),
+        ("<|box_start|>(x1 10,y1 20)<|box_end|>", ((10, 20),)),
+        ("click(start_box='v2.0 (7,8)')", ((7, 8),)),
+    ],
+)
+def test_numbers_glued_to_a_word_or_dot_are_not_read(text: str, want: tuple[Entry, ...]) -> None:
+    assert parse_points(text).points == tuple(want)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The target is in position: 3, 4th row of the grid.",  # "4th" is no coordinate
+        "point: 1, 2.5.1",  # a version string, not 1, 2.5
+        "point: 512, 384px",
+    ],
+)
+def test_a_key_value_ending_inside_a_word_or_number_is_no_point(text: str) -> None:
+    assert parse_points(text) == ParsedPoints((), True)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("point: 512, 384.", ((512, 384),)),  # a full stop ends the sentence, not the number
+        ("point: 512, 384, then stop", ((512, 384),)),
+        ("point: 0.5, 0.25)", ((0.5, 0.25),)),
+    ],
+)
+def test_a_key_value_ending_at_punctuation_is_read(text: str, want: tuple[Entry, ...]) -> None:
+    assert parse_points(text).points == tuple(want)
