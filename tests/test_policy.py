@@ -282,3 +282,31 @@ def test_marker_labels_stay_inside_the_image() -> None:
     ]
     # the marker reaches x 190..200; the label is drawn to its left, not cut off at the right edge
     assert min(x for x, _ in red) < 185 and max(y for _, y in red) < 100
+
+
+def test_critic_labels_are_one_based_like_the_markers() -> None:
+    """``{labels}`` names the markers as drawn ("1", "2", "3"), and a ranking by those names picks them."""
+    backend = Scripted([["(60, 35) (10, 10) (150, 80)"], ["3"]])
+    prompts = Prompts(rank_list="Candidates {labels} of {k}: rank them. {instruction}")
+    policy = GroundingPolicy(backend, AdapterSettings(convention="abs_resized", k=3, prompts=prompts))
+    (pred,) = policy.predict_images([_sample()], [_img()])
+    (req,) = backend.generate_calls[1]
+    assert req.messages[-1]["content"][1]["text"] == "Candidates 1, 2, 3 of 3: rank them. click thing 0"
+    # the critic's image is the view with markers named "1", "2", "3" (the names the prompt states)
+    view = _img().resize((200, 100))
+    style = MarkerStyle()
+    drawn = draw_markers(view, [(60.0, 35.0), (10.0, 10.0), (150.0, 80.0)], style, labels=["1", "2", "3"])
+    assert req.image.tobytes() == drawn.tobytes()
+    assert [c.score for c in pred.candidates] == [2.0, 1.0, 3.0]  # "3" is the third candidate
+
+
+def test_pointwise_labels_name_the_one_marker() -> None:
+    backend = Scripted([["(60, 35) (10, 10)"]], yes=[0.3, 0.6])
+    prompts = Prompts(judge_one="Marker {labels} ({k} shown). {instruction}")
+    policy = GroundingPolicy(
+        backend, AdapterSettings(convention="abs_resized", k=2, critic="pointwise", prompts=prompts)
+    )
+    policy.predict_images([_sample()], [_img()])
+    assert {r.messages[-1]["content"][1]["text"] for r in backend.yes_calls[0]} == {
+        "Marker 1 (1 shown). click thing 0"
+    }
