@@ -668,7 +668,10 @@ def analyse(
 
     Returns:
         ``{"decomposition", "critic_gain", "pass_at_k", "size_buckets", "miss_distance",
-        "calibration"}``.
+        "calibration"}``. A one-answer run (``k == 1``) has no critic gain and no pass@k (None): no
+        critic chose and nothing was drawn twice; its outcome split (``hit``, ``proposer_miss``,
+        ``abstained``, ``format_error``, ``image_error``; ``critic_miss`` stays 0), target sizes, miss
+        distances and any calibration are reported as for any K.
     """
     return {
         "decomposition": {
@@ -676,9 +679,9 @@ def analyse(
             "overall": decompose(results, strategy),
             "tables": decomposition_tables(results, tables, strategy),
         },
-        "critic_gain": critic_gain(selection),
+        "critic_gain": None if k == 1 else critic_gain(selection),
         "pass_at_k": None
-        if exchangeable_from is None
+        if exchangeable_from is None or k == 1
         else pass_at_k_table(results, draws(results, k) - exchangeable_from, exchangeable_from),
         "size_buckets": size_buckets(results, k, strategy),
         "miss_distance": miss_distances(results, strategy),
