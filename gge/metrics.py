@@ -184,18 +184,32 @@ def benchmark_metrics(
         score_kind: How to read the critic's scores (``probability`` or ``rank``; None infers it).
 
     Returns:
-        The benchmark's entry of results.json (see the README for the names).
+        The benchmark's entry of results.json (see the README for the names). Its unqualified
+        ``top1`` and ``oracle@1`` .. ``oracle@K`` are the benchmark's official headline (its
+        ``official`` rule: micro or a macro mean over label values; ``official`` holds the same with
+        the rule's name); ``micro`` holds the micro means (hits over samples) under the same names,
+        and ``intervals`` are the Wilson intervals of the micro ``top1`` and ``oracle@K``.
+        ``critic_gap`` is the headline Oracle@K minus the headline Top-1. With ``k == 1`` (a
+        one-answer run) ``critic_gap``, ``top1_given_oracle`` and ``critic_gain`` are None.
     """
     n = len(results)
     top1_hits = sum(r.top1.get(strategy, False) for r in results)
     oracle_hits = sum(r.hit_at(k) for r in results)
     both = sum(r.top1.get(strategy, False) and r.hit_at(k) for r in results)
-    entry: Stats = {"samples": n, "top1": pct(top1_hits, n)}
+    official = average(results, benchmark.official, k, strategy)
+    micro: Stats = {"top1": pct(top1_hits, n)}
+    entry: Stats = {"samples": n, "top1": official["top1"]}
     for j in range(1, k + 1):
-        entry[f"oracle@{j}"] = pct(sum(r.hit_at(j) for r in results), n)
+        micro[f"oracle@{j}"] = pct(sum(r.hit_at(j) for r in results), n)
+        entry[f"oracle@{j}"] = (
+            official[f"oracle@{k}"]
+            if j == k
+            else average(results, benchmark.official, j, strategy)[f"oracle@{j}"]
+        )
     top1 = entry["top1"]
     oracle = entry[f"oracle@{k}"]
-    entry["official"] = average(results, benchmark.official, k, strategy)
+    entry["micro"] = micro
+    entry["official"] = official
     entry["averages"] = {
         a.name: average(results, a, k, strategy) for a in (Average("micro"), *benchmark.extra_averages)
     }
@@ -211,8 +225,9 @@ def benchmark_metrics(
     entry["unparsed_candidates"] = sum(not c.parsed for r in results for c in r.candidates)
     entry["critic_format_errors"] = sum(r.critic_format_error for r in results)
     entry["abstentions"] = sum(r.abstained(strategy) for r in results)
-    entry["critic_gap"] = None if top1 is None or oracle is None else oracle - top1
-    entry["top1_given_oracle"] = pct(both, oracle_hits)
+    one_answer = k == 1  # a one-answer run: no critic chose, Oracle@1 is Top-1
+    entry["critic_gap"] = None if one_answer or top1 is None or oracle is None else oracle - top1
+    entry["top1_given_oracle"] = None if one_answer else pct(both, oracle_hits)
     entry["selection"] = {s: pct(sum(r.top1.get(s, False) for r in results), n) for s in STRATEGIES}
     entry["breakdown"] = {
         key: {
@@ -261,11 +276,17 @@ def mean_over_benchmarks(entries: Mapping[str, Stats], k: int) -> Stats:
 def scalar_metrics(entries: Mapping[str, Stats], k: int) -> dict[str, float]:
     """The scalars a logger plots: ``grounding/<benchmark>/<name>`` for each benchmark, and the mean.
 
-    Per benchmark: ``top1``, ``oracle@K``, ``official/top1``, ``official/oracle@K``, ``format_errors``,
-    ``image_errors``, the outcome split (``hit``, ``critic_miss``, ``proposer_miss``, ``abstained``,
-    ``format_error``, ``image_error``; percent of samples), ``critic_gain/over_first`` and
-    ``critic_gain/over_best_spatial`` (points), ``pass@K`` when reported, and the critic's
-    ``calibration/auroc`` (``/ece``, ``/brier``, ``/aurc`` for probabilities). Missing values are left out.
+    Per benchmark: ``top1`` and ``oracle@K`` (the official headline), ``micro/top1`` and
+    ``micro/oracle@K`` (hits over samples), ``official/top1`` and ``official/oracle@K`` (aliases of
+    the headline), ``format_errors``, ``image_errors``, the outcome split (``hit``, ``critic_miss``,
+    ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``; percent of samples),
+    ``critic_gain/over_first`` and ``critic_gain/over_best_spatial`` (points), ``pass@K`` when
+    reported, and the critic's ``calibration/auroc`` (``/ece``, ``/brier``, ``/aurc`` for
+    probabilities). Missing values are left out. With ``k == 1`` (a one-answer run) the scalars are
+    Top-1 only: no ``oracle@1``, no ``critic_miss`` (no other answer could have hit), no critic gain.
+
+    An entry written before the headlines moved (no ``micro`` key: its ``top1`` is the micro mean)
+    gives the same names, its ``official`` read as the headline.
 
     Args:
         entries: results.json entries by benchmark name.
@@ -274,19 +295,27 @@ def scalar_metrics(entries: Mapping[str, Stats], k: int) -> dict[str, float]:
     Returns:
         Metric name to value.
     """
+    one_answer = k == 1
     values: dict[str, float] = {}
     for name, e in entries.items():
+        off = e["official"]
+        micro = e.get("micro") or {"top1": e["top1"], f"oracle@{k}": e[f"oracle@{k}"]}
         pairs: list[tuple[str, Any]] = [
-            ("top1", e["top1"]),
-            (f"oracle@{k}", e[f"oracle@{k}"]),
-            ("official/top1", e["official"]["top1"]),
-            (f"official/oracle@{k}", e["official"][f"oracle@{k}"]),
-            ("format_errors", e["format_errors"]),
-            ("image_errors", len(e["image_errors"])),
+            ("top1", off["top1"]),
+            ("micro/top1", micro["top1"]),
+            ("official/top1", off["top1"]),
         ]
+        if not one_answer:
+            pairs += [
+                (f"oracle@{k}", off[f"oracle@{k}"]),
+                (f"micro/oracle@{k}", micro[f"oracle@{k}"]),
+                (f"official/oracle@{k}", off[f"oracle@{k}"]),
+            ]
+        pairs += [("format_errors", e["format_errors"]), ("image_errors", len(e["image_errors"]))]
         dec = (e.get("decomposition") or {}).get("overall") or {}
-        pairs += [(kind, dec.get(kind)) for kind in OUTCOMES]
-        gain = e.get("critic_gain") or {}
+        kinds = [kind for kind in OUTCOMES if not (one_answer and kind == "critic_miss")]
+        pairs += [(kind, dec.get(kind)) for kind in kinds]
+        gain = (None if one_answer else e.get("critic_gain")) or {}
         pairs += [(f"critic_gain/{key}", gain.get(key)) for key in ("over_first", "over_best_spatial")]
         pk = e.get("pass_at_k")
         if pk:
@@ -297,7 +326,7 @@ def scalar_metrics(entries: Mapping[str, Stats], k: int) -> dict[str, float]:
             if value is not None:
                 values[f"grounding/{name}/{key}"] = float(value)
     mean = mean_over_benchmarks(entries, k)
-    for key in ("top1", f"oracle@{k}"):
+    for key in ("top1",) if one_answer else ("top1", f"oracle@{k}"):
         if mean[key] is not None:
             values[f"grounding/mean/{key}"] = float(mean[key])
     return values

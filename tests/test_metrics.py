@@ -57,19 +57,30 @@ RESULTS = [
 
 
 def test_headline_numbers() -> None:
+    """The unqualified top1 / oracle@j are the official (macro) headline; the micro means move to micro."""
     e = benchmark_metrics(Fake(), RESULTS, k=3, strategy="critic")
     assert e["samples"] == 5
-    assert e["top1"] == pytest.approx(40.0)
-    assert (e["oracle@1"], e["oracle@2"], e["oracle@3"]) == pytest.approx((20.0, 40.0, 60.0))
-    # macro over setting: a = 1/3 top1, 2/3 oracle; b = 1/2, 1/2
+    # macro over setting: a (samples 0-2) = top1 1/3, oracle@1..3 1/3, 2/3, 2/3; b (3-4) = 1/2, 0, 0, 1/2
+    macro = {
+        "top1": 100 * (1 / 3 + 1 / 2) / 2,
+        "oracle@1": 100 * (1 / 3 + 0) / 2,
+        "oracle@2": 100 * (2 / 3 + 0) / 2,
+        "oracle@3": 100 * (2 / 3 + 1 / 2) / 2,
+    }
+    for key, want in macro.items():
+        assert e[key] == pytest.approx(want), key
     assert e["official"]["rule"] == "macro_setting"
-    assert e["official"]["top1"] == pytest.approx(100 * (1 / 3 + 1 / 2) / 2)
-    assert e["official"]["oracle@3"] == pytest.approx(100 * (2 / 3 + 1 / 2) / 2)
+    assert e["official"]["top1"] == pytest.approx(macro["top1"])
+    assert e["official"]["oracle@3"] == pytest.approx(macro["oracle@3"])
+    # micro: hits over the 5 samples
+    assert e["micro"] == pytest.approx({"top1": 40.0, "oracle@1": 20.0, "oracle@2": 40.0, "oracle@3": 60.0})
     assert e["averages"]["micro"]["top1"] == pytest.approx(40.0)
+    assert e["intervals"]["top1"] == pytest.approx(wilson_interval(2, 5))  # of the micro mean
+    assert e["intervals"]["oracle@3"] == pytest.approx(wilson_interval(3, 5))
     # four cells: a/text 1/2, a/icon 0, b/text 1, b/icon 0
     assert e["averages"]["macro_cells"]["top1"] == pytest.approx(100 * (0.5 + 0 + 1 + 0) / 4)
     assert e["format_errors"] == 1
-    assert e["critic_gap"] == pytest.approx(20.0)
+    assert e["critic_gap"] == pytest.approx(macro["oracle@3"] - macro["top1"])
     assert e["top1_given_oracle"] == pytest.approx(100 * 2 / 3)
     assert e["selection"]["critic"] == pytest.approx(40.0) and e["selection"]["first"] == 0.0
 
