@@ -46,7 +46,7 @@ from gge.analysis import MISS_KINDS, OUTCOMES, outcome
 from gge.benchmarks.base import TableSpec
 from gge.loggers.overlays import draw_overlay, pick_rank
 from gge.metrics import label_values
-from gge.report import fmt, fmt_signed
+from gge.report import fmt, fmt_signed, micro_of
 from gge.runstate import atomic_write
 from gge.scoring import SampleResult
 from gge.types import LabelValue, Sample
@@ -717,6 +717,7 @@ td.num,th.num{{text-align:right}}
 .headline{{font-size:15px;margin:4px 0}} .headline b{{font-size:17px}}
 .muted{{color:#777}} .pos{{color:#1a7f37;font-weight:600}} .neg{{color:#b42318;font-weight:600}}
 .warning{{color:#b42318}}
+.banner{{background:#fdecea;border:1px solid #f3b8b2;border-radius:4px;padding:6px 10px;margin:8px 0}}
 svg.chart{{display:block;font-size:11px;fill:#222;margin:4px 0 8px;max-width:100%;height:auto}}
 svg .grid{{stroke:#e5e5e5}} svg .axis{{stroke:#777}} svg .label{{fill:#555}}
 svg .onbar{{fill:#fff;font-weight:600}} svg .small{{font-size:10px}} svg .muted{{fill:#777}}
@@ -834,13 +835,49 @@ def _protocol_line(document: Mapping[str, Any]) -> str:
             bits.append(f"<b>model</b>: {esc(name)}")
     elif model:
         bits.append(f"<b>model</b>: {esc(model)}")
-    if document.get("selection"):
-        bits.append(f"<b>selection</b>: {esc(document['selection'])}")
-    if document.get("k") is not None:
-        bits.append(f"<b>K</b> = {esc(document['k'])}")
+    if _one_answer(document.get("k")):
+        bits.append("<b>one answer per sample</b> (Top-1 only)")
+    else:
+        if document.get("selection"):
+            bits.append(f"<b>selection</b>: {esc(document['selection'])}")
+        if document.get("k") is not None:
+            bits.append(f"<b>K</b> = {esc(document['k'])}")
     if document.get("gge_version"):
         bits.append(f"gge {esc(document['gge_version'])}")
     return '<p class="protocol">' + " · ".join(bits) + "</p>" if bits else ""
+
+
+def _one_answer(k: Any) -> bool:
+    """Whether a document's (or a renderer's) K is 1: a one-answer run, shown as Top-1 only."""
+    return isinstance(k, int) and not isinstance(k, bool) and k == 1
+
+
+def subset_banner(document: Mapping[str, Any]) -> str:
+    """The banner of a subset run (``document["subset"]``, written by the cli), or "" for a full run.
+
+    Example:
+        >>> banner = subset_banner({"subset": {"max_samples": 5, "benchmarks": {"b": {"evaluated": 5,
+        ...                                                                          "total": 36}}}})
+        >>> "<b>subset: first 5 of 36 samples (b)</b>" in banner
+        True
+        >>> subset_banner({"subset": None})
+        ''
+    """
+    subset = document.get("subset")
+    if not isinstance(subset, Mapping):
+        return ""
+    cut = []
+    for name, c in _mapping(subset.get("benchmarks")).items():
+        c = _mapping(c)
+        evaluated, total = c.get("evaluated"), c.get("total")
+        if isinstance(evaluated, int) and isinstance(total, int) and evaluated >= total:
+            continue
+        cut.append(f"first {_count(evaluated)} of {_count(total)} samples ({esc(_title_of(str(name)))})")
+    what = ", ".join(cut) if cut else f"first {_count(subset.get('max_samples'))} samples"
+    return (
+        f'<p class="warning banner" id="subset"><b>subset: {what}</b>; '
+        f"max_samples={_count(subset.get('max_samples'))}: not comparable with published numbers</p>"
+    )
 
 
 def _official(entry: Mapping[str, Any], k: int) -> tuple[str, Any, Any]:
@@ -857,44 +894,43 @@ def _gap(top1: Any, oracle: Any) -> Any:
 
 def _summary(document: Mapping[str, Any], benchmarks: Mapping[str, Any]) -> str:
     k = _k_of({}, document.get("k"))
+    one = _one_answer(k)
     rows = []
     for name, entry in benchmarks.items():
         if not isinstance(entry, Mapping):
             continue
         kk = _k_of(entry, document.get("k"))
         rule, top1, oracle = _official(entry, kk)
-        rows.append(
-            [
-                f'<a href="#{_anchor(name)}">{esc(_title_of(name))}</a>',
-                _count(entry.get("samples")),
-                esc(rule),
-                _pct(top1),
-                _pct(oracle),
-                _pct(_gap(top1, oracle)),
-                _count(entry.get("format_errors")),
-            ]
-        )
+        row = [
+            f'<a href="#{_anchor(name)}">{esc(_title_of(name))}</a>',
+            _count(entry.get("samples")),
+            esc(rule),
+            _pct(top1),
+        ]
+        if not one:
+            row += [_pct(oracle), _pct(_gap(top1, oracle))]
+        rows.append([*row, _count(entry.get("format_errors")), _count(entry.get("image_errors"))])
     mean = document.get("mean")
-    table = _table(
-        ["benchmark", "samples", "official rule", "Top-1", f"Oracle@{k}", "gap", "format errors"],
-        rows,
-        cls="summary",
-    )
+    header = ["benchmark", "samples", "official rule", "Top-1"]
+    header += [] if one else [f"Oracle@{k}", "gap"]
+    table = _table([*header, "format errors", "image errors"], rows, cls="summary")
     if isinstance(mean, Mapping):
         m_top1, m_oracle = mean.get("top1"), mean.get(f"oracle@{k}")
         n = len(mean.get("benchmarks") or [])
-        row = (
+        oracle_cells = "" if one else f"<td>{_pct(m_oracle)}</td><td>{_pct(_gap(m_top1, m_oracle))}</td>"
+        mean_row = (
             f'<tr class="mean"><td>mean of {n} official headlines</td><td></td><td></td>'
-            f"<td>{_pct(m_top1)}</td><td>{_pct(m_oracle)}</td><td>{_pct(_gap(m_top1, m_oracle))}</td>"
-            "<td></td></tr>"
+            f"<td>{_pct(m_top1)}</td>{oracle_cells}<td></td><td></td></tr>"
         )
-        table = table.replace("</tbody>", row + "</tbody>")
+        table = table.replace("</tbody>", mean_row + "</tbody>")
     return f'<section id="summary"><h2>Summary</h2>{table}</section>'
 
 
 def _pair(stats: Any, k: int) -> str:
     if not isinstance(stats, Mapping) or not stats.get("samples"):
         return '<span class="muted">–</span>'
+    if _one_answer(k):
+        return f'<span title="n={_count(stats.get("samples"))}">{_pct(stats.get("top1"))}</span>'
     return (
         f'<span title="n={_count(stats.get("samples"))}">{_pct(stats.get("top1"))} / '
         f"{_pct(stats.get(f'oracle@{k}'))}</span>"
@@ -903,6 +939,8 @@ def _pair(stats: Any, k: int) -> str:
 
 def official_table_html(t: Mapping[str, Any], k: int) -> str:
     """One official table: a 2-D grid of "Top-1 / Oracle@K" cells, or a 1-D list with counts.
+
+    With ``k == 1`` (a one-answer run) the cells are Top-1 only.
 
     Args:
         t: One of results.json's ``tables`` (``title``, ``rows``, ``cols``, ``row_values``,
@@ -922,21 +960,17 @@ def official_table_html(t: Mapping[str, Any], k: int) -> str:
     row_avg = t.get("row_avg") or {}
     row_values = list(t.get("row_values") or row_avg)
     all_ = t.get("all") or {}
+    one = _one_answer(k)
     if t.get("cols") is None:
-        rows = [
-            [
-                esc(v),
-                _count(row_avg.get(v, {}).get("samples")),
-                _pct(row_avg.get(v, {}).get("top1")),
-                _pct(row_avg.get(v, {}).get(f"oracle@{k}")),
-            ]
-            for v in row_values
-        ]
-        table = _table([esc(t.get("rows")), "n", "Top-1", f"Oracle@{k}"], rows)
-        total = (
-            f'<tr class="all"><td>all</td><td>{_count(all_.get("samples"))}</td>'
-            f"<td>{_pct(all_.get('top1'))}</td><td>{_pct(all_.get(f'oracle@{k}'))}</td></tr>"
-        )
+
+        def line(stats: Any) -> list[str]:
+            stats = _mapping(stats)
+            out = [_count(stats.get("samples")), _pct(stats.get("top1"))]
+            return out if one else [*out, _pct(stats.get(f"oracle@{k}"))]
+
+        rows = [[esc(v), *line(row_avg.get(v))] for v in row_values]
+        table = _table([esc(t.get("rows")), "n", "Top-1", *([] if one else [f"Oracle@{k}"])], rows)
+        total = '<tr class="all"><td>all</td>' + "".join(f"<td>{c}</td>" for c in line(all_)) + "</tr>"
         heading = f"<h3>{esc(t.get('title'))}</h3>"
     else:
         cols = list(t.get("col_values") or [])
@@ -952,34 +986,39 @@ def official_table_html(t: Mapping[str, Any], k: int) -> str:
             + "".join(f"<td>{_pair(col_avg.get(cv), k)}</td>" for cv in cols)
             + f"<td>{_pair(all_, k)}</td></tr>"
         )
-        heading = f'<h3>{esc(t.get("title"))} <span class="muted">(Top-1 / Oracle@{k}, %)</span></h3>'
+        what = "Top-1" if one else f"Top-1 / Oracle@{k}"
+        heading = f'<h3>{esc(t.get("title"))} <span class="muted">({what}, %)</span></h3>'
     return heading + table.replace("</tbody>", total + "</tbody>")
 
 
 def _headline(entry: Mapping[str, Any], k: int) -> str:
     rule, top1, oracle = _official(entry, k)
-    intervals = entry.get("intervals") or {}
-    bits = [
-        f"official ({esc(rule)}): Top-1 <b>{_pct(top1)}</b>",
-        f"Oracle@{k} <b>{_pct(oracle)}</b>",
-        f"gap {_pct(_gap(top1, oracle))}",
-    ]
+    one = _one_answer(k)
+    intervals = _mapping(entry.get("intervals"))
+    micro = micro_of(entry, k)  # an entry written before the headlines moved: its top1 is micro
+    bits = [f"official ({esc(rule)}): Top-1 <b>{_pct(top1)}</b>"]
+    if not one:
+        bits += [f"Oracle@{k} <b>{_pct(oracle)}</b>", f"gap {_pct(_gap(top1, oracle))}"]
     line2 = [f"n = {_count(entry.get('samples'))}"]
-    if "top1" in intervals:
-        line2.append(f"micro Top-1 95% CI {_ci(intervals['top1'], signed=False)}")
-    if entry.get("top1_given_oracle") is not None:
+    keys = [("top1", "Top-1")] + ([] if one else [(f"oracle@{k}", f"Oracle@{k}")])
+    for key, label in keys:
+        if key in intervals or key in micro:
+            line2.append(
+                f"micro {label} {_pct(micro.get(key))} (95% CI {_ci(intervals.get(key), signed=False)})"
+            )
+    if not one and entry.get("top1_given_oracle") is not None:
         line2.append(f"Top-1 given Oracle {_pct(entry.get('top1_given_oracle'))}")
     for key, label in (
         ("format_errors", "format errors"),
+        ("image_errors", "image errors"),
         ("truncated", "truncated"),
         ("abstentions", "abstentions"),
-        ("image_errors", "image errors"),
         ("critic_format_errors", "critic format errors"),
     ):
         if key in entry:
             line2.append(f"{label} {_count(entry.get(key))}")
     gain = entry.get("critic_gain")
-    if isinstance(gain, Mapping):
+    if isinstance(gain, Mapping) and not one:
         line2.append(
             f"critic gain: {_signed(gain.get('over_first'))} over first, "
             f"{_signed(gain.get('over_best_spatial'))} over best spatial "
@@ -997,9 +1036,13 @@ def _selection_table(entry: Mapping[str, Any], strategy: Any) -> str:
 
 
 def _curve(entry: Mapping[str, Any], k: int) -> str:
+    if _one_answer(k):
+        return ""  # one answer per sample: no curve to draw
     oracle = [(float(j), _num(entry.get(f"oracle@{j}"))) for j in range(1, k + 1)]
     series = [Series("Oracle@k", ORACLE_COLOUR, oracle)]
-    top1 = _num(entry.get("top1"))  # micro, like the Oracle@k points (not a macro headline)
+    # the same average as the Oracle@k points: the headline, or micro in a document written before
+    # the headlines moved
+    top1 = _num(entry.get("top1"))
     if top1 is not None:
         series.append(Series("Top-1", TOP1_COLOUR, [(1.0, top1), (float(max(k, 2)), top1)], dashed=True))
     n = k
@@ -1052,19 +1095,20 @@ def _size_buckets(entry: Mapping[str, Any], k: int) -> str:
     sb = entry.get("size_buckets")
     if not isinstance(sb, Mapping) or not sb.get("buckets"):
         return ""
+    one = _one_answer(k)
     groups = [
         (
             str(b.get("label", "")),
             b.get("samples") if isinstance(b.get("samples"), int) else None,
-            [_num(b.get("top1")), _num(b.get(f"oracle@{k}"))],
+            [_num(b.get("top1"))] + ([] if one else [_num(b.get(f"oracle@{k}"))]),
         )
         for b in sb["buckets"]
         if isinstance(b, Mapping)
     ]
     svg = grouped_bars_svg(
         groups,
-        series=[("Top-1", TOP1_COLOUR), (f"Oracle@{k}", ORACLE_COLOUR)],
-        title="Top-1 and Oracle@K by target size",
+        series=[("Top-1", TOP1_COLOUR)] + ([] if one else [(f"Oracle@{k}", ORACLE_COLOUR)]),
+        title="Top-1 by target size" if one else "Top-1 and Oracle@K by target size",
         x_label="target area / screenshot area",
     )
     note = f'<p class="muted">no target area (absent targets): {_count(sb.get("no_area"))}'
@@ -1163,7 +1207,7 @@ def _benchmark_section(name: str, entry: Mapping[str, Any], document: Mapping[st
     k = _k_of(entry, document.get("k"))
     tables = "".join(official_table_html(t, k) for t in entry.get("tables") or [] if isinstance(t, Mapping))
     blocks = [
-        tables + _selection_table(entry, document.get("selection")),
+        tables + ("" if _one_answer(k) else _selection_table(entry, document.get("selection"))),
         _curve(entry, k) + _miss_distance(entry),
         _decomposition(entry),
         _size_buckets(entry, k),
@@ -1277,7 +1321,12 @@ def render_report_html(
         document: A results.json document (``protocol``, ``k``, ``selection``, ``benchmarks``,
             ``mean``...). The issue-11 sections of a benchmark entry (``decomposition``,
             ``critic_gain``, ``pass_at_k``, ``size_buckets``, ``miss_distance``, ``calibration``)
-            are drawn when present and skipped when absent or None.
+            are drawn when present and skipped when absent or None. A benchmark's headline is its
+            ``official`` figure; the micro means come from ``micro`` (a document without it, written
+            before the headlines moved, has them as its unqualified ``top1`` / ``oracle@K``). With
+            ``k == 1`` (a one-answer run) the page is Top-1 only: no Oracle@k column or curve, no
+            strategies table, no critic gain. A non-null ``subset`` gives a banner ("subset: first N
+            of M samples").
         gallery: Entries from :func:`gallery_entries` (may be empty).
         title: The page title (default: "gge report" and the model's protocol).
 
@@ -1308,7 +1357,7 @@ def render_report_html(
     )
     body = (
         f"<header><h1>{esc(page_title)}</h1>{_protocol_line(document)}{nav}</header>"
-        f"{_summary(document, benchmarks)}{sections}{_gallery(gallery)}"
+        f"{subset_banner(document)}{_summary(document, benchmarks)}{sections}{_gallery(gallery)}"
     )
     return _page(page_title, body, _GALLERY_SCRIPT)
 

@@ -24,6 +24,8 @@ def fmt(value: float | None) -> str:
 def _pair(stats: Mapping[str, Any], k: int) -> str:
     if not stats.get("samples"):
         return "–"
+    if k == 1:
+        return fmt(stats["top1"])
     return f"{fmt(stats['top1'])} / {fmt(stats[f'oracle@{k}'])}"
 
 
@@ -39,15 +41,19 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def render_table(t: Mapping[str, Any], k: int) -> str:
-    """One official table: a 2-D grid of "Top-1 / Oracle@K" cells, or a 1-D list with counts."""
+    """One official table: a 2-D grid of "Top-1 / Oracle@K" cells, or a 1-D list with counts.
+
+    With ``k == 1`` (a one-answer run) the cells are Top-1 only.
+    """
     title = f"### {t['title']}"
     if t.get("cols") is None:
-        header = [t["rows"], "n", "Top-1", f"Oracle@{k}"]
-        rows = [
-            [v, str(s["samples"]), fmt(s["top1"]), fmt(s[f"oracle@{k}"])] for v, s in t["row_avg"].items()
-        ]
-        a = t["all"]
-        rows.append(["all", str(a["samples"]), fmt(a["top1"]), fmt(a[f"oracle@{k}"])])
+        header = [t["rows"], "n", "Top-1"] + ([] if k == 1 else [f"Oracle@{k}"])
+
+        def cells(s: Mapping[str, Any]) -> list[str]:
+            return [str(s["samples"]), fmt(s["top1"])] + ([] if k == 1 else [fmt(s[f"oracle@{k}"])])
+
+        rows = [[v, *cells(s)] for v, s in t["row_avg"].items()]
+        rows.append(["all", *cells(t["all"])])
         return f"{title}\n\n{markdown_table(header, rows)}"
     cols = list(t["col_values"])
     header = [f"{t['rows']} \\ {t['cols']}", *cols, "avg"]
@@ -56,46 +62,88 @@ def render_table(t: Mapping[str, Any], k: int) -> str:
         for rv in t["row_values"]
     ]
     rows.append(["avg", *(_pair(t["col_avg"][cv], k) for cv in cols), _pair(t["all"], k)])
-    return f"{title} (Top-1 / Oracle@{k}, %)\n\n{markdown_table(header, rows)}"
+    what = "Top-1" if k == 1 else f"Top-1 / Oracle@{k}"
+    return f"{title} ({what}, %)\n\n{markdown_table(header, rows)}"
+
+
+def micro_of(entry: Mapping[str, Any], k: int) -> Mapping[str, Any]:
+    """The micro means (hits over samples) of a results.json entry: ``top1`` and ``oracle@K``.
+
+    An entry written before the headlines moved has no ``micro`` key: its unqualified ``top1`` and
+    ``oracle@K`` are the micro means.
+
+    Example:
+        >>> micro_of({"top1": 40.0, "oracle@2": 60.0}, 2)
+        {'top1': 40.0, 'oracle@2': 60.0}
+        >>> micro_of({"top1": 45.0, "micro": {"top1": 40.0, "oracle@2": 60.0}}, 2)["top1"]
+        40.0
+    """
+    micro = entry.get("micro")
+    if isinstance(micro, Mapping):
+        return micro
+    return {"top1": entry.get("top1"), f"oracle@{k}": entry.get(f"oracle@{k}")}
 
 
 def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: str) -> str:
-    """The headline lines and every table of one benchmark."""
+    """The headline lines and every table of one benchmark.
+
+    The first line is the official headline (with its Wilson intervals when the official rule is
+    micro); a macro headline is followed by the micro means and their intervals. With ``k == 1`` (a
+    one-answer run) every line and table is Top-1 only: no Oracle@k, no selection strategies, no
+    critic gap or gain.
+    """
     n = entry["samples"]
     ci = entry["intervals"]
     off = entry["official"]
+    micro = micro_of(entry, k)
+    one = k == 1
 
     def interval(key: str) -> str:
-        return "" if ci[key] is None else f" [{fmt(ci[key][0])}, {fmt(ci[key][1])}]"
+        return "" if ci.get(key) is None else f" [{fmt(ci[key][0])}, {fmt(ci[key][1])}]"
 
     variant = entry.get("load", {}).get("variant") or {}
     label = "".join(f" · {key}: {value}" for key, value in variant.items())
-    lines = [
-        f"## {title} — {n} samples{label} · Top-1 by `{strategy}` · K={k}",
-        "",
-        f"- Top-1 **{fmt(entry['top1'])}**{interval('top1')} · Oracle@{k} **{fmt(entry[f'oracle@{k}'])}**"
-        f"{interval(f'oracle@{k}')} (95% Wilson) · critic gap {fmt(entry['critic_gap'])} · "
-        f"P(Top-1 hit | Oracle@{k} hit) {fmt(entry['top1_given_oracle'])}%",
-        f"- Official headline ({off['rule']}): Top-1 {fmt(off['top1'])} · "
-        f"Oracle@{k} {fmt(off[f'oracle@{k}'])}",
-    ]
-    others = [a for name, a in entry["averages"].items() if name != off["rule"]]
-    for a in others:
-        lines.append(
-            f"- Also reported ({a['rule']}, not official): Top-1 {fmt(a['top1'])} · "
-            f"Oracle@{k} {fmt(a[f'oracle@{k}'])}"
+    how = "one answer per sample (Top-1 only)" if one else f"Top-1 by `{strategy}` · K={k}"
+    is_micro = off["rule"] == "micro"
+    wilson = " (95% Wilson)" if is_micro and ci.get("top1") is not None else ""
+    top1_ci = interval("top1") if is_micro else ""
+    head = f"- Official headline ({off['rule']}): Top-1 **{fmt(off['top1'])}**{top1_ci}"
+    if not one:
+        o_top1, o_oracle = off["top1"], off[f"oracle@{k}"]
+        gap = None if o_top1 is None or o_oracle is None else o_oracle - o_top1
+        head += (
+            f" · Oracle@{k} **{fmt(o_oracle)}**{interval(f'oracle@{k}') if is_micro else ''}{wilson}"
+            f" · critic gap {fmt(gap)} · P(Top-1 hit | Oracle@{k} hit) {fmt(entry['top1_given_oracle'])}%"
         )
-    lines.append("- Oracle@k: " + " · ".join(f"@{j} {fmt(entry[f'oracle@{j}'])}" for j in range(1, k + 1)))
-    lines.append(
-        "- Top-1 by selection: " + " · ".join(f"{s} {fmt(entry['selection'][s])}" for s in STRATEGIES)
-    )
+    else:
+        head += wilson
+    lines = [f"## {title} — {n} samples{label} · {how}", "", head]
+    if not is_micro:
+        line = f"- Micro (hits over samples): Top-1 {fmt(micro['top1'])}{interval('top1')}"
+        if not one:
+            line += f" · Oracle@{k} {fmt(micro[f'oracle@{k}'])}{interval(f'oracle@{k}')}"
+        lines.append(line + (" (95% Wilson)" if ci.get("top1") is not None else ""))
+    others = [a for name, a in entry["averages"].items() if name != off["rule"] and name != "micro"]
+    for a in others:
+        line = f"- Also reported ({a['rule']}, not official): Top-1 {fmt(a['top1'])}"
+        lines.append(line if one else f"{line} · Oracle@{k} {fmt(a[f'oracle@{k}'])}")
+    if not one:
+        lines.append(
+            f"- Oracle@k ({off['rule'] if 'micro' in entry else 'micro'}): "
+            + " · ".join(f"@{j} {fmt(entry[f'oracle@{j}'])}" for j in range(1, k + 1))
+        )
+        lines.append(
+            "- Top-1 by selection (micro): "
+            + " · ".join(f"{s} {fmt(entry['selection'][s])}" for s in STRATEGIES)
+        )
     fe = entry["format_errors"]
+    bad = entry.get("image_errors") or []
     rate = f" ({fmt(100.0 * fe / n)}%)" if n else ""
-    lines.append(f"- Format errors (unparseable or missing answers, scored as misses): {fe}{rate}")
-    if entry.get("image_errors"):
-        bad = entry["image_errors"]
-        lines.append(f"- Unreadable screenshots (the model was not asked; scored as misses): {len(bad)}")
-        lines += [f"  - {e['error']}" for e in bad]
+    lines.append(
+        f"- Format errors (unparseable or missing answers, scored as misses): {fe}{rate} · "
+        f"image errors (unreadable screenshots, the model was not asked; scored as misses): {len(bad)}"
+    )
+    lines += [f"  - {e['error']}" for e in bad]
     if entry.get("critic_format_errors"):
         n_critic = entry["critic_format_errors"]
         lines.append(f"- Critic format errors (unparseable rankings, proposer order used): {n_critic}")
@@ -136,7 +184,8 @@ def _num(value: float | None, digits: int = 2) -> str:
 def render_analysis_lines(entry: Mapping[str, Any], *, k: int) -> list[str]:
     """The "why" lines of a benchmark: outcome split, critic gain, pass@k, miss distance, calibration.
 
-    Entries written before these sections existed give no lines.
+    Entries written before these sections existed give no lines; with ``k == 1`` (a one-answer run)
+    there is no critic's gain.
     """
     lines: list[str] = []
     dec = entry.get("decomposition")
@@ -146,7 +195,7 @@ def render_analysis_lines(entry: Mapping[str, Any], *, k: int) -> list[str]:
         lines.append(
             f"- Where the misses are (Top-1 by `{dec['strategy']}`, % of samples): " + " · ".join(parts)
         )
-    gain = entry.get("critic_gain")
+    gain = None if k == 1 else entry.get("critic_gain")
     if gain and gain.get("over_first") is not None:
         best = gain.get("best_spatial")
         lines.append(
@@ -187,7 +236,8 @@ def render_analysis_lines(entry: Mapping[str, Any], *, k: int) -> list[str]:
 def render_analysis_tables(entry: Mapping[str, Any], *, k: int) -> list[str]:
     """Tables of the "why" sections: outcomes per cell of the first official table, results by target size.
 
-    (results.json has the outcomes for the cells of every official table.)
+    (results.json has the outcomes for the cells of every official table.) With ``k == 1`` the size
+    table is Top-1 only.
     """
     out: list[str] = []
     dec = entry.get("decomposition")
@@ -210,9 +260,9 @@ def render_analysis_tables(entry: Mapping[str, Any], *, k: int) -> list[str]:
             )
     sizes = entry.get("size_buckets")
     if sizes and any(b["samples"] for b in sizes["buckets"]):
-        header = ["target area (% of screen)", "n", "Top-1", f"Oracle@{k}"]
+        header = ["target area (% of screen)", "n", "Top-1"] + ([] if k == 1 else [f"Oracle@{k}"])
         rows = [
-            [b["label"], str(b["samples"]), fmt(b["top1"]), fmt(b[f"oracle@{k}"])]
+            [b["label"], str(b["samples"]), fmt(b["top1"])] + ([] if k == 1 else [fmt(b[f"oracle@{k}"])])
             for b in sizes["buckets"]
             if b["samples"]
         ]
@@ -232,33 +282,24 @@ def render_analysis_tables(entry: Mapping[str, Any], *, k: int) -> list[str]:
 def render_summary(
     titles: Mapping[str, str], entries: Mapping[str, Any], mean: Mapping[str, Any], *, k: int
 ) -> str:
-    """One row per benchmark with its official headline, and their unweighted mean."""
-    header = ["benchmark", "samples", "official rule", "Top-1", f"Oracle@{k}", "gap", "format errors"]
+    """One row per benchmark with its official headline, and their unweighted mean.
+
+    Each row counts the format errors and the image errors (unreadable screenshots); with ``k == 1``
+    (a one-answer run) the table is Top-1 only (no Oracle@1, no gap).
+    """
+    one = k == 1
+    header = ["benchmark", "samples", "official rule", "Top-1"]
+    header += [] if one else [f"Oracle@{k}", "gap"]
+    header += ["format errors", "image errors"]
     rows = []
     for name, e in entries.items():
         off = e["official"]
-        gap = None if off["top1"] is None else off[f"oracle@{k}"] - off["top1"]
-        rows.append(
-            [
-                titles[name],
-                str(e["samples"]),
-                off["rule"],
-                fmt(off["top1"]),
-                fmt(off[f"oracle@{k}"]),
-                fmt(gap),
-                str(e["format_errors"]),
-            ]
-        )
+        row = [titles[name], str(e["samples"]), off["rule"], fmt(off["top1"])]
+        if not one:
+            top1, oracle = off["top1"], off[f"oracle@{k}"]
+            row += [fmt(oracle), fmt(None if top1 is None or oracle is None else oracle - top1)]
+        rows.append([*row, str(e["format_errors"]), str(len(e.get("image_errors") or []))])
     if len(entries) > 1:
-        rows.append(
-            [
-                f"mean of {len(mean['benchmarks'])}",
-                "",
-                "unweighted",
-                fmt(mean["top1"]),
-                fmt(mean[f"oracle@{k}"]),
-                "",
-                "",
-            ]
-        )
+        row = [f"mean of {len(mean['benchmarks'])}", "", "unweighted", fmt(mean["top1"])]
+        rows.append(row + ([] if one else [fmt(mean[f"oracle@{k}"]), ""]) + ["", ""])
     return "## Summary (official headlines)\n\n" + markdown_table(header, rows)
