@@ -499,6 +499,49 @@ def test_wandb_plain_run_logs_at_the_given_steps(plain_run: OfflineRun, suite: S
     assert [r[1] for r in copy["data"]] == suite.shown and copy["data"][0][3] == "Image"
 
 
+class _Recorder:
+    """A run that keeps what log_evaluation_wandb hands it (the payload's keys and wandb objects)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[dict[str, Any], int | None]] = []
+
+    def log(self, payload: dict[str, Any], step: int | None = None) -> None:
+        self.calls.append((payload, step))
+
+
+def test_wandb_of_a_one_answer_run_has_no_oracle_curve_or_column(suite: Suite) -> None:
+    pytest.importorskip("wandb")
+    rescored = [
+        score_sample(
+            suite.samples[r.id], Prediction("demo", r.id, r.candidates[:1], format_error=r.format_error), k=1
+        )
+        for r in suite.results
+    ]
+    assert all(r.k == 1 and len(r.candidates) <= 1 for r in rescored)
+    entry = benchmark_metrics(DemoBench(), rescored, k=1, strategy=STRATEGY)
+    for k, want_curve in ((1, False), (K, True)):
+        run = _Recorder()
+        use = entry if k == 1 else suite.entry
+        log_evaluation_wandb(
+            run, step=5, benchmark_name="demo", title="Demo", entry=use, samples=suite.samples,
+            results=[], table_ids=[], k=k, strategy=STRATEGY,
+        )  # fmt: skip
+        ((payload, step),) = run.calls
+        assert step == 5
+        assert ("grounding/demo/oracle_at_k" in payload) is want_curve, k
+        breakdown = payload["grounding/demo/breakdown"]
+        sizes = payload["grounding/demo/size_buckets"]
+        if k == 1:
+            assert breakdown.columns == ["label", "value", "samples", "top1"]
+            assert sizes.columns == ["bucket", "low", "high", "samples", "top1"]
+            # first answers: group a box, norm, apps/odd id all hit; group b poly hits, absent abstains
+            # (a hit on an absent target), fmt has none
+            assert breakdown.data == [["group", "a", 3, 100.0], ["group", "b", 3, 200 / 3]]
+        else:
+            assert breakdown.columns == ["label", "value", "samples", "top1", f"oracle@{K}"]
+            assert sizes.columns[-1] == f"oracle@{K}"
+
+
 def test_sample_columns_have_no_duplicate_for_k1() -> None:
     assert sample_columns(1).count("hit@1") == 1
     assert len(set(sample_columns(5))) == len(sample_columns(5))

@@ -281,6 +281,8 @@ def box_layers(
 def breakdown_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
     """Rows ``[label, value, samples, top1, oracle@K]`` of ``entry["breakdown"]``, in its order.
 
+    With ``k == 1`` (a one-answer run) the rows end at ``top1``.
+
     Example:
         >>> stats = {"samples": 2, "top1": 50.0, "oracle@5": 100.0}
         >>> breakdown_rows({"breakdown": {"group": {"CAD": stats}}}, 5)
@@ -289,7 +291,8 @@ def breakdown_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
     rows: list[list[Any]] = []
     for label, values in entry.get("breakdown", {}).items():
         for value, stats in values.items():
-            rows.append([label, value, stats.get("samples"), stats.get("top1"), stats.get(f"oracle@{k}")])
+            row = [label, value, stats.get("samples"), stats.get("top1")]
+            rows.append(row if k == 1 else [*row, stats.get(f"oracle@{k}")])
     return rows
 
 
@@ -333,10 +336,11 @@ def decomposition_rows(entry: Mapping[str, Any]) -> list[list[Any]]:
 
 
 def size_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
-    """Rows ``[bucket, low, high, samples, top1, oracle@K]`` of the target-size buckets."""
+    """Rows ``[bucket, low, high, samples, top1, oracle@K]`` of the size buckets (no oracle@1 for k = 1)."""
     sizes = entry.get("size_buckets") or {"buckets": []}
     return [
-        [b["label"], b["low"], b["high"], b["samples"], b["top1"], b.get(f"oracle@{k}")]
+        [b["label"], b["low"], b["high"], b["samples"], b["top1"]]
+        + ([] if k == 1 else [b.get(f"oracle@{k}")])
         for b in sizes["buckets"]
     ]
 
@@ -370,7 +374,8 @@ def log_evaluation_wandb(
 ) -> None:
     """Log one benchmark's evaluation to a W&B run: the samples table, the breakdown, the Oracle@k curve.
 
-    Everything goes into one ``run.log`` call. Scalars are not logged here.
+    Everything goes into one ``run.log`` call. Scalars are not logged here. With ``k == 1`` (a
+    one-answer run) there is no Oracle@k curve and the tables have no ``oracle@1`` column.
 
     Args:
         run: A ``wandb`` Run (``wandb.init(...)``, or ``WandbLogger.experiment``).
@@ -416,14 +421,18 @@ def log_evaluation_wandb(
             ]
         )
     prefix = f"grounding/{benchmark_name}/"
-    curve = wandb.Table(columns=["k", "oracle"], data=oracle_curve_rows(entry, k))
+    oracle_column = [] if k == 1 else [f"oracle@{k}"]
     payload: dict[str, Any] = {
         prefix + "samples": wandb.Table(columns=sample_columns(k), data=rows),
         prefix + "breakdown": wandb.Table(
-            columns=[*BREAKDOWN_COLUMNS, f"oracle@{k}"], data=breakdown_rows(entry, k)
+            columns=[*BREAKDOWN_COLUMNS, *oracle_column], data=breakdown_rows(entry, k)
         ),
-        prefix + "oracle_at_k": wandb.plot.line(curve, "k", "oracle", title=f"{title}: Oracle@k (%)"),
     }
+    if k > 1:  # a one-answer run has no Oracle@k curve
+        curve = wandb.Table(columns=["k", "oracle"], data=oracle_curve_rows(entry, k))
+        payload[prefix + "oracle_at_k"] = wandb.plot.line(
+            curve, "k", "oracle", title=f"{title}: Oracle@k (%)"
+        )
     payload.update(_analysis_payload(wandb, prefix, title, entry, k))
     if step_key is None:
         run.log(payload, step=step)
@@ -450,7 +459,7 @@ def _analysis_payload(
         )
     s_rows = size_rows(entry, k)
     if any(r[3] for r in s_rows):
-        table = wandb.Table(columns=[*SIZE_COLUMNS, f"oracle@{k}"], data=s_rows)
+        table = wandb.Table(columns=[*SIZE_COLUMNS, *([] if k == 1 else [f"oracle@{k}"])], data=s_rows)
         out[prefix + "size_buckets"] = table
         shown = wandb.Table(columns=["bucket", "top1"], data=[[r[0], r[4]] for r in s_rows if r[3]])
         out[prefix + "top1_by_size"] = wandb.plot.bar(
