@@ -34,7 +34,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, TextIO
@@ -47,6 +47,7 @@ from gge.errors import GgeError
 from gge.metrics import average, group_by, table
 from gge.report import fmt, fmt_signed, markdown_table
 from gge.results import json_lines
+from gge.runstate import RUN_FILE
 from gge.scoring import SampleResult
 from gge.types import LabelValue
 
@@ -82,6 +83,9 @@ MDD_FACTOR = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.80)
 
 _SELECTED = "selected"
 """Strategy key of the light SampleResults rebuilt from predictions.jsonl (each run's own selection)."""
+
+_REPRODUCE_TOL = 1e-6
+"""Points by which a micro mean recomputed from predictions.jsonl may differ from results.json (rounding)."""
 
 _CHUNK_CELLS = 1 << 22
 """Weights are materialised in blocks of at most this many (resample, sample) entries."""
@@ -326,6 +330,8 @@ class Line:
         hits: Hit of each scored candidate, proposer order.
         image: Screenshot path, or None in files written before gge recorded it.
         labels: Breakdown labels, or None in files written before gge recorded them.
+        format_error: The model's answer was unparseable (a format error).
+        image_error: The screenshot could not be read (an image error).
     """
 
     id: str
@@ -334,6 +340,8 @@ class Line:
     hits: tuple[bool, ...]
     image: str | None
     labels: Mapping[str, LabelValue] | None
+    format_error: bool = False
+    image_error: bool = False
 
 
 @dataclass(frozen=True)
@@ -347,6 +355,9 @@ class Run:
         document: results.json, parsed.
         lines: Per benchmark, the samples in file order.
         label: Name shown in tables.
+        digests: Per benchmark, the samples digest recorded in the run.json beside results.json
+            (:func:`gge.runstate.samples_digest`: ids, instructions, screenshot names); None when
+            there is no run.json (results written by an older gge, or by summarize-verl).
     """
 
     folder: Path
@@ -355,6 +366,12 @@ class Run:
     document: Mapping[str, Any]
     lines: Mapping[str, list[Line]]
     label: str
+    digests: Mapping[str, str] | None = None
+
+    @property
+    def run_json(self) -> Path:
+        """The run.json beside results.json (where the samples digests are recorded)."""
+        return self.results_path.parent / RUN_FILE
 
     @property
     def selection(self) -> str:
@@ -411,6 +428,54 @@ def _labels(value: Any, where: str) -> Mapping[str, LabelValue] | None:
     return out
 
 
+_PICKS_A_CANDIDATE = ("critic", "first", "medoid")
+"""Strategies whose pick is one of the sample's candidates (the spatial ones build new points)."""
+
+
+def _is_point(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    )
+
+
+def _check_possible(rec: Mapping[str, Any], where: str, hits: list[bool], top1: Mapping[str, Any]) -> None:
+    """Refuse a line no gge run can write: its Top-1 outcomes contradict its candidates and hits."""
+    cands = rec.get("candidates")
+    if isinstance(cands, list) and len(cands) != len(hits):
+        raise GgeError(f"{where}: {len(hits)} hits for {len(cands)} candidates (a hand-edited line?)")
+    picks = rec.get("picks")
+    picks = picks if isinstance(picks, dict) else {}
+    for strategy, hit in top1.items():
+        if hit is not True:
+            continue
+        if strategy in picks and not _is_point(picks[strategy]):
+            raise GgeError(
+                f"{where}: a Top-1 hit of '{strategy}' with no answer (its pick is {picks[strategy]!r})"
+            )
+        if strategy in _PICKS_A_CANDIDATE and not any(hits):
+            raise GgeError(
+                f"{where}: a Top-1 hit of '{strategy}' but no candidate hits "
+                f"(Top-1 above Oracle; a hand-edited line?)"
+            )
+    if not isinstance(cands, list):
+        return
+    for strategy in _PICKS_A_CANDIDATE:
+        pick = picks.get(strategy)
+        if not _is_point(pick):
+            continue
+        if pick not in cands:
+            raise GgeError(f"{where}: the '{strategy}' pick {pick} is not one of the line's candidates")
+        i = cands.index(pick)
+        if isinstance(top1.get(strategy), bool) and top1[strategy] != hits[i]:
+            did = "hits" if top1[strategy] else "misses"
+            raise GgeError(
+                f"{where}: Top-1 of '{strategy}' {did} but its pick, candidate {i + 1}, "
+                f"{'misses' if top1[strategy] else 'hits'}"
+            )
+
+
 def _parse_line(rec: Any, where: str, lineno: int, selection: str) -> tuple[str, Line]:
     if not isinstance(rec, dict):
         raise GgeError(f"{where}: expected a JSON object, got {type(rec).__name__}")
@@ -428,7 +493,62 @@ def _parse_line(rec: Any, where: str, lineno: int, selection: str) -> tuple[str,
     image = rec.get("image")
     if image is not None and not isinstance(image, str):
         raise GgeError(f"{where}: 'image' must be a string, got {image!r}")
-    return bench, Line(sid, lineno, top1[selection], tuple(hits), image, _labels(rec.get("labels"), where))
+    _check_possible(rec, where, hits, top1)
+    line = Line(
+        sid,
+        lineno,
+        top1[selection],
+        tuple(hits),
+        image,
+        _labels(rec.get("labels"), where),
+        format_error=rec.get("format_error") is True,
+        image_error=rec.get("image_error") is not None,
+    )
+    return bench, line
+
+
+def _read_digests(path: Path) -> dict[str, str] | None:
+    """The samples digest of each benchmark in a run.json; None when there is no run.json."""
+    if not path.is_file():
+        return None
+    record = read_json(path)
+    fp = record.get("fingerprint") if isinstance(record, dict) else None
+    benches = fp.get("benchmarks") if isinstance(fp, dict) else None
+    if not isinstance(benches, dict):
+        raise GgeError(f"{path}: not a gge run record (no fingerprint.benchmarks)")
+    return {
+        name: entry["samples"]
+        for name, entry in benches.items()
+        if isinstance(entry, dict) and isinstance(entry.get("samples"), str)
+    }
+
+
+def _micro(entry: Mapping[str, Any], key: str) -> Any:
+    """A results.json entry's micro mean: ``entry["micro"][key]`` (S1), else ``entry[key]`` (older files)."""
+    micro = entry.get("micro")
+    return micro.get(key) if isinstance(micro, dict) else entry.get(key)
+
+
+def _check_reproduces(run: Run) -> None:
+    """Refuse a predictions.jsonl whose lines do not give its results.json's micro Top-1 and Oracle@K."""
+    for name, entry in run.document["benchmarks"].items():
+        lines = run.lines.get(name, [])
+        if not lines:
+            continue
+        got = {
+            "top1": _pct(sum(x.top1 for x in lines) / len(lines)),
+            f"oracle@{run.k}": _pct(sum(any(x.hits[: run.k]) for x in lines) / len(lines)),
+        }
+        for key, value in got.items():
+            want = _micro(entry, key)
+            if not isinstance(want, (int, float)) or isinstance(want, bool):
+                continue
+            if abs(want - value) > _REPRODUCE_TOL:
+                what = "Top-1" if key == "top1" else f"Oracle@{run.k}"
+                raise GgeError(
+                    f"{run.predictions_path}: {name}: {what} {value:.6g} from its lines, but "
+                    f"{run.results_path} reports {want:.6g} (files from different runs, or hand-edited?)"
+                )
 
 
 def load_run(path: str | Path, label: str | None = None) -> Run:
@@ -483,7 +603,17 @@ def load_run(path: str | Path, label: str | None = None) -> Run:
             f"{predictions_path}: lines for {', '.join(extra)}, which {results_path} does not report "
             f"(files from different runs?)"
         )
-    return Run(folder, results_path, predictions_path, doc, lines, label or folder.resolve().name)
+    run = Run(
+        folder,
+        results_path,
+        predictions_path,
+        doc,
+        lines,
+        label or folder.resolve().name,
+        _read_digests(folder / RUN_FILE),
+    )
+    _check_reproduces(run)
+    return run
 
 
 # ----------------------------------------------------------------------------------------------
@@ -545,7 +675,8 @@ def _few(ids: Sequence[str], n: int = 3) -> str:
     return f"{shown}, ..." if len(ids) > n else shown
 
 
-def _check_pairable(a: Run, b: Run) -> None:
+def _check_pairable(a: Run, b: Run) -> list[str]:
+    """Refuse runs that cannot be paired; the notes on what could not be checked (no samples digest)."""
     names_a, names_b = list(a.document["benchmarks"]), list(b.document["benchmarks"])
     if set(names_a) != set(names_b):
         only_a = sorted(set(names_a) - set(names_b)) or ["none"]
@@ -553,6 +684,7 @@ def _check_pairable(a: Run, b: Run) -> None:
         raise _refuse(
             a, b, f"different benchmarks (only in A: {', '.join(only_a)}; only in B: {', '.join(only_b)})"
         )
+    notes: list[str] = []
     for name in names_a:
         va = (a.document["benchmarks"][name].get("load") or {}).get("variant")
         vb = (b.document["benchmarks"][name].get("load") or {}).get("variant")
@@ -570,6 +702,28 @@ def _check_pairable(a: Run, b: Run) -> None:
                 f"{name}: different sample sets: {len(only_a)} ids only in A ({_few(only_a) or 'none'}), "
                 f"{len(only_b)} only in B ({_few(only_b) or 'none'}) (same max_samples and data?)",
             )
+        da = None if a.digests is None else a.digests.get(name)
+        db = None if b.digests is None else b.digests.get(name)
+        if da is not None and db is not None and da != db:
+            raise _refuse(
+                a,
+                b,
+                f"{name}: different samples behind the same ids: samples digest {da[:16]}… in {a.run_json} "
+                f"vs {db[:16]}… in {b.run_json} (other screenshots or instructions: other data?)",
+            )
+        for side, run, digest in (("A", a, da), ("B", b, db)):
+            if digest is None and run.digests is not None:
+                notes.append(
+                    f"{name}: {side} ({run.folder}) records no samples digest in {run.run_json}: "
+                    f"samples paired by id only"
+                )
+    for side, run in (("A", a), ("B", b)):
+        if run.digests is None:
+            notes.append(
+                f"{side} ({run.folder}) has no {RUN_FILE} recording its samples digests (an older gge, or "
+                f"summarize-verl): samples paired by id only"
+            )
+    return notes
 
 
 def _result(bench: str, line: Line, labels: Mapping[str, LabelValue], k: int) -> SampleResult:
@@ -582,6 +736,47 @@ def _indices(
     return {key: [where[r.id] for r in members] for key, members in groups.items()}
 
 
+def _headline(
+    rule: Average,
+    a_value: float | None,
+    b_value: float | None,
+    values: tuple[np.ndarray, np.ndarray],
+    micro: Mapping[str, Any],
+    groups: list[list[int]],
+    clusters: Sequence[str],
+    *,
+    resamples: int,
+    seed: int,
+    level: float,
+) -> dict[str, Any]:
+    """One official headline difference (Top-1 or Oracle@K) with its interval.
+
+    A micro rule takes the micro PairStat's interval; a macro rule bootstraps the macro mean of the
+    same per-sample ``values``, and gives no interval when a group lies on fewer than
+    :data:`MIN_CLUSTERS` screenshots (it would drop out of resamples and skew the mean).
+    """
+    out: dict[str, Any] = {"rule": rule.name, "a": a_value, "b": b_value, "diff": None, "ci": None}
+    if a_value is None or b_value is None:
+        return out
+    out["diff"] = b_value - a_value
+    if not rule.over:
+        out["ci"] = micro["ci"]
+        return out
+    fewest = min((len({clusters[i] for i in g}) for g in groups), default=0)
+    if fewest >= MIN_CLUSTERS:
+        lo, hi, _ = paired_bootstrap(
+            values[0],
+            values[1],
+            clusters,
+            statistic=macro_statistic(groups, len(clusters)),
+            resamples=resamples,
+            seed=seed,
+            level=level,
+        )
+        out["ci"] = [_pct(lo), _pct(hi)]
+    return out
+
+
 def _compare_benchmark(
     name: str, a_lines: list[Line], b_lines: list[Line], *, k: int, resamples: int, seed: int, level: float
 ) -> tuple[dict[str, Any], list[str]]:
@@ -592,6 +787,8 @@ def _compare_benchmark(
     title = bench.title if bench is not None else name
     official: Average = bench.official if bench is not None else MICRO
     specs: tuple[TableSpec, ...] = bench.tables if bench is not None else ()
+    okey = f"oracle@{k}"
+    keys = ("top1",) if k == 1 else ("top1", okey)  # one answer: Oracle@1 is Top-1 (S3)
 
     by_id_b = {x.id: x for x in b_lines}
     pairs = [(x, by_id_b[x.id]) for x in a_lines]
@@ -611,41 +808,47 @@ def _compare_benchmark(
     res_a = [_result(name, xa, lab or {}, k) for (xa, _), lab in zip(pairs, labels, strict=True)]
     res_b = [_result(name, xb, lab or {}, k) for (_, xb), lab in zip(pairs, labels, strict=True)]
 
-    top1_a = np.array([xa.top1 for xa, _ in pairs], dtype=float)
-    top1_b = np.array([xb.top1 for _, xb in pairs], dtype=float)
-    orc_a = np.array([r.hit_at(k) for r in res_a], dtype=float)
-    orc_b = np.array([r.hit_at(k) for r in res_b], dtype=float)
+    values = {
+        "top1": (
+            np.array([xa.top1 for xa, _ in pairs], dtype=float),
+            np.array([xb.top1 for _, xb in pairs], dtype=float),
+        ),
+        okey: (
+            np.array([r.hit_at(k) for r in res_a], dtype=float),
+            np.array([r.hit_at(k) for r in res_b], dtype=float),
+        ),
+    }
 
     def pair(idx: Sequence[int] | None) -> dict[str, Any]:
         sel = np.arange(len(ids)) if idx is None else np.asarray(idx, dtype=np.int64)
         cl = [clusters[i] for i in sel]
-        top1 = _pair_stat(top1_a[sel], top1_b[sel], cl, resamples=resamples, seed=seed, level=level)
-        oracle = _pair_stat(orc_a[sel], orc_b[sel], cl, resamples=resamples, seed=seed, level=level)
-        return {"samples": len(sel), "top1": top1, f"oracle@{k}": oracle}
-
-    overall = pair(None)
-    off_a = average(res_a, official, k, _SELECTED)["top1"]
-    off_b = average(res_b, official, k, _SELECTED)["top1"]
-    off: dict[str, Any] = {"rule": official.name, "a": off_a, "b": off_b, "diff": None, "ci": None}
-    if off_a is not None and off_b is not None:
-        off["diff"] = off_b - off_a
-        groups = list(_indices(group_by(res_a, official.over), where).values()) if official.over else []
-        fewest = min((len({clusters[i] for i in g}) for g in groups), default=0)
-        if not official.over:
-            off["ci"] = overall["top1"]["ci"]
-        elif fewest < MIN_CLUSTERS:
-            off["ci"] = None  # a group on few screenshots drops out of resamples and skews the mean
-        else:
-            lo, hi, _ = paired_bootstrap(
-                top1_a,
-                top1_b,
-                clusters,
-                statistic=macro_statistic(groups, len(ids)),
-                resamples=resamples,
-                seed=seed,
-                level=level,
+        stats = {
+            key: _pair_stat(
+                values[key][0][sel], values[key][1][sel], cl, resamples=resamples, seed=seed, level=level
             )
-            off["ci"] = [_pct(lo), _pct(hi)]
+            for key in keys
+        }
+        return {"samples": len(sel), **stats}
+
+    micro = pair(None)
+    groups = list(_indices(group_by(res_a, official.over), where).values()) if official.over else []
+    off_a = average(res_a, official, k, _SELECTED)
+    off_b = average(res_b, official, k, _SELECTED)
+    heads = {
+        key: _headline(
+            official,
+            off_a[key],
+            off_b[key],
+            values[key],
+            micro[key],
+            groups,
+            clusters,
+            resamples=resamples,
+            seed=seed,
+            level=level,
+        )
+        for key in keys
+    }
 
     tables: list[dict[str, Any]] = []
     for spec in specs:
@@ -665,6 +868,7 @@ def _compare_benchmark(
                         cells.append({"row": rv, "col": cv, **pair(members[(rv, cv)])})
         tables.append({"title": spec.title, "rows": spec.rows, "cols": spec.cols, "cells": cells})
 
+    top1_a, top1_b = values["top1"]
     entry: dict[str, Any] = {
         "title": title,
         "samples": len(ids),
@@ -672,14 +876,34 @@ def _compare_benchmark(
         "cluster": "screenshot"
         if not missing_images
         else ("sample" if missing_images == len(ids) else "mixed"),
-        "top1": overall["top1"],
-        f"oracle@{k}": overall[f"oracle@{k}"],
-        "official": off,
+        **heads,
+        "official": heads["top1"],
+        "micro": {key: micro[key] for key in keys},
+        "format_errors": {
+            "a": sum(xa.format_error for xa, _ in pairs),
+            "b": sum(xb.format_error for _, xb in pairs),
+        },
+        "image_errors": {
+            "a": sum(xa.image_error for xa, _ in pairs),
+            "b": sum(xb.image_error for _, xb in pairs),
+        },
         "tables": tables,
         "won": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xb and not xa],
         "lost": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xa and not xb],
     }
     return entry, notes
+
+
+def _subset_note(side: str, run: Run) -> str | None:
+    subset = run.document.get("subset")
+    if not isinstance(subset, dict) or not isinstance(subset.get("benchmarks"), dict):
+        return None
+    parts = [
+        f"{name}: first {c.get('evaluated')} of {c.get('total')} samples"
+        for name, c in subset["benchmarks"].items()
+        if isinstance(c, dict)
+    ]
+    return f"{side} ({run.folder}) is a subset run (subset: {'; '.join(parts)})" if parts else None
 
 
 def compare_runs(
@@ -688,12 +912,19 @@ def compare_runs(
     """Pair two runs sample by sample: the compare.json document.
 
     The document has ``a``/``b`` (path, label, selection, k, protocol), ``k`` (the common K =
-    min(kA, kB)), ``bootstrap`` (resamples, seed, cluster, level), ``benchmarks`` (per benchmark:
-    title, samples, screenshots, ``top1`` and ``oracle@K`` PairStats, the ``official`` headline
-    difference with its bootstrap interval, ``tables`` of per-cell PairStats, ``won`` and ``lost``
-    ids), ``mean`` (of the official headlines), and ``warnings`` / ``notes`` (lists of strings).
-    A PairStat is ``{"a", "b", "diff" (b - a), "ci", "mcnemar_p", "mdd", "b_only", "a_only",
-    "samples"}``; percentages and points are unrounded floats.
+    min(kA, kB)), ``bootstrap`` (resamples, seed, cluster, level), ``benchmarks``, ``mean`` (of the
+    official Top-1 headlines, over the benchmarks that have one: ``benchmarks``, ``a``, ``b``,
+    ``diff``), and ``warnings`` / ``notes`` (lists of strings).
+
+    Per benchmark, as results.json (S1): ``top1`` and ``oracle@K`` are the **official headline**
+    differences (``{"rule", "a", "b", "diff", "ci"}``; ``official`` is the same as ``top1``);
+    ``micro`` holds the micro PairStats ``top1`` and ``oracle@K`` (every sample counts once: McNemar,
+    MDD, won/lost); then ``title``, ``samples``, ``screenshots``, ``cluster``, ``format_errors`` and
+    ``image_errors`` (``{"a": n, "b": n}``), ``tables`` of per-cell (micro) PairStats, and the
+    ``won`` and ``lost`` ids. With a common K of 1 (a one-answer run, S3) there are no ``oracle@K``
+    entries anywhere: Top-1 only. A PairStat is ``{"a", "b", "diff" (b - a), "ci", "mcnemar_p",
+    "mdd", "b_only", "a_only", "samples", "screenshots"}``; percentages and points are unrounded
+    floats.
 
     Args:
         a: The baseline run.
@@ -706,19 +937,24 @@ def compare_runs(
         The document.
 
     Raises:
-        GgeError: when the runs cover different benchmarks, benchmark variants or sample sets.
+        GgeError: when the runs cover different benchmarks, benchmark variants, sample sets, or
+            samples (their recorded samples digests differ).
     """
-    _check_pairable(a, b)
+    notes = _check_pairable(a, b)
     k = min(a.k, b.k)
     warnings: list[str] = []
-    notes: list[str] = []
     if a.selection != b.selection:
         warnings.append(
             f"the runs select Top-1 differently: A by '{a.selection}', B by '{b.selection}' "
             f"(Top-1 differences mix the models with the selection strategies)"
         )
     if a.k != b.k:
-        notes.append(f"the runs have different K (A {a.k}, B {b.k}): Oracle@K is compared at K = {k}")
+        notes.append(
+            f"the runs have different K (A {a.k}, B {b.k}): the common K is 1, so Top-1 only"
+            if k == 1
+            else f"the runs have different K (A {a.k}, B {b.k}): Oracle@K is compared at K = {k}"
+        )
+    notes += [n for n in (_subset_note("A", a), _subset_note("B", b)) if n is not None]
     benchmarks: dict[str, Any] = {}
     for name in a.document["benchmarks"]:
         entry, more = _compare_benchmark(
@@ -734,7 +970,7 @@ def compare_runs(
         notes += more
     modes = {e["cluster"] for e in benchmarks.values()}
     cluster = "screenshot" if modes <= {"screenshot"} else ("sample" if modes == {"sample"} else "mixed")
-    heads = [e["official"] for e in benchmarks.values() if e["official"]["diff"] is not None]
+    heads = [e["top1"] for e in benchmarks.values() if e["top1"]["diff"] is not None]
     mean: dict[str, Any] = {"benchmarks": len(heads), "a": None, "b": None, "diff": None}
     if heads:
         mean["a"] = sum(h["a"] for h in heads) / len(heads)
@@ -780,12 +1016,19 @@ def _ids(ids: Sequence[str], limit: int = 20) -> str:
     return f"{shown}, … (+{len(ids) - limit} more in compare.json)" if len(ids) > limit else shown
 
 
+def _errors(e: Mapping[str, Any], key: str) -> str:
+    counts = e.get(key)
+    return f"{counts['a']}/{counts['b']}" if isinstance(counts, Mapping) else "–"
+
+
 def render_markdown(doc: Mapping[str, Any]) -> str:
     """The printed paired table (compare.md) of a compare.json document.
 
-    One summary line per benchmark (Top-1 of A and B, Δ with its interval, McNemar p, MDD,
-    won/lost, then Oracle@K), the official headlines with their mean, then every benchmark's
-    table cells and its won and lost samples.
+    First the headlines: per benchmark its official rule, Top-1 (and Oracle@K) of A and B with the
+    difference and its interval, the format and image errors of each run, and the mean of the
+    headlines. Then the micro paired results (every sample counts once: micro Top-1 of A and B, Δ
+    with its interval, McNemar p, MDD, won/lost, then micro Oracle@K), then every benchmark's table
+    cells and its won and lost samples. With a common K of 1 the tables are Top-1 only.
 
     Args:
         doc: A :func:`compare_runs` document.
@@ -794,6 +1037,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         Markdown text.
     """
     k = doc["k"]
+    one = k == 1
     a, b, boot = doc["a"], doc["b"], doc["bootstrap"]
     level = round(100 * boot["level"])
     out = [
@@ -805,51 +1049,65 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         f"{'screenshots' if boot['cluster'] == 'screenshot' else boot['cluster'] + ' clusters'}, "
         f"seed {boot['seed']}]; p: exact McNemar; MDD: minimum detectable difference (alpha 0.05, "
         f"power 0.8); won/lost: samples only B / only A gets right; – for the interval and MDD: "
-        f"fewer than {MIN_CLUSTERS} screenshots",
+        f"fewer than {MIN_CLUSTERS} screenshots (in a group, for a macro headline)",
     ]
+    if one:
+        out.append("- K = 1 (one answer per sample): Top-1 only")
     out += [f"- warning: {w}" for w in doc.get("warnings", [])]
     out += [f"- note: {n}" for n in doc.get("notes", [])]
-    head = ["benchmark", "n", "shots", "Top-1 A", "Top-1 B", "Δ Top-1", "p", "MDD", "won/lost"]
-    head += [f"Oracle@{k} A", f"Oracle@{k} B", f"Δ Oracle@{k}", "p"]
+    okey = f"oracle@{k}"
+
+    def diff(s: Mapping[str, Any]) -> str:
+        return f"{fmt_signed(s['diff'])} {_ci(s['ci'])}"
+
+    head = ["benchmark", "rule", "n", "Top-1 A", "Top-1 B", "Δ Top-1"]
+    head += [] if one else [f"Oracle@{k} A", f"Oracle@{k} B", f"Δ Oracle@{k}"]
+    head += ["format errors A/B", "image errors A/B"]
+    hrows = []
+    for e in doc["benchmarks"].values():
+        row = [e["title"], e["top1"]["rule"], str(e["samples"])]
+        for key in ("top1",) if one else ("top1", okey):
+            row += [fmt(e[key]["a"]), fmt(e[key]["b"]), diff(e[key])]
+        hrows.append([*row, _errors(e, "format_errors"), _errors(e, "image_errors")])
+    m = doc["mean"]
+    mean_row = [
+        f"mean of {m['benchmarks']}",
+        "unweighted",
+        "",
+        fmt(m["a"]),
+        fmt(m["b"]),
+        fmt_signed(m["diff"]),
+    ]
+    hrows.append(mean_row + ([] if one else ["", "", ""]) + ["", ""])
+    out += ["", "## Headlines (each benchmark's official rule)", "", markdown_table(head, hrows)]
+
+    def stat_head(first: Sequence[str]) -> list[str]:
+        cols = [*first, "micro Top-1 A", "micro Top-1 B", "Δ micro Top-1", "p", "MDD", "won/lost"]
+        return (
+            cols if one else [*cols, f"micro Oracle@{k} A", f"micro Oracle@{k} B", f"Δ micro Oracle@{k}", "p"]
+        )
+
+    def stat_cells(s: Mapping[str, Any]) -> list[str]:
+        cells = _stat_cells(s["top1"], won_lost=True)
+        return cells if one else [*cells, *_stat_cells(s[okey], won_lost=False)]
+
     rows = [
-        [
-            e["title"],
-            str(e["samples"]),
-            str(e["screenshots"]),
-            *_stat_cells(e["top1"], won_lost=True),
-            *_stat_cells(e[f"oracle@{k}"], won_lost=False),
-        ]
+        [e["title"], str(e["samples"]), str(e["screenshots"]), *stat_cells(e["micro"])]
         for e in doc["benchmarks"].values()
     ]
-    out += ["", "## Paired results", "", markdown_table(head, rows)]
-    orows = []
-    for e in doc["benchmarks"].values():
-        off = e["official"]
-        diff = f"{fmt_signed(off['diff'])} {_ci(off['ci'])}"
-        orows.append([e["title"], off["rule"], fmt(off["a"]), fmt(off["b"]), diff])
-    m = doc["mean"]
-    mean_row = [f"mean of {m['benchmarks']}", "unweighted", fmt(m["a"]), fmt(m["b"]), fmt_signed(m["diff"])]
-    orows.append(mean_row)
     out += [
         "",
-        "## Official headlines (Top-1)",
+        "## Paired results (micro: every sample counts once)",
         "",
-        markdown_table(["benchmark", "rule", "A", "B", "Δ"], orows),
+        markdown_table(stat_head(["benchmark", "n", "shots"]), rows),
     ]
     for name, e in doc["benchmarks"].items():
         out += ["", f"## {e['title']} ({name})"]
         for t in e["tables"]:
             two = t["cols"] is not None
-            th = [t["rows"], *([t["cols"]] if two else []), "n", "Top-1 A", "Top-1 B", "Δ Top-1", "p", "MDD"]
-            th += ["won/lost", f"Oracle@{k} A", f"Oracle@{k} B", f"Δ Oracle@{k}", "p"]
+            th = stat_head([t["rows"], *([t["cols"]] if two else []), "n"])
             trows = [
-                [
-                    c["row"],
-                    *([c["col"]] if two else []),
-                    str(c["samples"]),
-                    *_stat_cells(c["top1"], won_lost=True),
-                    *_stat_cells(c[f"oracle@{k}"], won_lost=False),
-                ]
+                [c["row"], *([c["col"]] if two else []), str(c["samples"]), *stat_cells(c)]
                 for c in t["cells"]
             ]
             out += ["", f"### {t['title']}", "", markdown_table(th, trows)]
@@ -898,15 +1156,34 @@ def write_compare(doc: Mapping[str, Any], out_dir: Path, markdown: str | None = 
 
     Returns:
         The files written.
+
+    Raises:
+        GgeError: naming the folder and the file, when ``out_dir`` (or a folder above it) is a file
+            or a file cannot be written.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
+    _check_out_dir(out_dir)
     written = [out_dir / "compare.json", out_dir / "compare.md"]
-    written[0].write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    written[1].write_text(
-        (markdown if markdown is not None else render_markdown(doc)) + "\n", encoding="utf-8"
-    )
-    written.append(_write_html(doc, out_dir))
+    target = out_dir
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        target = written[0]
+        written[0].write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        target = written[1]
+        written[1].write_text(
+            (markdown if markdown is not None else render_markdown(doc)) + "\n", encoding="utf-8"
+        )
+        target = out_dir / "compare.html"
+        written.append(_write_html(doc, out_dir))
+    except OSError as e:
+        raise GgeError(f"--out {out_dir}: cannot write {target}: {e.strerror or e}") from None
     return written
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    """Refuse an output folder that is a file or lies under one (one line, before anything is computed)."""
+    for p in (out_dir, *out_dir.parents):
+        if p.exists() and not p.is_dir():
+            raise GgeError(f"--out {out_dir}: {p} is a file, not a folder")
 
 
 def run_compare(
@@ -944,9 +1221,10 @@ def run_compare(
     a = load_run(a_path, label_a)
     b = load_run(b_path, label_b)
     if labels is None and a.label == b.label:
-        a = Run(a.folder, a.results_path, a.predictions_path, a.document, a.lines, f"{a.label} (A)")
-        b = Run(b.folder, b.results_path, b.predictions_path, b.document, b.lines, f"{b.label} (B)")
+        a = replace(a, label=f"{a.label} (A)")
+        b = replace(b, label=f"{b.label} (B)")
     out = Path(out_dir) if out_dir is not None else default_out_dir(a, b)
+    _check_out_dir(out)
     doc = compare_runs(a, b, resamples=resamples, seed=seed)
     text = render_markdown(doc)
     write_compare(doc, out, text)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binomtest, norm
 
 from gge.benchmarks import get_benchmark
 from gge.cli import parse_args, run
@@ -218,7 +218,26 @@ def _direct(a: Path, b: Path, bench: str, key: Callable[[dict[str, Any]], bool])
         "won": b_only,
         "lost": a_only,
         "p": 1.0 if d == 0 else binomtest(len(b_only), d, 0.5).pvalue,
+        "a_values": np.array([la[i] for i in la], dtype=float),  # A's file order
+        "b_values": np.array([lb[i] for i in la], dtype=float),
     }
+
+
+def _loop_bootstrap(
+    a: np.ndarray, b: np.ndarray, clusters: list[str], *, resamples: int, seed: int
+) -> tuple[float, float, float]:
+    """The paired bootstrap of the mean difference by a plain loop over the resamples, in points."""
+    diffs = [
+        100
+        * (
+            sum(wi * bi for wi, bi in zip(w, b, strict=True))
+            - sum(wi * ai for wi, ai in zip(w, a, strict=True))
+        )
+        / sum(w)
+        for w in resample_weights(clusters, resamples=resamples, seed=seed)
+    ]
+    lo, hi = np.percentile(diffs, [2.5, 97.5])
+    return float(lo), float(hi), float(np.std(diffs, ddof=1))
 
 
 def test_compare_two_runs_matches_a_direct_computation(
@@ -239,30 +258,44 @@ def test_compare_two_runs_matches_a_direct_computation(
     assert doc["a"]["label"] == "A" and doc["b"]["selection"] == "critic" and doc["warnings"] == []
     results_a = json.loads((runs["A"] / "results.json").read_text())
     results_b = json.loads((runs["B"] / "results.json").read_text())
-    changed = with_interval = 0
+    changed = with_interval = with_mdd = 0
     for bench in BENCHES:
         e = doc["benchmarks"][bench]
         top1 = _direct(runs["A"], runs["B"], bench, lambda r: r["top1"]["critic"])
         oracle = _direct(runs["A"], runs["B"], bench, lambda r: any(r["hits"][:5]))
-        for stat, want in ((e["top1"], top1), (e["oracle@5"], oracle)):
+        shots = [r["image"] for r in _lines(runs["A"] / "predictions.jsonl") if r["benchmark"] == bench]
+        for stat, want in ((e["micro"]["top1"], top1), (e["micro"]["oracle@5"], oracle)):
             assert stat["a"] == pytest.approx(want["a"]) and stat["b"] == pytest.approx(want["b"])
             assert stat["diff"] == pytest.approx(want["b"] - want["a"])
             assert (stat["b_only"], stat["a_only"]) == (len(want["won"]), len(want["lost"]))
             assert stat["mcnemar_p"] == pytest.approx(want["p"], rel=1e-9)
-            assert (stat["ci"] is None) == (stat["screenshots"] < MIN_CLUSTERS)
-            if stat["ci"] is not None:
-                with_interval += 1
-                assert stat["ci"][0] <= stat["diff"] <= stat["ci"][1]
-                assert stat["mdd"] is None or stat["mdd"] >= 0
-                if not want["won"] and not want["lost"]:
-                    assert stat["mdd"] is None and stat["ci"] == [0, 0]
+            assert stat["screenshots"] == len(set(shots))
+            if len(set(shots)) < MIN_CLUSTERS:
+                assert stat["ci"] is None and stat["mdd"] is None
+                continue
+            with_interval += 1
+            lo, hi, se = _loop_bootstrap(want["a_values"], want["b_values"], shots, resamples=500, seed=0)
+            assert stat["ci"] == pytest.approx([lo, hi], abs=1e-9)
+            if want["won"] or want["lost"]:
+                with_mdd += 1
+                assert stat["mdd"] == pytest.approx((norm.ppf(0.975) + norm.ppf(0.8)) * se, rel=1e-9)
+            else:
+                assert stat["mdd"] is None and stat["ci"] == [0, 0]
         assert e["won"] == top1["won"] and e["lost"] == top1["lost"]
         changed += len(e["won"]) + len(e["lost"])
-        assert e["samples"] == 12 and 1 <= e["screenshots"] < 12
-        # the official headline is each run's own results.json headline (macro for UI-Vision)
-        assert e["official"]["rule"] == results_a["benchmarks"][bench]["official"]["rule"]
-        assert e["official"]["a"] == pytest.approx(results_a["benchmarks"][bench]["official"]["top1"])
-        assert e["official"]["b"] == pytest.approx(results_b["benchmarks"][bench]["official"]["top1"])
+        assert e["samples"] == 12
+        assert e["screenshots"] == len(set(shots))
+        # the headline is each run's own results.json headline (macro for UI-Vision)
+        for key in ("top1", "oracle@5"):
+            assert e[key]["rule"] == results_a["benchmarks"][bench]["official"]["rule"]
+            assert e[key]["a"] == pytest.approx(results_a["benchmarks"][bench]["official"][key])
+            assert e[key]["b"] == pytest.approx(results_b["benchmarks"][bench]["official"][key])
+        assert e["official"] == e["top1"]
+        for key, count in (("format_errors", lambda x: x), ("image_errors", len)):
+            assert e[key] == {
+                "a": count(results_a["benchmarks"][bench][key]),
+                "b": count(results_b["benchmarks"][bench][key]),
+            }
         # every table cell agrees with the runs' own tables
         for t, ta, tb in zip(
             e["tables"],
@@ -282,7 +315,7 @@ def test_compare_two_runs_matches_a_direct_computation(
                     (sa["oracle@5"], sb["oracle@5"])
                 )
     assert changed > 0  # the flips did change outcomes
-    assert with_interval > 0  # some benchmark spans enough screenshots for an interval
+    assert with_interval > 0 and with_mdd > 0  # some benchmark spans enough screenshots for an interval
     heads = [doc["benchmarks"][n]["official"] for n in BENCHES]
     assert doc["mean"]["diff"] == pytest.approx(sum(h["b"] - h["a"] for h in heads) / len(heads))
     assert (out / "compare.html").read_text().startswith("<!DOCTYPE html>")
@@ -303,11 +336,21 @@ def test_compare_of_a_run_with_itself_is_zero(
         else:  # too few screenshots for an interval
             assert stat["ci"] is None
 
-    for e in doc["benchmarks"].values():
-        zero(e["top1"])
-        zero(e["oracle@5"])
+    for name, e in doc["benchmarks"].items():
+        zero(e["micro"]["top1"])
+        zero(e["micro"]["oracle@5"])
         assert e["won"] == e["lost"] == []
-        assert e["official"]["diff"] == 0 and e["official"]["ci"] in ([0, 0], None)
+        lines = [r for r in _lines(runs["A"] / "predictions.jsonl") if r["benchmark"] == name]
+        over = get_benchmark(name).official.over
+        fewest = min(  # screenshots of the smallest group of the headline's rule (all lines when micro)
+            len(
+                {r["image"] for r in lines if all(r["labels"].get(key) == g[i] for i, key in enumerate(over))}
+            )
+            for g in {tuple(r["labels"][key] for key in over) for r in lines}
+        )
+        for key in ("top1", "oracle@5"):
+            assert e[key]["diff"] == 0
+            assert e[key]["ci"] == (None if fewest < MIN_CLUSTERS else [0, 0])
         for t in e["tables"]:
             for c in t["cells"]:
                 zero(c["top1"])
@@ -333,8 +376,11 @@ def test_different_selection_and_k_warn_and_use_the_common_k(
     assert "warning: the runs select Top-1 differently" in printed and "Oracle@3" in printed
     # Top-1 of C is A's `first` pick
     la = [r for r in _lines(runs["A"] / "predictions.jsonl") if r["benchmark"] == "screenspot_v2"]
-    assert doc["benchmarks"]["screenspot_v2"]["top1"]["b"] == pytest.approx(
+    assert doc["benchmarks"]["screenspot_v2"]["micro"]["top1"]["b"] == pytest.approx(
         100 * sum(r["top1"]["first"] for r in la) / len(la)
+    )
+    assert doc["benchmarks"]["screenspot_v2"]["micro"]["oracle@3"]["a"] == pytest.approx(
+        100 * sum(any(r["hits"][:3]) for r in la) / len(la)
     )
     assert not any(p.name.startswith("compare") for p in runs["A"].iterdir())
 
@@ -398,6 +444,54 @@ def test_refuses_missing_or_malformed_files(
     assert "not found" in _refused(capsys, runs["A"], tmp_path / "nowhere")
 
 
+def test_refuses_another_runs_predictions(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A's predictions.jsonl copied into B's folder: same ids and counts, not B's results.json."""
+    copied = tmp_path / "copied"
+    shutil.copytree(runs["B"], copied, ignore=shutil.ignore_patterns("compare*"))
+    shutil.copy(runs["A"] / "predictions.jsonl", copied / "predictions.jsonl")
+    err = _refused(capsys, runs["A"], copied)
+    bench = next(  # the first benchmark whose Top-1 the flips changed
+        n
+        for n in BENCHES
+        if _direct(runs["A"], runs["B"], n, lambda r: r["top1"]["critic"])["won"]
+        or _direct(runs["A"], runs["B"], n, lambda r: r["top1"]["critic"])["lost"]
+    )
+    want = _direct(runs["A"], runs["B"], bench, lambda r: r["top1"]["critic"])
+    head = f"{copied / 'predictions.jsonl'}: {bench}: Top-1 {want['a']:.6g} from its lines, but "
+    assert head in err and f"{copied / 'results.json'} reports {want['b']:.6g}" in err
+
+
+def test_refuses_other_screenshots_behind_the_same_ids(
+    demo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two ScreenSpot-v2 runs on different demo screens that share ids: their samples digests differ."""
+    from gge.demo import write_demo_suite
+
+    other = write_demo_suite(tmp_path / "other-suite", seed=1)
+    for name, root in (("here", demo_suite), ("there", other)):
+        argv = [
+            f"data_root={root}",
+            "benchmarks=[screenspot_v2]",
+            "max_samples=6",
+            f"output_dir={tmp_path / name}",
+        ]
+        run(parse_args(argv), out=io.StringIO())
+    ids = [[r["id"] for r in _lines(tmp_path / n / "predictions.jsonl")] for n in ("here", "there")]
+    assert ids[0] == ids[1]  # the pairing by ids alone would accept them
+    digests = [
+        json.loads((tmp_path / n / "run.json").read_text())["fingerprint"]["benchmarks"]["screenspot_v2"][
+            "samples"
+        ]
+        for n in ("here", "there")
+    ]
+    err = _refused(capsys, tmp_path / "here", tmp_path / "there")
+    assert "screenspot_v2: different samples behind the same ids" in err
+    assert digests[0][:16] in err and digests[1][:16] in err
+    assert str(tmp_path / "here" / "run.json") in err and str(tmp_path / "there" / "run.json") in err
+
+
 def test_refuses_different_benchmarks(runs: dict[str, Path], tmp_path: Path) -> None:
     fewer = tmp_path / "fewer"
     shutil.copytree(runs["B"], fewer, ignore=shutil.ignore_patterns("compare*"))
@@ -428,9 +522,18 @@ def test_gge_dispatches_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_mdd_is_the_power_factor_times_the_bootstrap_se() -> None:
+    """(z_0.975 + z_0.80) from scipy, and the clustered-bootstrap SE by a plain loop over the resamples."""
+    factor = norm.ppf(0.975) + norm.ppf(0.80)
+    assert abs(MDD_FACTOR - factor) < 1e-12
     a, b, shots = _correlated(40, 2, seed=9)
-    _, _, se = paired_bootstrap(a, b, shots)
-    assert min_detectable_difference(se) == pytest.approx(2.8016 * se, rel=1e-4) == MDD_FACTOR * se
+    _, _, se = paired_bootstrap(a, b, shots, resamples=700, seed=2)
+    _, _, loop_se = _loop_bootstrap(a, b, shots, resamples=700, seed=2)
+    assert 100 * se == pytest.approx(loop_se, rel=1e-9)
+    assert min_detectable_difference(se) == pytest.approx(factor * loop_se / 100, rel=1e-9)
+    # a known answer: perfectly correlated pairs of samples, SE = sd(d over shots) / sqrt(shots)
+    d = (b - a)[::2]
+    _, _, big = paired_bootstrap(a, b, shots, resamples=5000, seed=0)
+    assert big == pytest.approx(d.std() / np.sqrt(len(d)), rel=0.06)
 
 
 def test_too_few_screenshots_give_no_interval() -> None:
@@ -471,7 +574,7 @@ def test_compare_two_demo_checkpoints_end_to_end(
     direct = _direct(tmp_path / "early", tmp_path / "shipped", "screenspot_v2", lambda r: r["top1"]["critic"])
     e = doc["benchmarks"]["screenspot_v2"]
     assert e["won"] == direct["won"] and e["lost"] == direct["lost"] and e["won"] + e["lost"]
-    assert e["top1"]["diff"] == pytest.approx(direct["b"] - direct["a"])
+    assert e["micro"]["top1"]["diff"] == pytest.approx(direct["b"] - direct["a"]) == e["top1"]["diff"]
     assert "| ScreenSpot-v2 " in printed and "| UI-Vision " in printed
     page = (out / "compare.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "ScreenSpot-v2" in page
