@@ -1416,28 +1416,53 @@ def _ids(title: str, ids: Any) -> str:
     return f"<details><summary>{esc(title)} ({len(items)})</summary>{body}</details>"
 
 
+def _headline_row(name: str, h: Any) -> list[str]:
+    h = _mapping(h)
+    return [
+        esc(name),
+        _pct(h.get("a")),
+        _pct(h.get("b")),
+        _diff_cell(h.get("diff"), h.get("ci")),
+        _ci(h.get("ci")),
+        *(["–"] * 5),
+    ]
+
+
+def _errors_line(b: Mapping[str, Any]) -> str:
+    bits = []
+    for key, label in (("format_errors", "format errors"), ("image_errors", "image errors")):
+        v = b.get(key)
+        if isinstance(v, Mapping):
+            bits.append(f"{label} A {_count(v.get('a'))} · B {_count(v.get('b'))}")
+    return " · " + " · ".join(bits) if bits else ""
+
+
 def _compare_bench(name: str, b: Mapping[str, Any], k: Any) -> str:
+    one = _one_answer(k)
     ok = _oracle_key(b, k)
     label_k = ok.split("@", 1)[1]
-    rows = [_pair_row("Top-1", b.get("top1")), _pair_row(f"Oracle@{label_k}", b.get(ok))]
-    off = b.get("official")
-    if isinstance(off, Mapping):
-        rows.append(
-            [
-                f"official ({esc(off.get('rule', '–'))})",
-                _pct(off.get("a")),
-                _pct(off.get("b")),
-                _diff_cell(off.get("diff"), off.get("ci")),
-                _ci(off.get("ci")),
-                *(["–"] * 5),
-            ]
-        )
+    micro = b.get("micro")
+    if isinstance(micro, Mapping):  # a compare.json with the headlines moved (S1)
+        rule = esc(_mapping(b.get("top1")).get("rule", "–"))
+        rows = [_headline_row(f"official Top-1 ({rule})", b.get("top1"))]
+        if not one:
+            rows.append(_headline_row(f"official Oracle@{label_k} ({rule})", b.get(ok)))
+        rows.append(_pair_row("micro Top-1", micro.get("top1")))
+        if not one:
+            rows.append(_pair_row(f"micro Oracle@{label_k}", micro.get(_oracle_key(micro, k))))
+    else:  # an older compare.json: top1 / oracle@K are the micro PairStats
+        rows = [_pair_row("Top-1", b.get("top1"))]
+        if not one:
+            rows.append(_pair_row(f"Oracle@{label_k}", b.get(ok)))
+        off = b.get("official")
+        if isinstance(off, Mapping):
+            rows.append(_headline_row(f"official ({esc(off.get('rule', '–'))})", off))
     header = ["", "A", "B", "B − A", "95% CI", "McNemar p", "MDD", "won (B only)", "lost (A only)", "n"]
     out = [
         f'<section class="bench" id="{_anchor(name)}"><h2>{esc(b.get("title") or _title_of(name))} '
         f'<span class="muted">({esc(name)})</span></h2>'
         f'<p class="muted">{_count(b.get("samples"))} samples on '
-        f"{_count(b.get('screenshots'))} screenshots</p>",
+        f"{_count(b.get('screenshots'))} screenshots{_errors_line(b)}</p>",
         _table(header, rows),
     ]
     for t in b.get("tables") or []:
@@ -1447,14 +1472,14 @@ def _compare_bench(name: str, b: Mapping[str, Any], k: Any) -> str:
         for c in t.get("cells") or []:
             if not isinstance(c, Mapping):
                 continue
-            top1, orc = _mapping(c.get("top1")), _mapping(c.get(_oracle_key(c, k)))
+            stats = [_mapping(c.get("top1"))] + ([] if one else [_mapping(c.get(_oracle_key(c, k)))])
             cell_rows.append(
                 [
                     esc(cell_label(c)),
                     _count(c.get("samples")),
                     *(
                         v
-                        for s in (top1, orc)
+                        for s in stats
                         for v in (
                             _pct(s.get("a")),
                             _pct(s.get("b")),
@@ -1466,20 +1491,9 @@ def _compare_bench(name: str, b: Mapping[str, Any], k: Any) -> str:
                 ]
             )
         if cell_rows:
-            head = [
-                "cell",
-                "n",
-                "Top-1 A",
-                "Top-1 B",
-                "B − A",
-                "95% CI",
-                "p",
-                f"Oracle@{label_k} A",
-                f"Oracle@{label_k} B",
-                "B − A",
-                "95% CI",
-                "p",
-            ]
+            head = ["cell", "n", "Top-1 A", "Top-1 B", "B − A", "95% CI", "p"]
+            if not one:
+                head += [f"Oracle@{label_k} A", f"Oracle@{label_k} B", "B − A", "95% CI", "p"]
             out.append(f"<h3>{esc(t.get('title'))}</h3>" + _table(head, cell_rows))
     out.append(_ids("won: B hits, A misses", b.get("won")))
     out.append(_ids("lost: A hits, B misses", b.get("lost")))
@@ -1497,7 +1511,12 @@ def render_compare_html(compare: Mapping[str, Any]) -> str:
     Returns:
         The HTML page: both runs, a forest plot of the Top-1 and Oracle@K differences with their 95%
         intervals, then per benchmark a table (A, B, B − A, CI, McNemar p, MDD, won/lost counts), the
-        same per official table cell, and the won and lost ids (collapsible).
+        same per official table cell, and the won and lost ids (collapsible). A document whose
+        benchmarks carry ``micro`` (the headlines moved) has the official headline differences as
+        ``top1`` / ``oracle@K`` and the micro PairStats under ``micro``: both are shown, the
+        headline first; an older one has the micro PairStats as ``top1`` / ``oracle@K``. Each
+        benchmark's format and image error counts of A and B are shown when present; with a common
+        K of 1 the page is Top-1 only.
 
     Example:
         >>> pair = {"a": 50.0, "b": 60.0, "diff": 10.0, "ci": [2.0, 18.0], "mcnemar_p": 0.01,
@@ -1522,7 +1541,7 @@ def render_compare_html(compare: Mapping[str, Any]) -> str:
         for key, colour, what in (
             ("top1", TOP1_COLOUR, "Top-1"),
             (_oracle_key(bench, k), ORACLE_COLOUR, "Oracle"),
-        ):
+        )[: 1 if _one_answer(k) else 2]:
             s = bench.get(key)
             if isinstance(s, Mapping):
                 forest_rows.append((f"{name} {what}", colour, _num(s.get("diff")), s.get("ci")))

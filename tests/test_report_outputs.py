@@ -246,3 +246,71 @@ def test_html_one_answer_follows_the_document_k() -> None:
         assert ("<h3>Oracle@k curve</h3>" in page) is (k > 1), k
         assert ("Top-1 by selection strategy" in page) is (k > 1), k
         assert ("critic gain" in page) is (k > 1), k
+
+
+# -- compare page ---------------------------------------------------------------------------------
+def _pair_stat(a: float, b: float, lo: float, hi: float) -> dict[str, Any]:
+    return {"a": a, "b": b, "diff": b - a, "ci": [lo, hi], "mcnemar_p": 0.25, "mdd": 9.5, "b_only": 4,
+            "a_only": 2, "samples": 40}  # fmt: skip
+
+
+def _compare_doc(k: int) -> dict[str, Any]:
+    """A compare.json as gge compare writes it with the headlines moved: official first, micro beside."""
+    head = {"rule": "macro_group", "a": 30.0, "b": 35.0, "diff": 5.0, "ci": [-1.0, 11.0]}
+    bench: dict[str, Any] = {
+        "title": "Macro",
+        "samples": 40,
+        "screenshots": 20,
+        "top1": head,
+        "official": head,
+        "micro": {"top1": _pair_stat(40.0, 42.5, -3.0, 8.0)},
+        "format_errors": {"a": 3, "b": 1},
+        "image_errors": {"a": 2, "b": 0},
+        "tables": [
+            {
+                "title": "By group",
+                "rows": "group",
+                "cols": None,
+                "cells": [
+                    {"row": "x", "col": None, "samples": 10, "top1": _pair_stat(10.0, 20.0, 0.0, 20.0)}
+                ],
+            }
+        ],
+        "won": ["w"],
+        "lost": [],
+    }
+    if k > 1:
+        bench[f"oracle@{k}"] = head | {"a": 50.0, "b": 52.0, "diff": 2.0, "ci": [-2.0, 6.0]}
+        bench["micro"][f"oracle@{k}"] = _pair_stat(55.0, 57.5, -1.0, 6.0)
+        bench["tables"][0]["cells"][0][f"oracle@{k}"] = _pair_stat(30.0, 30.0, -5.0, 5.0)
+    return {"k": k, "a": {"label": "A"}, "b": {"label": "B"}, "benchmarks": {"macro": bench}}
+
+
+def test_compare_page_shows_the_official_headline_micro_and_error_counts() -> None:
+    from gge.html_report import render_compare_html
+
+    page = render_compare_html(_compare_doc(5))
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>", page)
+    assert rows[:4] == [
+        ("official Top-1 (macro_group)", "30.0", "35.0"),
+        ("official Oracle@5 (macro_group)", "50.0", "52.0"),
+        ("micro Top-1", "40.0", "42.5"),
+        ("micro Oracle@5", "55.0", "57.5"),
+    ]
+    assert (
+        "<td>micro Top-1</td><td>40.0</td><td>42.5</td><td><span>+2.5</span></td><td>[-3.0, +8.0]</td>"
+        in page
+    )
+    assert "20 screenshots · format errors A 3 · B 1 · image errors A 2 · B 0</p>" in page
+    assert "<th>Oracle@5 A</th>" in page
+
+
+def test_compare_page_of_one_answer_runs_is_top1_only() -> None:
+    from gge.html_report import render_compare_html
+
+    page = render_compare_html(_compare_doc(1))
+    assert "Oracle" not in page
+    assert "<td>official Top-1 (macro_group)</td><td>30.0</td><td>35.0</td>" in page
+    assert "<td>micro Top-1</td><td>40.0</td><td>42.5</td>" in page
+    head = re.findall(r"<th>([^<]*)</th>", page[page.index("<h3>By group</h3>") :])
+    assert head[:7] == ["cell", "n", "Top-1 A", "Top-1 B", "B − A", "95% CI", "p"] and len(head) == 7
