@@ -94,6 +94,13 @@ def answer_text(preset: str, x: int, y: int) -> str:
     return f"({x}, {y})"
 
 
+def micro(entry: dict[str, Any]) -> dict[str, Any]:
+    """A benchmark entry's micro means: ``entry["micro"]``, or the entry of a results.json before it
+    (whose unqualified ``top1`` / ``oracle@K`` were the micro means)."""
+    found: dict[str, Any] = entry.get("micro", entry)
+    return found
+
+
 def eval_run(args: list[str]) -> dict[str, Any]:
     return run(parse_args(args), out=io.StringIO())
 
@@ -278,8 +285,8 @@ def test_compute_score_reproduces_eval(world: dict[str, Any]) -> None:
     for name in BENCH:
         entry = world["doc"]["benchmarks"][name]
         n = entry["samples"]
-        assert sum(first[f"gge/{name}"]) == pytest.approx(entry["top1"] * n / 100)
-        assert 100 * sum(best[f"gge/{name}"]) / n == pytest.approx(entry[f"oracle@{K}"])
+        assert sum(first[f"gge/{name}"]) == pytest.approx(micro(entry)["top1"] * n / 100)
+        assert 100 * sum(best[f"gge/{name}"]) / n == pytest.approx(micro(entry)[f"oracle@{K}"])
     assert world["doc"]["benchmarks"]["osworld_g"]["abstentions"] > 0  # refusals are scored too
 
 
@@ -296,11 +303,20 @@ def test_easyr1_batch_reward_and_per_benchmark_keys(world: dict[str, Any]) -> No
             by_key[key].append(value)
     for name in BENCH:
         entry = world["doc"]["benchmarks"][name]
-        assert 100 * sum(by_key[f"{name}/accuracy"]) / entry["samples"] == pytest.approx(entry["top1"])
-    assert [o["overall"] for o in out] == [
-        compute_score(r["data_source"], t[0], r["reward_model"]["ground_truth"])["score"]
-        for r, t in zip(rows, texts, strict=True)
+        assert 100 * sum(by_key[f"{name}/accuracy"]) / entry["samples"] == pytest.approx(micro(entry)["top1"])
+    # per response, eval's official scoring of the same first point (not the reward code again)
+    first_hits = [
+        world["hits"][(gt.benchmark, gt.id)][0]
+        for gt in (read_ground_truth(r["reward_model"]["ground_truth"]) for r in rows)
     ]
+    assert [o["overall"] for o in out] == [o["accuracy"] for o in out] == [float(h) for h in first_hits]
+    assert [o["format"] for o in out] == [float(t[0] != GARBLED) for t in texts]
+    # EasyR1's format key: 1.0 when the answer reads (a refusal reads), 0.0 when nothing can be read
+    gt_text = rows[0]["reward_model"]["ground_truth"]
+    odd = compute_score_batch(
+        [{"response": r, "ground_truth": gt_text} for r in (GARBLED, REFUSAL, texts[0][0])]
+    )
+    assert [o["format"] for o in odd] == [0.0, 1.0, 1.0] and odd[0]["format_error"] == 1.0
 
 
 def hide_verl(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -582,11 +598,12 @@ def check_summary(
         mine, theirs = doc["benchmarks"][name], world["doc"]["benchmarks"][name]
         for key in SAME:
             assert mine[key] == theirs[key], (name, key)
+        assert mine.get("micro") == theirs.get("micro"), name
         table = mine["pass_at_k"]
         assert table["n"] == K
         for key, value in expected_pass(world, name).items():
             assert table[key] == pytest.approx(value)
-        assert table[f"pass@{K}"] == pytest.approx(mine[f"oracle@{K}"])
+        assert table[f"pass@{K}"] == pytest.approx(micro(mine)[f"oracle@{K}"])
         assert mine["responses_per_sample"] == (responses or {}).get(name, {"min": K, "max": K})
 
 
@@ -597,9 +614,12 @@ def test_summarize_verl_dump_reproduces_eval(
     write_verl_dump(world, dumps, step=3)
     write_verl_dump(world, dumps, step=10)
     out = tmp_path / "summary"
-    assert summarize_main([str(dumps), "--out", str(out), "--report-misses", "2"]) == 0
+    with pytest.raises(GgeError, match=r"holds the validations of 2 training steps \(3, 10\).*--step N"):
+        summarize_main([str(dumps), "--out", str(out)])  # never one of them silently
+    assert not out.exists()
+    assert summarize_main([str(dumps), "--out", str(out), "--step", "10", "--report-misses", "2"]) == 0
     doc = json.loads((out / "results.json").read_text())
-    assert doc["config"]["step"] == 10  # the latest step by default
+    assert doc["config"]["step"] == 10
     check_summary(doc, world)
     assert (out / "report.md").is_file() and (out / "report.html").is_file()
     assert sum(1 for _ in (out / "predictions.jsonl").open()) == len(BENCH) * N_PER
@@ -613,7 +633,20 @@ def test_summarize_counts_samples_the_trainer_dropped(world: dict[str, Any], tmp
     path.write_text("\n".join(lines[K:]) + "\n")  # the first prompt was filtered out (too long)
     doc = summarize_verl(path, tmp_path / "out", export=world["tmp"] / "export", report_misses=0)
     entry = doc["benchmarks"][BENCH[0]]
-    assert entry["missing_responses"] == 1 and entry["samples"] == N_PER and entry["format_errors"] >= 1
+    assert entry["missing_responses"] == 1 and entry["samples"] == N_PER
+    # by hand: the dropped sample is a miss with a format error, every other one scores as eval scored it
+    dropped = read_ground_truth(world["rows"][0]["reward_model"]["ground_truth"]).id
+    kept = [h for (b, sid), h in world["hits"].items() if b == BENCH[0] and sid != dropped]
+    assert len(kept) == N_PER - 1
+    assert micro(entry)["top1"] == pytest.approx(100 * sum(h[0] for h in kept) / N_PER)
+    assert micro(entry)[f"oracle@{K}"] == pytest.approx(100 * sum(any(h) for h in kept) / N_PER)
+    for j in range(1, K + 1):  # unbiased pass@j = 1 - C(n-c, j) / C(n, j); the dropped sample's is 0
+        own = [1 - math.comb(K - sum(h), j) / math.comb(K, j) for h in kept]
+        assert entry["pass_at_k"][f"pass@{j}"] == pytest.approx(100 * sum(own) / N_PER), j
+    theirs = world["doc"]["benchmarks"][BENCH[0]]
+    was_unreadable = all(t == GARBLED for t in world["texts"][0])
+    assert entry["format_errors"] == theirs["format_errors"] - was_unreadable + 1
+    assert any("1 exported samples have no response" in n for n in doc["notes"])
 
 
 def test_summarize_refuses_several_steps(world: dict[str, Any], tmp_path: Path) -> None:
@@ -1048,13 +1081,13 @@ def test_real_verl_reads_the_export_and_calls_compute_score(
         entry = world["doc"]["benchmarks"][name]
         core = f"val-core/gge/{name}/acc"
         if n == 1:
-            assert 100 * metrics[f"{core}/mean@1"] == pytest.approx(entry["top1"])
+            assert 100 * metrics[f"{core}/mean@1"] == pytest.approx(micro(entry)["top1"])
         else:
             doc = summarize_verl(tmp_path / "dump", tmp_path / "summary", report_misses=0)
             pass1 = doc["benchmarks"][name]["pass_at_k"]["pass@1"]
             assert 100 * metrics[f"{core}/mean@{K}"] == pytest.approx(pass1)
             # verl's best@N is a bootstrap with replacement: at most the exact Oracle@N
-            assert 100 * metrics[f"{core}/best@{K}/mean"] <= entry[f"oracle@{K}"] + 1e-9
+            assert 100 * metrics[f"{core}/best@{K}/mean"] <= micro(entry)[f"oracle@{K}"] + 1e-9
             assert doc["benchmarks"][name][f"oracle@{K}"] == entry[f"oracle@{K}"]
     if n == K:
         check_summary(summarize_verl(tmp_path / "dump", tmp_path / "summary2", report_misses=0), world)

@@ -112,6 +112,7 @@ import io
 import json
 import math
 import re
+import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -937,6 +938,9 @@ class ExportConfig:
         resize_images: Write each screenshot at the size the model sees (as eval resizes it), so the
             trainer does not resize it again; false writes the original files.
         fold_system: EasyR1: join a system prompt and several user messages into one user turn.
+        overwrite: Clear ``out`` first when it is not empty: everything in it is deleted, not only
+            the files an export writes (without it a non-empty ``out`` is refused, so that no file
+            of an earlier export is left beside the new ones).
         seed: Seed of the demo suite.
     """
 
@@ -951,6 +955,7 @@ class ExportConfig:
     min_pixels: int | None = None
     resize_images: bool = True
     fold_system: bool = False
+    overwrite: bool = False
     seed: int = 0
 
 
@@ -997,6 +1002,71 @@ def _schema(pa: Any, flavor: str) -> Any:
     )
 
 
+def _listing(folder: Path, limit: int = 8) -> str:
+    """The names in ``folder`` for a message: sorted, folders with a trailing ``/``, the first ``limit``."""
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown}, ... ({len(names)} entries)"
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies under it (both resolved)."""
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+def prepare_out(out: Path, *, overwrite: bool, keep: Sequence[Path] = ()) -> None:
+    """Make ``out`` an empty folder for an export (refusing a file, or content without ``overwrite``).
+
+    With ``overwrite`` the folder's whole content is deleted (not only the files an export writes);
+    a folder holding one of ``keep`` (the data being exported) or the working directory is refused
+    rather than cleared.
+
+    Args:
+        out: The export's folder.
+        overwrite: Clear a non-empty ``out``.
+        keep: Paths that must survive (the benchmarks' folders).
+
+    Raises:
+        GgeError: ``out`` is a file, is not empty (without ``overwrite``), holds ``keep`` or the working
+            directory, or cannot be created or cleared.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "old.parquet").write_bytes(b"")
+        >>> prepare_out(folder, overwrite=True)
+        >>> sorted(p.name for p in folder.iterdir())
+        ['data']
+    """
+    if out.exists() and not out.is_dir():
+        raise GgeError(f"out={out} is a file, not a folder: give the folder the export goes to")
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise GgeError(
+                f"out={out} is not empty ({_listing(out)}): give a new or empty folder, or add "
+                "overwrite=true to delete its content first (an earlier export's files left beside the "
+                "new ones would be read as part of it)"
+            )
+        for path, what in [(Path.cwd(), "the working directory"), *((k, "the data") for k in keep)]:
+            if _inside(path, out):
+                raise GgeError(
+                    f"out={out} holds {what} ({path}): overwrite=true would delete it; give another folder"
+                )
+        for child in list(out.iterdir()):
+            try:
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+            except OSError as e:
+                raise GgeError(f"out={out}: cannot delete {child.name}: {e.strerror or e}") from None
+    try:
+        (out / "data").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise GgeError(f"out={out}: cannot create the folder: {e.strerror or e}") from None
+
+
 def export_verl(
     benchmarks: Sequence[str],
     data_root: str | Path,
@@ -1012,6 +1082,7 @@ def export_verl(
     resize_images: bool = True,
     fold_system: bool = False,
     bench_options: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
 ) -> list[Path]:
     """Write the benchmarks as validation parquet files for verl or EasyR1.
 
@@ -1034,13 +1105,15 @@ def export_verl(
         resize_images: Write screenshots at the size the model sees (default) or as they are.
         fold_system: EasyR1: join the request's messages into one user turn.
         bench_options: Per benchmark, its options object (``bench.<name>.<option>``).
+        overwrite: Delete the content of a non-empty ``out`` first (see :func:`prepare_out`); without
+            it a non-empty ``out`` is refused.
 
     Returns:
         The parquet files, one per benchmark, in order.
 
     Raises:
         GgeError: for an unknown benchmark, preset or flavor, an unreadable screenshot, a request
-            EasyR1 cannot carry.
+            EasyR1 cannot carry, an ``out`` that is a file or not empty (without ``overwrite``).
 
     Example:
         >>> import tempfile
@@ -1085,18 +1158,20 @@ def export_verl(
     if lo > hi:
         raise GgeError(f"min_pixels {lo} exceeds max_pixels {hi} (trainer and model {model} limits together)")
 
+    roots = []
+    for bench in benches:
+        given = getattr((bench_options or {}).get(bench.name), "root", None)
+        roots.append(Path(str(given)) if given else Path(data_root) / bench.directory)
     out = Path(out)
-    (out / "data").mkdir(parents=True, exist_ok=True)
+    prepare_out(out, overwrite=overwrite, keep=roots)
     schema = _schema(pa, flavor)
     files: list[Path] = []
     counts: dict[str, int] = {}
     prefills: set[str] = set()
     tokens = 0
     folded = False
-    for bench in benches:
+    for bench, root in zip(benches, roots, strict=True):
         opts = (bench_options or {}).get(bench.name) or bench.options_type()
-        given = getattr(opts, "root", None)
-        root = Path(str(given)) if given else Path(data_root) / bench.directory
         samples = bench.load(root, opts).samples
         samples = samples if max_samples is None else samples[:max_samples]
         rows: list[dict[str, Any]] = []
@@ -1129,9 +1204,10 @@ def export_verl(
             messages = _flat_messages(spec.messages, where)
             if spec.prefill:
                 prefills.add(spec.prefill)
-            # image tokens (one per factor x factor patch) + text (at most ~1 token per 2 characters)
-            chars = sum(len(msg["content"]) for msg in messages)
-            tokens = max(tokens, (seen[0] // factor) * (seen[1] // factor) + chars // 2 + 64)
+            # image tokens (one per factor x factor patch) + text: a byte-level BPE token (Qwen's) is at
+            # least one UTF-8 byte, so the bytes bound the text's tokens; 64 for the chat template's own
+            text_bytes = sum(len(msg["content"].encode("utf-8")) for msg in messages)
+            tokens = max(tokens, (seen[0] // factor) * (seen[1] // factor) + text_bytes + 64)
             gt = GroundTruth(
                 benchmark=bench.name,
                 id=sample.id,
@@ -1272,7 +1348,8 @@ def trainer_options(
 ) -> list[str]:
     """The trainer's command-line options that use an export (printed and put in the manifest).
 
-    ``prompt_tokens`` is an upper estimate of the longest prompt (image tokens plus text): both
+    ``prompt_tokens`` is an upper bound of the longest prompt (image tokens, plus the text's UTF-8 bytes:
+    a byte-level BPE token holds at least one byte, plus 64 for the chat template's own tokens): both
     trainers drop longer prompts silently (``filter_overlong_prompts``), so ``data.max_prompt_length``
     must reach it (``gge summarize-verl --export`` counts dropped samples as misses).
 
@@ -1497,6 +1574,7 @@ def export_main(argv: Sequence[str]) -> int:
         resize_images=cfg.resize_images,
         fold_system=cfg.fold_system,
         bench_options=options,
+        overwrite=cfg.overwrite,
     )
     manifest = json.loads((Path(cfg.out) / "manifest.json").read_text(encoding="utf-8"))
     for name, n in manifest["samples"].items():
@@ -1540,6 +1618,7 @@ class Dump:
         format: ``verl`` (``<step>.jsonl``) or ``easyr1`` (``generations.log``).
         step: The training step (None when the file has none, or several).
         skipped: Responses whose ground truth is not gge's (other data validated alongside).
+        repaired: Where (``file:line``) a response held lone surrogates, replaced by U+FFFD.
     """
 
     file: Path
@@ -1547,6 +1626,7 @@ class Dump:
     format: str
     step: int | None
     skipped: int = 0
+    repaired: tuple[str, ...] = ()
 
     @property
     def steps(self) -> list[int | None]:
@@ -1563,6 +1643,24 @@ _EASYR1_BLOCK = re.compile(
 one may end the file without a newline)."""
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone UTF-16 surrogate (JSON's ``"\\ud800"``): a Python string can hold it, UTF-8 cannot."""
+
+
+def _dump_truth(value: Any, where: str, what: str) -> GroundTruth:
+    """A dumped ground truth, read; errors name the line (a gge one holds no lone surrogate)."""
+    try:
+        gt = read_ground_truth(value)
+    except GgeError as e:
+        raise GgeError(f"{where}: {what}: {e}") from None
+    if _SURROGATE.search(gt.to_json()):
+        raise GgeError(
+            f"{where}: {what}: holds a lone surrogate (invalid Unicode, e.g. \\ud800), which `gge export "
+            "verl` never writes: the dump was altered"
+        )
+    return gt
+
+
 def _dump_file(path: Path, step: int | None) -> tuple[Path, int | None]:
     """The file to read: ``path`` itself, or in a ``validation_data_dir`` the step's ``<step>.jsonl``."""
     if path.is_file():
@@ -1571,9 +1669,15 @@ def _dump_file(path: Path, step: int | None) -> tuple[Path, int | None]:
         raise GgeError(f"dump not found: {path}")
     steps = {int(p.stem): p for p in path.glob("*.jsonl") if p.stem.isdigit()}
     if steps:
-        chosen = max(steps) if step is None else step
+        listed = ", ".join(map(str, sorted(steps)))
+        if step is None and len(steps) > 1:
+            raise GgeError(
+                f"{path} holds the validations of {len(steps)} training steps ({listed}): summarize one at "
+                "a time, choosing its step with --step N (summarize_verl(step=N))"
+            )
+        chosen = next(iter(steps)) if step is None else step
         if chosen not in steps:
-            raise GgeError(f"{path}: no {chosen}.jsonl; steps dumped: {', '.join(map(str, sorted(steps)))}")
+            raise GgeError(f"{path}: no {chosen}.jsonl; steps dumped: {listed}")
         return steps[chosen], chosen
     if (path / "generations.log").is_file():
         return path / "generations.log", step
@@ -1589,10 +1693,10 @@ def read_dump(path: str | Path, *, step: int | None = None) -> Dump:
     counted; a malformed line, or a gge ground truth that does not read, is an error.
 
     Args:
-        path: A ``<step>.jsonl`` file, verl's ``trainer.validation_data_dir`` (the latest step, or
-            ``step``), or EasyR1's ``generations.log`` (or the folder holding it: EasyR1 appends every
-            validation's ``trainer.val_generations_to_log`` shuffled responses to it, unmarked by step,
-            so give it a file holding one validation).
+        path: A ``<step>.jsonl`` file, verl's ``trainer.validation_data_dir`` (its one step, or
+            ``step`` when it holds several), or EasyR1's ``generations.log`` (or the folder holding
+            it: EasyR1 appends every validation's ``trainer.val_generations_to_log`` shuffled
+            responses to it, unmarked by step, so give it a file holding one validation).
         step: The training step to read (verl).
 
     Returns:
@@ -1611,10 +1715,7 @@ def read_dump(path: str | Path, *, step: int | None = None) -> Dump:
             if not is_gge_ground_truth(block["gt"]):
                 skipped += 1
                 continue
-            try:
-                gt = read_ground_truth(block["gt"])
-            except GgeError as e:
-                raise GgeError(f"{where}: [ground_truth]: {e}") from None
+            gt = _dump_truth(block["gt"], where, "[ground_truth]")
             records.append(DumpRecord(where, block["output"], gt, None))
         if not records:
             what = "no [prompt]/[output]/[ground_truth]/[score] blocks"
@@ -1624,6 +1725,7 @@ def read_dump(path: str | Path, *, step: int | None = None) -> Dump:
             raise GgeError(f"{file}: {what}")
         return Dump(file, records, "easyr1", None, skipped)
     seen_steps: set[int] = set()
+    repaired: list[str] = []
     for _, where, obj in json_lines(text, file):
         if not isinstance(obj, dict) or not isinstance(obj.get("output"), str):
             raise GgeError(f"{where}: expected a JSON object with a string 'output' (verl's dump format)")
@@ -1640,13 +1742,12 @@ def read_dump(path: str | Path, *, step: int | None = None) -> Dump:
         if not is_gge_ground_truth(obj["gts"]):
             skipped += 1
             continue
-        try:
-            gt = read_ground_truth(obj["gts"])
-        except GgeError as e:
-            raise GgeError(f"{where}: field 'gts': {e}") from None
-        records.append(
-            DumpRecord(where, obj["output"], gt, line_step if isinstance(line_step, int) else None)
-        )
+        gt = _dump_truth(obj["gts"], where, "field 'gts'")
+        output = obj["output"]
+        if _SURROGATE.search(output):  # JSON's "\ud800" escape: UTF-8 cannot write it into the outputs
+            repaired.append(where)
+            output = _SURROGATE.sub("\ufffd", output)
+        records.append(DumpRecord(where, output, gt, line_step if isinstance(line_step, int) else None))
     if not records:
         hint = f"; steps in it: {', '.join(map(str, sorted(seen_steps)))}" if seen_steps else ""
         of_step = f" of step {step}" if step is not None else ""
@@ -1659,7 +1760,7 @@ def read_dump(path: str | Path, *, step: int | None = None) -> Dump:
     steps = {r.step for r in records}
     if step is None and len(steps) == 1:
         step = next(iter(steps))
-    return Dump(file, records, "verl", step, skipped)
+    return Dump(file, records, "verl", step, skipped, tuple(repaired))
 
 
 def _export_ground_truths(export: Path) -> list[GroundTruth]:
@@ -1717,7 +1818,8 @@ def summarize_verl(
         dump: verl dump file(s) or folder, or EasyR1 ``generations.log`` (see :func:`read_dump`).
         out: Output folder: ``results.json``, ``predictions.jsonl``, ``report.md``, ``report.html``.
         k: Responses scored per sample (default: the fewest any sample has, which is all of them
-            when every sample has the same number; ``single_pass``: the preset's K).
+            when every sample has the same number; ``single_pass``: the preset's K), at most the
+            most any sample has (a one-response dump: ``k`` 1, a Top-1-only summary).
         step: The training step to read.
         export: The export folder: samples with no response in the dump (e.g. dropped by the
             trainer's prompt-length filter) are counted as misses with a format error.
@@ -1731,7 +1833,8 @@ def summarize_verl(
 
     Raises:
         GgeError: for unreadable dumps (naming the file and line), dumps of several steps, the same
-            file given twice, or unequal numbers of responses without ``allow_uneven``.
+            file given twice, unequal numbers of responses without ``allow_uneven``, a ``k`` above
+            the responses (or ``single_pass`` points) any sample has, an ``out`` that is a file.
     """
     import gge
     from gge.analysis import pass_at_k
@@ -1742,6 +1845,8 @@ def summarize_verl(
     paths = [dump] if isinstance(dump, (str, Path)) else list(dump)
     if not paths:
         raise GgeError("no dump given")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise GgeError(f"--out {out} is a file, not a folder: give the folder the summary goes to")
     dumps = [read_dump(p, step=step) for p in paths]
     files = [d.file.resolve() for d in dumps]
     for i, f in enumerate(files):
@@ -1786,6 +1891,13 @@ def summarize_verl(
     kk = k if k is not None else (n_min if one_point else max(gt.k for gt, _ in grouped.values()))
     if kk < 1:
         raise GgeError(f"k must be at least 1, got {kk}")
+    most = n_max if one_point else max(gt.k for gt, _ in grouped.values())
+    if kk > most:
+        what = "responses" if one_point else "points a single_pass answer holds"
+        raise GgeError(
+            f"k={kk}, but no sample has more than {most} {what}: Oracle@{kk} would be Oracle@{most} "
+            f"under another name; give --k {most} or less (or leave it out)"
+        )
     by_bench: dict[str, list[SampleResult]] = {}
     hits_of: dict[tuple[str, str], tuple[int, int]] = {}
     samples: dict[tuple[str, str], Sample] = {}
@@ -1831,7 +1943,12 @@ def summarize_verl(
     per_sample = f"{n_min}" if n_min == n_max else f"{n_min} to {n_max}"
     protocol = (
         f"{fmt} validation generations ({per_sample} per sample) of the {', '.join(preset)} request "
-        "exported by gge; Top-1 is the first response, Oracle@K some response among the first K"
+        "exported by gge; "
+        + (
+            "one answer scored per sample: Top-1 only"
+            if kk == 1
+            else "Top-1 is the first response, Oracle@K some response among the first K"
+        )
     )
     notes: list[str] = []
     if easyr1:
@@ -1870,6 +1987,13 @@ def summarize_verl(
             f"skipped {skipped} response{'s' if skipped > 1 else ''} whose ground truth is not gge's "
             "(other data validated alongside)"
         )
+    repaired = [where for d in dumps for where in d.repaired]
+    if repaired:
+        notes.append(
+            f"{len(repaired)} response{'s' if len(repaired) > 1 else ''} held lone surrogates (invalid "
+            f"Unicode, first at {repaired[0]}), each replaced by U+FFFD to be written as UTF-8; the "
+            "answers were read and scored with the rest of their text as dumped"
+        )
     head = [f"Protocol: {protocol}", *(f"Note: {n}" for n in notes)]
     report = "\n\n".join(["\n".join(head), *sections, render_summary(titles, entries, mean, k=kk)])
     document: dict[str, Any] = {
@@ -1895,6 +2019,7 @@ def summarize_verl(
             "min_pixels": min_pixels,
             "allow_uneven": allow_uneven,
             "skipped_responses": skipped,
+            "repaired_responses": len(repaired),
             "sample_of_validation": easyr1,
         },
     }
@@ -1932,7 +2057,12 @@ def summarize_parser() -> argparse.ArgumentParser:
         "dump", metavar="DUMP", nargs="+", help="a <step>.jsonl file, the dump folder, or generations.log"
     )
     p.add_argument("--out", metavar="DIR", default=None, help="output folder (default: beside the dump)")
-    p.add_argument("--step", type=int, default=None, help="training step to read (default: the latest)")
+    p.add_argument(
+        "--step",
+        type=int,
+        default=None,
+        help="training step to read (needed when the dump holds several; they are refused otherwise)",
+    )
     p.add_argument(
         "--k", type=int, default=None, help="responses scored per sample (default: all, or the fewest)"
     )
