@@ -97,12 +97,32 @@ class Evaluation:
         results: Their scored results, in sample order, by benchmark.
         entries: The results.json-style entry of each benchmark (:func:`gge.metrics.benchmark_metrics`).
         scalars: The numbers a logger plots (:func:`gge.metrics.scalar_metrics`): ``grounding/<name>/top1``...
+        k: The answers scored per sample: the evaluator's ``k``, or 1 for a one-answer policy (a
+            ``greedy`` proposer), whose evaluation is Top-1 only (no Oracle@k, no strategies).
     """
 
     subsets: dict[str, list[Sample]]
     results: dict[str, list[SampleResult]]
     entries: dict[str, dict[str, Any]]
     scalars: dict[str, float] = field(default_factory=dict)
+    k: int = 5
+
+
+def answers_scored(policy: object, k: int) -> int:
+    """The K an evaluation of ``policy`` scores: 1 for a one-answer (``greedy``) policy, else ``k``.
+
+    A :class:`gge.models.policy.GroundingPolicy` whose ``settings_.proposer`` is ``greedy`` gives one
+    answer per sample, so its Oracle@k and selection strategies would all restate Top-1.
+
+    Example:
+        >>> from gge.models.policy import AdapterSettings
+        >>> class P:
+        ...     settings_ = AdapterSettings(proposer="greedy", critic="none")
+        >>> answers_scored(P(), 5), answers_scored(object(), 5)
+        (1, 5)
+    """
+    settings = getattr(policy, "settings_", None)
+    return 1 if getattr(settings, "proposer", None) == "greedy" else k
 
 
 class OnlineEvaluator:
@@ -275,7 +295,9 @@ class OnlineEvaluator:
         Every rank must call this with the same arguments but its own ``rank`` (it gathers results
         across ranks with ``torch.distributed`` when a process group is running). ``module`` (the
         model being trained) is put in eval mode under ``torch.no_grad`` and back in its previous
-        mode afterwards, also when the policy raises.
+        mode afterwards, also when the policy raises: every submodule gets its own mode back (a
+        frozen part kept in eval mode inside a training model stays in eval mode). A one-answer
+        policy (:func:`answers_scored`) is scored with K = 1: Top-1 only.
 
         Args:
             policy: The model to evaluate.
@@ -290,7 +312,8 @@ class OnlineEvaluator:
             The evaluation (the same on every rank).
         """
         subsets = self.select() if subsets is None else subsets
-        was_training = module.training if module is not None else False
+        k = answers_scored(policy, self.k)
+        modes = [(sub, sub.training) for sub in module.modules()] if module is not None else []
         if module is not None:
             module.eval()
         entries: dict[str, dict[str, Any]] = {}
@@ -310,7 +333,7 @@ class OnlineEvaluator:
                     local = evaluate_batches(
                         policy,
                         loader,
-                        k=self.k,
+                        k=k,
                         cluster_radius=self.cluster_radius,
                         strict_images=self.strict_images,
                     )
@@ -318,15 +341,16 @@ class OnlineEvaluator:
                     entries[name] = benchmark_metrics(
                         self.benchmarks[name],
                         results,
-                        k=self.k,
+                        k=k,
                         strategy=self.selection,
                         **policy_analysis_options(policy),
                     )
                     all_results[name] = results
         finally:
-            if module is not None:
-                module.train(was_training)
-        return Evaluation(subsets, all_results, entries, scalar_metrics(entries, self.k))
+            for sub, mode in modes:  # parents first: each submodule ends in its own mode
+                if sub.training != mode:
+                    sub.train(mode)
+        return Evaluation(subsets, all_results, entries, scalar_metrics(entries, k), k)
 
     def log_media(
         self,
@@ -357,7 +381,7 @@ class OnlineEvaluator:
                 "samples": by_id,
                 "results": evaluation.results[name],
                 "table_ids": self.table_ids[name],
-                "k": self.k,
+                "k": evaluation.k,
                 "strategy": self.selection,
             }
             if wandb_run is not None:
@@ -390,14 +414,17 @@ class OnlineEvaluator:
         return True
 
     def record(self, evaluation: Evaluation, *, step: int, epoch: float) -> dict[str, Any]:
-        """Append this evaluation to the history (Top-1 and Oracle@K per benchmark) and return the entry."""
+        """Append this evaluation to the history and return the entry.
+
+        Per benchmark: the headline ``top1`` and ``oracle@K`` (the entry's, the official rule's; no
+        Oracle@K for a one-answer evaluation), as ``grounding/<name>/top1`` plots them.
+        """
+        k = evaluation.k
+        keys = ("top1",) if k == 1 else ("top1", f"oracle@{k}")
         entry: dict[str, Any] = {
             "epoch": epoch,
             "step": step,
-            **{
-                n: {"top1": e["top1"], f"oracle@{self.k}": e[f"oracle@{self.k}"]}
-                for n, e in evaluation.entries.items()
-            },
+            **{n: {key: e[key] for key in keys} for n, e in evaluation.entries.items()},
         }
         self.history.append(entry)
         return entry
@@ -521,6 +548,7 @@ __all__ = [
     "Evaluation",
     "EvaluatorViews",
     "OnlineEvaluator",
+    "answers_scored",
     "check_every",
     "check_policy",
     "is_due",
