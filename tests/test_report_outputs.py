@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenchmark
+from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenchmark, TableSpec
 from gge.html_report import render_report_html
 from gge.metrics import benchmark_metrics, mean_over_benchmarks, wilson_interval
 from gge.report import fmt, render_benchmark, render_summary
@@ -28,7 +28,7 @@ class Macro(Benchmark):
     directory = "macro"
     label_keys = ("group",)
     official = Average("macro_group", ("group",))
-    tables = ()
+    tables = (TableSpec("By group", rows="group"), TableSpec("Group by kind", rows="group", cols="kind"))
 
     def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
         raise NotImplementedError
@@ -50,7 +50,7 @@ def _result(
     image_error: str | None = None,
     format_error: bool = False,
 ) -> SampleResult:
-    sample = Sample("b", sid, f"/img/{sid}.png", (100, 100), "click", BOX, {"group": group})
+    sample = Sample("b", sid, f"/img/{sid}.png", (100, 100), "click", BOX, {"group": group, "kind": "text"})
     cands = tuple(Candidate(p, s) for p, s in zip(points, scores, strict=True))
     pred = Prediction("b", sid, cands, image_error=image_error, format_error=format_error)
     return score_sample(sample, pred, k=k)
@@ -161,6 +161,10 @@ def test_a_one_answer_run_is_top1_only_in_report_md() -> None:
     assert lines[3] == f"- Micro (hits over samples): Top-1 66.7 {_ci(2, 3)} (95% Wilson)"
     for absent in ("Oracle", "selection", "critic gap", "Critic's gain", "K=", "critic miss"):
         assert absent not in text, absent
+    rows = _md_rows(text)
+    assert ["group", "n", "Top-1"] in rows and ["x", "1", "100.0"] in rows and ["all", "3", "66.7"] in rows
+    assert ["group \\ kind", "text", "avg"] in rows and ["y", "50.0", "50.0"] in rows
+    assert "### Group by kind (Top-1, %)" in text
     entries = {"macro": entry}
     summary = render_summary({"macro": "Macro"}, entries, mean_over_benchmarks(entries, 1), k=1)
     rows = _md_rows(summary)
@@ -210,6 +214,8 @@ def test_html_of_a_one_answer_run_is_top1_only() -> None:
         _result("y1", "y", [HIT], [0.3], k=1, image_error=None),
     ]
     entries = {"macro": benchmark_metrics(Macro(), one, k=1, strategy="critic")}
+    # a K=1 results.json written at 4dd5585 still carried a critic gain: it is not shown either
+    entries["macro"]["critic_gain"] = {"over_first": 0.0, "over_best_spatial": 0.0, "best_spatial": "mean"}
     page = render_report_html(_document(entries, 1), [])
     summary = _summary(page)
     header = re.findall(r"<th>([^<]*)</th>", summary)
@@ -218,6 +224,9 @@ def test_html_of_a_one_answer_run_is_top1_only() -> None:
     for absent in ("Oracle", "Top-1 by selection strategy", "critic gain", "<b>selection</b>", "<b>K</b>"):
         assert absent not in page, absent
     assert "<b>one answer per sample</b> (Top-1 only)" in page
+    assert "<td>x</td><td>1</td><td>100.0</td></tr>" in page  # the 1-D table: n and Top-1
+    assert '<td>y</td><td><span title="n=2">50.0</span></td>' in page  # the 2-D grid: Top-1 cells
+    assert "(Top-1, %)" in page
     assert "official (macro_group): Top-1 <b>75.0</b></p>" in page
 
 
@@ -314,3 +323,5 @@ def test_compare_page_of_one_answer_runs_is_top1_only() -> None:
     assert "<td>micro Top-1</td><td>40.0</td><td>42.5</td>" in page
     head = re.findall(r"<th>([^<]*)</th>", page[page.index("<h3>By group</h3>") :])
     assert head[:7] == ["cell", "n", "Top-1 A", "Top-1 B", "B − A", "95% CI", "p"] and len(head) == 7
+    cell = re.search(r"<tr><td>x</td>(.*?)</tr>", page)
+    assert cell is not None and cell.group(1).count("<td>") == 6  # n, then A, B, B − A, CI, p of Top-1
