@@ -40,11 +40,13 @@ from gge.metrics import benchmark_metrics, mean_over_benchmarks, scalar_metrics
 from gge.models import ReplayModel, build_policy, model_names, settings_record
 from gge.models.base import Policy
 from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
+from gge.models.policy import GroundingPolicy
 from gge.models.replay import parse_line
 from gge.predlog import existing_logs, read_records
 from gge.report import render_benchmark, render_summary
 from gge.results import write_html_report, write_outputs
 from gge.runstate import (
+    check_not_smaller,
     check_output_dir,
     checkpoint_digest,
     output_dir_lock,
@@ -274,6 +276,12 @@ def _data_root(cfg: DictConfig, out: TextIO) -> tuple[Path, bool]:
 def _make_policy(cfg: DictConfig, root: Path, is_demo: bool, out: TextIO) -> Policy:
     if cfg.model.name == "replay" and cfg.model.predictions is None and is_demo:
         cfg.model.predictions = str(root / "predictions.jsonl")
+    _warn_model_type(cfg, out)
+    return build_policy(cfg)
+
+
+def _warn_model_type(cfg: DictConfig, out: TextIO) -> None:
+    """Warn when ``ckpt``'s ``model_type`` is not one of the preset's (a real run and a dry run)."""
     expected = list(cfg.model.model_types)
     if cfg.ckpt and expected and Path(cfg.ckpt, "config.json").is_file():
         from gge.models.hf_loading import model_type
@@ -286,7 +294,29 @@ def _make_policy(cfg: DictConfig, root: Path, is_demo: bool, out: TextIO) -> Pol
                 "may be read in the wrong format",
                 file=out,
             )
-    return build_policy(cfg)
+
+
+def answers_per_sample(cfg: DictConfig, policy: Policy) -> int:
+    """The K of this run: how many answers per sample are scored (results.json ``k``).
+
+    One for a one-answer run: a preset whose proposer is ``greedy``, or a replay file whose records
+    carry at most one candidate (a replay file's K is at most the most candidates any record carries).
+    The demo model and the other proposers answer ``k``.
+
+    Args:
+        cfg: The run configuration.
+        policy: The policy :func:`gge.models.build_policy` made from it.
+
+    Returns:
+        The K scored, at least 1 and at most ``cfg.k``.
+    """
+    k = int(cfg.k)
+    if isinstance(policy, ReplayModel):
+        most = max((len(p.candidates) for p in policy._by_key.values()), default=0)
+        return max(1, min(k, most))
+    if cfg.model.name != "demo" and cfg.model.proposer == "greedy":
+        return 1
+    return k
 
 
 def _is_launcher_rank() -> bool:
@@ -384,6 +414,51 @@ def _load(
     return benches, loads, samples
 
 
+def subset_record(
+    max_samples: int | None, loads: Mapping[str, LoadedBenchmark], samples: Mapping[str, Sequence[Sample]]
+) -> dict[str, Any] | None:
+    """results.json ``subset``: None when every benchmark ran whole, else what ``max_samples`` kept.
+
+    Args:
+        max_samples: The run's ``max_samples``.
+        loads: What each benchmark loaded (all its samples).
+        samples: The samples evaluated per benchmark.
+
+    Returns:
+        ``None``, or ``{"max_samples": N, "benchmarks": {name: {"evaluated": n, "total": M}}}`` (every
+        benchmark of the run, cut or not).
+
+    Example:
+        >>> from gge.benchmarks.base import LoadedBenchmark
+        >>> loads = {"b": LoadedBenchmark("b", "/data/b", [1, 2, 3])}
+        >>> subset_record(2, loads, {"b": [1, 2]})
+        {'max_samples': 2, 'benchmarks': {'b': {'evaluated': 2, 'total': 3}}}
+        >>> subset_record(5, loads, {"b": [1, 2, 3]}) is None
+        True
+    """
+    counts = {name: {"evaluated": len(samples[name]), "total": len(loads[name].samples)} for name in samples}
+    if max_samples is None or all(c["evaluated"] == c["total"] for c in counts.values()):
+        return None
+    return {"max_samples": int(max_samples), "benchmarks": counts}
+
+
+def subset_line(subset: Mapping[str, Any], titles: Mapping[str, str]) -> str:
+    """The line report.md and the console print under ``Protocol:`` for a subset run.
+
+    Example:
+        >>> subset_line({"max_samples": 5, "benchmarks": {"b": {"evaluated": 5, "total": 36},
+        ...     "c": {"evaluated": 4, "total": 4}}}, {"b": "B", "c": "C"})
+        'subset: first 5 of 36 samples (B); max_samples=5: not comparable with published numbers'
+    """
+    cut = [
+        f"first {c['evaluated']} of {c['total']} samples ({titles.get(name, name)})"
+        for name, c in subset["benchmarks"].items()
+        if c["evaluated"] < c["total"]
+    ]
+    n = subset["max_samples"]
+    return f"subset: {', '.join(cut)}; max_samples={n}: not comparable with published numbers"
+
+
 def _check_images(samples: Mapping[str, Sequence[Sample]], *, strict: bool, out: TextIO) -> None:
     """List every missing screenshot at once (each file with its samples); ``strict`` stops the run."""
     missing: dict[str, list[str]] = {}
@@ -414,6 +489,9 @@ def _readable(request: Mapping[str, Any]) -> str:
         for part in m["content"]:
             if part["type"] == "image":
                 lines.append(f"[image {part['width']}x{part['height']}]")
+                if "markers" in request:
+                    shown = ", ".join(f"({x:.0f}, {y:.0f})" for x, y in request["markers"])
+                    lines.append(f"[markers drawn at {shown}]")
             else:
                 lines.append(part["text"])
     if request["prefill"]:
@@ -475,26 +553,101 @@ def protocol_statement(m: DictConfig) -> str:
     return f"gge proposer/critic: not comparable to published numbers{why}"
 
 
+PLACEHOLDER_CANDIDATES = (
+    "placeholder candidates: {n} points evenly placed on the image diagonal (a real run draws the "
+    "proposer's answers)"
+)
+"""What a dry run's critic request says about its markers (``requests.jsonl`` ``placeholder``)."""
+
+
+def placeholder_points(n: int, size: tuple[int, int]) -> list[list[float]]:
+    """``n`` points evenly placed on the diagonal of a ``size`` image: the dry run's critic candidates.
+
+    Example:
+        >>> placeholder_points(3, (400, 200))
+        [[100.0, 50.0], [200.0, 100.0], [300.0, 150.0]]
+    """
+    w, h = size
+    return [[w * (i + 1) / (n + 1), h * (i + 1) / (n + 1)] for i in range(n)]
+
+
+def _critic_requests(policy: GroundingPolicy, sample: Sample, seen: tuple[int, int]) -> list[dict[str, Any]]:
+    """The critic requests of one sample over placeholder candidates (``rank``/``judge`` stages).
+
+    The listwise critic sees every candidate in one request (``rank_list``), the pointwise one each
+    candidate in its own (``judge_one``), as :meth:`GroundingPolicy.rank` sends them. A sample with
+    fewer than two candidates (a greedy proposer) gets no critic request, as in a real run.
+    """
+    from PIL import Image
+
+    s = policy.settings_
+    n = s.k
+    if s.critic == "none" or n < 2:
+        return []
+    view = Image.new("1", seen)  # only its size is read: the messages name the image part's size
+    points = placeholder_points(n, seen)
+    common = {"benchmark": sample.benchmark, "id": sample.id, "image_size": list(seen), "prefill": None}
+    placeholder = PLACEHOLDER_CANDIDATES.format(n=n)
+    if s.critic == "listwise":
+        messages = policy._critic_messages("rank_list", sample, view, n)
+        generation: dict[str, Any] = {
+            "num_sequences": 1,
+            "do_sample": False,
+            "max_new_tokens": s.critic_max_new_tokens,
+        }
+        return [
+            {
+                **common,
+                "stage": "rank",
+                "messages": messages,
+                "generation": generation,
+                "markers": points,
+                "placeholder": placeholder,
+            }
+        ]
+    messages = policy._critic_messages("judge_one", sample, view, 1)
+    judged: dict[str, Any] = {"yes_probability": {"yes": s.yes, "no": s.no}}
+    return [
+        {
+            **common,
+            "stage": "judge",
+            "messages": messages,
+            "generation": judged,
+            "markers": [point],
+            "placeholder": placeholder,
+        }
+        for point in points
+    ]
+
+
 def _dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) -> dict[str, Any]:
-    """``dry_run=true``: the requests a run would send, written to ``requests.jsonl``; no weights."""
+    """``dry_run=true``: the requests a run would send, written to ``requests.jsonl``; no weights.
+
+    Prints which preset runs and why (``ckpt=`` detection or ``model=``), the warning a real run
+    gives when the checkpoint's ``model_type`` is not the preset's, and the first request of each
+    stage. With a critic, the critic's requests are written too, over placeholder candidates.
+    """
     from gge.models.factory import dry_run_policy
 
     if cfg.model.name in ("demo", "replay"):
         raise GgeError(
             f"dry_run=true renders a preset's requests; model={cfg.model.name} sends none (name a preset)"
         )
+    why = f"chosen by ckpt=: {cfg.model.selected_by}" if cfg.model.selected_by else "named with model="
+    print(f"preset: model={cfg.model.name} ({why})", file=out)
+    _warn_model_type(cfg, out)
     policy = dry_run_policy(cfg.model, int(cfg.k))
     _, _, samples = _load(cfg, data_root, out)
     output_dir.mkdir(parents=True, exist_ok=True)
     path = output_dir / "requests.jsonl"
-    first: dict[str, Any] | None = None
-    n = 0
+    first: dict[str, dict[str, Any]] = {}
+    counts: dict[str, int] = {}
     with path.open("w", encoding="utf-8") as f:
         for group in samples.values():
             for sample in group:
                 seen = policy.backend.seen_size(*sample.image_size)
-                for spec in policy.proposer_requests(sample, seen):
-                    request = {
+                requests = [
+                    {
                         "benchmark": sample.benchmark,
                         "id": sample.id,
                         "stage": "propose",
@@ -503,13 +656,26 @@ def _dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) ->
                         "prefill": spec.prefill,
                         "generation": spec.generation,
                     }
+                    for spec in policy.proposer_requests(sample, seen)
+                ]
+                for request in [*requests, *_critic_requests(policy, sample, seen)]:
                     f.write(json.dumps(request, ensure_ascii=False) + "\n")
-                    first = first or request
-                    n += 1
-    if first is not None:
-        print("\nthe first request:\n" + _readable(first) + "\n", file=out)
-    print(f"dry run: wrote {n} requests to {path} (no model loaded)", file=out)
-    return {"dry_run": {"requests": n, "file": str(path)}}
+                    first.setdefault(request["stage"], request)
+                    counts[request["stage"]] = counts.get(request["stage"], 0) + 1
+    for stage, request in first.items():
+        note = f", over {request['placeholder']}" if "placeholder" in request else ""
+        print(f"\nthe first {stage} request{note}:\n" + _readable(request) + "\n", file=out)
+    s = policy.settings_
+    if s.critic != "none" and s.k < 2:
+        print(
+            f"critic: no requests (model.proposer={s.proposer} gives one candidate; "
+            "the critic ranks two or more)",
+            file=out,
+        )
+    n = sum(counts.values())
+    split = ", ".join(f"{c} {stage}" for stage, c in counts.items())
+    print(f"dry run: wrote {n} requests ({split or 'none'}) to {path} (no model loaded)", file=out)
+    return {"dry_run": {"requests": n, "stages": counts, "file": str(path)}}
 
 
 def _trainer(cfg: DictConfig) -> Any:
@@ -591,7 +757,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     if not _is_launcher_rank():
         out = io.StringIO()  # only rank 0 prints
     _validate(cfg)
-    k, strategy, radius = int(cfg.k), str(cfg.selection), float(cfg.cluster_radius)
+    strategy, radius = str(cfg.selection), float(cfg.cluster_radius)
     data_root, is_demo = _data_root(cfg, out)
     if cfg.output_dir is None:
         cfg.output_dir = f"outputs/{time.strftime('%Y%m%d-%H%M%S')}"
@@ -599,6 +765,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     if cfg.dry_run:
         return _dry_run(cfg, data_root, output_dir, out)
     policy = _make_policy(cfg, data_root, is_demo, out)
+    k = answers_per_sample(cfg, policy)
 
     benches, loads, samples = _load(cfg, data_root, out)
     if needs_images(policy):
@@ -606,6 +773,10 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
 
     if _is_launcher_rank():
         stack.enter_context(output_dir_lock(output_dir))
+        if cfg.resume:
+            check_not_smaller(
+                output_dir, {name: len(group) for name, group in samples.items()}, cfg.max_samples
+            )
         prepare_output_dir(output_dir, _fingerprint(cfg, loads), resume=bool(cfg.resume))
     restored = _restore(output_dir, samples, k, radius)
     if restored:
@@ -642,7 +813,9 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
             sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
         mean = mean_over_benchmarks(entries, k)
         protocol = protocol_statement(cfg.model)
-        report = "\n\n".join([f"Protocol: {protocol}", *sections, render_summary(titles, entries, mean, k=k)])
+        subset = subset_record(cfg.max_samples, loads, samples)
+        head = f"Protocol: {protocol}" + ("" if subset is None else "\n" + subset_line(subset, titles))
+        report = "\n\n".join([head, *sections, render_summary(titles, entries, mean, k=k)])
         config = OmegaConf.to_container(cfg, resolve=True)
         assert isinstance(config, dict)
         config["data_root"] = str(data_root)
@@ -652,6 +825,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
             "benchmarks": entries,
             "mean": mean,
             "k": k,
+            "subset": subset,
             "selection": strategy,
             "model": settings_record(policy),
             "config": config,
@@ -747,7 +921,7 @@ def _log_standalone(
     from gge.loggers import log_evaluation
     from gge.sampling import stratified_subset
 
-    k = int(cfg.k)
+    k = int(document["k"])
     logger: Any
     if cfg.logger == "wandb":
         # W&B stages table images (and caches artifacts) under the home folder unless told otherwise:

@@ -12,8 +12,9 @@ dtype...), the checkpoint's content digest (and a separate critic's, a replay fi
 instruction variant, the language...) and a digest of its samples (id, instruction, screenshot
 name). Not in it, since they do not change any prediction: the selection strategy and cluster
 radius (every strategy is recomputed from the predictions), ``max_samples`` (a larger rerun
-resumes), batch size, workers, devices, loggers, and the model's ``device``, endpoint concurrency,
-retries and timeouts.
+resumes; a smaller one into a folder holding a finished run refuses, :func:`check_not_smaller`,
+since its subset's results would replace the finished ones), batch size, workers, devices,
+loggers, and the model's ``device``, endpoint concurrency, retries and timeouts.
 
 A folder in use is locked (``flock`` on ``.gge.lock``): a second run on it refuses. The kernel
 drops the lock when its process ends, so a killed run never leaves it stuck.
@@ -222,6 +223,50 @@ def prepare_output_dir(folder: str | Path, fingerprint: Mapping[str, Any], *, re
         )
     record = {"fingerprint": fp, "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     atomic_write(run_file, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+
+
+def check_not_smaller(folder: str | Path, counts: Mapping[str, int], max_samples: int | None) -> None:
+    """Refuse a run that would replace a finished run's results with those of fewer samples.
+
+    A rerun into a folder resumes; with a smaller ``max_samples`` it would finish at once and write
+    a subset's results.json and report.html over the finished run's. The same or a larger run is
+    fine (it resumes, or evaluates the samples the finished run left out).
+
+    Args:
+        folder: The output folder.
+        counts: The samples this run evaluates, per benchmark.
+        max_samples: This run's ``max_samples`` (named in the message).
+
+    Raises:
+        GgeError: the folder's results.json counts more samples for a benchmark than ``counts``.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> _ = (out / "results.json").write_text('{"benchmarks": {"b": {"samples": 36}}}')
+        >>> check_not_smaller(out, {"b": 36}, None)
+        >>> check_not_smaller(out, {"b": 5}, 5)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gge.errors.GgeError: output_dir ... holds a finished run of more samples (b 36) than max_samples=5 ...
+    """
+    path = Path(folder) / "results.json"
+    try:
+        finished = json.loads(path.read_text(encoding="utf-8"))["benchmarks"]
+        done = {str(name): int(entry["samples"]) for name, entry in finished.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return  # no finished run (or no readable one) to protect
+    larger = {name: n for name, n in done.items() if name in counts and counts[name] < n}
+    if not larger:
+        return
+    had = ", ".join(f"{name} {n}" for name, n in larger.items())
+    now = ", ".join(f"{name} {counts[name]}" for name in larger)
+    raise GgeError(
+        f"output_dir {Path(folder)} holds a finished run of more samples ({had}) than "
+        f"max_samples={max_samples} evaluates ({now}): its results.json and report.html would be "
+        "replaced by a subset's. Choose another output_dir for the smaller run (or rerun with "
+        "resume=false to discard the finished one)"
+    )
 
 
 def atomic_write(path: Path, text: str) -> Path:

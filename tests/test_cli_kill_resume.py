@@ -1,0 +1,102 @@
+"""A run killed mid-way resumes to the same results (issue 19, item 11: no kill-timing race).
+
+The run is killed at a known point, not after a sleep: the child ``python eval.py`` process sends
+itself SIGKILL right after its prediction log has received a given number of lines (the log is
+appended, flushed and fsynced per batch), so exactly that many samples are on disk, whatever the
+machine's speed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from gge.predlog import existing_logs
+
+REPO = Path(__file__).resolve().parents[1]
+BENCHES = "benchmarks=[screenspot_v2,osworld_g,mmbench_gui]"
+TOTAL = 3 * 36
+
+# Runs eval.py's main in this process, killing it (SIGKILL: no cleanup, no finally) once the
+# prediction log holds KILL_AFTER lines.
+KILLER = """
+import os, signal, sys
+from gge import predlog
+limit = int(os.environ["KILL_AFTER"])
+append = predlog.PredictionLog.append
+written = 0
+def append_then_die(self, records):
+    global written
+    records = list(records)
+    append(self, records)
+    written += len(records)
+    if written >= limit:
+        os.kill(os.getpid(), signal.SIGKILL)
+predlog.PredictionLog.append = append_then_die
+from gge.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _args(demo: Path, out: Path) -> list[str]:
+    return [
+        f"data_root={demo}",
+        f"model.predictions={demo / 'predictions.jsonl'}",
+        f"output_dir={out}",
+        BENCHES,
+        "batch_size=2",
+        "trainer.accelerator=cpu",
+    ]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO), **extra}
+
+
+def _eval(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, str(REPO / "eval.py"), *args]
+    return subprocess.run(cmd, env=_env(), cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def _lines(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for p in existing_logs(folder) for x in p.read_text().splitlines()]
+
+
+def test_killed_run_resumes_to_the_same_results(demo_suite: Path, tmp_path: Path) -> None:
+    full = tmp_path / "full"
+    done = _eval(_args(demo_suite, full), tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    part = tmp_path / "part"
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLER, *_args(demo_suite, part)],
+        env=_env(KILL_AFTER="20"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert not (part / "results.json").exists()
+    first = _lines(part)
+    assert len(first) == 20  # ten batches of two, each on disk before the kill
+
+    again = _eval(_args(demo_suite, part), tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "resuming: 20 samples already finished" in again.stdout
+    a = json.loads((full / "results.json").read_text())
+    b = json.loads((part / "results.json").read_text())
+    a["config"].pop("output_dir")
+    b["config"].pop("output_dir")
+    assert a == b
+    lines = _lines(part)
+    assert lines[:20] == first  # the finished samples were kept, not redone
+    keys = [(r["benchmark"], r["id"]) for r in lines]
+    assert len(keys) == len(set(keys)) == TOTAL
+    merged = (part / "predictions.jsonl").read_text().splitlines()
+    assert merged == (full / "predictions.jsonl").read_text().splitlines()

@@ -1,0 +1,108 @@
+"""Family detection and the sizes a preset's settings give (issue 19, item 10: factory survivors)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from PIL import Image
+
+from gge.cli import parse_args
+from gge.integrations.verl import export_verl
+from gge.models.factory import (
+    PRESET_DIR,
+    adapter_settings,
+    build_policy,
+    dry_run_policy,
+    preset_config,
+    preset_for_checkpoint,
+    preset_names,
+)
+
+SCREEN = (390, 844)  # the demo suite's ScreenSpot-v2 mobile screenshots
+
+
+def _qwen_smart_resize(height: int, width: int, factor: int, lo: int, hi: int) -> tuple[int, int]:
+    """Qwen2-VL's smart_resize (qwen_vl_utils), written out here: (height, width)."""
+    h, w = round(height / factor) * factor, round(width / factor) * factor
+    if h * w > hi:
+        beta = math.sqrt(height * width / hi)
+        h, w = math.floor(height / beta / factor) * factor, math.floor(width / beta / factor) * factor
+    elif h * w < lo:
+        beta = math.sqrt(lo / (height * width))
+        h, w = math.ceil(height * beta / factor) * factor, math.ceil(width * beta / factor) * factor
+    return h, w
+
+
+def test_a_fine_tune_whose_config_names_its_base_model_is_the_fine_tune(tmp_path: Path) -> None:
+    folder = tmp_path / "UI-TARS-1.5-7B"
+    folder.mkdir()
+    config = {"model_type": "qwen2_5_vl", "_name_or_path": "Qwen/Qwen2.5-VL-7B-Instruct"}
+    (folder / "config.json").write_text(json.dumps(config))
+    preset, why = preset_for_checkpoint(str(folder))
+    assert preset == "ui_tars_1_5"
+    assert why == "model_type 'qwen2_5_vl' and the name 'UI-TARS-1.5-7B' matches /ui[-_ ]?tars[-_ ]?1\\.5/"
+    assert parse_args([f"ckpt={folder}"]).model.name == "ui_tars_1_5"
+    # the base model's own folder is the base model
+    base = tmp_path / "Qwen2.5-VL-7B-Instruct"
+    base.mkdir()
+    (base / "config.json").write_text(json.dumps(config))
+    assert preset_for_checkpoint(str(base))[0] == "qwen2_5_vl"
+
+
+OPENAI = ["model.backend=openai", "model.base_url=http://127.0.0.1:9/v1", "model.api_model=served"]
+
+
+@pytest.mark.parametrize(
+    ("args", "seen"),
+    [
+        (["model=qwen2_5_vl"], (392, 840)),  # the family's smart_resize (factor 28): 390 -> 392, 844 -> 840
+        (["model=qwen3_vl"], (384, 832)),  # factor 32
+        (["model=openai_api"], SCREEN),  # gge's endpoint preset sends the screenshot as it is
+        (["model=openai_api", "model.resize_factor=28"], (392, 840)),
+    ],
+)
+def test_a_preset_over_the_openai_backend_keeps_its_resize_in_a_run_and_a_dry_run(
+    args: list[str], seen: tuple[int, int]
+) -> None:
+    cfg = parse_args([*args, *OPENAI])
+    run_size = build_policy(cfg).backend.seen_size(*SCREEN)  # type: ignore[attr-defined]
+    dry_size = dry_run_policy(cfg.model, 5).backend.seen_size(*SCREEN)
+    assert run_size == dry_size == seen
+    if cfg.model.name != "openai_api":
+        m = cfg.model
+        h, w = _qwen_smart_resize(
+            SCREEN[1], SCREEN[0], int(m.patch_factor), int(m.min_pixels), int(m.max_pixels)
+        )
+        assert (w, h) == seen
+
+
+def _yaml(name: str) -> dict[str, Any]:
+    data = yaml.safe_load((PRESET_DIR / f"{name}.yaml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_the_settings_carry_the_preset_s_min_pixels(name: str) -> None:
+    expected = _yaml(name).get("min_pixels") or 56 * 56  # the processors' default where a preset sets none
+    assert adapter_settings(preset_config(name), 5).min_pixels == expected
+
+
+def test_the_export_enlarges_a_small_screenshot_to_the_preset_s_min_pixels(
+    demo_suite: Path, tmp_path: Path
+) -> None:
+    preset = _yaml("ui_venus_ground")
+    assert preset["min_pixels"] == 2_000_000 and preset["patch_factor"] == 28  # 390x844 is below it
+    (f,) = export_verl(["screenspot_v2"], demo_suite, tmp_path / "x", model="ui_venus_ground", max_samples=1)
+    (row,) = pq.read_table(f).to_pylist()
+    with Image.open(io.BytesIO(row["images"][0]["bytes"])) as im:
+        exported = im.size
+    h, w = _qwen_smart_resize(SCREEN[1], SCREEN[0], 28, 2_000_000, preset["max_pixels"])
+    assert exported == (w, h) == (980, 2100)
