@@ -141,9 +141,11 @@ def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: 
     rate = f" ({fmt(100.0 * fe / n)}%)" if n else ""
     lines.append(
         f"- Format errors (unparseable or missing answers, scored as misses): {fe}{rate} · "
-        f"image errors (unreadable screenshots, the model was not asked; scored as misses): {len(bad)}"
+        f"image errors (unreadable screenshots): {len(bad)}"
     )
-    lines += [f"  - {e['error']}" for e in bad]
+    if bad:
+        lines.append(f"- Unreadable screenshots (the model was not asked; scored as misses): {len(bad)}")
+        lines += [f"  - {e['error']}" for e in bad]
     if entry.get("critic_format_errors"):
         n_critic = entry["critic_format_errors"]
         lines.append(f"- Critic format errors (unparseable rankings, proposer order used): {n_critic}")
