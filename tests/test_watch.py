@@ -1,10 +1,11 @@
 """``gge watch`` on tiny real Qwen3-VL checkpoints that a test writes one by one, as a trainer would.
 
 Each evaluation is the real eval path (1 benchmark, 2 samples). Checked: every checkpoint is evaluated
-exactly once, in step order, with CSV rows equal to its results.json; incomplete checkpoints wait; the
-verl layout is found; W&B offline gets one run id with rows at the checkpoint steps; a watcher
-SIGKILLed during an evaluation resumes it (eval's own resume) without evaluating anything twice; a
-second watcher on the same output folder is refused.
+exactly once, in step order, with CSV rows equal to its results.json; incomplete checkpoints wait; a
+checkpoint no preset knows is a configuration error that uses no attempt; the verl layout is found;
+W&B offline gets one run id with rows at the checkpoint steps; a watcher SIGKILLed during an
+evaluation resumes it (eval's own resume) without evaluating anything twice; a second watcher on the
+same output folder is refused.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tiny_checkpoints import build_tiny_qwen3_vl
 
 from gge import cli
 from gge.errors import GgeError
+from gge.integrations import watch as watch_mod
 from gge.integrations.watch import METRICS_FILE, WATCH_FILE, find_checkpoints, watch, watch_main
 from gge.metrics import scalar_metrics
 
@@ -101,8 +103,10 @@ def _check_rows_match_results(out: Path, steps: list[int]) -> None:
     for row in rows:
         doc = json.loads((out / f"step_{row['step']}" / "results.json").read_text(encoding="utf-8"))
         expected = scalar_metrics(doc["benchmarks"], doc["k"])
-        assert "grounding/screenspot_v2/top1" in expected and "grounding/screenspot_v2/oracle@5" in expected
-        assert {k: float(v) for k, v in row.items() if k != "step" and v != ""} == expected
+        k = doc["k"]
+        assert "grounding/screenspot_v2/top1" in expected
+        assert (f"grounding/screenspot_v2/oracle@{k}" in expected) is (k > 1)  # one answer: Top-1 only
+        assert {key: float(v) for key, v in row.items() if key != "step" and v != ""} == expected
 
 
 def test_checkpoints_appearing_one_by_one_are_each_evaluated_once_in_step_order(
@@ -121,13 +125,14 @@ def test_checkpoints_appearing_one_by_one_are_each_evaluated_once_in_step_order(
     args = _eval_args(demo_suite)
 
     _place(models[1], root / "checkpoint-1")
-    report = watch(root, args, once=True, stdout=io.StringIO())
+    report = watch(root, args, once=True, stdout=(first := io.StringIO()))
     assert report.evaluated == [1] and evaluated == ["checkpoint-1"]
 
     _place(models[3], root / "checkpoint-3")  # saved out of order: still evaluated in step order
     _place(models[2], root / "checkpoint-2")
     buf = io.StringIO()
     report = watch(root, args, once=True, stdout=buf)
+    said = first.getvalue() + buf.getvalue()
     assert report.evaluated == [2, 3] and not report.failed and not report.pending
     assert evaluated == ["checkpoint-1", "checkpoint-2", "checkpoint-3"]
     assert "step 2: Top-1 " in buf.getvalue() and "step 1: evaluating" not in buf.getvalue()
@@ -144,7 +149,14 @@ def test_checkpoints_appearing_one_by_one_are_each_evaluated_once_in_step_order(
         doc = json.loads((out / f"step_{step}" / "results.json").read_text(encoding="utf-8"))
         assert doc["config"]["ckpt"] == entry["path"]  # each step's eval read its own checkpoint
         assert doc["model"]["adapter"]["preset"] == "qwen3_vl"
-        assert entry["top1"] == doc["mean"]["top1"] and entry["oracle@5"] == doc["mean"]["oracle@5"]
+        k = doc["k"]
+        assert entry["k"] == k and entry["top1"] == doc["mean"]["top1"]
+        if k == 1:  # a one-answer run (the greedy preset) has no Oracle@K
+            assert not [key for key in (*entry, *entry["benchmarks"]["screenspot_v2"]) if "oracle" in key]
+        else:
+            assert entry[f"oracle@{k}"] == doc["mean"][f"oracle@{k}"]
+        (line,) = [x for x in said.splitlines() if x.startswith(f"gge watch: step {step}: Top-1 ")]
+        assert ("Oracle@" in line) is (k > 1)
         for name in ("predictions.jsonl", "report.md", "report.html"):
             assert (out / f"step_{step}" / name).is_file()
     _check_rows_match_results(out, [1, 2, 3])
@@ -160,31 +172,38 @@ def test_checkpoints_appearing_one_by_one_are_each_evaluated_once_in_step_order(
         watch(other, args, out=out, once=True, stdout=io.StringIO())
 
 
-def test_a_failing_checkpoint_is_recorded_retried_then_left_while_others_go_on(
+def test_a_checkpoint_no_preset_knows_is_a_configuration_error_while_others_go_on(
     models: dict[int, Path], demo_suite: Path, tmp_path: Path
 ) -> None:
+    """Transient failures and their attempts: tests/test_watch_config_errors.py."""
     root = tmp_path / RUN_NAME
     root.mkdir()
     bad = _place(models[1], root / "checkpoint-1")
-    config = json.loads((bad / "config.json").read_text(encoding="utf-8"))
-    (bad / "config.json").write_text(json.dumps({**config, "model_type": "bert"}), encoding="utf-8")
+    original = (bad / "config.json").read_text(encoding="utf-8")
+    (bad / "config.json").write_text(
+        json.dumps({**json.loads(original), "model_type": "bert"}), encoding="utf-8"
+    )
     _age(bad)
     _place(models[2], root / "checkpoint-2")
     args = [*_eval_args(demo_suite)]
     out = root / "gge_watch"
 
     report = watch(root, args, once=True, attempts=2, stdout=io.StringIO())
-    assert report.failed == [1] and report.evaluated == [2]
+    assert list(report.config_errors) == [1] and report.evaluated == [2] and report.failed == []
     entry = _state(out)["steps"]["1"]
-    assert (entry["status"], entry["attempts"]) == ("retry", 1)
+    assert (entry["status"], entry["attempts"]) == ("config_error", 0)  # no attempt used
     assert "no preset for model_type 'bert'" in entry["error"] and str(bad) in entry["error"]
+    assert report.config_errors[1] == entry["error"]
     assert [int(r["step"]) for r in _csv_rows(out)] == [2]
 
-    assert watch(root, args, once=True, attempts=2, stdout=io.StringIO()).failed == [1]
-    assert _state(out)["steps"]["1"]["status"] == "failed"  # 2 attempts: left alone
-    assert watch(root, args, once=True, attempts=2, stdout=io.StringIO()).failed == []
-    assert watch_main([str(root), "--once", "--attempts", "2", "--retry-failed", *args]) == 1
-    assert _state(out)["steps"]["1"]["attempts"] == 1  # --retry-failed: new attempts
+    report = watch(root, args, once=True, attempts=2, stdout=io.StringIO())
+    assert report.config_errors == {} and report.failed == [] and report.evaluated == []  # not retried
+    (bad / "config.json").write_text(original, encoding="utf-8")  # the checkpoint fixed
+    _age(bad)
+    assert watch_main([str(root), "--once", "--attempts", "2", "--retry-failed", *args]) == 0
+    entry = _state(out)["steps"]["1"]
+    assert (entry["status"], entry["attempts"]) == ("done", 1) and "error" not in entry
+    _check_rows_match_results(out, [1, 2])
 
 
 def _sharded_copy(src: Path, dest: Path) -> list[str]:
@@ -202,7 +221,7 @@ def _sharded_copy(src: Path, dest: Path) -> list[str]:
 
 
 def test_incomplete_checkpoints_wait_until_complete(
-    models: dict[int, Path], demo_suite: Path, tmp_path: Path
+    models: dict[int, Path], demo_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / RUN_NAME
     root.mkdir()
@@ -218,23 +237,26 @@ def test_incomplete_checkpoints_wait_until_complete(
     ck2 = _place(models[2], root / "checkpoint-2")
     data = (models[2] / "model.safetensors").read_bytes()
     (ck2 / "model.safetensors").write_bytes(data[: len(data) // 2])
-    # step 3: complete but written just now
+    # step 3: complete but its config written 12 s before the watcher's clock
     ck3 = _place(models[3], root / "checkpoint-3")
     _age(ck1)
     _age(ck2)
-    os.utime(ck3 / "config.json")
+    now = time.time()
+    monkeypatch.setattr(watch_mod, "_clock", lambda: now)
+    os.utime(ck3 / "config.json", (now - 12, now - 12))
 
     report = watch(root, _eval_args(demo_suite), once=True, stdout=io.StringIO())
     assert report.evaluated == []
     assert f"{shards[-1]} is missing" in report.pending[1]
     assert "model.safetensors is still being written" in report.pending[2]
-    assert report.pending[3].startswith("changed 0s ago: waiting until nothing changes for 30s")
+    assert report.pending[3] == "changed 12s ago: waiting until nothing changes for 30s"
     assert not (root / "gge_watch" / "step_1").exists()
 
     shutil.copy2(staged / shards[-1], ck1 / shards[-1])
     (ck2 / "model.safetensors").write_bytes(data)
     for ck in (ck1, ck2, ck3):
         _age(ck, 60)
+    monkeypatch.setattr(watch_mod, "_clock", time.time)
     report = watch(root, _eval_args(demo_suite), once=True, stdout=io.StringIO())
     assert report.evaluated == [1, 2, 3] and not report.pending
     _check_rows_match_results(root / "gge_watch", [1, 2, 3])
@@ -300,11 +322,10 @@ def test_wandb_offline_one_run_with_rows_at_the_checkpoint_steps(
     csv_rows = {int(r["step"]): r for r in _csv_rows(out)}
     assert sorted(csv_rows) == sorted(rows) == [10, 20, 30]
     for step, row in rows.items():
-        for key in (
-            "grounding/screenspot_v2/top1",
-            "grounding/screenspot_v2/oracle@5",
-            "grounding/mean/top1",
-        ):
+        k = _state(out)["steps"][str(step)]["k"]
+        keys = ["grounding/screenspot_v2/top1", "grounding/mean/top1"]
+        keys += [f"grounding/screenspot_v2/oracle@{k}"] if k > 1 else []
+        for key in keys:
             assert row[key] == pytest.approx(float(csv_rows[step][key]))
 
 

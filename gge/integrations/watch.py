@@ -49,7 +49,8 @@ ascending step order, rescanning after each, and a late one is evaluated when it
 are keyed by step, so curves are right either way).
 
 **State and resume.** ``OUT`` (default ``DIR/gge_watch``) holds ``watch.json``: per step its
-status (``running``, ``done`` with its headline numbers and output folder, ``retry`` or ``failed``
+status (``running``, ``done`` with its headline numbers (``top1``, and ``oracle@K`` unless the run
+scored one answer per sample) and output folder, ``config_error``, ``retry`` or ``failed``
 with the error, ``vanished`` when the trainer removed it before it was evaluated: a warning is
 printed, see ``save_total_limit``; ``seen`` lists every step any scan found), attempts, the
 checkpoint's path, and the eval arguments and W&B run id of the
@@ -59,13 +60,28 @@ watcher on it is refused; a killed one leaves no stale lock. A restarted watcher
 steps, and a step it was killed in the middle of is evaluated again into the same ``OUT/step_<N>/``,
 where eval's own resume keeps the samples already finished (after checking with ``run.json`` that
 the run is the same). A restart with other eval arguments, or on another DIR, is refused (a curve
-is one protocol on one run).
+is one protocol on one run), unless nothing was evaluated with the old ones: no step done and no
+``OUT/step_<N>/`` holding a finished sample (``predictions.rank*.jsonl``, ``predictions.jsonl`` or
+``results.json``). Then the new arguments replace the old, the steps that waited or failed under the
+old ones start afresh, and the watcher says so (the usual case: correcting a configuration error).
 
-**Failures and retries.** A checkpoint whose evaluation raises is recorded with the error and the
-watcher goes on with the next; it is tried again at the next scan (polling mode) or the next
-``--once`` run, ``--attempts`` times in all (default 3; a watcher killed during an evaluation counts
-that attempt, Ctrl-C does not), then left as ``failed``. ``--retry-failed`` gives the failed steps
-new attempts.
+**Configuration errors are permanent.** A configuration error is a :class:`~gge.errors.GgeError`
+(gge's one-line bad-input error: a bad value, no preset or an ambiguous model family for the
+checkpoint, missing data...) raised before that attempt added any sample to
+``OUT/step_<N>/predictions.rank*.jsonl``, unless it wraps an environment failure (its cause is an
+``OSError``, ``MemoryError`` or ``RuntimeError``: a file that could not be read, memory): see
+:func:`is_configuration_error`. Retrying it with the same settings gives the same error, so it uses
+no attempt: the step is recorded as ``config_error`` with the error, said once (``step N:
+configuration error: ...``), and not evaluated again with these eval arguments (a restarted
+watcher says it once more). Fix the eval arguments and restart (accepted, see above), or, once
+the checkpoint itself is fixed, rerun with ``--retry-failed``.
+
+**Failures and retries.** Any other error (a runtime failure, an error after samples were
+evaluated) is transient: the step is recorded with the error and the watcher goes on with the
+next; it is tried again at the next scan (polling mode) or the next ``--once`` run,
+``--attempts`` times in all (default 3; a watcher killed during an evaluation counts that attempt,
+Ctrl-C and a logger error do not), then left as ``failed``. ``--retry-failed`` gives the failed
+steps (and the configuration errors) new attempts.
 
 **Logging.** Every evaluated step adds a row to ``OUT/metrics.csv``: ``step``, then the scalars of
 :func:`gge.metrics.scalar_metrics` (``grounding/<benchmark>/top1``, ``grounding/<benchmark>/oracle@K``,
@@ -83,7 +99,8 @@ finished predictions and logged again (the CSV keeps one row; W&B gets the same 
 Evaluations run in the watcher's process, one at a time (``trainer.devices`` above 1 needs
 ``trainer.strategy=ddp_spawn``: a ``ddp`` launcher would start the watcher again in every process).
 Exit codes: 0; 1 when a ``--once`` run saw a checkpoint fail; 2 for bad input (one line naming the
-folder or argument); 130 when interrupted (the state is saved: rerun the command to continue).
+folder or argument) and when a ``--once`` run met a configuration error; 130 when interrupted (the
+state is saved: rerun the command to continue).
 
 Example:
     >>> import tempfile
@@ -111,7 +128,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +136,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from gge.errors import GgeError, unknown_name
+from gge.predlog import existing_logs
 from gge.runstate import LOCK_FILE, atomic_write, check_output_dir, output_dir_lock
 
 WATCH_FILE = "watch.json"
@@ -145,6 +163,11 @@ _VERL_MODEL_DIRS = ("actor/huggingface", "actor/hf", "huggingface", "hf", ".")
 _SHARD = re.compile(r".*-\d{5}-of-(\d{5})\.(safetensors|bin)")
 _IN_FLIGHT = re.compile(r".*\.(tmp|temp|part|partial|incomplete)|\..+\.[A-Za-z0-9]{6}")
 _WEIGHT_BIN = re.compile(r"(pytorch_model|model)([-.].*)?\.bin")
+_TRANSIENT_CAUSES = (OSError, MemoryError, RuntimeError)
+"""Causes that make a wrapped GgeError an environment failure, which can pass, not a configuration error."""
+
+_clock: Callable[[], float] = time.time
+"""The clock the settle rule reads (a test sets it)."""
 
 
 @dataclass(frozen=True)
@@ -346,7 +369,7 @@ def pending_reason(
                 return short
     if settle_s > 0:
         newest = _newest_change(ckpt.root)
-        age = (time.time() if now is None else now) - (newest if newest is not None else 0.0)
+        age = (_clock() if now is None else now) - (newest if newest is not None else 0.0)
         if age < settle_s:
             return f"changed {max(age, 0):.0f}s ago: waiting until nothing changes for {settle_s:g}s"
     return None
@@ -376,6 +399,7 @@ class _State:
             "wandb_run_id": None,
             "steps": {},
         }
+        self.replaced: str | None = None  # the old and new eval arguments, when new ones replaced them
         if self.path.is_file():
             try:
                 old = json.loads(self.path.read_text(encoding="utf-8"))
@@ -384,20 +408,28 @@ class _State:
                 raise GgeError(
                     f"{self.path}: unreadable watcher state ({e}); move it away to start over"
                 ) from None
-            before, now = sorted(old.get("eval_args") or []), sorted(eval_args)
-            if before != now:
-                gone = [a for a in before if a not in now] or ["(none)"]
-                new = [a for a in now if a not in before] or ["(none)"]
-                raise GgeError(
-                    f"{self.path.parent} holds evaluations made with other eval arguments (then: "
-                    f"{' '.join(gone)}; now: {' '.join(new)}); rerun with the same ones, "
-                    "or choose another --out"
-                )
             if old.get("dir") not in (None, self.data["dir"]):
                 raise GgeError(
                     f"{self.path.parent} holds the evaluations of {old['dir']}, not {self.data['dir']}: "
                     f'choose another --out (if the trainer\'s folder moved, edit "dir" in {self.path})'
                 )
+            before, now = sorted(old.get("eval_args") or []), sorted(eval_args)
+            if before != now:
+                gone = [a for a in before if a not in now] or ["(none)"]
+                new = [a for a in now if a not in before] or ["(none)"]
+                changed = f"(then: {' '.join(gone)}; now: {' '.join(new)})"
+                evaluated = evaluated_steps(out, old["steps"])
+                if evaluated:
+                    raise GgeError(
+                        f"{self.path.parent} holds evaluations made with other eval arguments {changed} "
+                        f"(step {evaluated[0]} was evaluated with them); rerun with the same ones, "
+                        "or choose another --out"
+                    )
+                # nothing was evaluated with the old arguments: the new ones replace them, and the
+                # steps that waited or failed under the old ones start afresh
+                old["eval_args"] = list(eval_args)
+                old["steps"] = {k: v for k, v in old["steps"].items() if v.get("status") == "vanished"}
+                self.replaced = changed
             self.data.update(old)
 
     @property
@@ -409,6 +441,85 @@ class _State:
         ordered = dict(sorted(self.steps.items(), key=lambda kv: int(kv[0])))
         self.data["steps"] = ordered
         atomic_write(self.path, json.dumps(self.data, indent=2, ensure_ascii=False) + "\n")
+
+
+def evaluated_steps(out: Path, steps: Mapping[str, Mapping[str, Any]]) -> list[int]:
+    r"""The steps with something evaluated in ``out``: done in ``steps``, or a sample in ``step_<N>/``.
+
+    Args:
+        out: The watcher's output folder.
+        steps: ``watch.json``'s ``steps``.
+
+    Returns:
+        Those steps, ascending: a step is evaluated when ``watch.json`` says ``done`` or its folder
+        (``out/step_<N>/``) holds a non-empty ``predictions.rank*.jsonl``, ``predictions.jsonl`` or
+        ``results.json``.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> (out / "step_7").mkdir()
+        >>> _ = (out / "step_7" / "predictions.rank0.jsonl").write_text('{"id": "a"}\n')
+        >>> (out / "step_8").mkdir()
+        >>> _ = (out / "step_8" / "run.json").write_text("{}")
+        >>> evaluated_steps(out, {"3": {"status": "done"}, "8": {"status": "config_error"}})
+        [3, 7]
+    """
+    found = {int(key) for key, entry in steps.items() if entry.get("status") == "done"}
+    for folder in out.glob("step_*"):
+        if not (folder.is_dir() and folder.name[5:].isdigit()):
+            continue
+        files = [*existing_logs(folder), folder / "predictions.jsonl", folder / "results.json"]
+        if any(f.is_file() and f.stat().st_size > 0 for f in files):
+            found.add(int(folder.name[5:]))
+    return sorted(found)
+
+
+def _log_marks(step_dir: Path) -> dict[str, tuple[int, int, int]]:
+    """(inode, size, mtime) of each prediction log in ``step_dir``: compared after an attempt."""
+    marks: dict[str, tuple[int, int, int]] = {}
+    for path in existing_logs(step_dir):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        marks[path.name] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return marks
+
+
+def _samples_added(step_dir: Path, before: Mapping[str, tuple[int, int, int]]) -> bool:
+    """Whether a prediction log in ``step_dir`` is non-empty and changed since ``before``."""
+    return any(mark[1] > 0 and before.get(name) != mark for name, mark in _log_marks(step_dir).items())
+
+
+def is_configuration_error(error: BaseException, samples_added: bool) -> bool:
+    """Whether an evaluation's error is a configuration error (permanent), not a transient one.
+
+    A configuration error is a :class:`~gge.errors.GgeError` (gge's bad-input error) raised before
+    the attempt evaluated any sample, that does not wrap an environment failure (its ``__cause__`` an
+    ``OSError``, ``MemoryError`` or ``RuntimeError``). The same settings would give it again, so the
+    watcher spends no attempt on it and does not retry it.
+
+    Args:
+        error: What the evaluation raised.
+        samples_added: Whether the attempt added a sample to the step's prediction logs.
+
+    Returns:
+        True for a configuration error.
+
+    Example:
+        >>> is_configuration_error(GgeError("k must be at least 1, got 0"), samples_added=False)
+        True
+        >>> is_configuration_error(GgeError("k must be at least 1, got 0"), samples_added=True)
+        False
+        >>> is_configuration_error(RuntimeError("CUDA out of memory"), samples_added=False)
+        False
+    """
+    return (
+        isinstance(error, GgeError)
+        and not samples_added
+        and not isinstance(error.__cause__, _TRANSIENT_CAUSES)
+    )
 
 
 # --- logging -----------------------------------------------------------------------------------------
@@ -504,12 +615,15 @@ class WatchReport:
     Attributes:
         evaluated: Steps evaluated by this call, in the order evaluated.
         failed: Steps whose evaluation failed in this call (recorded in ``watch.json``).
+        config_errors: Steps that met a configuration error in this call, with the error (recorded
+            as ``config_error``; see :func:`is_configuration_error`).
         pending: Steps not complete at the last scan, with the reason.
         state: ``watch.json`` as saved last.
     """
 
     evaluated: list[int] = field(default_factory=list)
     failed: list[int] = field(default_factory=list)
+    config_errors: dict[int, str] = field(default_factory=dict)
     pending: dict[int, str] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
 
@@ -602,6 +716,11 @@ class _Watcher:
 
     def start(self, retry_failed: bool) -> None:
         """Settle what a killed or earlier watcher left: steps killed mid-run, failures to retry."""
+        if self.state.replaced is not None:
+            self.say(
+                f"the eval arguments changed {self.state.replaced}; nothing was evaluated with the old "
+                "ones: continuing with the new ones"
+            )
         for key, entry in self.state.steps.items():
             status = entry.get("status")
             if status == "running":  # the watcher died during this evaluation: that attempt counts
@@ -612,9 +731,15 @@ class _Watcher:
                 else:
                     entry["status"] = "retry"
                     entry.setdefault("error", "the watcher died while evaluating it")
-            if retry_failed and entry.get("status") == "failed":
+            if retry_failed and entry.get("status") in ("failed", "config_error"):
                 entry.update(status="retry", attempts=0)
                 self.say(f"step {key}: failed before ({entry.get('error')}); trying again (--retry-failed)")
+            elif entry.get("status") == "config_error":
+                self.say(
+                    f"step {key}: not evaluated: configuration error with these eval arguments "
+                    f"({entry.get('error')}); correct them and restart, or --retry-failed once the "
+                    "checkpoint is fixed"
+                )
         self.state.save()
         self.report.state = self.state.data
 
@@ -633,7 +758,7 @@ class _Watcher:
                 continue
             seen[ck.step] = ck
             entry = self.state.steps.get(str(ck.step), {})
-            if entry.get("status") in ("done", "failed") or ck.step in skip:
+            if entry.get("status") in ("done", "failed", "config_error") or ck.step in skip:
                 continue
             reason = pending_reason(ck, self.settle_s)
             if reason is None:
@@ -649,7 +774,7 @@ class _Watcher:
         known = set(self.state.data.get("seen", []))
         for step in sorted(known - set(seen)):
             entry = self.state.steps.get(str(step), {})
-            if entry.get("status") not in ("done", "failed", "vanished"):
+            if entry.get("status") not in ("done", "failed", "config_error", "vanished"):
                 self.say(
                     f"step {step}: the checkpoint was removed before it could be evaluated (the trainer "
                     "keeps only its latest checkpoints? raise save_total_limit / max_actor_ckpt_to_keep, "
@@ -680,6 +805,7 @@ class _Watcher:
         self.state.save()
         again = f" (attempt {entry['attempts']} of {self.attempts})" if entry["attempts"] > 1 else ""
         self.say(f"step {ck.step}: evaluating {ck.path}{again}")
+        logs_before = _log_marks(step_dir)
         try:
             cfg = cli.parse_args([*self.eval_args, f"ckpt={ck.path}", f"output_dir={step_dir}"])
             document = cli.run(cfg, out=self.stdout)
@@ -699,6 +825,18 @@ class _Watcher:
             raise KeyboardInterrupt from None
         except Exception as e:
             error = _one_line(e)
+            if is_configuration_error(e, _samples_added(step_dir, logs_before)):
+                entry.update(
+                    status="config_error", attempts=entry["attempts"] - 1, error=error, finished=_now()
+                )
+                self.state.save()
+                self.say(
+                    f"step {ck.step}: configuration error: {error}; not evaluated again with these eval "
+                    "arguments (correct them and restart the watcher)"
+                )
+                self.report.config_errors[ck.step] = error
+                _release_memory()
+                return False
             given_up = entry["attempts"] >= self.attempts
             entry.update(status="failed" if given_up else "retry", error=error, finished=_now())
             self.state.save()
@@ -710,16 +848,16 @@ class _Watcher:
             _release_memory()
             return False
         mean = document["mean"]
+        # the headlines; a one-answer run (k == 1) has Top-1 only, no Oracle@K
+        keys = ["top1"] if k == 1 else ["top1", f"oracle@{k}"]
         entry.pop("error", None)
         entry.update(
             status="done",
             finished=_now(),
             k=k,
-            top1=mean["top1"],
-            **{f"oracle@{k}": mean[f"oracle@{k}"]},
+            **{key: mean.get(key) for key in keys},
             benchmarks={
-                name: {"top1": e["top1"], f"oracle@{k}": e[f"oracle@{k}"]}
-                for name, e in document["benchmarks"].items()
+                name: {key: e.get(key) for key in keys} for name, e in document["benchmarks"].items()
             },
         )
         self.state.save()
@@ -728,8 +866,9 @@ class _Watcher:
         def pct(v: float | None) -> str:
             return "n/a" if v is None else f"{v:.1f}"
 
+        oracle = "" if k == 1 else f", Oracle@{k} {pct(mean.get(f'oracle@{k}'))}"
         self.say(
-            f"step {ck.step}: Top-1 {pct(mean['top1'])}, Oracle@{k} {pct(mean[f'oracle@{k}'])} "
+            f"step {ck.step}: Top-1 {pct(mean['top1'])}{oracle} "
             f"(mean of {len(mean['benchmarks'])} benchmarks) -> {step_dir}"
         )
         _release_memory()
@@ -850,6 +989,13 @@ def watch_parser() -> argparse.ArgumentParser:
             "against the step (OUT/metrics.csv; --logger wandb: one W&B run). State is kept in "
             "OUT/watch.json: a restarted watcher continues. Trailing key=value arguments are eval.py's."
         ),
+        epilog=(
+            "A configuration error (a gge error such as a bad value or an ambiguous model family, "
+            "raised before any sample of the step was evaluated, and not caused by a file read or "
+            "memory failure) uses no attempt: it is said once, recorded as config_error and not retried "
+            "with these arguments; restart with corrected key=value arguments (accepted while nothing "
+            "was evaluated with the old ones). Other errors are transient: retried --attempts times."
+        ),
     )
     p.add_argument("dir", metavar="DIR", help="the folder the trainer saves checkpoints into")
     p.add_argument("eval_args", metavar="key=value", nargs="*", help="eval.py options (see gge eval --help)")
@@ -874,7 +1020,10 @@ def watch_parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_ATTEMPTS,
         metavar="N",
-        help="evaluations tried per checkpoint before it is left as failed (default 3)",
+        help=(
+            "evaluations tried per checkpoint before it is left as failed (default 3; a configuration "
+            "error uses none)"
+        ),
     )
     p.add_argument("--retry-failed", action="store_true", help="give checkpoints left as failed new attempts")
     return p
@@ -903,7 +1052,8 @@ def watch_main(argv: Sequence[str]) -> int:
         argv: The arguments after ``watch``.
 
     Returns:
-        0; 1 when a ``--once`` run saw a checkpoint fail; 2 for bad input; 130 when interrupted.
+        0; 1 when a ``--once`` run saw a checkpoint fail; 2 for bad input and when a ``--once`` run
+        met a configuration error; 130 when interrupted.
 
     Example:
         >>> watch_main(["/nonexistent/run", "--once"])
@@ -939,7 +1089,7 @@ def watch_main(argv: Sequence[str]) -> int:
             "gge watch: interrupted; the state is saved: rerun the same command to continue", file=sys.stderr
         )
         return 130
-    return 1 if report.failed else 0
+    return 2 if report.config_errors else 1 if report.failed else 0
 
 
 if __name__ == "__main__":
