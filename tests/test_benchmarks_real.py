@@ -406,10 +406,12 @@ def test_eval_cli_on_real_layouts(
     for i, r in enumerate(mm):
         per.setdefault(r["grounding_type"], []).append(i % 2 == 0)
     official = sum(100 * sum(v) / len(v) for v in per.values()) / len(per)
+    micro = 100 * sum(h for v in per.values() for h in v) / len(mm)
+    assert official != pytest.approx(micro)  # macro is not micro on these records
+    # the unqualified headline is the official (macro) one; hits over samples are under "micro"
     assert b["mmbench_gui"]["official"]["top1"] == pytest.approx(official)
-    assert b["mmbench_gui"]["official"]["top1"] != pytest.approx(
-        b["mmbench_gui"]["top1"]
-    )  # macro is not micro
+    assert b["mmbench_gui"]["top1"] == pytest.approx(official)
+    assert b["mmbench_gui"]["micro"]["top1"] == pytest.approx(micro)
 
     i2e = [
         json.loads(x)
@@ -421,6 +423,6 @@ def test_eval_cli_on_real_layouts(
         r["bounding_box"][0] <= r["bounding_box"][2] and r["bounding_box"][1] <= r["bounding_box"][3]
         for r in i2e
     ]
-    assert 0 < i2e_hits.count(False) <= 6
+    assert i2e_hits.count(False) == 3  # the release has three inverted boxes
     assert b["ui_i2e_bench"]["top1"] == pytest.approx(100 * sum(i2e_hits) / len(i2e))
     assert "## Summary" in out.getvalue() and "By group" in out.getvalue()
