@@ -64,12 +64,19 @@ def compare_parser() -> argparse.ArgumentParser:
             "Paired comparison of two runs on the same samples: per benchmark and table cell, the "
             "difference B - A in Top-1 and Oracle@K with a paired bootstrap interval (screenshots "
             "resampled together), the exact McNemar p-value, the minimum detectable difference and "
-            "the samples won and lost. Writes compare.json, compare.md and compare.html."
+            "the samples won and lost. Writes compare.json, compare.md and compare.html. Refuses runs "
+            "it cannot pair: other benchmarks, variants, sample ids or samples digests (run.json), a "
+            "predictions.jsonl that does not reproduce its results.json, or an impossible line."
         ),
     )
     p.add_argument("a", metavar="A", help="baseline run: an eval.py output folder, or its results.json")
     p.add_argument("b", metavar="B", help="run compared with A (same benchmarks, variants and samples)")
-    p.add_argument("--out", metavar="DIR", default=None, help="output folder (default: B/compare-vs-<A>)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="output folder, created if needed (default: B/compare-vs-<A>)",
+    )
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument(

@@ -6,12 +6,20 @@ every cell of its official tables, the comparison gives the difference B − A i
 Oracle@K with a 95% interval from a **paired bootstrap that resamples screenshots** (samples that
 share a screenshot move together, since their outcomes are correlated), the **exact McNemar**
 p-value, the **minimum detectable difference** at this sample size, and the samples won and lost.
-The document written is ``compare.json`` (its schema is in the project's issue 11 notes and in
-:func:`compare_runs`); :func:`render_markdown` lays it out as the printed table ``compare.md``.
+The document written is ``compare.json`` (its schema is in :func:`compare_runs`; as in
+results.json, a benchmark's unqualified ``top1`` / ``oracle@K`` are its official headline and the
+micro figures are under ``micro``); :func:`render_markdown` lays it out as the printed table
+``compare.md``. With a common K of 1 (a one-answer run) everything is Top-1 only.
 
-Runs that cannot be paired are refused with a :class:`~gge.errors.GgeError` naming both paths:
-different benchmarks, different benchmark variants (``load.variant`` in results.json), or
-different sample ids.
+Runs that cannot be paired are refused with a one-line :class:`~gge.errors.GgeError` naming both
+paths: different benchmarks, different benchmark variants (``load.variant`` in results.json, also
+when only one side records one), different sample ids, or different samples behind the same ids
+(the samples digests recorded in each run's ``run.json`` differ; a run without one is paired by id
+with a note). Each run is checked on its own first (:func:`load_run`, naming the file and line):
+its predictions.jsonl must reproduce its results.json (micro Top-1 and Oracle@K of each benchmark,
+the same number of lines, no line twice), and no line may be impossible (a Top-1 hit of the critic,
+first or medoid pick when no candidate hits, such a pick that is not one of the candidates or whose
+hit contradicts Top-1, a Top-1 hit with no answer, hits that do not match the candidates).
 
 Statistics (pure functions, numpy only):
 
@@ -562,8 +570,9 @@ def load_run(path: str | Path, label: str | None = None) -> Run:
         The run.
 
     Raises:
-        GgeError: naming the file (and line) missing, unreadable or malformed, or a
-            predictions.jsonl that does not match its results.json.
+        GgeError: naming the file (and line) missing, unreadable or malformed, an impossible line, or
+            a predictions.jsonl that does not match its results.json (line counts, a sample twice, or
+            a micro Top-1 / Oracle@K that its lines do not give).
     """
     path = Path(path)
     if path.is_dir():

@@ -111,7 +111,10 @@ def test_clustered_interval_is_wider_than_the_per_sample_one() -> None:
     # perfectly correlated clusters of 6: the honest SE is about sqrt(6) times the naive one
     assert se_c / se_s == pytest.approx(np.sqrt(6), rel=0.2)
     assert hi_c - lo_c > 1.8 * (hi_s - lo_s)
-    assert lo_c <= b.mean() - a.mean() <= hi_c
+    # both intervals are the percentiles of the resampled differences, recomputed by a plain loop
+    for clusters, (lo, hi) in ((shots, (lo_c, hi_c)), (singles, (lo_s, hi_s))):
+        want_lo, want_hi, _ = _loop_bootstrap(a, b, clusters, resamples=2000, seed=0)
+        assert (100 * lo, 100 * hi) == pytest.approx((want_lo, want_hi), abs=1e-9)
 
 
 def test_bootstrap_interval_covers_the_true_difference() -> None:

@@ -204,6 +204,13 @@ def test_refuses_predictions_that_do_not_reproduce_results_json(
     err = _refused(capsys, a, b)
     assert str(b / "predictions.jsonl") in err and str(b / "results.json") in err
     assert "screenspot_v2" in err and "Top-1" in err and "19.4" in err and f"{want_top1:.6g}" in err
+    micro["top1"] = want_top1 + 0.01  # more than rounding
+    (b / "results.json").write_text(json.dumps(results))
+    assert f"reports {want_top1 + 0.01:.6g}" in _refused(capsys, a, b)
+    micro["top1"] = want_top1 + 1e-9  # rounding: accepted
+    (b / "results.json").write_text(json.dumps(results))
+    assert main(["compare", str(a), str(b), "--resamples", "20"]) == 0
+    capsys.readouterr()
     micro["top1"] = want_top1
     micro["oracle@5"] += 100 / 12  # one more Oracle hit than the lines hold
     (b / "results.json").write_text(json.dumps(results))
@@ -229,6 +236,19 @@ def test_refuses_another_runs_predictions_copied_in(
     (b / "predictions.jsonl").write_text((a / "predictions.jsonl").read_text())
     err = _refused(capsys, a, b)
     assert f"{b / 'predictions.jsonl'}: screenspot_v2: Top-1" in err
+
+
+def test_a_subset_run_is_said_so(tmp_path: Path) -> None:
+    """S2: a run that evaluated the first N of M samples is named in a note."""
+    a = write_run(tmp_path / "A", ss_lines(A_OUT))
+    b = write_run(tmp_path / "B", ss_lines(B_OUT))
+    results = json.loads((b / "results.json").read_text())
+    results["subset"] = {"max_samples": 12, "benchmarks": {"screenspot_v2": {"evaluated": 12, "total": 1272}}}
+    (b / "results.json").write_text(json.dumps(results))
+    doc = compare_runs(load_run(a), load_run(b), resamples=20)
+    notes = [n for n in doc["notes"] if "subset" in n]
+    assert notes == [f"B ({b}) is a subset run (subset: screenspot_v2: first 12 of 1272 samples)"]
+    assert f"- note: {notes[0]}" in render_markdown(doc)
 
 
 # -- item 1: impossible lines -----------------------------------------------------------------------
@@ -266,7 +286,12 @@ def test_refuses_a_pick_whose_hit_contradicts_top1(
     rec["picks"][SEL] = rec["candidates"][0]  # a missing candidate, yet Top-1 hits
     a, b = _with_line(tmp_path, 4, rec)
     err = _refused(capsys, a, b)
-    assert f"{b / 'predictions.jsonl'}:5:" in err and "candidate 1" in err
+    assert f"{b / 'predictions.jsonl'}:5:" in err and "hits but its pick, candidate 1, misses" in err
+    rec = line("screenspot_v2", "s4", [False, True, False], False, image="/shots/screenspot_v2/2.png")
+    rec["picks"][SEL] = rec["candidates"][1]  # a hitting candidate, yet Top-1 misses
+    a, b = _with_line(tmp_path, 4, rec)
+    err = _refused(capsys, a, b)
+    assert f"{b / 'predictions.jsonl'}:5:" in err and "misses but its pick, candidate 2, hits" in err
 
 
 def test_refuses_hits_that_do_not_match_the_candidates(
@@ -429,9 +454,18 @@ def _settings(n_basic: int, n_func: int, seed: int) -> tuple[list[tuple[str, boo
 def test_headlines_are_official_and_micro_figures_are_labelled_micro(tmp_path: Path) -> None:
     """S1: a macro benchmark's headline rows are the macro means; the paired table says micro."""
     va, vb = _settings(12, 4, seed=1)
-    a = write_run(tmp_path / "A", _uv_lines(va), headline={"ui_vision": _macro(va, 1)})
-    b = write_run(tmp_path / "B", _uv_lines(vb), schema="old")  # an old file is read as before
-    doc = compare_runs(load_run(a), load_run(b), resamples=20)
+    la, lb = ss_lines(A_OUT) + _uv_lines(va), ss_lines(B_OUT) + _uv_lines(vb)
+    a = write_run(tmp_path / "A", la, headline={"ui_vision": _macro(va, 1)})
+    b = write_run(tmp_path / "B", lb, schema="old")  # an old file is read as before
+    doc = compare_runs(load_run(a), load_run(b), resamples=200, seed=3)
+    # a micro benchmark: its headline is the micro PairStat's figures and interval
+    ss = doc["benchmarks"]["screenspot_v2"]
+    top1_a, orc_a, shots = _arrays(la[:12])
+    top1_b, orc_b, _ = _arrays(lb[:12])
+    for key, (va_, vb_) in (("top1", (top1_a, top1_b)), ("oracle@5", (orc_a, orc_b))):
+        lo, hi, _ = _loop_interval(va_, vb_, shots, None, resamples=200, seed=3)
+        assert ss[key]["rule"] == "micro" and ss[key]["ci"] == pytest.approx([lo, hi])
+        assert (ss[key]["a"], ss[key]["b"]) == pytest.approx((100 * va_.mean(), 100 * vb_.mean()))
     e = doc["benchmarks"]["ui_vision"]
     assert e["top1"]["rule"] == "macro_setting" == e["official"]["rule"]
     assert (e["top1"]["a"], e["top1"]["b"]) == pytest.approx((_macro(va, 1), _macro(vb, 1)))
@@ -584,4 +618,7 @@ def test_load_run_errors_name_the_run_json(tmp_path: Path) -> None:
     b = write_run(tmp_path / "B", ss_lines(B_OUT))
     (b / "run.json").write_text("{")
     with pytest.raises(GgeError, match=r"run\.json: line 1"):
+        load_run(b)
+    (b / "run.json").write_text("{}")
+    with pytest.raises(GgeError, match=r"run\.json: not a gge run record"):
         load_run(b)
