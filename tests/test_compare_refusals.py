@@ -21,7 +21,7 @@ import pytest
 from scipy.stats import norm
 
 from gge.commands import main
-from gge.compare import compare_runs, load_run, render_markdown, resample_weights
+from gge.compare import compare_runs, load_run, render_markdown, resample_weights, write_compare
 from gge.errors import GgeError
 
 SEL = "critic"
@@ -381,6 +381,9 @@ def test_summary_tables_carry_image_errors_beside_format_errors(tmp_path: Path) 
     assert e["format_errors"] == {"a": 1, "b": 0} and e["image_errors"] == {"a": 0, "b": 2}
     row = _md_rows(render_markdown(doc), "benchmark")["ScreenSpot-v2"]
     assert row["format errors A/B"] == "1/0" and row["image errors A/B"] == "0/2"
+    write_compare(doc, tmp_path / "out")
+    page = (tmp_path / "out" / "compare.html").read_text()
+    assert "format errors A 1 · B 0" in page and "image errors A 0 · B 2" in page
 
 
 def test_a_one_answer_comparison_shows_top1_only(tmp_path: Path) -> None:
@@ -398,6 +401,9 @@ def test_a_one_answer_comparison_shows_top1_only(tmp_path: Path) -> None:
     assert "oracle" not in text.lower()
     md = render_markdown(doc)
     assert "Oracle" not in md and "Top-1" in md and "Top-1 only" in md
+    write_compare(doc, tmp_path / "out")
+    page = (tmp_path / "out" / "compare.html").read_text()
+    assert "Oracle" not in page and "Top-1" in page
     # K differs: the note says Top-1 only, not "Oracle@K is compared at K = 1"
     c_lines = [
         line("ui_vision", f"u{i}", [t, False], t, labels={"setting": "basic"}, image=f"/u/{i}.png")
