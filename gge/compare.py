@@ -449,32 +449,31 @@ def _is_point(value: Any) -> bool:
 
 
 def _check_possible(rec: Mapping[str, Any], where: str, hits: list[bool], top1: Mapping[str, Any]) -> None:
-    """Refuse a line no gge run can write: its Top-1 outcomes contradict its candidates and hits."""
+    """Refuse a line no gge run can write: its Top-1 outcomes contradict its candidates and hits.
+
+    A pick of ``null`` is an abstention (or no answer at all); it may hit, where the target is a
+    refusal (OSWorld-G), so only a pick's agreement with the candidate it is can be checked.
+    """
     cands = rec.get("candidates")
     if isinstance(cands, list) and len(cands) != len(hits):
         raise GgeError(f"{where}: {len(hits)} hits for {len(cands)} candidates (a hand-edited line?)")
-    picks = rec.get("picks")
-    picks = picks if isinstance(picks, dict) else {}
-    for strategy, hit in top1.items():
-        if hit is not True:
-            continue
-        if strategy in picks and not _is_point(picks[strategy]):
-            raise GgeError(
-                f"{where}: a Top-1 hit of '{strategy}' with no answer (its pick is {picks[strategy]!r})"
-            )
-        if strategy in _PICKS_A_CANDIDATE and not any(hits):
+    for strategy in _PICKS_A_CANDIDATE:
+        if top1.get(strategy) is True and not any(hits):
             raise GgeError(
                 f"{where}: a Top-1 hit of '{strategy}' but no candidate hits "
                 f"(Top-1 above Oracle; a hand-edited line?)"
             )
-    if not isinstance(cands, list):
+    picks = rec.get("picks")
+    if not isinstance(cands, list) or not isinstance(picks, dict):
         return
     for strategy in _PICKS_A_CANDIDATE:
-        pick = picks.get(strategy)
-        if not _is_point(pick):
+        if strategy not in picks:
             continue
+        pick = picks[strategy]
         if pick not in cands:
-            raise GgeError(f"{where}: the '{strategy}' pick {pick} is not one of the line's candidates")
+            if _is_point(pick):
+                raise GgeError(f"{where}: the '{strategy}' pick {pick} is not one of the line's candidates")
+            continue  # no answer: no candidates, or the abstention of a majority (medoid)
         i = cands.index(pick)
         if isinstance(top1.get(strategy), bool) and top1[strategy] != hits[i]:
             did = "hits" if top1[strategy] else "misses"

@@ -304,20 +304,26 @@ def test_refuses_hits_that_do_not_match_the_candidates(
     assert f"{b / 'predictions.jsonl'}:1:" in err and "3 hits for 2 candidates" in err
 
 
-def test_a_top1_hit_without_an_answer_is_refused_for_any_strategy(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    recs = [line("screenspot_v2", f"s{i}", [False], False, selection="mean") for i in range(6)]
-    recs[3]["top1"]["mean"], recs[3]["picks"]["mean"] = True, None
-    a = write_run(
-        tmp_path / "A",
-        [line("screenspot_v2", f"s{i}", [False], False, selection="mean") for i in range(6)],
-        selection="mean",
-        k=1,
+def test_an_abstention_may_hit_a_refusal_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """OSWorld-G refusals: an abstaining candidate (null) hits; the critic picking it is a Top-1 hit."""
+
+    def refusal(sid: str, top1: bool) -> dict[str, Any]:
+        rec = line("osworld_g", sid, [True, False], top1)
+        rec["candidates"][0] = None  # the abstention, which hits the refusal target
+        rec["picks"][SEL] = None if top1 else rec["candidates"][1]
+        return rec
+
+    a = write_run(tmp_path / "A", [refusal(f"r{i}", i % 2 == 0) for i in range(6)])
+    b = write_run(tmp_path / "B", [refusal(f"r{i}", True) for i in range(6)])
+    doc = compare_runs(load_run(a), load_run(b), resamples=20)
+    assert doc["benchmarks"]["osworld_g"]["micro"]["top1"]["b"] == 100.0
+    lines = [refusal(f"r{i}", True) for i in range(6)]
+    lines[4]["top1"][SEL] = False  # picked the hitting abstention, yet a miss
+    err = _refused(capsys, a, write_run(tmp_path / "C", lines))
+    assert (
+        f"{tmp_path / 'C' / 'predictions.jsonl'}:5:" in err
+        and "misses but its pick, candidate 1, hits" in err
     )
-    b = write_run(tmp_path / "B", recs, selection="mean", k=1)
-    err = _refused(capsys, a, b)
-    assert f"{b / 'predictions.jsonl'}:4:" in err and "no answer" in err
 
 
 def test_a_spatial_pick_may_hit_where_no_candidate_does(tmp_path: Path) -> None:
