@@ -3,6 +3,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from gge.types import Absent
 
 REPO = Path(__file__).resolve().parents[1]
 ALL = [*DEFAULT_BENCHMARKS, "osworld_g_refined"]
+TITLES = {name: REGISTRY[name].title for name in DEFAULT_BENCHMARKS}
 
 
 def _run(demo: Path, out: Path, *extra: str) -> dict[str, Any]:
@@ -166,11 +168,12 @@ def test_results_json_names(demo_suite: Path, demo_run: tuple[Path, dict[str, An
     for name, e in on_disk["benchmarks"].items():
         bench = REGISTRY[name]
         want = _independent(demo_suite, name, 5, "critic")
-        assert e["samples"] == want["samples"] > 0
+        assert e["samples"] == want["samples"] == 36
         for key in ["top1", *(f"oracle@{j}" for j in range(1, 6))]:
-            assert e[key] == pytest.approx(want[key]), (name, key)
+            assert e["micro"][key] == pytest.approx(want[key]), (name, key)
         assert e["official"]["rule"] == bench.official.name
         assert (e["official"]["top1"], e["official"]["oracle@5"]) == pytest.approx(want["official"]), name
+        assert (e["top1"], e["oracle@5"]) == pytest.approx(want["official"]), name  # the headline is official
         assert set(e["selection"]) == set(STRATEGIES)
         assert e["selection"]["critic"] == pytest.approx(want["critic"])
         assert e["selection"]["first"] == pytest.approx(want["first"])
@@ -185,7 +188,7 @@ def test_results_json_names(demo_suite: Path, demo_run: tuple[Path, dict[str, An
         top1_hits, oracle_hits, n = want["counts"]
         assert e["intervals"]["top1"] == pytest.approx(_wilson(top1_hits, n), abs=1e-9)
         assert e["intervals"]["oracle@5"] == pytest.approx(_wilson(oracle_hits, n), abs=1e-9)
-        assert e["critic_gap"] == pytest.approx(want["oracle@5"] - want["top1"])
+        assert e["critic_gap"] == pytest.approx(want["official"][1] - want["official"][0])
         assert e["top1_given_oracle"] == pytest.approx(want["top1_given_oracle"])
     assert on_disk["benchmarks"]["ui_vision"]["official"]["rule"] == "macro_setting"
     assert on_disk["benchmarks"]["mmbench_gui"]["official"]["rule"] == "macro_grounding_type"
@@ -195,14 +198,19 @@ def test_results_json_names(demo_suite: Path, demo_run: tuple[Path, dict[str, An
     assert "## ScreenSpot-Pro" in report and "## Summary" in report and "Oracle@5" in report
 
 
-def test_demo_suite_shows_the_features(demo_run: tuple[Path, dict[str, Any]]) -> None:
+def test_demo_suite_shows_the_features(demo_suite: Path, demo_run: tuple[Path, dict[str, Any]]) -> None:
     _, doc = demo_run
     b = doc["benchmarks"]
-    assert sum(e["format_errors"] for e in b.values()) > 0  # kept, counted
-    assert b["osworld_g"]["abstentions"] > 0  # refusals answered by abstaining
+    want = {name: _independent(demo_suite, name, 5, "critic") for name in b}
+    # format errors are kept and counted, refusals answered by abstaining: as the file says
+    assert {n: e["format_errors"] for n, e in b.items()} == {n: w["format_errors"] for n, w in want.items()}
+    assert {n: e["abstentions"] for n, e in b.items()} == {n: w["abstentions"] for n, w in want.items()}
+    assert want["osworld_g"]["abstentions"] > 0  # the suite has refusals to show
     assert "category" in b["osworld_g"]["breakdown"]
-    for e in b.values():
-        assert e["oracle@5"] >= e["top1"]
+    for name, e in b.items():
+        assert (e["micro"]["top1"], e["micro"]["oracle@5"]) == pytest.approx(
+            (want[name]["top1"], want[name]["oracle@5"])
+        )
 
 
 def _independent_screenspot_v2(demo: Path) -> tuple[float, float]:
@@ -387,14 +395,26 @@ def test_eval_py_with_no_arguments(tmp_path: Path) -> None:
     # the shipped demo policy (issue 5): far above chance (a random click hits 0.5% of the time on
     # this suite), the critic has something to choose from and beats every spatial baseline
     assert doc["model"]["model"] == "gge-demo"
-    assert doc["mean"]["top1"] > 10 and doc["mean"]["oracle@5"] > doc["mean"]["top1"]
+    # the README's table of this command (official headlines, rounded to 0.1)
+    table = {}
+    for line in (REPO / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] in {*TITLES.values(), "mean of 6"}:
+            table[cells[0]] = (float(cells[1]), float(cells[2]))
+    shown = {TITLES[n]: (e["top1"], e["oracle@5"]) for n, e in doc["benchmarks"].items()}
+    shown["mean of 6"] = (doc["mean"]["top1"], doc["mean"]["oracle@5"])
+    assert {t: (round(a, 1), round(b, 1)) for t, (a, b) in shown.items()} == table
     by_strategy = {
         s: sum(e["selection"][s] for e in doc["benchmarks"].values()) / len(doc["benchmarks"])
-        for s in ("critic", "first", "mean", "median", "medoid", "cluster")
+        for s in STRATEGIES
     }
-    micro = sum(e["top1"] for e in doc["benchmarks"].values()) / len(doc["benchmarks"])
+    micro = sum(e["micro"]["top1"] for e in doc["benchmarks"].values()) / len(doc["benchmarks"])
     assert by_strategy["critic"] == pytest.approx(micro)  # the critic's pick is what Top-1 reports
     assert all(by_strategy["critic"] > v for s, v in by_strategy.items() if s != "critic"), by_strategy
+    readme = (REPO / "README.md").read_text()
+    said = readme[readme.index("Mean Top-1 by selection strategy") :].split("A uniformly random")[0]
+    stated = {m[0]: float(m[1]) for m in re.findall(r"(\w+) (\d+\.\d)", said.replace("*", ""))}
+    assert {s: round(v, 1) for s, v in by_strategy.items()} == stated
 
 
 def test_lines_for_benchmarks_not_evaluated_are_reported(demo_suite: Path, tmp_path: Path) -> None:
