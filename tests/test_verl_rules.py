@@ -242,8 +242,22 @@ def test_one_response_dump_is_a_top1_only_summary(
     assert micro(entry)["top1"] == micro(entry)["oracle@1"] == pytest.approx(75.0)
     assert not any(key.startswith("oracle@") and key != "oracle@1" for key in micro(entry))
     assert "Oracle@" not in (tmp_path / "o" / "report.md").read_text()  # S3: shown as Top-1 only
-    code, _, err = cli(["summarize-verl", str(dump), "--out", str(tmp_path / "o3"), "--k", "5"], capsys)
-    one_line_error(code, err, "k=5, but no sample has more than 1 responses", "--k 1")
+    for k in (5, 2):
+        code, _, err = cli(
+            ["summarize-verl", str(dump), "--out", str(tmp_path / "o3"), "--k", str(k)], capsys
+        )
+        one_line_error(code, err, f"k={k}, but no sample has more than 1 responses", "--k 1")
+    # uneven: samples with 1 and 2 responses; K=2 reads each one's first 2 (the most any has), K=3 none
+    outputs[0] = tool_call(0, 0)  # sample 0: a miss, then a hit
+    lines = [dump_line(g, o, 5) for g, o in zip(gts, outputs, strict=True)]
+    lines.append(dump_line(gts[0], centre_answer(gts[0]), 5))
+    dump.write_text("\n".join(lines) + "\n")
+    doc = summarize_verl(dump, tmp_path / "o4", k=2, allow_uneven=True, report_misses=0)
+    entry = doc["benchmarks"]["screenspot_v2"]
+    assert doc["k"] == 2 and entry["pass_at_k"]["n"] == 1
+    assert (micro(entry)["top1"], micro(entry)["oracle@2"]) == (pytest.approx(50.0), pytest.approx(75.0))
+    with pytest.raises(GgeError, match="k=3, but no sample has more than 2 responses"):
+        summarize_verl(dump, tmp_path / "o5", k=3, allow_uneven=True)
     with pytest.raises(GgeError, match="is a file, not a folder"):
         summarize_verl(dump, dump)
 
@@ -442,6 +456,30 @@ def test_greedy_export_asks_for_one_response(demo_suite: Path, tmp_path: Path) -
     assert {f"{VAL}.n=1", f"{VAL}.do_sample=False", f"{VAL}.temperature=0"} <= set(opts)
 
 
+def token_counts(processor: Any, files: list[Path]) -> list[int]:
+    """Each exported row's prompt length as the processor builds it (chat template, image tokens)."""
+    counts = []
+    for row in rows_of(files):
+        messages = []
+        for m in row["prompt"]:
+            parts: list[dict[str, Any]] = []
+            for i, seg in enumerate(m["content"].split("<image>")):
+                parts += [{"type": "image"}] if i else []
+                parts += [{"type": "text", "text": seg}] if seg else []
+            messages.append({"role": m["role"], "content": parts})
+        text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        with Image.open(io.BytesIO(row["images"][0]["bytes"])) as im:
+            encoded = processor(text=[text], images=[im.convert("RGB")], return_tensors="pt")
+        counts.append(int(encoded["input_ids"].shape[1]))
+    return counts
+
+
+def prompt_bound(out: Path) -> int:
+    opts = json.loads((out / "manifest.json").read_text())["trainer_options"]
+    (bound,) = [int(o.split("=")[1]) for o in opts if o.startswith("data.max_prompt_length=")]
+    return bound
+
+
 def test_prompt_length_bound_is_never_below_the_processors_token_count(
     demo_suite: Path, tmp_path: Path
 ) -> None:
@@ -457,20 +495,17 @@ def test_prompt_length_bound_is_never_below_the_processors_token_count(
     processor = load_processor(build_tiny_qwen2_5_vl(tmp_path / "tiny"))
     # the largest screenshots first: the bound is over every row, not the last one
     files = export_verl(["screenspot_pro", "screenspot_v2"], demo_suite, tmp_path / "x", max_samples=2)
-    opts = json.loads((tmp_path / "x" / "manifest.json").read_text())["trainer_options"]
-    (bound,) = [int(o.split("=")[1]) for o in opts if o.startswith("data.max_prompt_length=")]
-    counts = []
-    for row in rows_of(files):
-        messages = []
-        for m in row["prompt"]:
-            parts: list[dict[str, Any]] = []
-            for i, seg in enumerate(m["content"].split("<image>")):
-                parts += [{"type": "image"}] if i else []
-                parts += [{"type": "text", "text": seg}] if seg else []
-            messages.append({"role": m["role"], "content": parts})
-        text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        with Image.open(io.BytesIO(row["images"][0]["bytes"])) as im:
-            encoded = processor(text=[text], images=[im.convert("RGB")], return_tensors="pt")
-        counts.append(int(encoded["input_ids"].shape[1]))
+    counts = token_counts(processor, files)
     assert counts[0] > counts[-1]  # screenspot_pro's prompts are the longest
-    assert bound >= max(counts), (bound, counts)
+    assert prompt_bound(tmp_path / "x") >= max(counts), counts
+    # a long non-English instruction (ScreenSpot-Pro has Chinese ones): 3 UTF-8 bytes a character
+    root = tmp_path / "data" / "screenspot_v2"
+    (root / "screenspotv2_image").mkdir(parents=True)
+    Image.new("RGB", (560, 560), (90, 90, 90)).save(root / "screenspotv2_image" / "s.png")
+    record = {"img_filename": "s.png", "bbox": [10, 10, 40, 40], "instruction": "点击设置按钮" * 500}
+    record.update(data_type="icon", data_source="windows")
+    for split in ("mobile", "desktop", "web"):
+        (root / f"screenspot_{split}_v2.json").write_text(json.dumps([record], ensure_ascii=False))
+    files = export_verl(["screenspot_v2"], tmp_path / "data", tmp_path / "cjk", max_samples=1)
+    (count,) = token_counts(processor, files)
+    assert prompt_bound(tmp_path / "cjk") >= count
