@@ -509,3 +509,24 @@ def test_prompt_length_bound_is_never_below_the_processors_token_count(
     files = export_verl(["screenspot_v2"], tmp_path / "data", tmp_path / "cjk", max_samples=1)
     (count,) = token_counts(processor, files)
     assert prompt_bound(tmp_path / "cjk") >= count
+
+
+def test_summary_refuses_an_export_folder_with_parquets_its_manifest_does_not_list(
+    demo_suite: Path, export: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An export folder written over before overwrite= existed: its old parquet's samples are not dropped."""
+    gts = export["gts"]
+    dump = tmp_path / "2.jsonl"
+    dump.write_text("".join(dump_line(g, centre_answer(g), 2) + "\n" for g in gts))
+    folder = tmp_path / "x"
+    shutil.copytree(export["out"], folder)
+    doc = summarize_verl(dump, tmp_path / "o", export=folder, report_misses=0)
+    assert doc["benchmarks"]["screenspot_v2"]["missing_responses"] == 0
+    other = export_verl(["osworld_g"], demo_suite, tmp_path / "y", max_samples=2)
+    shutil.copy(other[0], folder / "data")
+    code, _, err = cli(
+        ["summarize-verl", str(dump), "--export", str(folder), "--out", str(tmp_path / "o2")], capsys
+    )
+    one_line_error(
+        code, err, f"{folder / 'data'} holds osworld_g.parquet, which its manifest.json does not list"
+    )

@@ -1764,11 +1764,31 @@ def read_dump(path: str | Path, *, step: int | None = None) -> Dump:
 
 
 def _export_ground_truths(export: Path) -> list[GroundTruth]:
-    """The ground truths of every row of an export folder (to count samples the trainer dropped)."""
+    """The ground truths of every row of an export folder (to count samples the trainer dropped).
+
+    A parquet file its ``manifest.json`` does not list (left by an earlier export into the folder) is
+    refused: its samples would count as dropped by the trainer.
+    """
     _, pq = _pyarrow()
     files = sorted((export / "data").glob("*.parquet"))
     if not files:
         raise GgeError(f"{export}: no data/*.parquet (an output folder of `gge export verl`)")
+    manifest = export / "manifest.json"
+    if manifest.is_file():
+        try:
+            listed = json.loads(read_text(manifest)).get("files")
+        except (json.JSONDecodeError, AttributeError):
+            listed = None
+        if not isinstance(listed, dict):
+            raise GgeError(f"{manifest}: not the manifest `gge export verl` writes (no 'files' object)")
+        names = {Path(str(f)).name for f in listed.values()}
+        stale = [f.name for f in files if f.name not in names]
+        if stale:
+            raise GgeError(
+                f"{export / 'data'} holds {', '.join(stale)}, which its manifest.json does not list (left "
+                "by an earlier export into the folder?): their samples would count as dropped by the "
+                "trainer; export again into a new folder, or with overwrite=true"
+            )
     out = []
     for f in files:
         table = pq.read_table(f)
