@@ -356,6 +356,23 @@ def test_a_restarted_watcher_says_a_configuration_error_once_and_skips_it(tmp_pa
     assert _read_state(out)["steps"]["1"] == {"status": "config_error", "attempts": 0, "error": "the error"}
 
 
+def test_a_removed_checkpoint_that_met_a_configuration_error_is_not_reported_vanished(tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    root.mkdir()
+    out = root / "gge_watch"
+    entry = {"status": "config_error", "attempts": 0, "error": "the error"}
+    _write_state(out, root, [], {"1": entry, "2": {"status": "retry", "attempts": 1}})
+    state = _read_state(out)
+    state["seen"] = [1, 2]
+    (out / WATCH_FILE).write_text(json.dumps(state), encoding="utf-8")
+    said = io.StringIO()
+    watch(root, [], once=True, stdout=said)  # the trainer removed both (save_total_limit)
+    steps = _read_state(out)["steps"]
+    assert steps["1"] == entry and steps["2"]["status"] == "vanished"
+    removed = [x for x in said.getvalue().splitlines() if "was removed before it could be evaluated" in x]
+    assert [x.split(":")[1].strip() for x in removed] == ["step 2"]
+
+
 # --- which errors are configuration errors -----------------------------------------------------------
 
 
@@ -407,10 +424,12 @@ def test_a_configuration_error_is_a_gge_error_before_any_sample_not_caused_by_th
 
 def test_samples_added_compares_the_prediction_logs_before_and_after(tmp_path: Path) -> None:
     step = tmp_path / "step_1"
-    assert not watch_mod._samples_added(step, watch_mod._log_marks(step))  # no folder yet
+    before = watch_mod._log_marks(step)  # no folder yet
+    assert before == {} and not watch_mod._samples_added(step, before)
     step.mkdir()
     (step / "run.json").write_text("{}", encoding="utf-8")
     (step / "predictions.rank0.jsonl").write_text("", encoding="utf-8")
+    assert not watch_mod._samples_added(step, before)  # a log opened, nothing in it
     before = watch_mod._log_marks(step)
     assert not watch_mod._samples_added(step, before)  # an empty log: nothing evaluated
     (step / "predictions.rank0.jsonl").write_text('{"id": "a"}\n', encoding="utf-8")
