@@ -131,7 +131,11 @@ def test_dry_run_writes_the_critic_requests_a_real_run_sends(
         "placeholder candidates: 3 points evenly placed on the image diagonal (a real run draws the "
         "proposer's answers)"
     )
-    assert f"the first {stage} request, over {placeholder}:" in printed
+    first = _samples(demo_suite)[0]
+    for shown in ("propose", f"{stage}"):
+        head = f"the first {shown} request" + (f", over {placeholder}:" if shown != "propose" else ":")
+        after = printed.split(head + "\n", 1)[1].splitlines()[0]
+        assert after.startswith(f"{BENCH} {first.id}: the model sees ")  # the first sample's, not a later one
     preset = load_preset("ui_tars_1_5")
     for sample in _samples(demo_suite):
         mine = [x for x in lines if x["id"] == sample.id and x["stage"] == stage]
@@ -162,4 +166,8 @@ def test_dry_run_of_a_greedy_proposer_has_no_critic_request(demo_suite: Path, tm
         in printed.splitlines()
     )
     _, printed, lines = _dry(demo_suite, tmp_path / "none", "model=ui_tars_1_5")
+    assert [x["stage"] for x in lines] == ["propose", "propose"] and "critic:" not in printed
+    # K candidates and no critic: nothing ranks them
+    sampled = ["model=ui_tars_1_5", "model.proposer=sampling", "model.critic=none", "k=3"]
+    _, printed, lines = _dry(demo_suite, tmp_path / "sampled", *sampled)
     assert [x["stage"] for x in lines] == ["propose", "propose"] and "critic:" not in printed

@@ -82,6 +82,16 @@ def test_a_replay_run_scores_at_most_the_candidates_its_records_carry(
     assert (f"oracle@{k}" in keys) == (expected == k)
 
 
+def test_a_replay_file_with_no_candidate_at_all_is_still_a_k1_run(demo_suite: Path, tmp_path: Path) -> None:
+    path = tmp_path / "none.jsonl"
+    _cut(demo_suite, path, 0)
+    doc = _replay(demo_suite, path, tmp_path / "out", "k=5")
+    assert doc["k"] == 1
+    entry = doc["benchmarks"][BENCH]
+    assert entry["official"]["top1"] == entry["official"]["oracle@1"] == 0.0
+    assert entry["format_errors"] == entry["samples"] == 36  # no answer: every sample a format error
+
+
 def test_the_demo_model_keeps_k(demo_suite: Path, tmp_path: Path) -> None:
     args = [
         f"data_root={demo_suite}",

@@ -67,6 +67,24 @@ def test_a_smaller_rerun_refuses_and_leaves_the_finished_run(
     assert _outputs(out) == before  # nothing replaced
 
 
+def test_a_rerun_on_fewer_benchmarks_is_another_run(
+    demo_suite: Path, finished: tuple[Path, dict[str, Any]]
+) -> None:
+    out, _ = finished
+    before = _outputs(out)
+    args = [
+        f"data_root={demo_suite}",
+        f"model.predictions={demo_suite / 'predictions.jsonl'}",
+        f"output_dir={out}",
+        "benchmarks=[screenspot_v2]",
+    ]
+    with pytest.raises(
+        GgeError, match=r"different run, .*benchmarks\.osworld_g\.options: \{\} -> \(absent\)"
+    ):
+        run(parse_args(args), out=io.StringIO())
+    assert _outputs(out) == before
+
+
 def test_the_same_rerun_resumes_to_the_same_result(
     demo_suite: Path, finished: tuple[Path, dict[str, Any]]
 ) -> None:
