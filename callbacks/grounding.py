@@ -183,7 +183,7 @@ class GroundingEvalCallback(EvaluatorViews, pl.Callback):
         """Run every benchmark now, log the numbers, and return the results.json-style entries.
 
         Every rank must call this (it gathers results across ranks). The module is put in eval mode
-        under ``torch.no_grad`` and back in its previous mode afterwards.
+        under ``torch.no_grad`` and afterwards every submodule is back in its own mode.
         """
         self._last_step = trainer.global_step
         subsets = self.evaluator.select()

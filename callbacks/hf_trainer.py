@@ -25,7 +25,8 @@ processes.
   TensorBoard the overlays as images; otherwise JPEG overlays under ``output_dir/grounding/``. A
   failure there is a warning, never an exception into training.
 * **Model**: unwrapped from DDP / FSDP / DeepSpeed with ``trainer.accelerator.unwrap_model``, in eval
-  mode under ``torch.no_grad`` during the evaluation and back in train mode afterwards, also on error.
+  mode under ``torch.no_grad`` during the evaluation and back in its own modes afterwards (every
+  submodule's), also on error. A ``greedy`` policy (one answer per sample) logs Top-1 only.
 * **Checkpoints**: the subset ids, table ids and history are saved in ``trainer_state.json``
   (``TrainerState.stateful_callbacks``, the :class:`transformers.trainer_callback.ExportableState`
   contract) and restored on ``resume_from_checkpoint``, so a resumed run evaluates the same samples.
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import itertools
 import sys
 import warnings
 import weakref
@@ -173,7 +175,11 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
         ({'osworld_g': '/data/osworld_g'}, None)
     """
 
-    _attached: ClassVar[weakref.WeakSet[GroundingEvalTrainerCallback]] = weakref.WeakSet()
+    # every callback given a trainer, in the order it was first given one (pairs rebuilt callbacks with twins)
+    _attached: ClassVar[weakref.WeakValueDictionary[int, GroundingEvalTrainerCallback]] = (
+        weakref.WeakValueDictionary()
+    )
+    _attach_count: ClassVar[itertools.count[int]] = itertools.count()
 
     def __init__(
         self,
@@ -224,6 +230,8 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
         self._last_step: int | None = None
         self._last_scalars: dict[str, float] = {}
         self.trainer: Trainer | None = None
+        self._attach_key: int | None = None  # its key in ``_attached``
+        self._adopted = False  # rebuilt by the trainer from a checkpoint, its twin's parts taken
         if trainer is not None:
             self._set_trainer(trainer)
 
@@ -232,7 +240,9 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
         if not isinstance(trainer, Trainer):
             raise GgeError(f"{OWNER}: trainer must be a transformers Trainer, got {type(trainer).__name__}")
         self.trainer = trainer
-        type(self)._attached.add(self)
+        if self._attach_key is None:
+            self._attach_key = next(GroundingEvalTrainerCallback._attach_count)
+            GroundingEvalTrainerCallback._attached[self._attach_key] = self
 
     def attach(self, trainer: Trainer) -> GroundingEvalTrainerCallback:
         """Give the callback its trainer and add it to the trainer's callbacks (once).
@@ -259,19 +269,32 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
 
         With ``restore_callback_states_from_checkpoint=True`` transformers rebuilds stateful callbacks
         from ``trainer_state.json`` (``type(cb)(**state["args"])``) and swaps them in: the rebuilt
-        one has no trainer nor policy (they are not JSON); the one it replaced has both.
+        one has no trainer nor policy (they are not JSON); the one it replaced has both. With several
+        callbacks of this class, the n-th rebuilt one (in the trainer's order) takes the n-th replaced
+        one (in the order they were given their trainer).
         """
-        for twin in list(type(self)._attached):
-            trainer = twin.trainer
-            if twin is self or trainer is None:
+        attached = list(GroundingEvalTrainerCallback._attached.values())  # in the order first given a trainer
+        for trainer in {id(t): t for t in (cb.trainer for cb in attached) if t is not None}.values():
+            running = [cb for cb in trainer.callback_handler.callbacks if type(cb) is type(self)]
+            if not any(cb is self for cb in running):
                 continue
-            if any(cb is self for cb in trainer.callback_handler.callbacks):
-                restored = self.evaluator.state_dict()
-                self.evaluator = twin.evaluator  # the user's reference sees the same history
-                self.evaluator.load_state_dict(restored)
-                self.policy_fn = twin.policy_fn
-                self._set_trainer(trainer)
-                return True
+            replaced = [
+                cb
+                for cb in attached
+                if cb.trainer is trainer and type(cb) is type(self) and not any(r is cb for r in running)
+            ]
+            rebuilt = [cb for cb in running if cb.trainer is None or cb._adopted]
+            index = next(i for i, cb in enumerate(rebuilt) if cb is self)
+            if index >= len(replaced):
+                return False
+            twin = replaced[index]
+            restored = self.evaluator.state_dict()
+            self.evaluator = twin.evaluator  # the user's reference sees the same history
+            self.evaluator.load_state_dict(restored)
+            self.policy_fn = twin.policy_fn
+            self._adopted = True
+            self._set_trainer(trainer)
+            return True
         return False
 
     def _require_trainer(self) -> Trainer:
@@ -344,13 +367,20 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
         self.evaluator.load_state_dict(attributes)
 
     def _saved_state(self, state: TrainerState, trainer: Trainer) -> Mapping[str, Any] | None:
-        """This callback's entry in ``state.stateful_callbacks`` (one of a list for several of its class)."""
+        """This callback's entry in ``state.stateful_callbacks`` (one of a list for several of its class).
+
+        With several callbacks of this class the trainer keeps a list: their states when training
+        started, then each save appends every one's state again, in callback order. The last ``n``
+        entries (``n`` callbacks of this class now) are the ones the checkpoint saved last; this
+        callback's is the one at its position among them.
+        """
         stored: Any = state.stateful_callbacks  # a dict of states once built (typed as a list)
         saved = stored.get(type(self).__name__) if isinstance(stored, Mapping) else None
         if isinstance(saved, list):
             mine = [cb for cb in trainer.callback_handler.callbacks if type(cb) is type(self)]
-            index = next((i for i, cb in enumerate(mine) if cb is self), len(saved))
-            saved = saved[index] if index < len(saved) else None
+            index = next((i for i, cb in enumerate(mine) if cb is self), len(mine))
+            latest = saved[-len(mine) :] if mine and len(saved) >= len(mine) else saved
+            saved = latest[index] if index < len(latest) else None
         return saved if isinstance(saved, Mapping) else None
 
     # -- events ---------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from gge.models.factory import preset_settings
 from gge.models.hf import TransformersBackend
 from gge.models.hf_loading import load_model, load_processor
 from gge.models.policy import GroundingPolicy
-from gge.types import Candidate, Prediction, Sample
+from gge.types import Absent, Candidate, Prediction, Sample
 
 BENCHMARKS = ["screenspot_v2", "osworld_g"]
 
@@ -203,8 +203,11 @@ def test_trainer_logs_through_report_to_at_the_scheduled_steps(
             for key in ("top1", "oracle@3", "critic_miss", "format_error", "official/top1"):
                 assert f"grounding/{name}/{key}" in row, key
             assert row[f"grounding/{name}/top1"] == entry[name]["top1"]
-        split = sum(row[f"grounding/osworld_g/{kind}"] for kind in ("hit", "critic_miss", "format_error"))
-        assert 0.0 <= split <= 100.0
+        # the outcome split covers every sample once: its six shares add up to 100
+        kinds = ("hit", "critic_miss", "proposer_miss", "abstained", "format_error", "image_error")
+        for name in BENCHMARKS:
+            assert sum(row[f"grounding/{name}/{kind}"] for kind in kinds) == pytest.approx(100.0)
+            assert row[f"grounding/{name}/hit"] == pytest.approx(row[f"grounding/{name}/micro/top1"])
     # report_to=["tensorboard"]: the scalars (prefixed train/ by transformers) and the overlays
     (events,) = {p.parent for p in tmp_path.rglob("events.out.tfevents*")}
     acc = EventAccumulator(str(events), size_guidance={"images": 0, "scalars": 0})
@@ -501,6 +504,13 @@ def test_bad_arguments_and_set_up(demo_suite: Path, tmp_path: Path) -> None:
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
+def _hits(sample: Sample, c: Candidate) -> bool:
+    """A point in the target, or an abstention where the target is absent (OSWorld-G's infeasible tasks)."""
+    if c.point is None:
+        return c.abstains and isinstance(sample.region, Absent)
+    return sample.region.contains(*c.point)
+
+
 def test_readme_snippet_runs_as_written(tiny_vl: Path, demo_suite: Path, tmp_path: Path) -> None:
     """The README's ``GroundingEvalTrainerCallback`` block, as written, under a real ``Trainer.train``."""
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
@@ -519,25 +529,63 @@ def test_readme_snippet_runs_as_written(tiny_vl: Path, demo_suite: Path, tmp_pat
 
     callback.max_samples = 1  # keep the tiny run short: 1 sample per benchmark, evaluated at step 1
     callback.every_n_steps = 1
+    answered: list[tuple[Sample, Prediction]] = []
+    snippet_policy = callback.policy_fn
+    assert snippet_policy is not None
+
+    class Noting:  # the snippet's policy, noting what it answered
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+            self.settings_ = inner.settings_
+
+        def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
+            out = self.inner.predict(samples)
+            answered.extend(zip(samples, out, strict=True))
+            return list(out)
+
+    callback.policy_fn = lambda model, processing_class: Noting(snippet_policy(model, processing_class))
     trainer = Trainer(model=load_model(tiny_vl), args=_args(tmp_path, max_steps=1), train_dataset=TextOnly())
     callback.attach(trainer)
     trainer.train()
     (row,) = _grounding_rows(trainer)
-    for name in callback.specs:
-        assert 0.0 <= row[f"grounding/{name}/top1"] <= row[f"grounding/{name}/oracle@{callback.k}"] <= 100.0
+    assert sorted(s.benchmark for s, _ in answered) == sorted(callback.specs)  # one sample each
+    for sample, pred in answered:
+        # the critic's pick: the first candidate of the highest score (the first when none is scored)
+        scored = [c for c in pred.candidates if c.score is not None]
+        pick = max(scored, key=lambda c: c.score or 0.0) if scored else pred.candidates[0]
+        hit = [_hits(sample, c) for c in pred.candidates]
+        top1 = 100.0 * _hits(sample, pick)
+        assert row[f"grounding/{sample.benchmark}/top1"] == top1
+        assert row[f"grounding/{sample.benchmark}/oracle@{callback.k}"] == 100.0 * any(hit[: callback.k])
     assert [h["step"] for h in callback.history] == [1]
 
 
-def test_fsdp_root_parameters_are_gathered_only_under_fsdp() -> None:
-    """Under FSDP1 the evaluation runs inside summon_full_params of the root; otherwise nothing changes."""
+def test_fsdp_root_parameters_are_gathered_only_under_fsdp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under FSDP1 the root's summon_full_params(recurse=False) is entered around the evaluation; else none.
+
+    A recording stand-in for ``FullyShardedDataParallel.summon_full_params`` notes how it was called and
+    when its context is entered and left (the real one, on a real FSDP root, is in
+    ``test_hf_callback_rules.py``).
+    """
     import contextlib
 
     from gge.callbacks.hf_trainer import _full_params
     from torch.distributed.fsdp import FullyShardedDataParallel
 
-    plain = torch.nn.Linear(2, 2)
-    assert isinstance(_full_params(plain), contextlib.nullcontext)
-    fake = FullyShardedDataParallel.__new__(FullyShardedDataParallel)  # an instance, not initialised
-    context = _full_params(fake)
-    assert not isinstance(context, contextlib.nullcontext)
-    assert context.__class__.__name__ == "_GeneratorContextManager"  # summon_full_params' context
+    log: list[Any] = []
+
+    @contextlib.contextmanager
+    def recording(module: torch.nn.Module, **kwargs: Any) -> Iterator[None]:
+        log.append(("enter", module, kwargs))
+        yield
+        log.append("exit")
+
+    monkeypatch.setattr(FullyShardedDataParallel, "summon_full_params", staticmethod(recording))
+    with _full_params(torch.nn.Linear(2, 2)):
+        log.append("evaluate")
+    assert log == ["evaluate"]  # a plain module: nothing summoned
+    log.clear()
+    root = FullyShardedDataParallel.__new__(FullyShardedDataParallel)  # an instance, not initialised
+    with _full_params(root):
+        log.append("evaluate")
+    assert log == [("enter", root, {"recurse": False, "writeback": False}), "evaluate", "exit"]
