@@ -100,7 +100,9 @@ class EvalConfig:
         model: The model and its options.
         selection: The selection strategy whose pick is reported as Top-1 (every strategy is
             also reported under ``selection``).
-        k: Candidates scored per sample (Oracle@1..K).
+        k: Candidates scored per sample (Oracle@1..K). A one-answer run scores one: a preset with
+            ``model.proposer=greedy``, or a replay file whose records carry one candidate at most
+            (results.json ``k`` is the K scored).
         cluster_radius: Radius of the ``cluster`` strategy, as a fraction of the image diagonal.
         seed: Seed of the demo suite (and of anything random in a run).
         batch_size: Samples per model call.
@@ -111,9 +113,12 @@ class EvalConfig:
         strict_images: Stop at the first missing or unreadable screenshot. Default: all missing
             files are listed at the start, and each unreadable screenshot is its sample's failure
             (a miss, counted apart and listed in results.json under ``image_errors``).
-        dry_run: Load no weights and evaluate nothing: write ``output_dir/requests.jsonl``, one line
-            per model request the run would make (the propose stage; later stages need its answers),
-            and print the first one as a person would read it.
+        dry_run: Load no weights and evaluate nothing: print the preset and why it was chosen (and
+            the warning a run gives when the checkpoint's ``model_type`` is not the preset's), write
+            ``output_dir/requests.jsonl``, one line per model request the run would make (``propose``;
+            with a critic also ``rank``/``judge`` over placeholder candidates, K points evenly placed
+            on the image diagonal, since the real ones need the proposer's answers), and print the
+            first request of each stage as a person would read it.
         resume: Skip the samples an earlier run into ``output_dir`` finished (the folder's
             ``run.json`` must show the same model, checkpoint, prompts, k... or the run stops and
             names what differs); false removes that run's predictions and outputs and starts over.
@@ -125,7 +130,9 @@ class EvalConfig:
             target, candidates and pick; about 20-60 KB each); 0 keeps the page without a gallery.
         trainer: The Lightning Trainer.
         max_samples: Evaluate only the first N samples of each benchmark (smoke tests; the numbers
-            are then not comparable with papers, and results.json says so under ``config``).
+            are then not comparable with papers: results.json says so under ``subset``, report.md
+            and the console in a "subset: first N of M samples" line). A smaller run into a folder
+            holding a finished run of more samples refuses (choose another ``output_dir``).
         bench: Per-benchmark options.
     """
 
