@@ -319,8 +319,7 @@ def answers_per_sample(cfg: DictConfig, policy: Policy) -> int:
     """
     k = int(cfg.k)
     if isinstance(policy, ReplayModel):
-        most = max((len(p.candidates) for p in policy._by_key.values()), default=0)
-        return max(1, min(k, most))
+        return max(1, min(k, policy.max_candidates()))
     if cfg.model.name != "demo" and cfg.model.proposer == "greedy":
         return 1
     return k

@@ -201,6 +201,10 @@ class ReplayModel:
         """The benchmark names the file has lines for."""
         return {b for b, _ in self._by_key}
 
+    def max_candidates(self) -> int:
+        """The most candidates any line of the file carries (0 for a file without candidates)."""
+        return max((len(p.candidates) for p in self._by_key.values()), default=0)
+
     def settings(self) -> dict[str, Any]:
         """The reproducibility record: the file and its content hash."""
         return {"model": "replay", "predictions": str(self.path), "sha256": self.sha256}
