@@ -231,6 +231,7 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
         self._last_scalars: dict[str, float] = {}
         self.trainer: Trainer | None = None
         self._attach_key: int | None = None  # its key in ``_attached``
+        self._position: int | None = None  # its place among the trainer's callbacks of this class
         self._adopted = False  # rebuilt by the trainer from a checkpoint, its twin's parts taken
         if trainer is not None:
             self._set_trainer(trainer)
@@ -262,6 +263,8 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
         self._set_trainer(trainer)
         if not any(cb is self for cb in trainer.callback_handler.callbacks):
             trainer.add_callback(self)
+        mine = [cb for cb in trainer.callback_handler.callbacks if type(cb) is type(self)]
+        self._position = next(i for i, cb in enumerate(mine) if cb is self)
         return self
 
     def _adopt_twin(self) -> bool:
@@ -271,26 +274,28 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
         from ``trainer_state.json`` (``type(cb)(**state["args"])``) and swaps them in: the rebuilt
         one has no trainer nor policy (they are not JSON); the one it replaced has both. With several
         callbacks of this class, the n-th rebuilt one (in the trainer's order) takes the n-th replaced
-        one (in the order they were given their trainer).
+        one (in the trainer's order when :meth:`attach` was called, else the order they were given
+        their trainer). Its state is restored afterwards from the checkpoint (``on_train_begin``).
         """
         attached = list(GroundingEvalTrainerCallback._attached.values())  # in the order first given a trainer
         for trainer in {id(t): t for t in (cb.trainer for cb in attached) if t is not None}.values():
             running = [cb for cb in trainer.callback_handler.callbacks if type(cb) is type(self)]
             if not any(cb is self for cb in running):
                 continue
-            replaced = [
-                cb
-                for cb in attached
-                if cb.trainer is trainer and type(cb) is type(self) and not any(r is cb for r in running)
-            ]
+            replaced = sorted(
+                (
+                    cb
+                    for cb in attached
+                    if cb.trainer is trainer and type(cb) is type(self) and not any(r is cb for r in running)
+                ),
+                key=lambda cb: (cb._position is None, cb._position or 0),  # stable: then attach order
+            )
             rebuilt = [cb for cb in running if cb.trainer is None or cb._adopted]
             index = next(i for i, cb in enumerate(rebuilt) if cb is self)
             if index >= len(replaced):
                 return False
             twin = replaced[index]
-            restored = self.evaluator.state_dict()
             self.evaluator = twin.evaluator  # the user's reference sees the same history
-            self.evaluator.load_state_dict(restored)
             self.policy_fn = twin.policy_fn
             self._adopted = True
             self._set_trainer(trainer)
@@ -371,15 +376,15 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
 
         With several callbacks of this class the trainer keeps a list: their states when training
         started, then each save appends every one's state again, in callback order. The last ``n``
-        entries (``n`` callbacks of this class now) are the ones the checkpoint saved last; this
-        callback's is the one at its position among them.
+        entries (``n`` callbacks of this class now, as many as the run that saved it had) are the
+        ones the checkpoint saved last; this callback's is the one at its position among them.
         """
         stored: Any = state.stateful_callbacks  # a dict of states once built (typed as a list)
         saved = stored.get(type(self).__name__) if isinstance(stored, Mapping) else None
         if isinstance(saved, list):
             mine = [cb for cb in trainer.callback_handler.callbacks if type(cb) is type(self)]
             index = next((i for i, cb in enumerate(mine) if cb is self), len(mine))
-            latest = saved[-len(mine) :] if mine and len(saved) >= len(mine) else saved
+            latest = saved[-len(mine) :]  # (as many callbacks of this class as when it was saved)
             saved = latest[index] if index < len(latest) else None
         return saved if isinstance(saved, Mapping) else None
 

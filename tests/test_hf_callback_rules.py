@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import torch
 from gge.callbacks import GroundingEvalTrainerCallback
-from test_trainer_callback import BENCHMARKS, Toy, Zeros, _args, _grounding_rows, _toy_cb
+from test_trainer_callback import BENCHMARKS, Toy, Zeros, _args, _grounding_rows, _toy_cb, _toy_run
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
 from gge.types import Prediction, Sample
@@ -189,10 +189,10 @@ def test_several_callbacks_of_one_class_keep_their_own_saved_state(
         model=Toy(),
         args=_args(tmp_path, max_steps=6, restore_callback_states_from_checkpoint=restore_callbacks),
         train_dataset=Zeros(),
+        callbacks=[again_first, again_second],
     )
+    again_second.attach(resumed)  # given their trainer in the other order: their places still count
     again_first.attach(resumed)
-    again_second.attach(resumed)
-    again_first.attach(resumed)  # attached again: still the first of the two
     resumed.train(resume_from_checkpoint=str(tmp_path / "checkpoint-4"))
     running = [c for c in resumed.callback_handler.callbacks if isinstance(c, GroundingEvalTrainerCallback)]
     assert len(running) == 2
@@ -202,6 +202,49 @@ def test_several_callbacks_of_one_class_keep_their_own_saved_state(
     assert again_second.sample_ids == second.sample_ids and again_second.table_ids == second.table_ids
     assert [h["step"] for h in again_first.history] == [2, 4, 6]
     assert [h["step"] for h in again_second.history] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_twin_never_given_its_trainer_is_still_refused(demo_suite: Path, tmp_path: Path) -> None:
+    from gge.errors import GgeError
+
+    given, forgotten = _toy_cb(demo_suite, every_n_steps=1), _toy_cb(demo_suite, every_n_steps=1)
+    trainer = Trainer(
+        model=Toy(), args=_args(tmp_path, max_steps=1), train_dataset=Zeros(), callbacks=[given, forgotten]
+    )
+    given.attach(trainer)
+    with pytest.raises(GgeError, match=r"has no trainer: call callback.attach\(trainer\)"):
+        trainer.train()
+    assert forgotten.trainer is None and given.evaluator is not forgotten.evaluator
+
+
+def test_one_saved_state_goes_to_the_first_of_two_callbacks(demo_suite: Path, tmp_path: Path) -> None:
+    """A checkpoint of one callback resumed with two: transformers rebuilds the first, its twin."""
+    alone = _toy_cb(demo_suite, every_n_steps=2, seed=1)
+    _toy_run(tmp_path, alone, save_strategy="steps", save_steps=4)
+    asked: list[str] = []
+
+    def policy(model: Any, processing_class: Any) -> Any:  # code: not in the checkpoint, kept from the twin
+        asked.append(type(model).__name__)
+        return model
+
+    first = _toy_cb(demo_suite, every_n_steps=2, seed=5, policy=policy)
+    second = _toy_cb(demo_suite, every_n_steps=2, seed=6)
+    resumed = Trainer(
+        model=Toy(),
+        args=_args(tmp_path, max_steps=6, restore_callback_states_from_checkpoint=True),
+        train_dataset=Zeros(),
+        callbacks=[first, second],
+    )
+    second.attach(resumed)
+    first.attach(resumed)
+    resumed.train(resume_from_checkpoint=str(tmp_path / "checkpoint-4"))
+    running = [c for c in resumed.callback_handler.callbacks if isinstance(c, GroundingEvalTrainerCallback)]
+    assert sorted(id(c.evaluator) for c in running) == sorted([id(first.evaluator), id(second.evaluator)])
+    (rebuilt,) = [c for c in running if c is not first and c is not second]
+    assert rebuilt.evaluator is first.evaluator  # the one transformers replaced
+    assert first.sample_ids == alone.sample_ids  # and it restored the checkpoint's subset
+    assert [h["step"] for h in first.history] == [2, 4, 6]
+    assert asked == ["Toy"]  # its policy function evaluated step 6
 
 
 # -- FSDP: the root's own parameters gathered while the model answers --------------------------------
