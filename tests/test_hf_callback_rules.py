@@ -193,6 +193,7 @@ def test_several_callbacks_of_one_class_keep_their_own_saved_state(
     )
     again_second.attach(resumed)  # given their trainer in the other order: their places still count
     again_first.attach(resumed)
+    again_first.attach(resumed)  # and once more: still one callback
     resumed.train(resume_from_checkpoint=str(tmp_path / "checkpoint-4"))
     running = [c for c in resumed.callback_handler.callbacks if isinstance(c, GroundingEvalTrainerCallback)]
     assert len(running) == 2
@@ -202,6 +203,20 @@ def test_several_callbacks_of_one_class_keep_their_own_saved_state(
     assert again_second.sample_ids == second.sample_ids and again_second.table_ids == second.table_ids
     assert [h["step"] for h in again_first.history] == [2, 4, 6]
     assert [h["step"] for h in again_second.history] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_callback_with_no_saved_entry_starts_afresh(demo_suite: Path, tmp_path: Path) -> None:
+    from transformers import TrainerState
+
+    first, second = _toy_cb(demo_suite, every_n_steps=1), _toy_cb(demo_suite, every_n_steps=1)
+    trainer = Trainer(model=Toy(), args=_args(tmp_path), train_dataset=Zeros(), callbacks=[first, second])
+    first.attach(trainer)
+    second.attach(trainer)
+    entry = {"args": {}, "attributes": {"sample_ids": {"screenspot_v2": ["mobile_2"]}}}
+    state = TrainerState()
+    state.stateful_callbacks = {"GroundingEvalTrainerCallback": [entry]}  # one entry, two callbacks
+    assert first._saved_state(state, trainer) == entry
+    assert second._saved_state(state, trainer) is None
 
 
 def test_a_twin_never_given_its_trainer_is_still_refused(demo_suite: Path, tmp_path: Path) -> None:
