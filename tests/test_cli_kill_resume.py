@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gge.predlog import existing_logs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,10 +45,12 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def _args(demo: Path, out: Path) -> list[str]:
+def _args(demo: Path, out: Path, model: str) -> list[str]:
+    # the demo model (screenshots decoded in workers, a real forward) or a replay of its file
+    chosen = [f"model.predictions={demo / 'predictions.jsonl'}"] if model == "replay" else []
     return [
         f"data_root={demo}",
-        f"model.predictions={demo / 'predictions.jsonl'}",
+        *chosen,
         f"output_dir={out}",
         BENCHES,
         "batch_size=2",
@@ -67,14 +71,15 @@ def _lines(folder: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for p in existing_logs(folder) for x in p.read_text().splitlines()]
 
 
-def test_killed_run_resumes_to_the_same_results(demo_suite: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("model", ["demo", "replay"])
+def test_killed_run_resumes_to_the_same_results(demo_suite: Path, tmp_path: Path, model: str) -> None:
     full = tmp_path / "full"
-    done = _eval(_args(demo_suite, full), tmp_path)
+    done = _eval(_args(demo_suite, full, model), tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
 
     part = tmp_path / "part"
     killed = subprocess.run(
-        [sys.executable, "-c", KILLER, *_args(demo_suite, part)],
+        [sys.executable, "-c", KILLER, *_args(demo_suite, part, model)],
         env=_env(KILL_AFTER="20"),
         cwd=tmp_path,
         capture_output=True,
@@ -86,7 +91,7 @@ def test_killed_run_resumes_to_the_same_results(demo_suite: Path, tmp_path: Path
     first = _lines(part)
     assert len(first) == 20  # ten batches of two, each on disk before the kill
 
-    again = _eval(_args(demo_suite, part), tmp_path)
+    again = _eval(_args(demo_suite, part, model), tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "resuming: 20 samples already finished" in again.stdout
     a = json.loads((full / "results.json").read_text())
