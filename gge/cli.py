@@ -38,7 +38,7 @@ from gge.errors import GgeError, did_you_mean, unknown_name
 from gge.evaluate import merge_results, needs_images
 from gge.metrics import benchmark_metrics, mean_over_benchmarks, scalar_metrics
 from gge.models import ReplayModel, build_policy, model_names, settings_record
-from gge.models.base import Policy
+from gge.models.base import Policy, answers_per_sample
 from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
 from gge.models.policy import GroundingPolicy
 from gge.models.replay import parse_line
@@ -301,28 +301,6 @@ def _warn_model_type(cfg: DictConfig, out: TextIO) -> None:
                 "may be read in the wrong format",
                 file=out,
             )
-
-
-def answers_per_sample(cfg: DictConfig, policy: Policy) -> int:
-    """The K of this run: how many answers per sample are scored (results.json ``k``).
-
-    One for a one-answer run: a preset whose proposer is ``greedy``, or a replay file whose records
-    carry at most one candidate (a replay file's K is at most the most candidates any record carries).
-    The demo model and the other proposers answer ``k``.
-
-    Args:
-        cfg: The run configuration.
-        policy: The policy :func:`gge.models.build_policy` made from it.
-
-    Returns:
-        The K scored, at least 1 and at most ``cfg.k``.
-    """
-    k = int(cfg.k)
-    if isinstance(policy, ReplayModel):
-        return max(1, min(k, policy.max_candidates()))
-    if cfg.model.name != "demo" and cfg.model.proposer == "greedy":
-        return 1
-    return k
 
 
 def _is_launcher_rank() -> bool:
@@ -771,7 +749,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     if cfg.dry_run:
         return _dry_run(cfg, data_root, output_dir, out)
     policy = _make_policy(cfg, data_root, is_demo, out)
-    k = answers_per_sample(cfg, policy)
+    k = answers_per_sample(policy, int(cfg.k))
 
     benches, loads, samples = _load(cfg, data_root, out)
     if needs_images(policy):

@@ -34,7 +34,7 @@ from gge.data import make_loader
 from gge.errors import GgeError
 from gge.evaluate import evaluate_batches, gather_results, needs_images
 from gge.metrics import benchmark_metrics, scalar_metrics
-from gge.models.base import Policy
+from gge.models.base import Policy, answers_per_sample
 from gge.sampling import strata_keys, stratified_subset
 from gge.scoring import SampleResult
 from gge.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
@@ -106,23 +106,6 @@ class Evaluation:
     entries: dict[str, dict[str, Any]]
     scalars: dict[str, float] = field(default_factory=dict)
     k: int = 5
-
-
-def answers_scored(policy: object, k: int) -> int:
-    """The K an evaluation of ``policy`` scores: 1 for a one-answer (``greedy``) policy, else ``k``.
-
-    A :class:`gge.models.policy.GroundingPolicy` whose ``settings_.proposer`` is ``greedy`` gives one
-    answer per sample, so its Oracle@k and selection strategies would all restate Top-1.
-
-    Example:
-        >>> from gge.models.policy import AdapterSettings
-        >>> class P:
-        ...     settings_ = AdapterSettings(proposer="greedy", critic="none")
-        >>> answers_scored(P(), 5), answers_scored(object(), 5)
-        (1, 5)
-    """
-    settings = getattr(policy, "settings_", None)
-    return 1 if getattr(settings, "proposer", None) == "greedy" else k
 
 
 class OnlineEvaluator:
@@ -297,7 +280,7 @@ class OnlineEvaluator:
         model being trained) is put in eval mode under ``torch.no_grad`` and back in its previous
         mode afterwards, also when the policy raises: every submodule gets its own mode back (a
         frozen part kept in eval mode inside a training model stays in eval mode). A one-answer
-        policy (:func:`answers_scored`) is scored with K = 1: Top-1 only.
+        policy (:func:`gge.models.base.answers_per_sample`) is scored with K = 1: Top-1 only.
 
         Args:
             policy: The model to evaluate.
@@ -312,7 +295,7 @@ class OnlineEvaluator:
             The evaluation (the same on every rank).
         """
         subsets = self.select() if subsets is None else subsets
-        k = answers_scored(policy, self.k)
+        k = answers_per_sample(policy, self.k)
         modes = [(sub, sub.training) for sub in module.modules()] if module is not None else []
         if module is not None:
             module.eval()
@@ -548,7 +531,6 @@ __all__ = [
     "Evaluation",
     "EvaluatorViews",
     "OnlineEvaluator",
-    "answers_scored",
     "check_every",
     "check_policy",
     "is_due",

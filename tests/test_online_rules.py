@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import torch
 
-from gge.models.base import Generation, GenerationRequest
+from gge.models.base import Generation, GenerationRequest, answers_per_sample
 from gge.models.policy import AdapterSettings, GroundingPolicy
-from gge.online import OnlineEvaluator, answers_scored
+from gge.online import OnlineEvaluator
 from gge.types import Candidate, Prediction, Sample
 
 
@@ -146,11 +146,11 @@ def test_a_sampling_policy_keeps_its_k_answers(demo_suite: Path) -> None:
     assert ev.record(evaluation, step=1, epoch=0.0)["screenspot_v2"] == {"top1": top1, "oracle@3": top1}
 
 
-def test_answers_scored() -> None:
+def test_answers_per_sample() -> None:
     def policy(proposer: str) -> GroundingPolicy:
         return GroundingPolicy(Answers({}), AdapterSettings(proposer=proposer, critic="none"))
 
-    assert answers_scored(policy("greedy"), 5) == 1
-    assert answers_scored(policy("sampling"), 5) == 5
-    assert answers_scored(policy("single_pass"), 4) == 4
-    assert answers_scored(Grounder(), 5) == 5  # a model of its own: its K is the evaluator's
+    assert answers_per_sample(policy("greedy"), 5) == 1
+    assert answers_per_sample(policy("sampling"), 5) == 5
+    assert answers_per_sample(policy("single_pass"), 4) == 4
+    assert answers_per_sample(Grounder(), 5) == 5  # a model of its own: its K is the evaluator's

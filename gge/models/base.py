@@ -168,3 +168,30 @@ def settings_record(policy: object) -> dict[str, Any]:
     """The reproducibility record of a policy (its ``settings()`` if it has one)."""
     settings = getattr(policy, "settings", None)
     return dict(settings()) if callable(settings) else {"type": type(policy).__name__}
+
+
+def answers_per_sample(policy: object, k: int) -> int:
+    """The K a run of ``policy`` scores (results.json ``k``): how many answers per sample it gives.
+
+    One for a one-answer policy: a :class:`gge.models.policy.GroundingPolicy` whose
+    ``settings_.proposer`` is ``greedy`` (its Oracle@k and selection strategies would all restate
+    Top-1). A policy that knows its most candidates (a replay file's ``max_candidates()``) scores at
+    most that many, and at least one. Any other policy answers ``k``.
+
+    Example:
+        >>> from gge.models.policy import AdapterSettings
+        >>> class Greedy:
+        ...     settings_ = AdapterSettings(proposer="greedy", critic="none")
+        >>> class TwoEach:
+        ...     def max_candidates(self) -> int:
+        ...         return 2
+        >>> answers_per_sample(Greedy(), 5), answers_per_sample(TwoEach(), 5), answers_per_sample(object(), 5)
+        (1, 2, 5)
+    """
+    settings = getattr(policy, "settings_", None)
+    if getattr(settings, "proposer", None) == "greedy":
+        return 1
+    most = getattr(policy, "max_candidates", None)
+    if callable(most):
+        return max(1, min(k, int(most())))
+    return k
