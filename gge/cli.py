@@ -562,18 +562,15 @@ def _critic_requests(policy: GroundingPolicy, sample: Sample, seen: tuple[int, i
     candidate in its own (``judge_one``), as :meth:`GroundingPolicy.rank` sends them. A sample with
     fewer than two candidates (a greedy proposer) gets no critic request, as in a real run.
     """
-    from PIL import Image
-
     s = policy.settings_
     n = s.k
     if s.critic == "none" or n < 2:
         return []
-    view = Image.new("1", seen)  # only its size is read: the messages name the image part's size
     points = placeholder_points(n, seen)
     common = {"benchmark": sample.benchmark, "id": sample.id, "image_size": list(seen), "prefill": None}
     placeholder = PLACEHOLDER_CANDIDATES.format(n=n)
     if s.critic == "listwise":
-        messages = policy._critic_messages("rank_list", sample, view, n)
+        messages = policy.critic_messages("rank_list", sample, seen, n)
         generation: dict[str, Any] = {
             "num_sequences": 1,
             "do_sample": False,
@@ -589,7 +586,7 @@ def _critic_requests(policy: GroundingPolicy, sample: Sample, seen: tuple[int, i
                 "placeholder": placeholder,
             }
         ]
-    messages = policy._critic_messages("judge_one", sample, view, 1)
+    messages = policy.critic_messages("judge_one", sample, seen, 1)
     judged: dict[str, Any] = {"yes_probability": {"yes": s.yes, "no": s.no}}
     return [
         {

@@ -374,11 +374,23 @@ class GroundingPolicy:
         labels = ", ".join(str(i + 1) for i in range(k))
         return {"instruction": sample.instruction, "k": k, "width": w, "height": h, "labels": labels}
 
-    def _critic_messages(self, field: str, sample: Sample, view: Image.Image, k: int) -> list[dict[str, Any]]:
-        """The messages of a critic request: the benchmark's ``rank_list`` or ``judge_one`` template."""
+    def critic_messages(
+        self, field: str, sample: Sample, view_size: tuple[int, int], k: int
+    ) -> list[dict[str, Any]]:
+        """The messages of a critic request, as :meth:`rank` sends them (``dry_run`` shows them too).
+
+        Args:
+            field: ``rank_list`` (listwise: every candidate in one request) or ``judge_one``.
+            sample: The sample asked about.
+            view_size: Size of the marked image the critic sees (the messages name it).
+            k: Candidates drawn on it (1 for ``judge_one``).
+
+        Returns:
+            Chat messages; the image part is a placeholder the backend fills with the marked image.
+        """
         prompts = self.settings_.prompts.for_benchmark(sample.benchmark)
-        values = self._values(sample, view.size, k)
-        return build_messages(prompts, render(getattr(prompts, field), values), values, view.size)
+        values = self._values(sample, view_size, k)
+        return build_messages(prompts, render(getattr(prompts, field), values), values, view_size)
 
     def proposer_requests(self, sample: Sample, view_size: tuple[int, int]) -> list[RequestSpec]:
         """The proposer's request for one sample (a list: a backend call takes several).
@@ -485,7 +497,7 @@ class GroundingPolicy:
                 sx, sy = view.size[0] / samples[i].image_size[0], view.size[1] / samples[i].image_size[1]
                 pts = [proposals[i].candidates[j].point for j in js]
                 drawn = draw_markers(view, [(p[0] * sx, p[1] * sy) for p in pts if p is not None], s.markers)
-                messages = self._critic_messages("rank_list", samples[i], view, len(js))
+                messages = self.critic_messages("rank_list", samples[i], view.size, len(js))
                 requests.append(GenerationRequest(drawn, messages, max_new_tokens=s.critic_max_new_tokens))
                 marked.append(js)
             gens = self._generate(backend, requests, "rank")
@@ -503,7 +515,7 @@ class GroundingPolicy:
         for i, js in todo:
             view = self._view(backend, images[i])
             sx, sy = view.size[0] / samples[i].image_size[0], view.size[1] / samples[i].image_size[1]
-            messages = self._critic_messages("judge_one", samples[i], view, 1)
+            messages = self.critic_messages("judge_one", samples[i], view.size, 1)
             requests = []
             for j in js:
                 p = proposals[i].candidates[j].point
