@@ -7,53 +7,12 @@ per-group means), never read back from the code.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenchmark
+# the benchmarks, results and expected values of report.md's tests: one hand-built set for both
+from test_report_outputs import HIT, MACRO, MISS, Macro, Micro, _result
+
 from gge.metrics import benchmark_metrics, mean_over_benchmarks, scalar_metrics, wilson_interval
-from gge.scoring import SampleResult, score_sample
-from gge.types import Box, Candidate, Prediction, Sample
-
-BOX = Box(0, 0, 10, 10)
-HIT, MISS = (5.0, 5.0), (50.0, 50.0)
-
-
-class Macro(Benchmark):
-    name = "macro"
-    title = "Macro"
-    directory = "macro"
-    label_keys = ("group",)
-    official = Average("macro_group", ("group",))
-    tables = ()
-
-    def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
-        raise NotImplementedError
-
-
-class Micro(Macro):
-    name = "micro"
-    title = "Micro"
-    official = Average("micro")
-
-
-def _result(
-    sid: str, group: str, points: list[tuple[float, float]], scores: list[float], *, k: int
-) -> SampleResult:
-    sample = Sample("b", sid, f"/img/{sid}.png", (100, 100), "click", BOX, {"group": group})
-    cands = tuple(Candidate(p, s) for p, s in zip(points, scores, strict=True))
-    return score_sample(sample, Prediction("b", sid, cands), k=k)
-
-
-# group x: 1 sample, the critic's pick (higher score) hits
-# group y: 3 samples; one pick hits, one misses with a hitting second answer, one misses both
-MACRO = [
-    _result("x0", "x", [HIT, MISS], [0.9, 0.1], k=2),
-    _result("y0", "y", [MISS, HIT], [0.2, 0.8], k=2),
-    _result("y1", "y", [HIT, MISS], [0.3, 0.7], k=2),
-    _result("y2", "y", [MISS, MISS], [0.5, 0.4], k=2),
-]
 
 
 def test_unqualified_names_are_the_official_headline_and_micro_moves() -> None:

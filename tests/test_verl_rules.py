@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from test_verl import verl_messages
 
 from gge.cli import parse_args, run
 from gge.commands import main as gge_main
@@ -366,21 +367,6 @@ def test_exported_pixels_are_pils_bicubic_resize(demo_suite: Path, tmp_path: Pat
             assert got.size == gt.seen_size and got.convert("RGB").tobytes() == expected.tobytes(), gt.id
         resized += original.size != gt.seen_size
     assert resized == 6  # every one was resized, so the filter shows
-
-
-def verl_messages(prompt: list[dict[str, str]], sizes: list[tuple[int, int]]) -> list[dict[str, Any]]:
-    """verl's RLHFDataset._build_messages (rl_dataset.py), image parts shown as eval's dry run shows them."""
-    out, it = [], iter(sizes)
-    for m in prompt:
-        parts: list[dict[str, Any]] = []
-        for seg in [s for s in re.split("(<image>|<video>)", m["content"]) if s != ""]:
-            if seg == "<image>":
-                w, h = next(it)
-                parts.append({"type": "image", "width": w, "height": h})
-            else:
-                parts.append({"type": "text", "text": seg})
-        out.append({"role": m["role"], "content": parts})
-    return out
 
 
 def test_a_screenshot_above_12_8_mp_is_exported_as_eval_asks_it(tmp_path: Path, demo_suite: Path) -> None:
