@@ -43,7 +43,7 @@ from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
 from gge.models.policy import GroundingPolicy
 from gge.models.replay import parse_line
 from gge.predlog import existing_logs, read_records
-from gge.report import render_benchmark, render_summary
+from gge.report import render_benchmark, render_summary, subset_text
 from gge.results import write_html_report, write_outputs
 from gge.runstate import (
     check_not_smaller,
@@ -426,23 +426,6 @@ def subset_record(
     return {"max_samples": int(max_samples), "benchmarks": counts}
 
 
-def subset_line(subset: Mapping[str, Any], titles: Mapping[str, str]) -> str:
-    """The line report.md and the console print under ``Protocol:`` for a subset run.
-
-    Example:
-        >>> subset_line({"max_samples": 5, "benchmarks": {"b": {"evaluated": 5, "total": 36},
-        ...     "c": {"evaluated": 4, "total": 4}}}, {"b": "B", "c": "C"})
-        'subset: first 5 of 36 samples (B); max_samples=5: not comparable with published numbers'
-    """
-    cut = [
-        f"first {c['evaluated']} of {c['total']} samples ({titles.get(name, name)})"
-        for name, c in subset["benchmarks"].items()
-        if c["evaluated"] < c["total"]
-    ]
-    n = subset["max_samples"]
-    return f"subset: {', '.join(cut)}; max_samples={n}: not comparable with published numbers"
-
-
 def _check_images(samples: Mapping[str, Sequence[Sample]], *, strict: bool, out: TextIO) -> None:
     """List every missing screenshot at once (each file with its samples); ``strict`` stops the run."""
     missing: dict[str, list[str]] = {}
@@ -795,7 +778,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         mean = mean_over_benchmarks(entries, k)
         protocol = protocol_statement(cfg.model)
         subset = subset_record(cfg.max_samples, loads, samples)
-        head = f"Protocol: {protocol}" + ("" if subset is None else "\n" + subset_line(subset, titles))
+        head = f"Protocol: {protocol}" + ("" if subset is None else "\n" + subset_text(subset, titles))
         report = "\n\n".join([head, *sections, render_summary(titles, entries, mean, k=k)])
         config = OmegaConf.to_container(cfg, resolve=True)
         assert isinstance(config, dict)

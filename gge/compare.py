@@ -53,7 +53,7 @@ from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec, read_json, read_text
 from gge.errors import GgeError
 from gge.metrics import average, group_by, table
-from gge.report import fmt, fmt_signed, markdown_table
+from gge.report import fmt, fmt_signed, markdown_table, subset_text
 from gge.results import json_lines
 from gge.runstate import RUN_FILE
 from gge.scoring import SampleResult
@@ -903,15 +903,8 @@ def _compare_benchmark(
 
 
 def _subset_note(side: str, run: Run) -> str | None:
-    subset = run.document.get("subset")
-    if not isinstance(subset, dict) or not isinstance(subset.get("benchmarks"), dict):
-        return None
-    parts = [
-        f"{name}: first {c.get('evaluated')} of {c.get('total')} samples"
-        for name, c in subset["benchmarks"].items()
-        if isinstance(c, dict)
-    ]
-    return f"{side} ({run.folder}) is a subset run (subset: {'; '.join(parts)})" if parts else None
+    text = subset_text(run.document.get("subset"), {})
+    return f"{side} ({run.folder}) is a subset run ({text})" if text else None
 
 
 def compare_runs(

@@ -46,7 +46,7 @@ from gge.analysis import MISS_KINDS, OUTCOMES, outcome
 from gge.benchmarks.base import TableSpec
 from gge.loggers.overlays import draw_overlay, pick_rank
 from gge.metrics import label_values
-from gge.report import fmt, fmt_signed, micro_of
+from gge.report import fmt, fmt_signed, micro_of, subset_text
 from gge.runstate import atomic_write
 from gge.scoring import SampleResult
 from gge.types import LabelValue, Sample
@@ -858,26 +858,15 @@ def subset_banner(document: Mapping[str, Any]) -> str:
     Example:
         >>> banner = subset_banner({"subset": {"max_samples": 5, "benchmarks": {"b": {"evaluated": 5,
         ...                                                                          "total": 36}}}})
-        >>> "<b>subset: first 5 of 36 samples (b)</b>" in banner
+        >>> "<b>subset: first 5 of 36 samples (b); max_samples=5" in banner
         True
         >>> subset_banner({"subset": None})
         ''
     """
     subset = document.get("subset")
-    if not isinstance(subset, Mapping):
-        return ""
-    cut = []
-    for name, c in _mapping(subset.get("benchmarks")).items():
-        c = _mapping(c)
-        evaluated, total = c.get("evaluated"), c.get("total")
-        if isinstance(evaluated, int) and isinstance(total, int) and evaluated >= total:
-            continue
-        cut.append(f"first {_count(evaluated)} of {_count(total)} samples ({esc(_title_of(str(name)))})")
-    what = ", ".join(cut) if cut else f"first {_count(subset.get('max_samples'))} samples"
-    return (
-        f'<p class="warning banner" id="subset"><b>subset: {what}</b>; '
-        f"max_samples={_count(subset.get('max_samples'))}: not comparable with published numbers</p>"
-    )
+    names = _mapping(subset.get("benchmarks")) if isinstance(subset, Mapping) else {}
+    text = subset_text(subset, {str(n): _title_of(str(n)) for n in names})
+    return f'<p class="warning banner" id="subset"><b>{esc(text)}</b></p>' if text else ""
 
 
 def _official(entry: Mapping[str, Any], k: int) -> tuple[str, Any, Any]:

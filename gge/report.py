@@ -84,6 +84,35 @@ def micro_of(entry: Mapping[str, Any], k: int) -> Mapping[str, Any]:
     return {"top1": entry.get("top1"), f"oracle@{k}": entry.get(f"oracle@{k}")}
 
 
+def subset_text(subset: object, titles: Mapping[str, str]) -> str:
+    """What a subset run says of itself (results.json ``subset``), or "" for a full run.
+
+    The one wording of report.md and the console (under ``Protocol:``), report.html's banner,
+    ``gge compare``'s note and ``gge watch``'s step line. Only the benchmarks ``max_samples`` cut are
+    named; a malformed record (a hand-edited file) still says it is a subset.
+
+    Example:
+        >>> subset_text({"max_samples": 5, "benchmarks": {"b": {"evaluated": 5, "total": 36},
+        ...     "c": {"evaluated": 4, "total": 4}}}, {"b": "B", "c": "C"})
+        'subset: first 5 of 36 samples (B); max_samples=5: not comparable with published numbers'
+        >>> subset_text(None, {})
+        ''
+    """
+    if not isinstance(subset, Mapping):
+        return ""
+    counts = subset.get("benchmarks")
+    cut = []
+    for name, c in (counts if isinstance(counts, Mapping) else {}).items():
+        evaluated = c.get("evaluated") if isinstance(c, Mapping) else None
+        total = c.get("total") if isinstance(c, Mapping) else None
+        if isinstance(evaluated, int) and isinstance(total, int) and evaluated >= total:
+            continue
+        cut.append(f"first {evaluated} of {total} samples ({titles.get(str(name), str(name))})")
+    n = subset.get("max_samples")
+    what = ", ".join(cut) if cut else f"first {n} samples"
+    return f"subset: {what}; max_samples={n}: not comparable with published numbers"
+
+
 def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: str) -> str:
     """The headline lines and every table of one benchmark.
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from gge.cli import parse_args, run, subset_line, subset_record
+from gge.cli import parse_args, run, subset_record
 from gge.errors import GgeError
+from gge.report import subset_text
 
 BENCHES = ["screenspot_v2", "osworld_g"]
 TITLES = {"screenspot_v2": "ScreenSpot-v2", "osworld_g": "OSWorld-G"}
@@ -156,7 +157,7 @@ def test_the_subset_line_names_only_the_benchmarks_it_cut() -> None:
         "max_samples": 4,
         "benchmarks": {"a": {"evaluated": 4, "total": 10}, "b": {"evaluated": 4, "total": 4}},
     }
-    assert subset_line(subset, {"a": "A", "b": "B"}) == (
+    assert subset_text(subset, {"a": "A", "b": "B"}) == (
         "subset: first 4 of 10 samples (A); max_samples=4: not comparable with published numbers"
     )
     assert subset_record(None, loads, {"a": list(range(10)), "b": list(range(4))}) is None

@@ -239,8 +239,8 @@ def test_html_subset_banner() -> None:
     banner = re.search(r'<p class="warning banner" id="subset">(.*?)</p>', page)
     assert banner is not None
     assert banner.group(1) == (
-        "<b>subset: first 5 of 36 samples (ScreenSpot-v2)</b>; max_samples=5: not comparable with "
-        "published numbers"
+        "<b>subset: first 5 of 36 samples (ScreenSpot-v2); max_samples=5: not comparable with "
+        "published numbers</b>"
     )
     assert page.index('id="subset"') < page.index('<section id="summary">')
     for full in (None, "absent"):
