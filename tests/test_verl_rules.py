@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -162,6 +163,31 @@ def test_export_out_errors_are_one_line(
         "holds the data",
     )
     assert (data / "osworld_g").is_dir() and afile.is_file()
+
+
+def test_export_folder_holding_only_empty_folders_counts_as_empty(
+    demo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An export that stopped before writing leaves an empty data/: the next one needs no overwrite."""
+    out = tmp_path / "val"
+    (out / "data" / "nested").mkdir(parents=True)
+    base = ["export", "verl", "benchmarks=[osworld_g]", f"data_root={demo_suite}", "max_samples=1"]
+    code, _, err = cli([*base, f"out={out}"], capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["data", "gge_reward.py", "manifest.json"]
+    assert [p.name for p in (out / "data").iterdir()] == ["nested", "osworld_g.parquet"]
+    # an empty file deep in an empty-looking tree is content: still refused without overwrite
+    other = tmp_path / "other"
+    (other / "data" / "nested").mkdir(parents=True)
+    (other / "data" / "nested" / "part.parquet").write_bytes(b"")
+    one_line_error(*cli([*base, f"out={other}"], capsys)[::2], f"out={other} is not empty (data/)")
+    assert (other / "data" / "nested" / "part.parquet").is_file()
+    # a link to an empty folder is content too (overwrite would remove the link)
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (linked / "data").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    one_line_error(*cli([*base, f"out={linked}"], capsys)[::2], f"out={linked} is not empty")
 
 
 def test_export_help_says_what_overwrite_deletes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -516,3 +542,57 @@ def test_summary_refuses_an_export_folder_with_parquets_its_manifest_does_not_li
     one_line_error(
         code, err, f"{folder / 'data'} holds osworld_g.parquet, which its manifest.json does not list"
     )
+
+
+def test_summary_refuses_an_export_folder_without_its_manifest(
+    export: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An interrupted export (parquets written, manifest.json not yet): its samples cannot be trusted."""
+    gts = export["gts"]
+    dump = tmp_path / "2.jsonl"
+    dump.write_text("".join(dump_line(g, centre_answer(g), 2) + "\n" for g in gts))
+    folder = tmp_path / "x"
+    shutil.copytree(export["out"], folder)
+    (folder / "manifest.json").unlink()
+    out = tmp_path / "o"
+    code, _, err = cli(["summarize-verl", str(dump), "--export", str(folder), "--out", str(out)], capsys)
+    one_line_error(
+        code,
+        err,
+        f"--export {folder}: not a finished gge export: no manifest.json",
+        f"rerun gge export verl ... out={folder} overwrite=true",
+    )
+    assert not out.exists()
+
+
+def test_summary_out_that_cannot_be_a_folder_is_refused_before_the_dump_is_read(
+    export: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--out under a file, or in a folder that cannot be written: one line, before any scoring."""
+    gts = export["gts"]
+    dump = tmp_path / "2.jsonl"
+    dump.write_text("".join(dump_line(g, centre_answer(g), 2) + "\n" for g in gts))
+    afile = tmp_path / "somefile"
+    afile.write_text("x")
+    for out in (afile / "sub", afile / "sub" / "deeper"):
+        code, _, err = cli(["summarize-verl", str(dump), "--out", str(out)], capsys)
+        one_line_error(code, err, f"--out {out}: {afile} is a file, not a folder")
+    assert afile.read_text() == "x"
+    # checked first: a dump that cannot be read is not reached (its error would name its line 1)
+    broken = tmp_path / "3.jsonl"
+    broken.write_text("not json\n")
+    code, _, err = cli(["summarize-verl", str(broken), "--out", str(afile / "sub")], capsys)
+    one_line_error(code, err, f"--out {afile / 'sub'}: {afile} is a file, not a folder")
+    assert str(broken) not in err
+    # a folder nobody may write in (/proc/self refuses even root): refused first, by name
+    locked = Path("/proc/self")
+    if locked.is_dir() and not os.access(locked, os.W_OK):
+        code, _, err = cli(["summarize-verl", str(broken), "--out", str(locked / "gge" / "o")], capsys)
+        one_line_error(code, err, f"--out {locked / 'gge' / 'o'}: {locked} is not writable")
+    # a write that fails after scoring (results.json is a folder there): one line naming the file
+    out = tmp_path / "o"
+    (out / "results.json").mkdir(parents=True)
+    (out / "results.json" / "keep.txt").write_text("mine")
+    code, _, err = cli(["summarize-verl", str(dump), "--out", str(out)], capsys)
+    one_line_error(code, err, f"--out {out}: cannot write {out / 'results.json'}")
+    assert (out / "results.json" / "keep.txt").read_text() == "mine"

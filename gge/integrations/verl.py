@@ -111,6 +111,7 @@ import importlib.util
 import io
 import json
 import math
+import os
 import re
 import shutil
 import sys
@@ -126,6 +127,7 @@ from gge.errors import GgeError, unknown_name
 from gge.geometry import smart_resize
 from gge.models.policy import SAMPLE_SEPARATOR, answer_candidates
 from gge.results import json_lines
+from gge.runstate import check_output_dir
 from gge.scoring import SampleResult, score_sample
 from gge.types import Absent, Box, LabelValue, Polygon, Prediction, Region, Sample
 
@@ -1015,9 +1017,23 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def _has_content(folder: Path) -> bool:
+    """Whether ``folder`` holds anything but empty folders (an export that stopped before writing).
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> (folder / "data" / "sub").mkdir(parents=True)
+        >>> _has_content(folder)
+        False
+    """
+    return any(c.is_symlink() or not c.is_dir() or _has_content(c) for c in folder.iterdir())
+
+
 def prepare_out(out: Path, *, overwrite: bool, keep: Sequence[Path] = ()) -> None:
     """Make ``out`` an empty folder for an export (refusing a file, or content without ``overwrite``).
 
+    A folder holding only empty folders (an export that stopped before writing) counts as empty.
     With ``overwrite`` the folder's whole content is deleted (not only the files an export writes);
     a folder holding one of ``keep`` (the data being exported) or the working directory is refused
     rather than cleared.
@@ -1041,7 +1057,7 @@ def prepare_out(out: Path, *, overwrite: bool, keep: Sequence[Path] = ()) -> Non
     """
     if out.exists() and not out.is_dir():
         raise GgeError(f"out={out} is a file, not a folder: give the folder the export goes to")
-    if out.is_dir() and any(out.iterdir()):
+    if out.is_dir() and _has_content(out):
         if not overwrite:
             raise GgeError(
                 f"out={out} is not empty ({_listing(out)}): give a new or empty folder, or add "
@@ -1766,29 +1782,34 @@ def read_dump(path: str | Path, *, step: int | None = None) -> Dump:
 def _export_ground_truths(export: Path) -> list[GroundTruth]:
     """The ground truths of every row of an export folder (to count samples the trainer dropped).
 
-    A parquet file its ``manifest.json`` does not list (left by an earlier export into the folder) is
-    refused: its samples would count as dropped by the trainer.
+    A folder without ``manifest.json`` (an export that stopped before the end) is refused, and so is a
+    parquet file its ``manifest.json`` does not list (left by an earlier export into the folder): its
+    samples would count as dropped by the trainer.
     """
     _, pq = _pyarrow()
     files = sorted((export / "data").glob("*.parquet"))
     if not files:
         raise GgeError(f"{export}: no data/*.parquet (an output folder of `gge export verl`)")
     manifest = export / "manifest.json"
-    if manifest.is_file():
-        try:
-            listed = json.loads(read_text(manifest)).get("files")
-        except (json.JSONDecodeError, AttributeError):
-            listed = None
-        if not isinstance(listed, dict):
-            raise GgeError(f"{manifest}: not the manifest `gge export verl` writes (no 'files' object)")
-        names = {Path(str(f)).name for f in listed.values()}
-        stale = [f.name for f in files if f.name not in names]
-        if stale:
-            raise GgeError(
-                f"{export / 'data'} holds {', '.join(stale)}, which its manifest.json does not list (left "
-                "by an earlier export into the folder?): their samples would count as dropped by the "
-                "trainer; export again into a new folder, or with overwrite=true"
-            )
+    if not manifest.is_file():
+        raise GgeError(
+            f"--export {export}: not a finished gge export: no manifest.json (the export stopped before "
+            f"writing it?); rerun gge export verl ... out={export} overwrite=true"
+        )
+    try:
+        listed = json.loads(read_text(manifest)).get("files")
+    except (json.JSONDecodeError, AttributeError):
+        listed = None
+    if not isinstance(listed, dict):
+        raise GgeError(f"{manifest}: not the manifest `gge export verl` writes (no 'files' object)")
+    names = {Path(str(f)).name for f in listed.values()}
+    stale = [f.name for f in files if f.name not in names]
+    if stale:
+        raise GgeError(
+            f"{export / 'data'} holds {', '.join(stale)}, which its manifest.json does not list (left "
+            "by an earlier export into the folder?): their samples would count as dropped by the "
+            "trainer; export again into a new folder, or with overwrite=true"
+        )
     out = []
     for f in files:
         table = pq.read_table(f)
@@ -1806,6 +1827,34 @@ def _export_ground_truths(export: Path) -> list[GroundTruth]:
 
 def _step_name(step: int | None) -> str:
     return "no step" if step is None else f"step {step}"
+
+
+def _check_summary_out(out: str | Path) -> Path:
+    """``out`` as a Path, or a one-line error when it cannot be a folder written to (checked first).
+
+    ``out`` or a parent is a file, or the nearest existing folder above it is not writable.
+
+    Example:
+        >>> import tempfile
+        >>> f = Path(tempfile.mkdtemp()) / "x"
+        >>> _ = f.write_text("")
+        >>> _check_summary_out(f / "sub")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gge.errors.GgeError: --out .../x/sub: .../x is a file, not a folder: give the folder the ...
+    """
+    path = Path(out)
+    try:
+        check_output_dir(path)
+    except GgeError:
+        file = next(p for p in (path, *path.parents) if p.exists() and not p.is_dir())
+        raise GgeError(
+            f"--out {path}: {file} is a file, not a folder: give the folder the summary goes to"
+        ) from None
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path.cwd())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise GgeError(f"--out {path}: {existing} is not writable: give a folder the summary can go to")
+    return path
 
 
 def summarize_verl(
@@ -1854,7 +1903,9 @@ def summarize_verl(
     Raises:
         GgeError: for unreadable dumps (naming the file and line), dumps of several steps, the same
             file given twice, unequal numbers of responses without ``allow_uneven``, a ``k`` above
-            the responses (or ``single_pass`` points) any sample has, an ``out`` that is a file.
+            the responses (or ``single_pass`` points) any sample has, an ``out`` that is (or lies under)
+            a file or is not writable (checked before any dump is read), or an ``export`` folder
+            without ``manifest.json``.
     """
     import gge
     from gge.analysis import pass_at_k
@@ -1865,8 +1916,7 @@ def summarize_verl(
     paths = [dump] if isinstance(dump, (str, Path)) else list(dump)
     if not paths:
         raise GgeError("no dump given")
-    if Path(out).exists() and not Path(out).is_dir():
-        raise GgeError(f"--out {out} is a file, not a folder: give the folder the summary goes to")
+    out = _check_summary_out(out)
     dumps = [read_dump(p, step=step) for p in paths]
     files = [d.file.resolve() for d in dumps]
     for i, f in enumerate(files):
@@ -2043,17 +2093,13 @@ def summarize_verl(
             "sample_of_validation": easyr1,
         },
     }
-    out = Path(out)
-    write_outputs(out, document, all_results, report)
-    write_html_report(
-        out,
-        document,
-        samples,
-        all_results,
-        benches,
-        misses=report_misses,
-    )
-    loaded: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    try:
+        write_outputs(out, document, all_results, report)
+        write_html_report(out, document, samples, all_results, benches, misses=report_misses)
+        loaded: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    except OSError as e:
+        where = e.filename2 or e.filename or out  # os.replace: filename2 is the destination
+        raise GgeError(f"--out {out}: cannot write {where}: {e.strerror or e}") from None
     return loaded  # as written (what eval.py's run returns too)
 
 
