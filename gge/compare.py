@@ -652,9 +652,9 @@ def _pair_stat(
     if n_clusters >= MIN_CLUSTERS:
         lo, hi, se = paired_bootstrap(a, b, clusters, resamples=resamples, seed=seed, level=level)
         ci: list[float] | None = [_pct(lo), _pct(hi)]
-        # runs that never disagree here have a zero-width bootstrap: that is no evidence of which
-        # difference this sample size could detect, so no MDD is reported
-        mdd: float | None = _pct(min_detectable_difference(se)) if np.any(a != b) else None
+        # a zero-width bootstrap (runs that never disagree, or disagree everywhere the same way) is
+        # no evidence of which difference this sample size could detect: no MDD is reported
+        mdd: float | None = _pct(min_detectable_difference(se)) if se > 0 else None
     else:
         ci, mdd = None, None
     a_only = int(np.sum((a > 0) & (b == 0)))
