@@ -996,7 +996,7 @@ def _headline(entry: Mapping[str, Any], k: int) -> str:
                 f"micro {label} {_pct(micro.get(key))} (95% CI {_ci(intervals.get(key), signed=False)})"
             )
     if not one and entry.get("top1_given_oracle") is not None:
-        line2.append(f"Top-1 given Oracle {_pct(entry.get('top1_given_oracle'))}")
+        line2.append(f"micro Top-1 given Oracle {_pct(entry.get('top1_given_oracle'))}")
     for key, label in (
         ("format_errors", "format errors"),
         ("image_errors", "image errors"),

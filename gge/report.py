@@ -140,9 +140,10 @@ def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: 
     if not one:
         o_top1, o_oracle = off["top1"], off[f"oracle@{k}"]
         gap = None if o_top1 is None or o_oracle is None else o_oracle - o_top1
+        given = f"{fmt(entry['top1_given_oracle'])}%" + ("" if is_micro else " (micro)")
         head += (
             f" · Oracle@{k} **{fmt(o_oracle)}**{interval(f'oracle@{k}') if is_micro else ''}{wilson}"
-            f" · critic gap {fmt(gap)} · P(Top-1 hit | Oracle@{k} hit) {fmt(entry['top1_given_oracle'])}%"
+            f" · critic gap {fmt(gap)} · P(Top-1 hit | Oracle@{k} hit) {given}"
         )
     else:
         head += wilson

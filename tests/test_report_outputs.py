@@ -132,7 +132,7 @@ def test_benchmark_section_leads_with_the_official_headline_then_micro() -> None
     assert lines[0] == "## Macro — 4 samples · Top-1 by `critic` · K=2"
     assert lines[2] == (
         "- Official headline (macro_group): Top-1 **66.7** · Oracle@2 **83.3** · critic gap 16.7 · "
-        "P(Top-1 hit | Oracle@2 hit) 66.7%"
+        "P(Top-1 hit | Oracle@2 hit) 66.7% (micro)"
     )
     # micro: 2 of 4 picks hit, 3 of 4 samples have a hitting answer; Wilson intervals beside them
     assert (
