@@ -52,10 +52,10 @@ import numpy as np
 from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec, read_json, read_text
 from gge.errors import GgeError
-from gge.metrics import average, group_by, table
+from gge.metrics import average, group_by, micro_of, table
 from gge.report import fmt, fmt_signed, markdown_table, subset_text
 from gge.results import json_lines
-from gge.runstate import RUN_FILE
+from gge.runstate import RUN_FILE, check_output_dir
 from gge.scoring import SampleResult
 from gge.types import LabelValue
 
@@ -530,12 +530,6 @@ def _read_digests(path: Path) -> dict[str, str] | None:
     }
 
 
-def _micro(entry: Mapping[str, Any], key: str) -> Any:
-    """A results.json entry's micro mean: ``entry["micro"][key]`` (S1), else ``entry[key]`` (older files)."""
-    micro = entry.get("micro")
-    return micro.get(key) if isinstance(micro, dict) else entry.get(key)
-
-
 def _check_reproduces(run: Run) -> None:
     """Refuse a predictions.jsonl whose lines do not give its results.json's micro Top-1 and Oracle@K."""
     for name, entry in run.document["benchmarks"].items():
@@ -547,7 +541,7 @@ def _check_reproduces(run: Run) -> None:
             f"oracle@{run.k}": _pct(sum(any(x.hits[: run.k]) for x in lines) / len(lines)),
         }
         for key, value in got.items():
-            want = _micro(entry, key)
+            want = micro_of(entry).get(key)
             if not isinstance(want, (int, float)) or isinstance(want, bool):
                 continue
             if abs(want - value) > _REPRODUCE_TOL:
@@ -1182,9 +1176,7 @@ def write_compare(doc: Mapping[str, Any], out_dir: Path, markdown: str | None = 
 
 def _check_out_dir(out_dir: Path) -> None:
     """Refuse an output folder that is a file or lies under one (one line, before anything is computed)."""
-    for p in (out_dir, *out_dir.parents):
-        if p.exists() and not p.is_dir():
-            raise GgeError(f"--out {out_dir}: {p} is a file, not a folder")
+    check_output_dir(out_dir, option="--out")
 
 
 def run_compare(

@@ -45,8 +45,8 @@ from PIL import Image
 from gge.analysis import MISS_KINDS, OUTCOMES, outcome
 from gge.benchmarks.base import TableSpec
 from gge.loggers.overlays import draw_overlay, pick_rank
-from gge.metrics import label_values
-from gge.report import fmt, fmt_signed, micro_of, subset_text
+from gge.metrics import label_values, micro_of
+from gge.report import fmt, fmt_signed, subset_text
 from gge.runstate import atomic_write
 from gge.scoring import SampleResult
 from gge.types import LabelValue, Sample
@@ -984,7 +984,7 @@ def _headline(entry: Mapping[str, Any], k: int) -> str:
     rule, top1, oracle = _official(entry, k)
     one = _one_answer(k)
     intervals = _mapping(entry.get("intervals"))
-    micro = micro_of(entry, k)  # an entry written before the headlines moved: its top1 is micro
+    micro = micro_of(entry)  # an entry written before the headlines moved: its top1 is micro
     bits = [f"official ({esc(rule)}): Top-1 <b>{_pct(top1)}</b>"]
     if not one:
         bits += [f"Oracle@{k} <b>{_pct(oracle)}</b>", f"gap {_pct(_gap(top1, oracle))}"]

@@ -273,6 +273,24 @@ def mean_over_benchmarks(entries: Mapping[str, Stats], k: int) -> Stats:
     return out
 
 
+def micro_of(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The micro means (hits over samples) of a results.json entry: ``top1``, ``oracle@1`` ... ``oracle@K``.
+
+    An entry written before the headlines moved has no ``micro`` key: its unqualified ``top1`` and
+    ``oracle@j`` are the micro means.
+
+    Example:
+        >>> micro_of({"top1": 40.0, "oracle@2": 60.0, "samples": 5})
+        {'top1': 40.0, 'oracle@2': 60.0}
+        >>> micro_of({"top1": 45.0, "micro": {"top1": 40.0, "oracle@2": 60.0}})["top1"]
+        40.0
+    """
+    micro = entry.get("micro")
+    if isinstance(micro, Mapping):
+        return micro
+    return {key: v for key, v in entry.items() if key == "top1" or key.startswith("oracle@")}
+
+
 def scalar_metrics(entries: Mapping[str, Stats], k: int) -> dict[str, float]:
     """The scalars a logger plots: ``grounding/<benchmark>/<name>`` for each benchmark, and the mean.
 
@@ -299,7 +317,7 @@ def scalar_metrics(entries: Mapping[str, Stats], k: int) -> dict[str, float]:
     values: dict[str, float] = {}
     for name, e in entries.items():
         off = e["official"]
-        micro = e.get("micro") or {"top1": e["top1"], f"oracle@{k}": e[f"oracle@{k}"]}
+        micro = micro_of(e)
         pairs: list[tuple[str, Any]] = [
             ("top1", off["top1"]),
             ("micro/top1", micro["top1"]),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gge.metrics import micro_of
 from gge.selection import STRATEGIES
 
 
@@ -66,24 +67,6 @@ def render_table(t: Mapping[str, Any], k: int) -> str:
     return f"{title} ({what}, %)\n\n{markdown_table(header, rows)}"
 
 
-def micro_of(entry: Mapping[str, Any], k: int) -> Mapping[str, Any]:
-    """The micro means (hits over samples) of a results.json entry: ``top1`` and ``oracle@K``.
-
-    An entry written before the headlines moved has no ``micro`` key: its unqualified ``top1`` and
-    ``oracle@K`` are the micro means.
-
-    Example:
-        >>> micro_of({"top1": 40.0, "oracle@2": 60.0}, 2)
-        {'top1': 40.0, 'oracle@2': 60.0}
-        >>> micro_of({"top1": 45.0, "micro": {"top1": 40.0, "oracle@2": 60.0}}, 2)["top1"]
-        40.0
-    """
-    micro = entry.get("micro")
-    if isinstance(micro, Mapping):
-        return micro
-    return {"top1": entry.get("top1"), f"oracle@{k}": entry.get(f"oracle@{k}")}
-
-
 def subset_text(subset: object, titles: Mapping[str, str]) -> str:
     """What a subset run says of itself (results.json ``subset``), or "" for a full run.
 
@@ -124,7 +107,7 @@ def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: 
     n = entry["samples"]
     ci = entry["intervals"]
     off = entry["official"]
-    micro = micro_of(entry, k)
+    micro = micro_of(entry)
     one = k == 1
 
     def interval(key: str) -> str:

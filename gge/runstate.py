@@ -166,8 +166,8 @@ def _clear(folder: Path) -> None:
             path.unlink()
 
 
-def check_output_dir(folder: str | Path) -> Path:
-    """``folder`` as a Path, or a one-line error when it (or a parent) is a file.
+def check_output_dir(folder: str | Path, *, option: str = "output_dir") -> Path:
+    """``folder`` as a Path, or a one-line error (naming ``option``) when it or a parent is a file.
 
     Example:
         >>> import tempfile
@@ -181,7 +181,7 @@ def check_output_dir(folder: str | Path) -> Path:
     path = Path(folder)
     for p in (path, *path.parents):
         if p.exists() and not p.is_dir():
-            raise GgeError(f"output_dir {path}: {p} is a file, not a folder")
+            raise GgeError(f"{option} {path}: {p} is a file, not a folder")
     return path
 
 
