@@ -589,6 +589,8 @@ def test_summary_out_that_cannot_be_a_folder_is_refused_before_the_dump_is_read(
     if locked.is_dir() and not os.access(locked, os.W_OK):
         code, _, err = cli(["summarize-verl", str(broken), "--out", str(locked / "gge" / "o")], capsys)
         one_line_error(code, err, f"--out {locked / 'gge' / 'o'}: {locked} is not writable")
+        code, _, err = cli(["summarize-verl", str(broken), "--out", str(locked)], capsys)
+        one_line_error(code, err, f"--out {locked}: {locked} is not writable")
     # a write that fails after scoring (results.json is a folder there): one line naming the file
     out = tmp_path / "o"
     (out / "results.json").mkdir(parents=True)
