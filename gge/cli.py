@@ -769,6 +769,8 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
             results = merge_results([restored, gathered], samples[name])
             entry = benchmark_metrics(bench, results, k=k, strategy=strategy, **options)
             entry["load"] = loads[name].summary
+            # what this run evaluated (its first max_samples), which gge compare pairs on
+            entry["samples_digest"] = samples_digest(samples[name])
             if isinstance(policy, ReplayModel):
                 entry["unmatched_predictions"] = policy.unknown_ids(name, (s.id for s in loads[name].samples))
                 entry["missing_predictions"] = len(policy.missing_ids(name, (s.id for s in samples[name])))

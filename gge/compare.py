@@ -363,9 +363,11 @@ class Run:
         document: results.json, parsed.
         lines: Per benchmark, the samples in file order.
         label: Name shown in tables.
-        digests: Per benchmark, the samples digest recorded in the run.json beside results.json
-            (:func:`gge.runstate.samples_digest`: ids, instructions, screenshot names); None when
-            there is no run.json (results written by an older gge, or by summarize-verl).
+        digests: Per benchmark, the digest of the samples it evaluated
+            (:func:`gge.runstate.samples_digest`: ids, instructions, screenshot names): results.json's
+            ``samples_digest``, else the one in the run.json beside it (of every sample its data held);
+            None when there is neither (results written by an older gge, or by summarize-verl).
+        digests_file: The file the digests were read from.
     """
 
     folder: Path
@@ -375,6 +377,7 @@ class Run:
     lines: Mapping[str, list[Line]]
     label: str
     digests: Mapping[str, str] | None = None
+    digests_file: Path | None = None
 
     @property
     def run_json(self) -> Path:
@@ -514,6 +517,22 @@ def _parse_line(rec: Any, where: str, lineno: int, selection: str) -> tuple[str,
     return bench, line
 
 
+def _evaluated_digests(document: Mapping[str, Any]) -> dict[str, str] | None:
+    """The digest of the samples each benchmark evaluated (results.json ``samples_digest``), or None.
+
+    A subset run (``max_samples``) evaluated its first N samples: those are what it is paired on, not
+    everything its data folder held (run.json's digest, which resume checks, covers all of them).
+    Written by eval since issue 19; older results and summarize-verl's have none.
+    """
+    entries = document.get("benchmarks")
+    if not isinstance(entries, Mapping) or not entries:
+        return None
+    digests = {name: e.get("samples_digest") for name, e in entries.items() if isinstance(e, Mapping)}
+    if len(digests) != len(entries) or not all(isinstance(d, str) for d in digests.values()):
+        return None
+    return {name: str(d) for name, d in digests.items()}
+
+
 def _read_digests(path: Path) -> dict[str, str] | None:
     """The samples digest of each benchmark in a run.json; None when there is no run.json."""
     if not path.is_file():
@@ -605,6 +624,9 @@ def load_run(path: str | Path, label: str | None = None) -> Run:
             f"{predictions_path}: lines for {', '.join(extra)}, which {results_path} does not report "
             f"(files from different runs?)"
         )
+    digests, digests_file = _evaluated_digests(doc), results_path
+    if digests is None:
+        digests, digests_file = _read_digests(folder / RUN_FILE), folder / RUN_FILE
     run = Run(
         folder,
         results_path,
@@ -612,7 +634,8 @@ def load_run(path: str | Path, label: str | None = None) -> Run:
         doc,
         lines,
         label or folder.resolve().name,
-        _read_digests(folder / RUN_FILE),
+        digests,
+        digests_file,
     )
     _check_reproduces(run)
     return run
@@ -710,13 +733,14 @@ def _check_pairable(a: Run, b: Run) -> list[str]:
             raise _refuse(
                 a,
                 b,
-                f"{name}: different samples behind the same ids: samples digest {da[:16]}… in {a.run_json} "
-                f"vs {db[:16]}… in {b.run_json} (other screenshots or instructions: other data?)",
+                f"{name}: different samples behind the same ids: samples digest {da[:16]}… in "
+                f"{a.digests_file} vs {db[:16]}… in {b.digests_file} (other screenshots or instructions: "
+                "other data?)",
             )
         for side, run, digest in (("A", a, da), ("B", b, db)):
             if digest is None and run.digests is not None:
                 notes.append(
-                    f"{name}: {side} ({run.folder}) records no samples digest in {run.run_json}: "
+                    f"{name}: {side} ({run.folder}) records no samples digest in {run.digests_file}: "
                     f"samples paired by id only"
                 )
     for side, run in (("A", a), ("B", b)):

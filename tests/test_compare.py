@@ -487,16 +487,46 @@ def test_refuses_other_screenshots_behind_the_same_ids(
         run(parse_args(argv), out=io.StringIO())
     ids = [[r["id"] for r in _lines(tmp_path / n / "predictions.jsonl")] for n in ("here", "there")]
     assert ids[0] == ids[1]  # the pairing by ids alone would accept them
+    # a subset run is paired on what it evaluated: the digest of its 6 samples, in results.json
     digests = [
-        json.loads((tmp_path / n / "run.json").read_text())["fingerprint"]["benchmarks"]["screenspot_v2"][
-            "samples"
+        json.loads((tmp_path / n / "results.json").read_text())["benchmarks"]["screenspot_v2"][
+            "samples_digest"
         ]
         for n in ("here", "there")
     ]
     err = _refused(capsys, tmp_path / "here", tmp_path / "there")
     assert "screenspot_v2: different samples behind the same ids" in err
     assert digests[0][:16] in err and digests[1][:16] in err
-    assert str(tmp_path / "here" / "run.json") in err and str(tmp_path / "there" / "run.json") in err
+    assert str(tmp_path / "here" / "results.json") in err and str(tmp_path / "there" / "results.json") in err
+
+
+def _eval_screenspot(root: Path, out: Path, *extra: str) -> None:
+    argv = [f"data_root={root}", "benchmarks=[screenspot_v2]", f"output_dir={out}", "report_misses=0", *extra]
+    run(parse_args(argv), out=io.StringIO())
+
+
+def test_subset_runs_pair_on_what_they_evaluated(
+    demo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Data that differs only past the first N samples: N-sample runs pair, whole runs are refused."""
+    edited = tmp_path / "edited"
+    shutil.copytree(demo_suite / "screenspot_v2", edited / "screenspot_v2")
+    web = edited / "screenspot_v2" / "screenspot_web_v2.json"
+    records = json.loads(web.read_text())
+    records[-1]["instruction"] = "Follow the 'Decompress' link"  # the suite's last sample, web_11
+    web.write_text(json.dumps(records))
+    for name, root, extra in (
+        ("a5", demo_suite, ["max_samples=5"]),
+        ("b5", edited, ["max_samples=5"]),
+        ("a", demo_suite, []),
+        ("b", edited, []),
+    ):
+        _eval_screenspot(root, tmp_path / name, *extra)
+    doc = compare_runs(load_run(tmp_path / "a5"), load_run(tmp_path / "b5"), resamples=50)
+    e = doc["benchmarks"]["screenspot_v2"]
+    assert e["samples"] == 5 and e["micro"]["top1"]["diff"] == 0.0  # the same 5 samples, the same model
+    err = _refused(capsys, tmp_path / "a", tmp_path / "b")
+    assert "screenspot_v2: different samples behind the same ids" in err
 
 
 def test_refuses_different_benchmarks(runs: dict[str, Path], tmp_path: Path) -> None:
