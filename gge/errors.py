@@ -10,6 +10,15 @@ class GgeError(Exception):
     """Bad input or configuration: the message names the file, line, record or key at fault."""
 
 
+class TransientError(GgeError):
+    """A bad state of the world, not of the arguments: a retry may succeed.
+
+    A server down or restarting, a file system that failed a read, a folder locked by another run.
+    It is a :class:`GgeError` (one line, no traceback); ``gge watch`` spends an attempt on it and
+    tries the step again instead of recording a configuration error.
+    """
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A ``" (did you mean 'x'?)"`` suffix for an unknown name, or ``""`` when nothing is close.
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
 
-from gge.errors import GgeError
+from gge.errors import GgeError, TransientError
 
 __all__ = ["PredictionLog", "Records", "existing_logs", "rank_log_path", "read_records"]
 
@@ -199,7 +199,7 @@ def read_records(paths: Iterable[str | Path], *, repair: bool = True) -> Records
         except FileNotFoundError:
             raise GgeError(f"prediction log not found: {path}") from None
         except OSError as e:
-            raise GgeError(f"cannot read prediction log {path}: {e}") from None
+            raise TransientError(f"cannot read prediction log {path}: {e}") from None
         spans = _line_spans(data)
         end = _good_end(data, spans)
         if end < len(data):

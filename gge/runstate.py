@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gge.errors import GgeError
+from gge.errors import GgeError, TransientError
 from gge.predlog import existing_logs
 from gge.types import Sample
 
@@ -325,7 +325,7 @@ def output_dir_lock(folder: str | Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
-            raise GgeError(
+            raise TransientError(
                 f"output_dir {out} is in use by another gge run ({holder}); wait for it to end, "
                 "or choose another output_dir"
             ) from None

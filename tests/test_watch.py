@@ -50,6 +50,9 @@ SMALL = [
     "model.critic_max_new_tokens=6",
     "model.device=cpu",
 ]
+SUBSET_LINE = (  # the demo's ScreenSpot-v2 has 3 x 12 samples; max_samples=2 keeps 2
+    "subset: first 2 of 36 samples (ScreenSpot-v2); max_samples=2: not comparable with published numbers"
+)
 RUN_NAME = "Qwen3-VL-tiny-grpo"  # the watched folder: eval picks the qwen3_vl preset from this name
 
 
@@ -106,7 +109,9 @@ def _check_rows_match_results(out: Path, steps: list[int]) -> None:
         k = doc["k"]
         assert "grounding/screenspot_v2/top1" in expected
         assert (f"grounding/screenspot_v2/oracle@{k}" in expected) is (k > 1)  # one answer: Top-1 only
-        assert {key: float(v) for key, v in row.items() if key != "step" and v != ""} == expected
+        assert row["subset"] == SUBSET_LINE  # every step here is a max_samples=2 run
+        scalars = {key: float(v) for key, v in row.items() if key not in ("step", "subset") and v != ""}
+        assert scalars == expected
 
 
 def test_checkpoints_appearing_one_by_one_are_each_evaluated_once_in_step_order(
@@ -440,3 +445,41 @@ def test_a_checkpoint_removed_before_its_evaluation_is_reported(
     out = io.StringIO()
     watch(root, _eval_args(demo_suite), once=True, stdout=out)
     assert "was removed" not in out.getvalue()  # said once
+
+
+def _trimmed_screenspot(demo: Path, dest: Path) -> Path:
+    """The demo suite with ScreenSpot-v2 cut by hand to its first record per file (3 samples)."""
+    shutil.copytree(demo, dest)
+    for f in (dest / "screenspot_v2").glob("*.json"):
+        f.write_text(json.dumps(json.loads(f.read_text(encoding="utf-8"))[:1]), encoding="utf-8")
+    return dest
+
+
+def test_a_subset_run_says_so_in_its_line_its_entry_and_its_csv_row_a_full_run_does_not(
+    models: dict[int, Path], demo_suite: Path, tmp_path: Path
+) -> None:
+    data = _trimmed_screenspot(demo_suite, tmp_path / "data")
+    for cut, subset, text in [
+        (
+            ["max_samples=2"],
+            {"max_samples": 2, "benchmarks": {"screenspot_v2": {"evaluated": 2, "total": 3}}},
+            "subset: first 2 of 3 samples (ScreenSpot-v2); max_samples=2: not comparable with published "
+            "numbers",
+        ),
+        ([], None, ""),  # all 3 samples: a full run
+    ]:
+        root = tmp_path / f"{RUN_NAME}{len(cut)}"
+        _place(models[1], root / "checkpoint-4")
+        args = [f"data_root={data}", *[a for a in SMALL if not a.startswith("max_samples=")], *cut]
+        report = watch(root, args, once=True, stdout=(buf := io.StringIO()))
+        assert report.evaluated == [4]
+        out = root / "gge_watch"
+        entry = _state(out)["steps"]["4"]
+        assert entry["subset"] == subset
+        doc = json.loads((out / "step_4" / "results.json").read_text(encoding="utf-8"))
+        assert doc["subset"] == subset
+        (row,) = _csv_rows(out)
+        assert row["subset"] == text and list(row)[:2] == ["step", "subset"]
+        (line,) = [x for x in buf.getvalue().splitlines() if "step 4: Top-1 " in x]
+        bench = "; " + text if text else ""
+        assert line.endswith(f" (mean of 1 benchmarks{bench}) -> {out / 'step_4'}")

@@ -10,10 +10,12 @@ evaluation (after a sample is written), by W&B without an API key, and by an int
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
 import shutil
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +33,8 @@ from gge.errors import GgeError
 from gge.integrations import watch as watch_mod
 from gge.integrations.watch import METRICS_FILE, WATCH_FILE, watch, watch_main
 from gge.predlog import PredictionLog
+from gge.report import render_summary
+from gge.runstate import output_dir_lock
 
 SMALL = [
     "benchmarks=[screenspot_v2]",
@@ -272,3 +276,117 @@ def test_ctrl_c_during_an_evaluation_uses_no_attempt(
     assert report.evaluated == [1] and not report.failed  # --attempts 1: the interrupted one was not it
     assert "resuming: 1 samples already finished" in buf.getvalue()
     assert (_state(out)["steps"]["1"]["status"], _state(out)["steps"]["1"]["attempts"]) == ("done", 1)
+
+
+def _retried_then_done(root: Path, args: list[str], error: str) -> None:
+    """Step 1's first attempt failed with ``error``: an attempt used, to be tried again, not config_error."""
+    out = root / "gge_watch"
+    entry = _state(out)["steps"]["1"]
+    assert (entry["status"], entry["attempts"], entry["error"]) == ("retry", 1, error)
+    report = watch(root, args, once=True, attempts=2, stdout=(buf := io.StringIO()))
+    assert report.evaluated == [1] and not report.config_errors and "(attempt 2 of 2)" in buf.getvalue()
+    assert (_state(out)["steps"]["1"]["status"], _state(out)["steps"]["1"]["attempts"]) == ("done", 2)
+
+
+def _first_attempt(root: Path, args: list[str]) -> tuple[watch_mod.WatchReport, str]:
+    report = watch(root, args, once=True, attempts=2, stdout=(buf := io.StringIO()))
+    assert report.failed == [1] and report.config_errors == {} and report.evaluated == []
+    return report, buf.getvalue()
+
+
+def test_a_step_folder_locked_by_another_run_uses_an_attempt_and_is_retried(
+    model: Path, demo_suite: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "Qwen3-VL-tiny-grpo"
+    shutil.copytree(model, root / "checkpoint-1")
+    args = _args(demo_suite)
+    step_dir = root / "gge_watch" / "step_1"
+    with output_dir_lock(step_dir):  # another gge run holds the step's folder
+        _, said = _first_attempt(root, args)
+    error = _state(root / "gge_watch")["steps"]["1"]["error"]
+    assert error.startswith(f"output_dir {step_dir} is in use by another gge run (pid {os.getpid()}, ")
+    assert f"step 1: failed: {error}; tried again later" in said
+    _retried_then_done(root, args, error)
+
+
+def test_an_unreadable_annotation_file_uses_an_attempt_and_is_retried(
+    model: Path, demo_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    annotations = demo_suite / "screenspot_v2" / "screenspot_mobile_v2.json"
+    failing = [True]
+    real_read_text = Path.read_text
+
+    def read_text(self: Path, *a: Any, **kw: Any) -> str:  # the file system fails the read, as NFS can
+        if self == annotations and failing:
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(self))
+        return real_read_text(self, *a, **kw)
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    root = tmp_path / "Qwen3-VL-tiny-grpo"
+    shutil.copytree(model, root / "checkpoint-1")
+    args = _args(demo_suite)
+    _first_attempt(root, args)
+    error = _state(root / "gge_watch")["steps"]["1"]["error"]
+    assert error == f"{annotations}: cannot read: Input/output error"
+    failing.clear()  # the mount is back
+    _retried_then_done(root, args, error)
+
+
+def test_a_server_down_for_the_openai_preset_uses_an_attempt_and_is_retried(
+    model: Path, demo_suite: Path, tmp_path: Path
+) -> None:
+    with socket.socket() as s:  # a loopback port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = tmp_path / "Qwen3-VL-tiny-grpo"
+    shutil.copytree(model, root / "checkpoint-1")
+    url = f"http://127.0.0.1:{port}/v1"
+    args = [
+        *_args(demo_suite),
+        "model=openai_api",
+        f"model.base_url={url}",
+        "model.api_model=served",
+        "model.max_retries=0",
+    ]
+    _first_attempt(root, args)
+    entry = _state(root / "gge_watch")["steps"]["1"]
+    assert (entry["status"], entry["attempts"]) == ("retry", 1)
+    assert entry["error"].startswith(f"POST {url}/chat/completions (model 'served'): connection error: ")
+    assert entry["error"].endswith("(after 0 retries)")
+    report = watch(root, args, once=True, attempts=2, stdout=io.StringIO())  # still down: given up
+    assert report.failed == [1] and not report.config_errors
+    assert (
+        _state(root / "gge_watch")["steps"]["1"]["status"],
+        _state(root / "gge_watch")["steps"]["1"]["attempts"],
+    ) == ("failed", 2)
+
+
+def test_an_error_finishing_a_step_whose_samples_an_earlier_attempt_logged_is_retried(
+    model: Path, demo_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "Qwen3-VL-tiny-grpo"
+    shutil.copytree(model, root / "checkpoint-1")
+    args = _args(demo_suite)
+    errors: list[BaseException] = [RuntimeError("killed while finishing"), GgeError("cannot write report.md")]
+    real_summary = render_summary
+
+    def summary(*a: Any, **kw: Any) -> Any:  # after every sample is logged, before the outputs
+        if errors:
+            raise errors.pop(0)
+        return real_summary(*a, **kw)
+
+    monkeypatch.setattr(cli, "render_summary", summary)
+    _first_attempt(root, args)
+    log = root / "gge_watch" / "step_1" / "predictions.rank0.jsonl"
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 2  # both samples logged by attempt 1
+    report = watch(root, args, once=True, attempts=3, stdout=(buf := io.StringIO()))
+    assert "resuming: 2 samples already finished" in buf.getvalue()  # attempt 2 adds no sample
+    assert report.failed == [1] and report.config_errors == {}
+    entry = _state(root / "gge_watch")["steps"]["1"]
+    assert (entry["status"], entry["attempts"], entry["error"]) == ("retry", 2, "cannot write report.md")
+    report = watch(root, args, once=True, attempts=3, stdout=io.StringIO())
+    assert report.evaluated == [1]
+    assert (
+        _state(root / "gge_watch")["steps"]["1"]["status"],
+        _state(root / "gge_watch")["steps"]["1"]["attempts"],
+    ) == ("done", 3)

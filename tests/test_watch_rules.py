@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from gge.errors import GgeError
+from gge.errors import GgeError, TransientError
 from gge.integrations import watch as watch_mod
 from gge.integrations.watch import (
     METRICS_FILE,
@@ -217,7 +217,7 @@ def test_the_csv_keeps_one_row_per_step_sorted_as_numbers(tmp_path: Path) -> Non
     watch_mod._write_metrics_csv(path, 9, {"a": 2.0, "b": 0.5})
     watch_mod._write_metrics_csv(path, 10, {"a": 3.0})
     watch_mod._write_metrics_csv(path, 9, {"a": 4.0, "b": 0.25})  # step 9 evaluated again
-    assert path.read_text(encoding="utf-8") == "step,a,b\n9,4.0,0.25\n10,3.0,\n100,1.0,\n"
+    assert path.read_text(encoding="utf-8") == "step,subset,a,b\n9,,4.0,0.25\n10,,3.0,\n100,,1.0,\n"
 
 
 # --- state: killed steps, changed arguments ---------------------------------------------------------
@@ -402,6 +402,26 @@ def _from_none() -> None:
         raise GgeError("bad configuration (x)") from None
 
 
+def _from_none_over(cause: BaseException) -> None:
+    """gge's usual ``raise GgeError(...) from None`` while handling ``cause``: it stays in __context__."""
+    try:
+        raise cause
+    except BaseException:
+        raise GgeError("cannot read it") from None
+
+
+def _twice_over(cause: BaseException) -> None:
+    """A GgeError raised from None while handling a GgeError that wraps ``cause``."""
+    try:
+        _wrapped(cause)
+    except GgeError:
+        raise GgeError("the run failed") from None
+
+
+def _transient() -> None:
+    raise TransientError("output_dir /o/step_1 is in use by another gge run (pid 7); wait for it to end")
+
+
 @pytest.mark.parametrize(
     ("make", "samples_added", "expected"),
     [
@@ -414,6 +434,16 @@ def _from_none() -> None:
         (lambda: _wrapped(RuntimeError("CUDA out of memory")), False, False),
         (lambda: (_ for _ in ()).throw(RuntimeError("CUDA out of memory")), False, False),
         (lambda: (_ for _ in ()).throw(ValueError("x")), False, False),  # not gge's bad-input error
+        (_transient, False, False),  # marked: a bad state of the world, a retry may pass
+        (lambda: _from_none_over(OSError(5, "Input/output error")), False, False),
+        (lambda: _from_none_over(ConnectionRefusedError(111, "Connection refused")), False, False),
+        (lambda: _from_none_over(TimeoutError("timed out")), False, False),
+        (lambda: _from_none_over(MemoryError()), False, False),
+        (lambda: _from_none_over(RuntimeError("CUDA error")), False, False),
+        (lambda: _from_none_over(FileNotFoundError(2, "No such file")), False, True),  # a wrong path
+        (lambda: _from_none_over(ValueError("bad")), False, True),
+        (lambda: _twice_over(OSError(5, "Input/output error")), False, False),  # two links down
+        (lambda: _twice_over(ValueError("bad shape")), False, True),
     ],
 )
 def test_a_configuration_error_is_a_gge_error_before_any_sample_not_caused_by_the_environment(
@@ -444,3 +474,74 @@ def test_samples_added_compares_the_prediction_logs_before_and_after(tmp_path: P
     assert not watch_mod._samples_added(step, before)
     (step / "predictions.rank0.jsonl").write_text('{"id": "c"}\n', encoding="utf-8")  # ... and a sample
     assert watch_mod._samples_added(step, before)
+
+
+def test_has_samples_sees_what_an_earlier_attempt_logged(tmp_path: Path) -> None:
+    step = tmp_path / "step_1"
+    assert not watch_mod._has_samples(step)  # no folder
+    step.mkdir()
+    (step / "run.json").write_text("{}", encoding="utf-8")
+    (step / "results.json").write_text("{}", encoding="utf-8")  # not a sample log
+    (step / "predictions.rank0.jsonl").write_text("", encoding="utf-8")
+    (step / "predictions.jsonl").write_text("", encoding="utf-8")
+    assert not watch_mod._has_samples(step)  # logs opened, nothing in them
+    (step / "predictions.rank3.jsonl").write_text('{"id": "a"}\n', encoding="utf-8")
+    assert watch_mod._has_samples(step)  # any rank
+    (step / "predictions.rank3.jsonl").unlink()
+    (step / "predictions.jsonl").write_text('{"id": "a"}\n', encoding="utf-8")
+    assert watch_mod._has_samples(step)  # the merged log of an earlier attempt
+
+
+def test_the_metrics_csv_has_a_subset_column_empty_for_a_full_run(tmp_path: Path) -> None:
+    path = tmp_path / METRICS_FILE
+    text = "subset: first 2 of 3 samples (B); max_samples=2: not comparable with published numbers"
+    watch_mod._write_metrics_csv(path, 5, {"grounding/b/top1": 50.0}, text)
+    watch_mod._write_metrics_csv(path, 2, {"grounding/b/top1": 25.0})
+    assert path.read_text(encoding="utf-8") == (f"step,subset,grounding/b/top1\n2,,25.0\n5,{text},50.0\n")
+    old = tmp_path / "old.csv"  # written by a watcher before the column: it is added, empty before
+    old.write_text("step,grounding/b/top1\n1,10.0\n", encoding="utf-8")
+    watch_mod._write_metrics_csv(old, 3, {"grounding/b/top1": 30.0}, "subset: x")
+    assert old.read_text(encoding="utf-8") == "step,grounding/b/top1,subset\n1,10.0,\n3,30.0,subset: x\n"
+
+
+def test_the_transient_failures_gge_meets_are_marked_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each is raised ``from None`` (no __cause__): marked TransientError, the watcher retries it."""
+    import errno
+    import socket
+    import threading
+
+    from gge.benchmarks.base import read_text
+    from gge.models.openai_api import OpenAIBackend
+    from gge.predlog import read_records
+    from gge.runstate import output_dir_lock
+
+    out = tmp_path / "o"
+    with output_dir_lock(out), pytest.raises(TransientError) as lock, output_dir_lock(out):
+        pass  # a second holder (its own open file): refused
+    assert str(lock.value).startswith(f"output_dir {out} is in use by another gge run (pid {os.getpid()}, ")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    backend = OpenAIBackend(url, "served", max_retries=0)
+    with pytest.raises(TransientError) as down:
+        backend._post({"model": "served"}, threading.Event())
+    assert str(down.value).startswith(f"POST {url}/chat/completions (model 'served'): connection error: ")
+    assert str(down.value).endswith(" (after 0 retries)")
+
+    def eio(*a: Any, **kw: Any) -> Any:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(Path, "read_text", eio)
+    monkeypatch.setattr(Path, "read_bytes", eio)
+    with pytest.raises(TransientError) as annotations:
+        read_text(tmp_path / "a.json")
+    assert str(annotations.value) == f"{tmp_path / 'a.json'}: cannot read: Input/output error"
+    with pytest.raises(TransientError) as log:
+        read_records([tmp_path / "p.jsonl"])
+    assert (
+        str(log.value) == f"cannot read prediction log {tmp_path / 'p.jsonl'}: [Errno 5] Input/output error"
+    )
+    assert not is_configuration_error(TransientError("x"), samples_added=False)

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from PIL import Image
 
-from gge.errors import GgeError
+from gge.errors import GgeError, TransientError
 from gge.types import Absent, Box, LabelValue, Polygon, Region, Sample
 
 
@@ -181,7 +181,7 @@ def read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except OSError as e:
-        raise GgeError(f"{path}: cannot read: {e.strerror or e}") from None
+        raise TransientError(f"{path}: cannot read: {e.strerror or e}") from None
     except UnicodeDecodeError as e:
         raise GgeError(f"{path}: not UTF-8 text: {e}") from None
 

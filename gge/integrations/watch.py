@@ -67,14 +67,17 @@ old ones start afresh, and the watcher says so (the usual case: correcting a con
 
 **Configuration errors are permanent.** A configuration error is a :class:`~gge.errors.GgeError`
 (gge's one-line bad-input error: a bad value, no preset or an ambiguous model family for the
-checkpoint, missing data...) raised before that attempt added any sample to
-``OUT/step_<N>/predictions.rank*.jsonl``, unless it wraps an environment failure (its cause is an
-``OSError``, ``MemoryError`` or ``RuntimeError``: a file that could not be read, memory): see
-:func:`is_configuration_error`. Retrying it with the same settings gives the same error, so it uses
-no attempt: the step is recorded as ``config_error`` with the error, said once (``step N:
-configuration error: ...``), and not evaluated again with these eval arguments (a restarted
-watcher says it once more). Fix the eval arguments and restart (accepted, see above), or, once
-the checkpoint itself is fixed, rerun with ``--retry-failed``.
+checkpoint, missing data...) raised before any sample of the step was evaluated (neither that
+attempt nor an earlier one left a sample in ``OUT/step_<N>/predictions.rank*.jsonl`` or
+``predictions.jsonl``), unless it is a :class:`~gge.errors.TransientError` (a server down after its
+retries, a step folder locked by another run, a read the file system failed) or wraps an environment
+failure (an ``OSError`` other than a missing file, ``MemoryError`` or ``RuntimeError`` in its
+``__cause__``/``__context__`` chain): see :func:`is_configuration_error`. Retrying it with the
+same settings gives the same error, so it uses no attempt: the step is recorded as
+``config_error`` with the error, said once (``step N: configuration error: ...``), and not evaluated
+again with these eval arguments (a restarted watcher says it once more). Fix the eval
+arguments and restart (accepted, see above), or, once the checkpoint itself is fixed, rerun with
+``--retry-failed``.
 
 **Failures and retries.** Any other error (a runtime failure, an error after samples were
 evaluated) is transient: the step is recorded with the error and the watcher goes on with the
@@ -83,7 +86,12 @@ next; it is tried again at the next scan (polling mode) or the next ``--once`` r
 Ctrl-C and a logger error do not), then left as ``failed``. ``--retry-failed`` gives the failed
 steps (and the configuration errors) new attempts.
 
-**Logging.** Every evaluated step adds a row to ``OUT/metrics.csv``: ``step``, then the scalars of
+**Subset runs.** A step evaluated with ``max_samples`` says so in its line (``step N: Top-1 ...
+(mean of 1 benchmarks; subset: first 200 of 1272 samples (ScreenSpot-v2); ...)``, the wording of
+:func:`gge.report.subset_text`), keeps results.json's ``subset`` record in its ``watch.json`` entry
+(``null`` for a full run) and that text in the ``subset`` column of ``metrics.csv`` (empty for a full run).
+
+**Logging.** Every evaluated step adds a row to ``OUT/metrics.csv``: ``step``, ``subset``, then the scalars of
 :func:`gge.metrics.scalar_metrics` (``grounding/<benchmark>/top1``, ``grounding/<benchmark>/oracle@K``,
 ``grounding/<benchmark>/critic_miss``, ...; ``grounding/mean/...``). The file is rewritten atomically,
 sorted by step, one row per step. ``--logger wandb`` also logs them to one W&B run (project
@@ -135,7 +143,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from gge.errors import GgeError, unknown_name
+from gge.errors import GgeError, TransientError, unknown_name
 from gge.predlog import existing_logs
 from gge.runstate import LOCK_FILE, atomic_write, check_output_dir, output_dir_lock
 
@@ -163,8 +171,10 @@ _VERL_MODEL_DIRS = ("actor/huggingface", "actor/hf", "huggingface", "hf", ".")
 _SHARD = re.compile(r".*-\d{5}-of-(\d{5})\.(safetensors|bin)")
 _IN_FLIGHT = re.compile(r".*\.(tmp|temp|part|partial|incomplete)|\..+\.[A-Za-z0-9]{6}")
 _WEIGHT_BIN = re.compile(r"(pytorch_model|model)([-.].*)?\.bin")
-_TRANSIENT_CAUSES = (OSError, MemoryError, RuntimeError)
-"""Causes that make a wrapped GgeError an environment failure, which can pass, not a configuration error."""
+_TRANSIENT_CAUSES = (OSError, MemoryError, RuntimeError, TimeoutError, ConnectionError)
+"""Causes that make a wrapped GgeError an environment failure, which can pass, not a configuration error.
+
+A ``FileNotFoundError`` is not one: a missing file is a wrong path in the arguments."""
 
 _clock: Callable[[], float] = time.time
 """The clock the settle rule reads (a test sets it)."""
@@ -487,6 +497,12 @@ def _log_marks(step_dir: Path) -> dict[str, tuple[int, int, int]]:
     return marks
 
 
+def _has_samples(step_dir: Path) -> bool:
+    """Whether ``step_dir`` holds an evaluated sample: a non-empty prediction log or ``predictions.jsonl``."""
+    files = [*existing_logs(step_dir), step_dir / "predictions.jsonl"]
+    return any(f.is_file() and f.stat().st_size > 0 for f in files)
+
+
 def _samples_added(step_dir: Path, before: Mapping[str, tuple[int, int, int]]) -> bool:
     """Whether a prediction log in ``step_dir`` is non-empty and changed since ``before``."""
     return any(mark[1] > 0 and before.get(name) != mark for name, mark in _log_marks(step_dir).items())
@@ -496,13 +512,16 @@ def is_configuration_error(error: BaseException, samples_added: bool) -> bool:
     """Whether an evaluation's error is a configuration error (permanent), not a transient one.
 
     A configuration error is a :class:`~gge.errors.GgeError` (gge's bad-input error) raised before
-    the attempt evaluated any sample, that does not wrap an environment failure (its ``__cause__`` an
-    ``OSError``, ``MemoryError`` or ``RuntimeError``). The same settings would give it again, so the
+    any sample of the step was evaluated, that is not a :class:`~gge.errors.TransientError` and does
+    not wrap an environment failure (an ``OSError`` other than ``FileNotFoundError``, a
+    ``MemoryError`` or a ``RuntimeError`` anywhere in its ``__cause__``/``__context__`` chain, which
+    ``raise ... from None`` keeps in ``__context__``). The same settings would give it again, so the
     watcher spends no attempt on it and does not retry it.
 
     Args:
         error: What the evaluation raised.
-        samples_added: Whether the attempt added a sample to the step's prediction logs.
+        samples_added: Whether the step has an evaluated sample: added by this attempt, or left in
+            its prediction logs by an earlier one.
 
     Returns:
         True for a configuration error.
@@ -514,28 +533,49 @@ def is_configuration_error(error: BaseException, samples_added: bool) -> bool:
         False
         >>> is_configuration_error(RuntimeError("CUDA out of memory"), samples_added=False)
         False
+        >>> is_configuration_error(TransientError("POST ...: connection refused"), samples_added=False)
+        False
     """
     return (
         isinstance(error, GgeError)
+        and not isinstance(error, TransientError)
         and not samples_added
-        and not isinstance(error.__cause__, _TRANSIENT_CAUSES)
+        and not _wraps_environment_failure(error)
     )
+
+
+def _wraps_environment_failure(error: BaseException) -> bool:
+    """Whether ``error``'s ``__cause__``/``__context__`` chain holds an environment failure."""
+    seen: set[int] = set()
+    todo = [error.__cause__, error.__context__]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, _TRANSIENT_CAUSES) and not isinstance(e, FileNotFoundError):
+            return True
+        todo += [e.__cause__, e.__context__]
+    return False
 
 
 # --- logging -----------------------------------------------------------------------------------------
 
 
-def _write_metrics_csv(path: Path, step: int, scalars: Mapping[str, float]) -> None:
-    """Put ``step``'s row into the CSV (replacing an earlier row of that step), sorted by step."""
+def _write_metrics_csv(path: Path, step: int, scalars: Mapping[str, float], subset: str = "") -> None:
+    """Put ``step``'s row into the CSV (replacing an earlier row of that step), sorted by step.
+
+    ``subset`` is the step's :func:`gge.report.subset_text` ("" for a full run).
+    """
     rows: list[dict[str, str]] = []
-    header: list[str] = ["step"]
+    header: list[str] = ["step", "subset"]
     if path.is_file():
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
             header = list(reader.fieldnames or header)
             rows = [r for r in reader if r.get("step") != str(step)]
-    header += sorted(k for k in scalars if k not in header)
-    rows.append({"step": str(step), **{k: repr(float(v)) for k, v in scalars.items()}})
+    header += [k for k in ("subset", *sorted(scalars)) if k not in header]
+    rows.append({"step": str(step), "subset": subset, **{k: repr(float(v)) for k, v in scalars.items()}})
     rows.sort(key=lambda r: int(r["step"]))
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=header, restval="", lineterminator="\n")
@@ -672,6 +712,13 @@ def _watch_lock(out: Path) -> Iterator[None]:
         ) from None
 
 
+def _titles(benchmarks: Mapping[str, Any]) -> dict[str, str]:
+    """Each benchmark's title (its name when this gge does not know it), for the subset line."""
+    from gge.benchmarks import REGISTRY
+
+    return {name: REGISTRY[name].title if name in REGISTRY else name for name in benchmarks}
+
+
 def _release_memory() -> None:
     gc.collect()
     torch = sys.modules.get("torch")
@@ -791,6 +838,7 @@ class _Watcher:
         """Evaluate one checkpoint through eval, log its scalars, record it; False when it failed."""
         from gge import cli
         from gge.metrics import scalar_metrics
+        from gge.report import subset_text
 
         key = str(ck.step)
         entry = self.state.steps.setdefault(key, {"attempts": 0})
@@ -806,12 +854,14 @@ class _Watcher:
         again = f" (attempt {entry['attempts']} of {self.attempts})" if entry["attempts"] > 1 else ""
         self.say(f"step {ck.step}: evaluating {ck.path}{again}")
         logs_before = _log_marks(step_dir)
+        evaluated_before = _has_samples(step_dir)  # an earlier attempt's samples, resumed by this one
         try:
             cfg = cli.parse_args([*self.eval_args, f"ckpt={ck.path}", f"output_dir={step_dir}"])
             document = cli.run(cfg, out=self.stdout)
             k = int(document["k"])
             scalars = scalar_metrics(document["benchmarks"], k)
-            _write_metrics_csv(self.out / METRICS_FILE, ck.step, scalars)
+            subset = subset_text(document.get("subset"), _titles(document["benchmarks"]))
+            _write_metrics_csv(self.out / METRICS_FILE, ck.step, scalars, subset)
             if self.wandb is not None:
                 self.wandb.log(ck.step, scalars)
         except _LoggerError:  # not the checkpoint's fault: stop the watcher, that attempt not counted
@@ -825,7 +875,7 @@ class _Watcher:
             raise KeyboardInterrupt from None
         except Exception as e:
             error = _one_line(e)
-            if is_configuration_error(e, _samples_added(step_dir, logs_before)):
+            if is_configuration_error(e, evaluated_before or _samples_added(step_dir, logs_before)):
                 entry.update(
                     status="config_error", attempts=entry["attempts"] - 1, error=error, finished=_now()
                 )
@@ -855,6 +905,7 @@ class _Watcher:
             status="done",
             finished=_now(),
             k=k,
+            subset=document.get("subset"),
             **{key: mean.get(key) for key in keys},
             benchmarks={
                 name: {key: e.get(key) for key in keys} for name, e in document["benchmarks"].items()
@@ -869,7 +920,7 @@ class _Watcher:
         oracle = "" if k == 1 else f", Oracle@{k} {pct(mean.get(f'oracle@{k}'))}"
         self.say(
             f"step {ck.step}: Top-1 {pct(mean['top1'])}{oracle} "
-            f"(mean of {len(mean['benchmarks'])} benchmarks) -> {step_dir}"
+            f"(mean of {len(mean['benchmarks'])} benchmarks{'; ' + subset if subset else ''}) -> {step_dir}"
         )
         _release_memory()
         return True

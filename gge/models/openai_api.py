@@ -49,7 +49,7 @@ from typing import Any
 
 from PIL import Image
 
-from gge.errors import GgeError
+from gge.errors import GgeError, TransientError
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
 
@@ -401,8 +401,8 @@ class OpenAIBackend:
         key = os.environ.get(self.api_key_env)
         return text.replace(key, "***") if key else text
 
-    def _fail(self, what: str) -> GgeError:
-        return GgeError(self._redact(f"POST {self.url} (model {self.model!r}): {what}"))
+    def _fail(self, what: str, kind: type[GgeError] = GgeError) -> GgeError:
+        return kind(self._redact(f"POST {self.url} (model {self.model!r}): {what}"))
 
     def _post_once(self, payload: bytes) -> dict[str, Any]:
         """One try: the parsed JSON answer, or _Retryable, or GgeError (refused / malformed)."""
@@ -454,7 +454,7 @@ class OpenAIBackend:
                 data = self._post_once(payload)
             except _Retryable as e:
                 if attempt == self.max_retries:
-                    raise self._fail(f"{e.what} (after {self.max_retries} retries)") from None
+                    raise self._fail(f"{e.what} (after {self.max_retries} retries)", TransientError) from None
                 delay = min(
                     self.backoff_s * 2**attempt if e.retry_after is None else e.retry_after, MAX_DELAY_S
                 )
