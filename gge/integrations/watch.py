@@ -568,7 +568,7 @@ def _write_metrics_csv(path: Path, step: int, scalars: Mapping[str, float], subs
     ``subset`` is the step's :func:`gge.report.subset_text` ("" for a full run).
     """
     rows: list[dict[str, str]] = []
-    header: list[str] = ["step", "subset"]
+    header: list[str] = ["step"]
     if path.is_file():
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
