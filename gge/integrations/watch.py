@@ -1042,8 +1042,9 @@ def watch_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "A configuration error (a gge error such as a bad value or an ambiguous model family, "
-            "raised before any sample of the step was evaluated, and not caused by a file read or "
-            "memory failure) uses no attempt: it is said once, recorded as config_error and not retried "
+            "raised before any sample of the step was evaluated, by this attempt or an earlier one, and "
+            "not a transient failure: a server down, an output folder another run holds, a failed file "
+            "read, memory) uses no attempt: it is said once, recorded as config_error and not retried "
             "with these arguments; restart with corrected key=value arguments (accepted while nothing "
             "was evaluated with the old ones). Other errors are transient: retried --attempts times."
         ),
