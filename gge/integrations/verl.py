@@ -1845,12 +1845,9 @@ def _check_summary_out(out: str | Path) -> Path:
     """
     path = Path(out)
     try:
-        check_output_dir(path)
-    except GgeError:
-        file = next(p for p in (path, *path.parents) if p.exists() and not p.is_dir())
-        raise GgeError(
-            f"--out {path}: {file} is a file, not a folder: give the folder the summary goes to"
-        ) from None
+        check_output_dir(path, option="--out")
+    except GgeError as e:
+        raise GgeError(f"{e}: give the folder the summary goes to") from None
     existing = next((p for p in (path, *path.parents) if p.exists()), Path.cwd())
     if not os.access(existing, os.W_OK | os.X_OK):
         raise GgeError(f"--out {path}: {existing} is not writable: give a folder the summary can go to")
