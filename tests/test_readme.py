@@ -3,28 +3,22 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytorch_lightning as pl
 import torch
+from answered import Noting, critic_pick, hits
 from pytorch_lightning.loggers import CSVLogger
 from tiny_checkpoints import build_tiny_qwen3_vl
 from torch.utils.data import DataLoader, TensorDataset
 
 from gge.models.hf_loading import load_model
-from gge.types import Absent, Candidate, Prediction, Sample
+from gge.types import Prediction, Sample
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def _hits(sample: Sample, c: Candidate) -> bool:
-    """A point in the target, or an abstention where the target is absent (OSWorld-G's infeasible tasks)."""
-    if c.point is None:
-        return c.abstains and isinstance(sample.region, Absent)
-    return sample.region.contains(*c.point)
 
 
 def _snippet() -> str:
@@ -82,17 +76,7 @@ def test_callback_snippet_runs_as_written(demo_suite: Path, tmp_path: Path, one_
     snippet_policy = callback.policy_fn
     assert snippet_policy is not None
 
-    class Noting:  # the snippet's policy, noting what it answered
-        def __init__(self, inner: Any) -> None:
-            self.inner = inner
-            self.settings_ = inner.settings_
-
-        def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
-            out = self.inner.predict(samples)
-            answered.extend(zip(samples, out, strict=True))
-            return list(out)
-
-    callback.policy_fn = lambda module: Noting(snippet_policy(module))
+    callback.policy_fn = lambda module: Noting(snippet_policy(module), answered)  # notes what it answered
     module = Trained(load_model(ckpt))
     fit = pl.Trainer(
         default_root_dir=str(tmp_path),
@@ -113,11 +97,8 @@ def test_callback_snippet_runs_as_written(demo_suite: Path, tmp_path: Path, one_
         assert len(mine) == 2
         top1 = oracle = 0
         for sample, pred in mine:
-            # the critic's pick: the first candidate of the highest score (the first when none is scored)
-            scored = [c for c in pred.candidates if c.score is not None]
-            pick = max(scored, key=lambda c: c.score or 0.0) if scored else pred.candidates[0]
-            top1 += _hits(sample, pick)
-            oracle += any(_hits(sample, c) for c in pred.candidates[:5])
+            top1 += hits(sample, critic_pick(pred))
+            oracle += any(hits(sample, c) for c in pred.candidates[:5])
         assert float(metrics[f"grounding/{name}/top1"]) == pytest.approx(100 * top1 / 2)
         assert float(metrics[f"grounding/{name}/oracle@5"]) == pytest.approx(100 * oracle / 2)
     (entry,) = callback.history

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import torch
+from answered import Noting, critic_pick, hits
 from gge.callbacks import GroundingEvalTrainerCallback
 from tiny_checkpoints import build_tiny_qwen3_vl
 from transformers import Trainer, TrainingArguments
@@ -30,7 +31,7 @@ from gge.models.factory import preset_settings
 from gge.models.hf import TransformersBackend
 from gge.models.hf_loading import load_model, load_processor
 from gge.models.policy import GroundingPolicy
-from gge.types import Absent, Candidate, Prediction, Sample
+from gge.types import Candidate, Prediction, Sample
 
 BENCHMARKS = ["screenspot_v2", "osworld_g"]
 
@@ -504,13 +505,6 @@ def test_bad_arguments_and_set_up(demo_suite: Path, tmp_path: Path) -> None:
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def _hits(sample: Sample, c: Candidate) -> bool:
-    """A point in the target, or an abstention where the target is absent (OSWorld-G's infeasible tasks)."""
-    if c.point is None:
-        return c.abstains and isinstance(sample.region, Absent)
-    return sample.region.contains(*c.point)
-
-
 def test_readme_snippet_runs_as_written(tiny_vl: Path, demo_suite: Path, tmp_path: Path) -> None:
     """The README's ``GroundingEvalTrainerCallback`` block, as written, under a real ``Trainer.train``."""
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
@@ -533,28 +527,18 @@ def test_readme_snippet_runs_as_written(tiny_vl: Path, demo_suite: Path, tmp_pat
     snippet_policy = callback.policy_fn
     assert snippet_policy is not None
 
-    class Noting:  # the snippet's policy, noting what it answered
-        def __init__(self, inner: Any) -> None:
-            self.inner = inner
-            self.settings_ = inner.settings_
-
-        def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
-            out = self.inner.predict(samples)
-            answered.extend(zip(samples, out, strict=True))
-            return list(out)
-
-    callback.policy_fn = lambda model, processing_class: Noting(snippet_policy(model, processing_class))
+    # the snippet's policy, noting what it answered
+    callback.policy_fn = lambda model, processing_class: Noting(
+        snippet_policy(model, processing_class), answered
+    )
     trainer = Trainer(model=load_model(tiny_vl), args=_args(tmp_path, max_steps=1), train_dataset=TextOnly())
     callback.attach(trainer)
     trainer.train()
     (row,) = _grounding_rows(trainer)
     assert sorted(s.benchmark for s, _ in answered) == sorted(callback.specs)  # one sample each
     for sample, pred in answered:
-        # the critic's pick: the first candidate of the highest score (the first when none is scored)
-        scored = [c for c in pred.candidates if c.score is not None]
-        pick = max(scored, key=lambda c: c.score or 0.0) if scored else pred.candidates[0]
-        hit = [_hits(sample, c) for c in pred.candidates]
-        top1 = 100.0 * _hits(sample, pick)
+        hit = [hits(sample, c) for c in pred.candidates]
+        top1 = 100.0 * hits(sample, critic_pick(pred))
         assert row[f"grounding/{sample.benchmark}/top1"] == top1
         assert row[f"grounding/{sample.benchmark}/oracle@{callback.k}"] == 100.0 * any(hit[: callback.k])
     assert [h["step"] for h in callback.history] == [1]
