@@ -380,11 +380,6 @@ class Run:
     digests_file: Path | None = None
 
     @property
-    def run_json(self) -> Path:
-        """The run.json beside results.json (where the samples digests are recorded)."""
-        return self.results_path.parent / RUN_FILE
-
-    @property
     def selection(self) -> str:
         """The selection strategy whose pick is Top-1."""
         return str(self.document["selection"])
