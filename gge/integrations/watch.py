@@ -479,8 +479,8 @@ def evaluated_steps(out: Path, steps: Mapping[str, Mapping[str, Any]]) -> list[i
     for folder in out.glob("step_*"):
         if not (folder.is_dir() and folder.name[5:].isdigit()):
             continue
-        files = [*existing_logs(folder), folder / "predictions.jsonl", folder / "results.json"]
-        if any(f.is_file() and f.stat().st_size > 0 for f in files):
+        results = folder / "results.json"
+        if _has_samples(folder) or (results.is_file() and results.stat().st_size > 0):
             found.add(int(folder.name[5:]))
     return sorted(found)
 
