@@ -62,10 +62,10 @@ import pytorch_lightning as pl
 import torch
 from PIL import Image, ImageDraw, ImageFont
 
-from gge.data import decode_image, make_loader
-from gge.evaluate import evaluate_batches
-from gge.module import GroundingEvalModule
-from gge.slots import SlotFolder, shm_root
+from gge.run.data import decode_image, make_loader
+from gge.run.evaluate import evaluate_batches
+from gge.run.lightning import GroundingEvalModule
+from gge.run.slots import SlotFolder, shm_root
 from gge.types import Box, Candidate, Prediction, Sample
 
 REPO = Path(__file__).resolve().parents[1]

@@ -33,10 +33,10 @@ from tiny_checkpoints import build_tiny_qwen2_5_vl
 
 from gge.benchmarks import get_benchmark
 from gge.demo import write_demo_suite
-from gge.evaluate import evaluate_samples
 from gge.models.base import Generation, GenerationRequest, Proposal
 from gge.models.hf import TransformersBackend
 from gge.models.policy import AdapterSettings, GroundingPolicy
+from gge.run.evaluate import evaluate_samples
 from gge.types import Candidate, Sample
 
 

@@ -4,7 +4,7 @@
 * :class:`GroundingEvalTrainerCallback`: a transformers ``TrainerCallback`` (also for TRL's trainers),
   imported on first use, so ``gge.callbacks`` imports without transformers installed.
 
-Both are thin adapters over :class:`gge.online.OnlineEvaluator`: one evaluation, two trainers.
+Both are thin adapters over :class:`gge.run.online.OnlineEvaluator`: one evaluation, two trainers.
 
 Example:
     >>> from gge.callbacks import GroundingEvalCallback

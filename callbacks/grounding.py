@@ -7,7 +7,7 @@ benchmarks on the model being trained, sharded across the training's processes, 
 tables of screenshots with the target, the candidates and the pick drawn (TensorBoard gets the
 overlays as images; other loggers get them as files under the log folder).
 
-It is the Lightning adapter over :class:`gge.online.OnlineEvaluator`, which it shares with the
+It is the Lightning adapter over :class:`gge.run.online.OnlineEvaluator`, which it shares with the
 transformers / TRL callback (:class:`gge.callbacks.GroundingEvalTrainerCallback`).
 
 Example:
@@ -28,8 +28,8 @@ from pytorch_lightning.utilities.model_helpers import is_overridden
 
 from gge.errors import GgeError
 from gge.models.base import Policy
-from gge.online import BenchmarkSpec, EvaluatorViews, OnlineEvaluator, check_every, check_policy, is_due
-from gge.selection import DEFAULT_CLUSTER_RADIUS
+from gge.run.online import BenchmarkSpec, EvaluatorViews, OnlineEvaluator, check_every, check_policy, is_due
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 from gge.types import Sample
 
 OWNER = "GroundingEvalCallback"

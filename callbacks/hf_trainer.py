@@ -1,7 +1,7 @@
 """GroundingEvalTrainerCallback: evaluate the model a transformers ``Trainer`` (or TRL trainer) is training.
 
 The same evaluation as :class:`gge.callbacks.GroundingEvalCallback` (one piece of code,
-:class:`gge.online.OnlineEvaluator`): fixed seeded stratified subsets, sharded over the trainer's
+:class:`gge.run.online.OnlineEvaluator`): fixed seeded stratified subsets, sharded over the trainer's
 processes, gathered once, official scoring; logged through the trainer. Give it its trainer
 (``cb.attach(trainer)``, or ``trainer=`` as TRL's own callbacks take it): events of a
 ``TrainerCallback`` carry no trainer, and the trainer is what logs, unwraps the model and knows the
@@ -56,7 +56,7 @@ from transformers.trainer_callback import ExportableState
 
 from gge.errors import GgeError
 from gge.models.base import Policy
-from gge.online import (
+from gge.run.online import (
     WANDB_STEP_KEY,
     BenchmarkSpec,
     EvaluatorViews,
@@ -65,7 +65,7 @@ from gge.online import (
     check_policy,
     is_due,
 )
-from gge.selection import DEFAULT_CLUSTER_RADIUS
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 
 OWNER = "GroundingEvalTrainerCallback"
 
@@ -79,7 +79,7 @@ _POLICY_HINT = (
 
 
 class TensorBoardLogger:
-    """A transformers ``TensorBoardCallback``'s writer, as :func:`gge.loggers.log_evaluation` takes it.
+    """A transformers ``TensorBoardCallback``'s writer, as ``log_evaluation`` (gge.loggers.dispatch) takes it.
 
     ``log_evaluation`` recognises loggers by class name (it imports no logger library) and calls
     ``logger.experiment.add_image``; this class carries that name and the writer.

@@ -52,11 +52,11 @@ import numpy as np
 from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec, read_json, read_text
 from gge.errors import GgeError
-from gge.metrics import average, group_by, micro_of, table
-from gge.report import fmt, fmt_signed, markdown_table, subset_text
-from gge.results import json_lines
-from gge.runstate import RUN_FILE, check_output_dir
-from gge.scoring import SampleResult
+from gge.report.markdown import fmt, fmt_signed, markdown_table, subset_text
+from gge.run.records import json_lines
+from gge.run.runstate import RUN_FILE, check_output_dir
+from gge.scoring.metrics import average, group_by, micro_of, table
+from gge.scoring.scoring import SampleResult
 from gge.types import LabelValue
 
 __all__ = [
@@ -122,10 +122,10 @@ def mean_statistic(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 def macro_statistic(groups: Sequence[Sequence[int]], n: int) -> Statistic:
-    """The unweighted mean over groups of each group's mean (a macro average, as :func:`gge.metrics.average`).
+    """The unweighted mean over groups of each group's mean (a macro average, as ``metrics.average``).
 
     A group absent from a resample (weight 0) is left out of that resample's mean, as
-    :func:`gge.metrics.average` averages over the groups present. A sample may be in several groups
+    :func:`gge.scoring.metrics.average` averages over the groups present. A sample may be in several groups
     (multi-label values) or in none.
 
     Args:
@@ -364,7 +364,7 @@ class Run:
         lines: Per benchmark, the samples in file order.
         label: Name shown in tables.
         digests: Per benchmark, the digest of the samples it evaluated
-            (:func:`gge.runstate.samples_digest`: ids, instructions, screenshot names): results.json's
+            (:func:`gge.run.runstate.samples_digest`: ids, instructions, screenshot names): results.json's
             ``samples_digest``, else the one in the run.json beside it (of every sample its data held);
             None when there is neither (results written by an older gge, or by summarize-verl).
         digests_file: The file the digests were read from.
@@ -1155,13 +1155,13 @@ def default_out_dir(a: Run, b: Run) -> Path:
 
 
 def _write_html(doc: Mapping[str, Any], out_dir: Path) -> Path:
-    from gge.html_report import render_compare_html, write_report_html
+    from gge.report.html import render_compare_html, write_report_html
 
     return write_report_html(out_dir / "compare.html", render_compare_html(doc))
 
 
 def write_compare(doc: Mapping[str, Any], out_dir: Path, markdown: str | None = None) -> list[Path]:
-    """Write compare.json, compare.md and compare.html (:func:`gge.html_report.render_compare_html`).
+    """Write compare.json, compare.md and compare.html (:func:`gge.report.html.render_compare_html`).
 
     Args:
         doc: A :func:`compare_runs` document.

@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gge.analysis import (
+from gge.benchmarks.base import TableSpec
+from gge.scoring.analysis import (
     OUTCOMES,
     SIZE_EDGES,
     analyse,
@@ -44,8 +45,7 @@ from gge.analysis import (
     size_buckets,
     target_area_fraction,
 )
-from gge.benchmarks.base import TableSpec
-from gge.scoring import SampleResult, score_sample
+from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Absent, Box, Candidate, Polygon, Prediction, Region, Sample
 
 
@@ -314,7 +314,7 @@ def test_analyse_gives_the_decomposition_per_official_table_cell() -> None:
 
 
 def test_a_replayed_sampling_run_reports_pass_at_k_in_results_json(tmp_path: Path) -> None:
-    from gge.cli import parse_args, run
+    from gge.cli.eval import parse_args, run
 
     first = tmp_path / "first"
     run(
@@ -368,8 +368,8 @@ def test_wandb_decomposition_rows_name_every_cell() -> None:
 
 
 def test_score_kind_is_read_off_the_scores_or_declared_by_the_policy() -> None:
-    from gge.analysis import infer_score_kind, policy_analysis_options
     from gge.demo.model import load_demo_policy
+    from gge.scoring.analysis import infer_score_kind, policy_analysis_options
 
     ranked = [_result(BOX, [(0, 0), (150, 120), (5, 5)], [2.0, 3.0, 1.0], sid="r")]
     probs = [_result(BOX, [(0, 0), (150, 120)], [0.2, 1.0], sid="p")]

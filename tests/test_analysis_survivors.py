@@ -1,4 +1,4 @@
-"""Rules of gge.analysis that a one-statement change broke without a failing test (issue 19, item 10).
+"""Rules of gge.scoring.analysis that a one-statement change broke without a failing test (issue 19, item 10).
 
 Each test compares with a direct computation on hand-built results: pass@k by enumerating subsets,
 distances by Pythagoras on a box, risk-coverage by sorting the confidences by hand.
@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from gge.analysis import analyse, infer_score_kind, miss_distances, risk_coverage
-from gge.scoring import SampleResult, score_sample
+from gge.scoring.analysis import analyse, infer_score_kind, miss_distances, risk_coverage
+from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Box, Candidate, Prediction, Region, Sample
 
 BOX = Box(100, 100, 200, 150)  # 100 x 50 px, inside a 1000 x 500 screenshot: area 1% of the screen

@@ -22,7 +22,8 @@ import pytest
 from PIL import Image
 from test_html_report import make_compare, make_document, make_run
 
-from gge.html_report import (
+from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
+from gge.report.html import (
     GALLERY_BACKGROUND,
     TABLE_HEADER_COLOUR,
     gallery_entries,
@@ -30,7 +31,6 @@ from gge.html_report import (
     render_report_html,
     write_report_html,
 )
-from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(

@@ -14,9 +14,9 @@ from pytorch_lightning.callbacks import ModelCheckpoint
 from pytorch_lightning.loggers import CSVLogger
 from torch.utils.data import DataLoader, TensorDataset
 
-from gge.analysis import OUTCOMES
+from gge.benchmarks.sampling import stratified_subset
 from gge.errors import GgeError
-from gge.sampling import stratified_subset
+from gge.scoring.analysis import OUTCOMES
 from gge.types import Candidate, Prediction, Sample
 
 
@@ -224,7 +224,7 @@ def test_standalone_eval_logs_to_wandb_and_finishes_its_run(demo_suite: Path, wa
     import wandb
     from wandb_reader import find_run_dirs, read_run
 
-    from gge.cli import parse_args, run
+    from gge.cli.eval import parse_args, run
 
     out = wandb_env / "eval"
     args = [
@@ -249,7 +249,7 @@ def test_standalone_eval_logs_to_wandb_and_finishes_its_run(demo_suite: Path, wa
 def test_standalone_eval_logs_to_csv(demo_suite: Path, tmp_path: Path) -> None:
     import io
 
-    from gge.cli import parse_args, run
+    from gge.cli.eval import parse_args, run
 
     args = [
         f"data_root={demo_suite}",

@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, draw_overlay, thumb_point
 from gge.loggers.wandb import box_layers
-from gge.scoring import score_sample
+from gge.scoring.scoring import score_sample
 from gge.types import FAR, Box, Candidate, Prediction, Sample
 
 GARBAGE = (1e19, 1e308, -float("inf"), float("inf"))

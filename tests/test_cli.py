@@ -13,9 +13,9 @@ import pytest
 from scipy.stats import binomtest
 
 from gge.benchmarks import REGISTRY
-from gge.cli import DEFAULT_BENCHMARKS, main, parse_args, run
+from gge.cli.eval import DEFAULT_BENCHMARKS, main, parse_args, run
 from gge.errors import GgeError
-from gge.selection import STRATEGIES
+from gge.scoring.selection import STRATEGIES
 from gge.types import Absent
 
 REPO = Path(__file__).resolve().parents[1]

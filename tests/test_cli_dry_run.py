@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from gge.benchmarks import get_benchmark
-from gge.cli import parse_args, run
+from gge.cli.eval import parse_args, run
 from gge.errors import GgeError
 from gge.models.base import Generation, GenerationRequest, Proposal
 from gge.models.factory import adapter_settings, load_preset

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gge.cli import main, parse_args, run
+from gge.cli.eval import main, parse_args, run
 
 REPLAY = ["benchmarks=[screenspot_v2,osworld_g]", "max_samples=3"]
 

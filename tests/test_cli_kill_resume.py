@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from gge.predlog import existing_logs
+from gge.run.predlog import existing_logs
 
 REPO = Path(__file__).resolve().parents[1]
 BENCHES = "benchmarks=[screenspot_v2,osworld_g,mmbench_gui]"
@@ -28,7 +28,7 @@ TOTAL = 3 * 36
 # prediction log holds KILL_AFTER lines.
 KILLER = """
 import os, signal, sys
-from gge import predlog
+from gge.run import predlog
 limit = int(os.environ["KILL_AFTER"])
 append = predlog.PredictionLog.append
 written = 0
@@ -40,7 +40,7 @@ def append_then_die(self, records):
     if written >= limit:
         os.kill(os.getpid(), signal.SIGKILL)
 predlog.PredictionLog.append = append_then_die
-from gge.cli import main
+from gge.cli.eval import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -11,7 +11,7 @@ import pytest
 from tiny_checkpoints import build_tiny_qwen2_5_vl
 
 from gge.benchmarks import get_benchmark
-from gge.cli import parse_args, run
+from gge.cli.eval import parse_args, run
 
 BENCH = "screenspot_v2"
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from gge.cli import parse_args, run, subset_record
+from gge.cli.eval import parse_args, run, subset_record
 from gge.errors import GgeError
-from gge.report import subset_text
+from gge.report.markdown import subset_text
 
 BENCHES = ["screenspot_v2", "osworld_g"]
 TITLES = {"screenspot_v2": "ScreenSpot-v2", "osworld_g": "OSWorld-G"}

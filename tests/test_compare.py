@@ -19,8 +19,8 @@ import pytest
 from scipy.stats import binomtest, norm
 
 from gge.benchmarks import get_benchmark
-from gge.cli import parse_args, run
-from gge.commands import main
+from gge.cli.commands import main
+from gge.cli.eval import parse_args, run
 from gge.compare import (
     MDD_FACTOR,
     MIN_CLUSTERS,

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from gge.commands import main
+from gge.cli.commands import main
 from gge.compare import compare_runs, load_run, render_markdown, resample_weights, write_compare
 from gge.errors import GgeError
 

@@ -9,7 +9,8 @@ import pytest
 import torch.utils.data
 from PIL import Image
 
-from gge.data import (
+from gge.errors import GgeError
+from gge.run.data import (
     Item,
     SampleDataset,
     batches_per_rank,
@@ -18,7 +19,6 @@ from gge.data import (
     make_loader,
     shard_indices,
 )
-from gge.errors import GgeError
 from gge.types import Box, Sample
 
 
@@ -223,7 +223,7 @@ def test_missing_and_corrupt_images_name_the_sample(tmp_path: Path) -> None:
 def test_prefetch_keeps_order_converts_and_propagates_errors(tmp_path: Path) -> None:
     import threading
 
-    from gge.data import Prefetch
+    from gge.run.data import Prefetch
 
     samples = _samples(tmp_path, 5, size=(30, 20))
     batches = list(Prefetch(make_loader(samples, batch_size=2, num_workers=2)))

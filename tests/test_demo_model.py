@@ -12,7 +12,7 @@ import pytest
 import torch
 from PIL import Image, ImageDraw
 
-from gge.cli import parse_args, run
+from gge.cli.eval import parse_args, run
 from gge.demo.model import (
     CELL,
     DemoNet,

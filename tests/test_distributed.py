@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from gge.cli import parse_args, run
-from gge.predlog import existing_logs
+from gge.cli.eval import parse_args, run
+from gge.run.predlog import existing_logs
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from gge.cli import parse_args
+from gge.cli.eval import parse_args
 from gge.integrations.verl import export_verl
 from gge.models.factory import (
     PRESET_DIR,

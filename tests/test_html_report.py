@@ -1,8 +1,9 @@
 """The self-contained report.html: gallery entries from real images, every section, escaping, compare page.
 
-The fixtures are real :class:`~gge.types.Sample` / :class:`~gge.scoring.SampleResult` objects scored by
-:func:`gge.scoring.score_sample` over small PNGs written with pillow, and hand-built documents that
-follow the issue-11 schema (research/ISSUE11_SCHEMA.md) exactly. ``test_browser.py`` reuses them.
+The fixtures are real :class:`~gge.types.Sample` / :class:`~gge.scoring.scoring.SampleResult` objects
+scored by :func:`gge.scoring.scoring.score_sample` over small PNGs written with pillow, and hand-built
+documents that follow the issue-11 schema (research/ISSUE11_SCHEMA.md) exactly.
+``test_browser.py`` reuses them.
 """
 
 from __future__ import annotations
@@ -18,17 +19,17 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gge.analysis import MISS_KINDS
 from gge.benchmarks.base import TableSpec
-from gge.html_report import (
+from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
+from gge.report.html import (
     TABLE_HEADER_COLOUR,
     gallery_entries,
     render_compare_html,
     render_report_html,
     write_report_html,
 )
-from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
-from gge.scoring import SampleResult, score_sample
+from gge.scoring.analysis import MISS_KINDS
+from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Box, Candidate, Prediction, Sample
 
 EVIL = "<script>alert(1)</script>"
@@ -493,10 +494,10 @@ def test_documents_without_new_sections_render() -> None:
 
 
 def test_report_from_a_real_demo_run(demo_suite: Path, tmp_path: Path) -> None:
-    from gge.analysis import analyse
     from gge.benchmarks import get_benchmark
-    from gge.cli import parse_args, run
+    from gge.cli.eval import parse_args, run
     from gge.models.replay import parse_line
+    from gge.scoring.analysis import analyse
 
     names = ["screenspot_v2", "osworld_g"]
     args = [

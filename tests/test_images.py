@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gge.benchmarks import get_benchmark
-from gge.cli import parse_args, run
+from gge.cli.eval import parse_args, run
 from gge.errors import GgeError
 from gge.types import Sample
 

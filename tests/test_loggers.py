@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from gge.analysis import OUTCOMES, outcome
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark, normalized_box
-from gge.loggers import log_evaluation, safe_file_name
+from gge.loggers.dispatch import log_evaluation, safe_file_name
 from gge.loggers.overlays import (
     HIT_COLOUR,
     MISS_COLOUR,
@@ -37,8 +36,9 @@ from gge.loggers.wandb import (
     log_evaluation_wandb,
     sample_columns,
 )
-from gge.metrics import benchmark_metrics
-from gge.scoring import SampleResult, score_sample
+from gge.scoring.analysis import OUTCOMES, outcome
+from gge.scoring.metrics import benchmark_metrics
+from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Absent, Box, Candidate, Polygon, Prediction, Sample
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -615,7 +615,7 @@ def test_gge_loggers_import_without_wandb_or_lightning() -> None:
     code = (
         "import sys\n"
         "sys.modules['wandb'] = None  # any import of wandb now raises ImportError\n"
-        "import gge.loggers, gge.loggers.wandb\n"
+        "import gge.loggers.dispatch, gge.loggers.wandb\n"
         "assert 'pytorch_lightning' not in sys.modules and 'lightning' not in sys.modules\n"
         "try:\n"
         "    gge.loggers.wandb.log_evaluation_wandb(None, step=0, benchmark_name='x', title='x', entry={},\n"

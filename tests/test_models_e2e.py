@@ -23,7 +23,7 @@ from PIL import Image, ImageDraw
 from tiny_checkpoints import build_tiny_qwen2_5_vl, build_tiny_qwen3_vl, overfit
 
 from gge.benchmarks import get_benchmark
-from gge.cli import parse_args, run
+from gge.cli.eval import parse_args, run
 from gge.models.factory import load_preset
 from gge.models.hf import TransformersBackend
 from gge.models.hf_loading import load_processor

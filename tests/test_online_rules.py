@@ -11,7 +11,7 @@ import torch
 
 from gge.models.base import Generation, GenerationRequest, answers_per_sample
 from gge.models.policy import AdapterSettings, GroundingPolicy
-from gge.online import OnlineEvaluator
+from gge.run.online import OnlineEvaluator
 from gge.types import Candidate, Prediction, Sample
 
 

@@ -13,15 +13,15 @@ from PIL import Image
 
 from gge.benchmarks.base import Benchmark, LoadedBenchmark
 from gge.errors import GgeError
-from gge.evaluate import evaluate_samples
 from gge.geometry import CONVENTIONS, from_original, smart_resize, to_original
-from gge.metrics import benchmark_metrics
 from gge.models.base import Backend, Generation, GenerationRequest, Policy
 from gge.models.markers import DEFAULT_COLORS, MarkerStyle, draw_markers
 from gge.models.policy import SAMPLE_SEPARATOR, AdapterSettings, GroundingPolicy, Prompts
 from gge.models.replay import parse_line
-from gge.results import result_record
-from gge.scoring import score_sample
+from gge.run.evaluate import evaluate_samples
+from gge.run.records import result_record
+from gge.scoring.metrics import benchmark_metrics
+from gge.scoring.scoring import score_sample
 from gge.types import Box, Prediction, Sample
 
 

@@ -7,9 +7,9 @@ import pytest
 
 from gge.errors import GgeError
 from gge.models.replay import parse_line
-from gge.predlog import PredictionLog, existing_logs, rank_log_path, read_records
-from gge.results import result_record
-from gge.scoring import score_sample
+from gge.run.predlog import PredictionLog, existing_logs, rank_log_path, read_records
+from gge.run.records import result_record
+from gge.scoring.scoring import score_sample
 from gge.types import Box, Candidate, Prediction, Sample
 
 

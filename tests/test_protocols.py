@@ -14,7 +14,7 @@ import torch
 from PIL import Image, ImageDraw
 from tiny_checkpoints import build_tiny_qwen2_5_vl, overfit
 
-from gge.cli import parse_args, protocol_statement, run
+from gge.cli.eval import parse_args, protocol_statement, run
 from gge.errors import GgeError
 from gge.models.base import Generation, GenerationRequest
 from gge.models.factory import load_preset, preset_for_checkpoint, preset_request

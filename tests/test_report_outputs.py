@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenchmark, TableSpec
-from gge.html_report import render_report_html
-from gge.metrics import benchmark_metrics, mean_over_benchmarks, wilson_interval
-from gge.report import fmt, render_benchmark, render_summary
-from gge.scoring import SampleResult, score_sample
+from gge.report.html import render_report_html
+from gge.report.markdown import fmt, render_benchmark, render_summary
+from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks, wilson_interval
+from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Box, Candidate, Prediction, Sample
 
 BOX = Box(0, 0, 10, 10)
@@ -296,7 +296,7 @@ def _compare_doc(k: int) -> dict[str, Any]:
 
 
 def test_compare_page_shows_the_official_headline_micro_and_error_counts() -> None:
-    from gge.html_report import render_compare_html
+    from gge.report.html import render_compare_html
 
     page = render_compare_html(_compare_doc(5))
     rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>", page)
@@ -315,7 +315,7 @@ def test_compare_page_shows_the_official_headline_micro_and_error_counts() -> No
 
 
 def test_compare_page_of_one_answer_runs_is_top1_only() -> None:
-    from gge.html_report import render_compare_html
+    from gge.report.html import render_compare_html
 
     page = render_compare_html(_compare_doc(1))
     assert "Oracle" not in page

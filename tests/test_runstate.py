@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import torch
 
-from gge.cli import parse_args, run
+from gge.cli.eval import parse_args, run
 from gge.demo.model import default_checkpoint
 from gge.errors import GgeError
-from gge.runstate import differences, output_dir_lock
+from gge.run.runstate import differences, output_dir_lock
 
 BENCHES = "benchmarks=[screenspot_v2,osworld_g]"
 
@@ -108,7 +108,7 @@ def test_a_folder_in_use_refuses_and_a_killed_holder_leaves_no_lock(demo_suite: 
         _demo(demo_suite, out)
     # another process holds it, then is killed: the kernel drops the lock
     code = (
-        "import sys, time\nfrom gge.runstate import output_dir_lock\n"
+        "import sys, time\nfrom gge.run.runstate import output_dir_lock\n"
         f"with output_dir_lock({str(out)!r}):\n    print('held', flush=True)\n    time.sleep(60)\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from tiny_checkpoints import build_tiny_qwen2_5_vl
 
-from gge import runstate
-from gge.cli import parse_args, run
+from gge.cli.eval import parse_args, run
 from gge.errors import GgeError
-from gge.runstate import atomic_write, checkpoint_digest, differences, file_digest, samples_digest
+from gge.run import runstate
+from gge.run.runstate import atomic_write, checkpoint_digest, differences, file_digest, samples_digest
 from gge.types import Absent, Sample
 
 MiB = 1 << 20

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from gge.geometry import point_in_box, point_in_polygon
-from gge.scoring import candidate_hits, score_sample
+from gge.scoring.scoring import candidate_hits, score_sample
 from gge.types import Absent, Box, Candidate, Polygon, Prediction, Sample
 
 

@@ -1,4 +1,4 @@
-"""Tests of the Top-1 selection strategies (gge/selection.py)."""
+"""Tests of the Top-1 selection strategies (gge/scoring/selection.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from gge.errors import GgeError
-from gge.selection import (
+from gge.scoring.selection import (
     DEFAULT_CLUSTER_RADIUS,
     STRATEGIES,
     check_strategy,

@@ -1,4 +1,4 @@
-"""Shared-memory slots: screenshots from DataLoader workers to the model's process (gge.slots)."""
+"""Shared-memory slots: screenshots from DataLoader workers to the model's process (gge.run.slots)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ import pytorch_lightning as pl
 import torch
 from PIL import Image
 
-import gge.data
-from gge.data import Item, ItemLoader, SampleDataset, collate_items, make_loader, part_size
-from gge.slots import SlotFolder, SlotGone, SlotTicket, SlotWriter, shm_root, take_pixels
+import gge.run.data
+from gge.run.data import Item, ItemLoader, SampleDataset, collate_items, make_loader, part_size
+from gge.run.slots import SlotFolder, SlotGone, SlotTicket, SlotWriter, shm_root, take_pixels
 from gge.types import Box, Sample
 
 
@@ -140,7 +140,7 @@ def test_a_dead_owners_folder_is_swept_a_live_one_kept(tmp_path: Path) -> None:
         f"""
         import os, signal
         from PIL import Image
-        from gge.slots import SlotFolder, SlotWriter
+        from gge.run.slots import SlotFolder, SlotWriter
         folder = SlotFolder.create({str(tmp_path)!r})
         SlotWriter(folder.path, 1).put(Image.new("RGB", (3, 3)))
         print(folder.path, flush=True)
@@ -319,7 +319,7 @@ def test_drop_last_drops_the_short_joined_batch(tmp_path: Path) -> None:
 def test_a_removed_slot_is_decoded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     samples = _samples(tmp_path, 6)
     for max_pixels in (None, 500):
-        monkeypatch.setattr(gge.data, "_warned_slot_gone", False)
+        monkeypatch.setattr(gge.run.data, "_warned_slot_gone", False)
         loader = make_loader(samples, batch_size=2, num_workers=1, max_pixels=max_pixels)
         folder = loader.dataset.slot_folder  # type: ignore[attr-defined]
         got: list[Item] = []

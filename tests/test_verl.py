@@ -25,9 +25,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from gge.analysis import pass_at_k
 from gge.benchmarks import get_benchmark
-from gge.cli import parse_args, run
+from gge.cli.eval import parse_args, run
 from gge.errors import GgeError
 from gge.geometry import from_original, smart_resize, to_original
 from gge.integrations.verl import (
@@ -46,6 +45,7 @@ from gge.integrations.verl import (
     summarize_verl,
     verl_seen_size,
 )
+from gge.scoring.analysis import pass_at_k
 from gge.types import Absent, Box, Polygon
 
 pa = pytest.importorskip("pyarrow")
@@ -878,7 +878,7 @@ def test_trainer_options_carry_the_presets_decoding(demo_suite: Path, tmp_path: 
 
 
 def test_export_help_lists_the_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    from gge.commands import main as gge_main
+    from gge.cli.commands import main as gge_main
 
     assert gge_main(["export", "verl", "--help"]) == 0
     text = capsys.readouterr().out

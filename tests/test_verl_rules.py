@@ -22,8 +22,8 @@ import pytest
 from PIL import Image
 from test_verl import verl_messages
 
-from gge.cli import parse_args, run
-from gge.commands import main as gge_main
+from gge.cli.commands import main as gge_main
+from gge.cli.eval import parse_args, run
 from gge.errors import GgeError
 from gge.geometry import from_original
 from gge.integrations.verl import (

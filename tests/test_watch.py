@@ -31,11 +31,11 @@ pytest.importorskip("transformers")
 import torch
 from tiny_checkpoints import build_tiny_qwen3_vl
 
-from gge import cli
+from gge.cli import eval as cli
 from gge.errors import GgeError
 from gge.integrations import watch as watch_mod
 from gge.integrations.watch import METRICS_FILE, WATCH_FILE, find_checkpoints, watch, watch_main
-from gge.metrics import scalar_metrics
+from gge.scoring.metrics import scalar_metrics
 
 HOUR = 3600.0
 SMALL = [
@@ -336,7 +336,7 @@ def test_wandb_offline_one_run_with_rows_at_the_checkpoint_steps(
 
 RUNNER = """\
 import sys, time
-from gge.predlog import PredictionLog
+from gge.run.predlog import PredictionLog
 
 _append = PredictionLog.append
 

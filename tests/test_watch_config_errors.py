@@ -28,13 +28,13 @@ pytest.importorskip("transformers")
 import torch
 from tiny_checkpoints import build_tiny_qwen3_vl
 
-from gge import cli
+from gge.cli import eval as cli
 from gge.errors import GgeError
 from gge.integrations import watch as watch_mod
 from gge.integrations.watch import METRICS_FILE, WATCH_FILE, watch, watch_main
-from gge.predlog import PredictionLog
-from gge.report import render_summary
-from gge.runstate import output_dir_lock
+from gge.report.markdown import render_summary
+from gge.run.predlog import PredictionLog
+from gge.run.runstate import output_dir_lock
 
 SMALL = [
     "benchmarks=[screenspot_v2]",

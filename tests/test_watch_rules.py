@@ -514,8 +514,8 @@ def test_the_transient_failures_gge_meets_are_marked_so(
 
     from gge.benchmarks.base import read_text
     from gge.models.openai_api import OpenAIBackend
-    from gge.predlog import read_records
-    from gge.runstate import output_dir_lock
+    from gge.run.predlog import read_records
+    from gge.run.runstate import output_dir_lock
 
     out = tmp_path / "o"
     with output_dir_lock(out), pytest.raises(TransientError) as lock, output_dir_lock(out):

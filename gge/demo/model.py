@@ -400,7 +400,7 @@ class DemoPolicy:
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """Decode the screenshots and :meth:`predict_images`."""
-        from gge.data import decode_image
+        from gge.run.data import decode_image
 
         return self.predict_images(samples, [decode_image(s) for s in samples])
 

@@ -135,7 +135,7 @@ class ScreenSet(Dataset[tuple[View, list[Sample]]]):
     """
 
     def __init__(self, samples: Sequence[Sample], per_screen: int = 4, seed: int = 0) -> None:
-        from gge.data import decode_image
+        from gge.run.data import decode_image
 
         groups: dict[tuple[str, tuple[int, int]], list[Sample]] = {}
         for s in samples:

@@ -126,9 +126,9 @@ from gge.benchmarks.base import read_text
 from gge.errors import GgeError, unknown_name
 from gge.geometry import smart_resize
 from gge.models.policy import SAMPLE_SEPARATOR, answer_candidates
-from gge.results import json_lines
-from gge.runstate import check_output_dir
-from gge.scoring import SampleResult, score_sample
+from gge.run.records import json_lines
+from gge.run.runstate import check_output_dir
+from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Absent, Box, LabelValue, Polygon, Prediction, Region, Sample
 
 FLAVORS = ("verl", "easyr1")
@@ -1141,7 +1141,7 @@ def export_verl(
     """
     from PIL import Image
 
-    from gge.cli import protocol_statement
+    from gge.cli.eval import protocol_statement
     from gge.models.factory import PROCESSOR_MAX_PIXELS, dry_run_policy, preset_config, preset_names
 
     pa, pq = _pyarrow()
@@ -1471,7 +1471,7 @@ def parse_export_args(argv: Sequence[str]) -> tuple[ExportConfig, dict[str, Any]
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from gge.cli import BenchConfig
+    from gge.cli.eval import BenchConfig
 
     plain: list[str] = []
     model_args: list[str] = []
@@ -1905,10 +1905,10 @@ def summarize_verl(
             without ``manifest.json``.
     """
     import gge
-    from gge.analysis import pass_at_k
-    from gge.metrics import benchmark_metrics, mean_over_benchmarks
-    from gge.report import render_benchmark, render_summary
-    from gge.results import write_html_report, write_outputs
+    from gge.report.markdown import render_benchmark, render_summary
+    from gge.run.assemble import write_html_report, write_outputs
+    from gge.scoring.analysis import pass_at_k
+    from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
 
     paths = [dump] if isinstance(dump, (str, Path)) else list(dump)
     if not paths:

@@ -88,11 +88,12 @@ steps (and the configuration errors) new attempts.
 
 **Subset runs.** A step evaluated with ``max_samples`` says so in its line (``step N: Top-1 ...
 (mean of 1 benchmarks; subset: first 200 of 1272 samples (ScreenSpot-v2); ...)``, the wording of
-:func:`gge.report.subset_text`), keeps results.json's ``subset`` record in its ``watch.json`` entry
+:func:`gge.report.markdown.subset_text`), keeps results.json's ``subset`` record in its ``watch.json`` entry
 (``null`` for a full run) and that text in the ``subset`` column of ``metrics.csv`` (empty for a full run).
 
 **Logging.** Every evaluated step adds a row to ``OUT/metrics.csv``: ``step``, ``subset``, then the scalars of
-:func:`gge.metrics.scalar_metrics` (``grounding/<benchmark>/top1``, ``grounding/<benchmark>/oracle@K``,
+:func:`gge.scoring.metrics.scalar_metrics` (``grounding/<benchmark>/top1``,
+``grounding/<benchmark>/oracle@K``,
 ``grounding/<benchmark>/critic_miss``, ...; ``grounding/mean/...``). The file is rewritten atomically,
 sorted by step, one row per step. ``--logger wandb`` also logs them to one W&B run (project
 ``--wandb-project``, run files under ``OUT/wandb``) with ``trainer/global_step`` = the step, declared
@@ -144,8 +145,8 @@ from types import FrameType
 from typing import Any, TextIO
 
 from gge.errors import GgeError, TransientError, unknown_name
-from gge.predlog import existing_logs
-from gge.runstate import LOCK_FILE, atomic_write, check_output_dir, output_dir_lock
+from gge.run.predlog import existing_logs
+from gge.run.runstate import LOCK_FILE, atomic_write, check_output_dir, output_dir_lock
 
 WATCH_FILE = "watch.json"
 """The watcher's state file in the output folder."""
@@ -565,7 +566,7 @@ def _wraps_environment_failure(error: BaseException) -> bool:
 def _write_metrics_csv(path: Path, step: int, scalars: Mapping[str, float], subset: str = "") -> None:
     """Put ``step``'s row into the CSV (replacing an earlier row of that step), sorted by step.
 
-    ``subset`` is the step's :func:`gge.report.subset_text` ("" for a full run).
+    ``subset`` is the step's :func:`gge.report.markdown.subset_text` ("" for a full run).
     """
     rows: list[dict[str, str]] = []
     header: list[str] = ["step"]
@@ -670,7 +671,7 @@ class WatchReport:
 
 def _check_eval_args(eval_args: Sequence[str]) -> None:
     """Refuse what the watcher sets itself, and bad keys, before any checkpoint is waited for."""
-    from gge.cli import parse_args
+    from gge.cli.eval import parse_args
 
     for arg in eval_args:
         key = arg.split("=", 1)[0]
@@ -836,9 +837,9 @@ class _Watcher:
 
     def evaluate(self, ck: Checkpoint) -> bool:
         """Evaluate one checkpoint through eval, log its scalars, record it; False when it failed."""
-        from gge import cli
-        from gge.metrics import scalar_metrics
-        from gge.report import subset_text
+        from gge.cli import eval as cli
+        from gge.report.markdown import subset_text
+        from gge.scoring.metrics import scalar_metrics
 
         key = str(ck.step)
         entry = self.state.steps.setdefault(key, {"attempts": 0})

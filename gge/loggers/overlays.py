@@ -16,7 +16,7 @@ Drawing conventions (kept stable; the W&B tables use the same colours for their 
 
 Example:
     >>> from PIL import Image
-    >>> from gge.scoring import score_sample
+    >>> from gge.scoring.scoring import score_sample
     >>> from gge.types import Box, Candidate, Prediction, Sample
     >>> s = Sample("demo", "0", "/x.png", (1920, 1080), "click OK", Box(100, 100, 300, 200))
     >>> r = score_sample(s, Prediction("demo", "0", (Candidate((200, 150), 0.9),)), k=5)
@@ -32,7 +32,7 @@ from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
 
-from gge.scoring import SampleResult
+from gge.scoring.scoring import SampleResult
 from gge.types import Absent, Candidate, Polygon, Region, Sample
 
 RGB = tuple[int, int, int]
@@ -252,7 +252,7 @@ def pick_rank(result: SampleResult, strategy: str) -> int | None:
     Aggregating strategies (``mean``...) return a new point that is none of the candidates.
 
     Example:
-        >>> from gge.scoring import score_sample
+        >>> from gge.scoring.scoring import score_sample
         >>> from gge.types import Box, Candidate, Prediction, Sample
         >>> s = Sample("demo", "0", "/x.png", (100, 100), "click", Box(0, 0, 10, 10))
         >>> p = Prediction("demo", "0", (Candidate((5, 5), 0.1), Candidate((50, 50), 0.8)))
@@ -298,7 +298,7 @@ def draw_overlay(
 
     Example:
         >>> from PIL import Image
-        >>> from gge.scoring import score_sample
+        >>> from gge.scoring.scoring import score_sample
         >>> from gge.types import Box, Candidate, Prediction, Sample
         >>> s = Sample("demo", "0", "/x.png", (400, 800), "click OK", Box(10, 10, 100, 50))
         >>> p = Prediction("demo", "0", (Candidate((50, 30), 0.2), Candidate((300, 600), 0.7)))

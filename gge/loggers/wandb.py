@@ -11,7 +11,7 @@ without wandb installed. Every evaluation logs, under ``grounding/<benchmark>/``
 * ``breakdown``: Top-1 and Oracle@K per label value (``entry["breakdown"]``);
 * ``oracle_at_k``: the Oracle@k curve for k = 1..K (a line plot; its data table is logged by
   wandb as ``oracle_at_k_table``).
-* why it misses (:mod:`gge.analysis`), where the entry has them: ``decomposition`` (percent of
+* why it misses (:mod:`gge.scoring.analysis`), where the entry has them: ``decomposition`` (percent of
   samples per outcome, for the whole benchmark and each official table cell) and the ``outcomes``
   bar plot; ``size_buckets`` (Top-1 and Oracle@K per target-area bucket) and the ``top1_by_size``
   bar plot; ``pass_at_k`` (a line plot, sampling runs); ``calibration/reliability`` (table and
@@ -25,7 +25,7 @@ is drawn into the pixels; an absent target has no box and a banner drawn into th
 
 Example:
     >>> from gge.types import Box, Candidate, Prediction, Sample
-    >>> from gge.scoring import score_sample
+    >>> from gge.scoring.scoring import score_sample
     >>> s = Sample("demo", "a", "/a.png", (1280, 720), "click OK", Box(100, 100, 300, 200))
     >>> r = score_sample(s, Prediction("demo", "a", (Candidate((200, 150), 0.5),)), k=1)
     >>> candidates_json(r), scores_json(r), sample_columns(1)[4:6]
@@ -43,9 +43,9 @@ from typing import Any
 
 from PIL import Image
 
-from gge.analysis import OUTCOMES, outcome
 from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
-from gge.scoring import SampleResult
+from gge.scoring.analysis import OUTCOMES, outcome
+from gge.scoring.scoring import SampleResult
 from gge.types import Candidate, Polygon, Sample
 
 Scale = tuple[float, float]
@@ -126,7 +126,7 @@ def candidates_json(result: SampleResult) -> str:
 
     Example:
         >>> from gge.types import Box, Candidate, Prediction, Sample
-        >>> from gge.scoring import score_sample
+        >>> from gge.scoring.scoring import score_sample
         >>> s = Sample("demo", "a", "/a.png", (100, 100), "click", Box(0, 0, 10, 10))
         >>> p = Prediction("demo", "a", (Candidate((5, 5.5)), Candidate(None)))
         >>> candidates_json(score_sample(s, p, k=2))
@@ -140,7 +140,7 @@ def scores_json(result: SampleResult) -> str:
 
     Example:
         >>> from gge.types import Box, Candidate, Prediction, Sample
-        >>> from gge.scoring import score_sample
+        >>> from gge.scoring.scoring import score_sample
         >>> s = Sample("demo", "a", "/a.png", (100, 100), "click", Box(0, 0, 10, 10))
         >>> cands = (Candidate((5, 5), 0.25), Candidate((9, 9)), Candidate((1, 1), float("nan")))
         >>> p = Prediction("demo", "a", cands)
@@ -158,7 +158,7 @@ def pick_json(result: SampleResult, strategy: str) -> str:
 
     Example:
         >>> from gge.types import Box, Candidate, Prediction, Sample
-        >>> from gge.scoring import score_sample
+        >>> from gge.scoring.scoring import score_sample
         >>> s = Sample("demo", "a", "/a.png", (100, 100), "click", Box(0, 0, 10, 10))
         >>> r = score_sample(s, Prediction("demo", "a", (Candidate((5, 5), 0.1), Candidate(None, 0.9))), k=2)
         >>> pick_json(r, "critic")
@@ -208,7 +208,7 @@ def box_layers(
 
     Example:
         >>> from gge.types import Box, Candidate, Prediction, Sample
-        >>> from gge.scoring import score_sample
+        >>> from gge.scoring.scoring import score_sample
         >>> s = Sample("demo", "a", "/a.png", (1280, 720), "click OK", Box(100, 100, 300, 200))
         >>> r = score_sample(s, Prediction("demo", "a", (Candidate((900, 500), 0.7),)), k=1)
         >>> layers = box_layers(s, r, "critic", (0.75, 0.75), (960, 540))
@@ -382,7 +382,7 @@ def log_evaluation_wandb(
         step: The training step of this evaluation (also the ``step`` column of the samples table).
         benchmark_name: The benchmark's registered name (the key prefix ``grounding/<name>/``).
         title: The benchmark's display title (plot title).
-        entry: The benchmark's results.json entry (:func:`gge.metrics.benchmark_metrics`).
+        entry: The benchmark's results.json entry (:func:`gge.scoring.metrics.benchmark_metrics`).
         samples: Samples by id (image path, instruction, region).
         results: The scored results; only those whose id is in ``table_ids`` get a row.
         table_ids: The ids shown, in this order, every evaluation; ids without a result (or

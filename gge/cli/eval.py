@@ -31,21 +31,19 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 import gge
-from gge.analysis import analysis_options, policy_analysis_options
 from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, get_benchmark
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
 from gge.errors import GgeError, did_you_mean, unknown_name
-from gge.evaluate import merge_results, needs_images
-from gge.metrics import benchmark_metrics, mean_over_benchmarks, scalar_metrics
 from gge.models import ReplayModel, build_policy, model_names, settings_record
 from gge.models.base import Policy, answers_per_sample
 from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
 from gge.models.policy import GroundingPolicy
 from gge.models.replay import parse_line
-from gge.predlog import existing_logs, read_records
-from gge.report import render_benchmark, render_summary, subset_text
-from gge.results import write_html_report, write_outputs
-from gge.runstate import (
+from gge.report.markdown import render_benchmark, render_summary, subset_text
+from gge.run.assemble import write_html_report, write_outputs
+from gge.run.evaluate import merge_results, needs_images
+from gge.run.predlog import existing_logs, read_records
+from gge.run.runstate import (
     check_not_smaller,
     check_output_dir,
     checkpoint_digest,
@@ -53,8 +51,10 @@ from gge.runstate import (
     prepare_output_dir,
     samples_digest,
 )
-from gge.scoring import SampleResult, score_sample
-from gge.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
+from gge.scoring.analysis import analysis_options, policy_analysis_options
+from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks, scalar_metrics
+from gge.scoring.scoring import SampleResult, score_sample
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
 from gge.types import Sample
 
 BenchConfig = make_dataclass(
@@ -321,7 +321,7 @@ _NOT_PREDICTIVE = (
 
 
 def _fingerprint(cfg: DictConfig, loads: Mapping[str, LoadedBenchmark]) -> dict[str, Any]:
-    """What changes this run's predictions (see :mod:`gge.runstate`)."""
+    """What changes this run's predictions (see :mod:`gge.run.runstate`)."""
     model = OmegaConf.to_container(cfg.model, resolve=True)
     assert isinstance(model, dict)
     for key in _NOT_PREDICTIVE:
@@ -647,7 +647,7 @@ def _trainer(cfg: DictConfig) -> Any:
     import torch
     from lightning_fabric.utilities.exceptions import MisconfigurationException
 
-    from gge.module import BenchmarkProgressBar, SamplesPerSecond
+    from gge.run.lightning import BenchmarkProgressBar, SamplesPerSecond
 
     t = cfg.trainer
     kwargs: dict[str, Any] = {
@@ -678,7 +678,7 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
     The evaluation runs through a Lightning Trainer (``trainer.*`` keys): each rank evaluates its
     shard, appends finished samples to ``output_dir/predictions.rank<r>.jsonl``, and a rerun with the
     same ``output_dir`` skips them (after checking, with ``run.json``, that it is the same run; see
-    :mod:`gge.runstate`). The output folder is locked while the run uses it. Rank 0 merges, scores and
+    :mod:`gge.run.runstate`). The output folder is locked while the run uses it. Rank 0 merges, scores and
     writes the outputs.
 
     Args:
@@ -749,7 +749,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     for r in restored:
         done_ids.setdefault(r.benchmark, set()).add(r.id)
 
-    from gge.module import GroundingEvalModule
+    from gge.run.lightning import GroundingEvalModule
 
     # pass@k needs exchangeable answers, and calibration the critic's score kind: from the preset's
     # modes; a replayed run says model.proposer=sampling itself; the demo's from its policy
@@ -884,8 +884,8 @@ def _log_standalone(
     """``logger=``: the scalars, tables and overlays a training run would log, for a standalone run."""
     from pytorch_lightning.loggers import CSVLogger, TensorBoardLogger, WandbLogger
 
-    from gge.loggers import log_evaluation
-    from gge.sampling import stratified_subset
+    from gge.benchmarks.sampling import stratified_subset
+    from gge.loggers.dispatch import log_evaluation
 
     k = int(document["k"])
     logger: Any

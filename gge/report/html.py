@@ -42,13 +42,13 @@ from typing import Any
 
 from PIL import Image
 
-from gge.analysis import MISS_KINDS, OUTCOMES, outcome
 from gge.benchmarks.base import TableSpec
 from gge.loggers.overlays import draw_overlay, pick_rank
-from gge.metrics import label_values, micro_of
-from gge.report import fmt, fmt_signed, subset_text
-from gge.runstate import atomic_write
-from gge.scoring import SampleResult
+from gge.report.markdown import fmt, fmt_signed, subset_text
+from gge.run.runstate import atomic_write
+from gge.scoring.analysis import MISS_KINDS, OUTCOMES, outcome
+from gge.scoring.metrics import label_values, micro_of
+from gge.scoring.scoring import SampleResult
 from gge.types import LabelValue, Sample
 
 TABLE_HEADER_COLOUR = "#1d3557"
@@ -192,8 +192,8 @@ def gallery_entries(
     """The gallery of misses: one entry per missed sample, with its overlay as a JPEG data URI.
 
     **Which misses** (deterministic): a benchmark's misses (outcome other than ``hit``, see
-    :func:`gge.analysis.outcome`) are queued by kind in the order of ``results``; entries are taken
-    round-robin over the kinds in :data:`gge.analysis.MISS_KINDS` order (the first critic miss, the
+    :func:`gge.scoring.analysis.outcome`) are queued by kind in the order of ``results``; entries are taken
+    round-robin over the kinds in :data:`gge.scoring.analysis.MISS_KINDS` order (the first critic miss, the
     first proposer miss, ..., then the second of each...) until ``limit_per_benchmark`` are taken or
     none is left. Entries come out benchmark by benchmark (in order of first appearance) in that
     round-robin order, so the first cards of a benchmark show every kind of miss it has.
@@ -218,7 +218,7 @@ def gallery_entries(
         candidate hits), ``format_error`` and ``image_error``.
 
     Example:
-        >>> from gge.scoring import score_sample
+        >>> from gge.scoring.scoring import score_sample
         >>> from gge.types import Box, Candidate, Prediction
         >>> s = Sample("demo", "0", "/no/such.png", (100, 100), "click OK", Box(0, 0, 10, 10))
         >>> r = score_sample(s, Prediction("demo", "0", (Candidate((50, 50), 0.9),)), k=1)
@@ -1583,7 +1583,7 @@ def render_compare_html(compare: Mapping[str, Any]) -> str:
 
 
 def write_report_html(path: Path, html: str) -> Path:
-    """Write the page atomically (:func:`gge.runstate.atomic_write`).
+    """Write the page atomically (:func:`gge.run.runstate.atomic_write`).
 
     Args:
         path: Destination, e.g. ``output_dir / "report.html"``.

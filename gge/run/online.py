@@ -27,17 +27,17 @@ from typing import Any
 
 import torch
 
-from gge.analysis import policy_analysis_options
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark
-from gge.data import make_loader
+from gge.benchmarks.sampling import strata_keys, stratified_subset
 from gge.errors import GgeError
-from gge.evaluate import evaluate_batches, gather_results, needs_images
-from gge.metrics import benchmark_metrics, scalar_metrics
 from gge.models.base import Policy, answers_per_sample
-from gge.sampling import strata_keys, stratified_subset
-from gge.scoring import SampleResult
-from gge.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
+from gge.run.data import make_loader
+from gge.run.evaluate import evaluate_batches, gather_results, needs_images
+from gge.scoring.analysis import policy_analysis_options
+from gge.scoring.metrics import benchmark_metrics, scalar_metrics
+from gge.scoring.scoring import SampleResult
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
 from gge.types import Sample
 
 BenchmarkSpec = str | Path | Mapping[str, Any] | None
@@ -95,8 +95,10 @@ class Evaluation:
     Attributes:
         subsets: The samples evaluated, by benchmark.
         results: Their scored results, in sample order, by benchmark.
-        entries: The results.json-style entry of each benchmark (:func:`gge.metrics.benchmark_metrics`).
-        scalars: The numbers a logger plots (:func:`gge.metrics.scalar_metrics`): ``grounding/<name>/top1``...
+        entries: The results.json-style entry of each benchmark
+            (:func:`gge.scoring.metrics.benchmark_metrics`).
+        scalars: The numbers a logger plots (:func:`gge.scoring.metrics.scalar_metrics`):
+            ``grounding/<name>/top1``...
         k: The answers scored per sample: the evaluator's ``k``, or 1 for a one-answer policy (a
             ``greedy`` proposer), whose evaluation is Top-1 only (no Oracle@k, no strategies).
     """
@@ -347,13 +349,13 @@ class OnlineEvaluator:
     ) -> None:
         """Show each benchmark's samples: W&B tables, TensorBoard images, or JPEG overlays (rank zero only).
 
-        ``loggers`` go through :func:`gge.loggers.log_evaluation` (Lightning loggers, chosen by
+        ``loggers`` go through :func:`gge.loggers.dispatch.log_evaluation` (Lightning loggers, chosen by
         class name); ``wandb_run`` (a W&B run that is not one of ``loggers``) gets the same tables
         through :func:`gge.loggers.wandb.log_evaluation_wandb`, stepped by ``wandb_step_key``. JPEG
         files go under ``log_dir`` only when nothing took the images. Exceptions propagate: see
         :meth:`log_media_safely`.
         """
-        from gge.loggers import log_evaluation
+        from gge.loggers.dispatch import log_evaluation
         from gge.loggers.wandb import log_evaluation_wandb
 
         for name, samples in evaluation.subsets.items():

@@ -20,7 +20,7 @@ container's default 64 MB), or every slot still waiting. The worker then hands o
 before (torch's sharing, which needs room in ``/dev/shm`` too: a writer that ran out of room gives
 its free slots back). The environment variable ``GGE_SHM_DIR`` names another memory-backed folder to
 use, or, set empty, turns slots off. The folder belongs to the loader's dataset (see
-:func:`gge.data.make_loader`) and is removed when that is garbage-collected or the process exits; a
+:func:`gge.run.data.make_loader`) and is removed when that is garbage-collected or the process exits; a
 folder left by a process that was killed is removed by the next process that makes a folder in the
 same place, once the dead owner's workers have exited too (they hold its lock).
 

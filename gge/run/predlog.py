@@ -1,6 +1,6 @@
 """The resumable per-sample log: one append-only JSONL file per rank, one result record per line.
 
-Each rank appends :func:`gge.results.result_record` dicts to ``predictions.rank{rank}.jsonl`` as
+Each rank appends :func:`gge.run.records.result_record` dicts to ``predictions.rank{rank}.jsonl`` as
 samples finish; every :meth:`PredictionLog.append` writes complete lines and fsyncs. A line counts once
 its newline is on disk. A rerun reads every rank file an earlier run left (any world size) with
 :func:`read_records` and skips the samples found there. Each line is also a valid replay line
@@ -269,7 +269,7 @@ class PredictionLog:
         """Append one line per record, then flush and fsync (all lines in one write).
 
         Args:
-            records: Result records (:func:`gge.results.result_record`), each with ``benchmark`` and
+            records: Result records (:func:`gge.run.records.result_record`), each with ``benchmark`` and
                 ``id``.
 
         Raises:

@@ -47,7 +47,7 @@ import torch.utils.data
 from PIL import Image
 
 from gge.errors import GgeError
-from gge.slots import SlotFolder, SlotGone, SlotTicket, SlotWriter
+from gge.run.slots import SlotFolder, SlotGone, SlotTicket, SlotWriter
 from gge.types import Sample
 
 __all__ = [
@@ -68,7 +68,7 @@ class Item:
     """One sample with its decoded screenshot.
 
     The pixels travel from the DataLoader workers through shared memory: in a reusable slot (see
-    :mod:`gge.slots`; the item pickles as a ticket and the model's process copies the pixels out when
+    :mod:`gge.run.slots`; the item pickles as a ticket and the model's process copies the pixels out when
     it unpickles it), or, when no slot is available, as a uint8 tensor that torch shares. A PIL image
     would be pickled through a pipe (about 6 MB per full-HD screenshot), a cost the model's process
     would pay for every batch.
@@ -365,7 +365,7 @@ class SampleDataset(torch.utils.data.Dataset[Item]):
             when ``indices`` is empty.
         batch_size: The loader's batch size (used only with ``pad_to``).
         decode: Decode the screenshots (False: items carry no pixels).
-        slot_folder: A :class:`gge.slots.SlotFolder` path: in DataLoader workers, hand the pixels over
+        slot_folder: A :class:`gge.run.slots.SlotFolder` path: in DataLoader workers, hand the pixels over
             through reusable slots there (None: as shared tensors).
         slots: Slots per worker (the items one worker may have in flight).
 
@@ -511,7 +511,7 @@ def make_loader(
         The loader (``persistent_workers=False``, ``pin_memory=False``, the default start method), an
         :class:`ItemLoader`: with several workers decoding, each batch is loaded in parts (its
         ``batch_size`` attribute is the part's size; :func:`part_size`). With workers, screenshots
-        reach this process through reusable shared-memory slots (:mod:`gge.slots`) in a folder that
+        reach this process through reusable shared-memory slots (:mod:`gge.run.slots`) in a folder that
         is removed when the loader's dataset is garbage-collected.
 
     Raises:

@@ -1,7 +1,7 @@
 """Why a model misses: outcome decomposition, unbiased pass@k, target sizes, miss distances, calibration.
 
-Pure functions over scored results (:class:`gge.scoring.SampleResult`). Every quantity is defined
-here once; :func:`gge.metrics.benchmark_metrics` puts them in results.json, the report prints and
+Pure functions over scored results (:class:`gge.scoring.scoring.SampleResult`). Every quantity is defined
+here once; :func:`gge.scoring.metrics.benchmark_metrics` puts them in results.json, the report prints and
 draws them, the loggers log them.
 
 **Outcomes** (:func:`outcome`): every sample falls in exactly one kind, tested in this order:
@@ -51,8 +51,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from gge.benchmarks.base import UNKNOWN_SIZE, TableSpec
-from gge.scoring import SampleResult
-from gge.selection import STRATEGIES
+from gge.scoring.scoring import SampleResult
+from gge.scoring.selection import STRATEGIES
 from gge.types import Absent, Box, Polygon, Region
 
 Stats = dict[str, Any]
@@ -126,7 +126,7 @@ def decompose(results: Sequence[SampleResult], strategy: str) -> Stats:
         ``{"samples": n, "counts": {kind: int}, kind: percent or None, ...}`` for every kind of
         :data:`OUTCOMES` (the percentages sum to 100 when ``n > 0``).
     """
-    from gge.metrics import pct
+    from gge.scoring.metrics import pct
 
     counts = dict.fromkeys(OUTCOMES, 0)
     for r in results:
@@ -297,7 +297,7 @@ def size_buckets(results: Sequence[SampleResult], k: int, strategy: str) -> Stat
         area (absent targets, or a size unknown), ``unreadable`` the samples whose screenshot could
         not be read (the model was not asked: they belong to no bucket).
     """
-    from gge.metrics import group_stats
+    from gge.scoring.metrics import group_stats
 
     groups: dict[str, list[tuple[float, SampleResult]]] = {label: [] for label in _SIZE_LABELS}
     no_area = unreadable = 0
@@ -621,7 +621,7 @@ def decomposition_tables(
     results: Sequence[SampleResult], tables: Sequence[TableSpec], strategy: str
 ) -> list[Stats]:
     """The decomposition in every cell of the official tables (rows x cols, or rows for a 1-D table)."""
-    from gge.metrics import group_by, ordered
+    from gge.scoring.metrics import group_by, ordered
 
     out = []
     for spec in tables:

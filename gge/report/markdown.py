@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gge.metrics import micro_of
-from gge.selection import STRATEGIES
+from gge.scoring.metrics import micro_of
+from gge.scoring.selection import STRATEGIES
 
 
 def fmt(value: float | None) -> str:
@@ -179,7 +179,7 @@ OUTCOME_NAMES = {
     "format_error": "format error",
     "image_error": "unreadable image",
 }
-"""How the report names the outcome kinds of :data:`gge.analysis.OUTCOMES`."""
+"""How the report names the outcome kinds of :data:`gge.scoring.analysis.OUTCOMES`."""
 
 
 def fmt_signed(value: float | None) -> str:

@@ -16,10 +16,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gge.analysis import OUTCOMES, ScoreKind, analyse
 from gge.benchmarks.base import Average, Benchmark, TableSpec
-from gge.scoring import SampleResult
-from gge.selection import STRATEGIES
+from gge.scoring.analysis import OUTCOMES, ScoreKind, analyse
+from gge.scoring.scoring import SampleResult
+from gge.scoring.selection import STRATEGIES
 from gge.types import LabelValue
 
 Stats = dict[str, Any]
@@ -180,7 +180,7 @@ def benchmark_metrics(
         k: The K of Oracle@K.
         strategy: The selection strategy whose pick is "Top-1".
         exchangeable_from: First candidate slot of exchangeable sampled answers (``sampling`` mode),
-            for the unbiased pass@k; None for a ranked list (see :func:`gge.analysis.analyse`).
+            for the unbiased pass@k; None for a ranked list (see :func:`gge.scoring.analysis.analyse`).
         score_kind: How to read the critic's scores (``probability`` or ``rank``; None infers it).
 
     Returns:

@@ -43,7 +43,7 @@ class Command:
 
 
 def _eval(args: list[str]) -> int:
-    from gge.cli import main as eval_main
+    from gge.cli.eval import main as eval_main
 
     return eval_main(args)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gge.selection import DEFAULT_CLUSTER_RADIUS, select_all
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, select_all
 from gge.types import Absent, Candidate, LabelValue, Prediction, Region, Sample
 
 

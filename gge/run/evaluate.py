@@ -22,8 +22,8 @@ from PIL import Image
 
 from gge.errors import GgeError
 from gge.models.base import Policy
-from gge.scoring import SampleResult, score_sample
-from gge.selection import DEFAULT_CLUSTER_RADIUS
+from gge.scoring.scoring import SampleResult, score_sample
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 from gge.types import Prediction, Sample
 
 
@@ -60,7 +60,7 @@ def evaluate_batches(
     on_results: Callable[[list[SampleResult]], None] | None = None,
     strict_images: bool = False,
 ) -> list[SampleResult]:
-    """Run a policy over batches of :class:`gge.data.Item` (decoded screenshots) and score them.
+    """Run a policy over batches of :class:`gge.run.data.Item` (decoded screenshots) and score them.
 
     Padding items (which keep every rank running the same number of forwards under sharded
     strategies) are run like the others and their results dropped. An item whose screenshot could
@@ -69,7 +69,7 @@ def evaluate_batches(
 
     Args:
         policy: The model.
-        batches: Batches of items, e.g. from :func:`gge.data.make_loader`.
+        batches: Batches of items, e.g. from :func:`gge.run.data.make_loader`.
         k: Candidates scored at most per sample.
         cluster_radius: Radius of the ``cluster`` selection strategy.
         on_results: Called with each batch's results (e.g. to append them to the resume log).
@@ -78,7 +78,7 @@ def evaluate_batches(
     Returns:
         The results of the real (non-padding) items, in loader order.
     """
-    from gge.data import Prefetch
+    from gge.run.data import Prefetch
 
     if needs_images(policy) and not isinstance(batches, Prefetch):
         batches = Prefetch(batches)  # screenshots received and converted while the model works

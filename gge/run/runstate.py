@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from gge.errors import GgeError, TransientError
-from gge.predlog import existing_logs
+from gge.run.predlog import existing_logs
 from gge.types import Sample
 
 RUN_FILE = "run.json"

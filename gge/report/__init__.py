@@ -1,0 +1,1 @@
+"""What a run shows people: report.md's tables (:mod:`.markdown`) and report.html (:mod:`.html`)."""

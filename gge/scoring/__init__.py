@@ -1,0 +1,1 @@
+"""Pure functions from answers to numbers: hits, Top-1 selection, metrics, analysis."""
