@@ -51,6 +51,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from gge.benchmarks.base import UNKNOWN_SIZE, TableSpec
+from gge.scoring.grouping import group_by, group_stats, ordered, pct
 from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import STRATEGIES
 from gge.types import Absent, Box, Polygon, Region
@@ -126,8 +127,6 @@ def decompose(results: Sequence[SampleResult], strategy: str) -> Stats:
         ``{"samples": n, "counts": {kind: int}, kind: percent or None, ...}`` for every kind of
         :data:`OUTCOMES` (the percentages sum to 100 when ``n > 0``).
     """
-    from gge.scoring.metrics import pct
-
     counts = dict.fromkeys(OUTCOMES, 0)
     for r in results:
         counts[outcome(r, strategy)] += 1
@@ -297,8 +296,6 @@ def size_buckets(results: Sequence[SampleResult], k: int, strategy: str) -> Stat
         area (absent targets, or a size unknown), ``unreadable`` the samples whose screenshot could
         not be read (the model was not asked: they belong to no bucket).
     """
-    from gge.scoring.metrics import group_stats
-
     groups: dict[str, list[tuple[float, SampleResult]]] = {label: [] for label in _SIZE_LABELS}
     no_area = unreadable = 0
     for r in results:
@@ -621,8 +618,6 @@ def decomposition_tables(
     results: Sequence[SampleResult], tables: Sequence[TableSpec], strategy: str
 ) -> list[Stats]:
     """The decomposition in every cell of the official tables (rows x cols, or rows for a 1-D table)."""
-    from gge.scoring.metrics import group_by, ordered
-
     out = []
     for spec in tables:
         if not any(spec.rows in r.labels for r in results):
