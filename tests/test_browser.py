@@ -23,14 +23,10 @@ from PIL import Image
 from test_html_report import make_compare, make_document, make_run
 
 from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
-from gge.report.html import (
-    GALLERY_BACKGROUND,
-    TABLE_HEADER_COLOUR,
-    gallery_entries,
-    render_compare_html,
-    render_report_html,
-    write_report_html,
-)
+from gge.report.compare_page import render_compare_html
+from gge.report.gallery import gallery_entries
+from gge.report.html import render_report_html, write_report_html
+from gge.report.html_format import GALLERY_BACKGROUND, TABLE_HEADER_COLOUR
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(

@@ -21,13 +21,10 @@ from PIL import Image
 
 from gge.benchmarks.base import TableSpec
 from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
-from gge.report.html import (
-    TABLE_HEADER_COLOUR,
-    gallery_entries,
-    render_compare_html,
-    render_report_html,
-    write_report_html,
-)
+from gge.report.compare_page import render_compare_html
+from gge.report.gallery import gallery_entries
+from gge.report.html import render_report_html, write_report_html
+from gge.report.html_format import TABLE_HEADER_COLOUR
 from gge.scoring.analysis import MISS_KINDS
 from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Box, Candidate, Prediction, Sample

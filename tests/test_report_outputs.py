@@ -296,7 +296,7 @@ def _compare_doc(k: int) -> dict[str, Any]:
 
 
 def test_compare_page_shows_the_official_headline_micro_and_error_counts() -> None:
-    from gge.report.html import render_compare_html
+    from gge.report.compare_page import render_compare_html
 
     page = render_compare_html(_compare_doc(5))
     rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>", page)
@@ -315,7 +315,7 @@ def test_compare_page_shows_the_official_headline_micro_and_error_counts() -> No
 
 
 def test_compare_page_of_one_answer_runs_is_top1_only() -> None:
-    from gge.report.html import render_compare_html
+    from gge.report.compare_page import render_compare_html
 
     page = render_compare_html(_compare_doc(1))
     assert "Oracle" not in page

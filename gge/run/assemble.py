@@ -58,7 +58,8 @@ def write_html_report(
     Returns:
         The page's path.
     """
-    from gge.report.html import gallery_entries, render_report_html, write_report_html
+    from gge.report.gallery import gallery_entries
+    from gge.report.html import render_report_html, write_report_html
 
     gallery = (
         gallery_entries(
