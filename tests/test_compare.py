@@ -21,18 +21,16 @@ from scipy.stats import binomtest, norm
 from gge.benchmarks import get_benchmark
 from gge.cli.commands import main
 from gge.cli.eval import parse_args, run
-from gge.compare import (
+from gge.compare import MIN_CLUSTERS, compare_runs, load_run
+from gge.errors import GgeError
+from gge.scoring.stats import (
     MDD_FACTOR,
-    MIN_CLUSTERS,
-    compare_runs,
-    load_run,
     macro_statistic,
     mcnemar_exact,
     min_detectable_difference,
     paired_bootstrap,
     resample_weights,
 )
-from gge.errors import GgeError
 
 BENCHES = ("screenspot_v2", "osworld_g", "ui_vision")
 

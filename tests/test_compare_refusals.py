@@ -21,8 +21,9 @@ import pytest
 from scipy.stats import norm
 
 from gge.cli.commands import main
-from gge.compare import compare_runs, load_run, render_markdown, resample_weights, write_compare
+from gge.compare import compare_runs, load_run, render_markdown, write_compare
 from gge.errors import GgeError
+from gge.scoring.stats import resample_weights
 
 SEL = "critic"
 
