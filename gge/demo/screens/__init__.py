@@ -1,11 +1,34 @@
 """Synthetic GUI screenshots drawn with PIL, with the exact box of every clickable element.
 
-The drawing code lives in :mod:`gge.demo.screens.layouts` (split into modules next).
+A :class:`ScreenSpec` names a layout style (``desktop``, ``web`` or ``phone``), a size, a theme and a
+vocabulary profile; :func:`render` draws it and returns every clickable element with its pixel box.
+Modules: :mod:`~gge.demo.screens.themes` (palette and themes), :mod:`~gge.demo.screens.icons`,
+:mod:`~gge.demo.screens.profiles` (label vocabularies), :mod:`~gge.demo.screens.elements` (screens,
+elements and the drawing canvas) and :mod:`~gge.demo.screens.layouts` (the layouts and :func:`render`).
 """
 
 from __future__ import annotations
 
-from gge.demo.screens.layouts import ICONS, PROFILES, Element, Screen, ScreenSpec, render
-from gge.demo.screens.layouts import _rng as _rng
+from gge.demo.screens.elements import Box, Element, Screen, ScreenSpec, Vertices
+from gge.demo.screens.elements import _rng as _rng
+from gge.demo.screens.icons import ICONS, IconSpec, Prim
+from gge.demo.screens.layouts import render
+from gge.demo.screens.profiles import PROFILES, Profile
+from gge.demo.screens.themes import PALETTE, THEMES, Theme
 
-__all__ = ["ICONS", "PROFILES", "Element", "Screen", "ScreenSpec", "render"]
+__all__ = [
+    "ICONS",
+    "PALETTE",
+    "PROFILES",
+    "THEMES",
+    "Box",
+    "Element",
+    "IconSpec",
+    "Prim",
+    "Profile",
+    "Screen",
+    "ScreenSpec",
+    "Theme",
+    "Vertices",
+    "render",
+]
