@@ -18,7 +18,7 @@ from PIL import Image
 
 from gge.demo import demo_root, write_demo_suite
 from gge.demo import suite as demo_suite
-from gge.demo.suite import writers as suite_writers
+from gge.demo.suite import generate as suite_generate
 
 NAMES = (
     "screenspot_v2",
@@ -363,7 +363,7 @@ def test_demo_root_uses_the_winner_of_a_race(cache: Path, monkeypatch: pytest.Mo
         (final / "theirs.txt").write_text("winner")
         return out
 
-    monkeypatch.setattr(suite_writers, "write_demo_suite", other_process_wins)
+    monkeypatch.setattr(suite_generate, "write_demo_suite", other_process_wins)
     assert demo_root(seed=7) == final
     assert sorted(os.listdir(final)) == ["theirs.txt"]
     assert sorted(p.name for p in cache.iterdir()) == [final.name]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gge.demo.suite.writers import main
+from gge.demo.suite.generate import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""A small synthetic demo suite: the six benchmarks in their official layouts, plus a replay file.
+
+:func:`write_demo_suite` draws GUI-like screenshots (:mod:`gge.demo.screens`), writes a few dozen
+samples of each benchmark exactly as FORMATS.md lays the official release out (so that gge's loaders read
+them unchanged), and writes ``predictions.jsonl``: the candidates and critic scores of a simulated
+proposer/critic model, in original-image pixels, for every sample. :func:`demo_root` keeps one generated
+copy per generator version and seed in the user's cache.
+
+The simulated model is fixed by the seed and tuned so that the demo tables are informative: some
+candidate hits more often than the first one (Oracle@5 above first-candidate accuracy), and the critic's
+top score beats the first candidate without reaching Oracle@5. Intended hits lie strictly inside their
+region and intended misses clearly outside, so the expected scores (``demo_manifest.json``) are exact.
+
+Example:
+    >>> import tempfile
+    >>> root = write_demo_suite(Path(tempfile.mkdtemp()) / "demo", seed=0, per_benchmark=12)
+    >>> sorted(p.name for p in root.iterdir())[:3]
+    ['demo_manifest.json', 'mmbench_gui', 'osworld_g']
+
+Command line: ``python -m gge.demo.suite --out DIR [--seed N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from gge.demo.suite.cases import Case, _dump
+from gge.demo.suite.constants import BENCHMARKS, FOLDERS, MAX_PER_BENCHMARK, MIN_PER_BENCHMARK, VERSION, K
+from gge.demo.suite.simulation import expected_scores, simulate
+from gge.demo.suite.writers import _WRITERS
+
+
+def write_demo_suite(out: Path, seed: int = 0, per_benchmark: int = 36) -> Path:
+    """Write the demo suite: six benchmarks in their official layouts and a replay file.
+
+    The output depends only on ``seed`` and ``per_benchmark`` (same bytes every time). Layout under ``out``:
+    ``screenspot_v2/``, ``screenspot_pro/``, ``osworld_g/`` (the official ``benchmark/`` folder),
+    ``ui_vision/``, ``mmbench_gui/``, ``ui_i2e_bench/``, ``predictions.jsonl`` (one line per sample of
+    the seven benchmark names, OSWorld-G original and refined) and ``demo_manifest.json`` (counts and the
+    expected Oracle@5 / first / top-score accuracy of the replay).
+
+    Args:
+        out: Folder to write into (created; existing files of the same names are overwritten).
+        seed: Seed of every random choice.
+        per_benchmark: Samples per benchmark (12 to 120).
+
+    Returns:
+        ``out``.
+
+    Raises:
+        ValueError: ``per_benchmark`` is out of range.
+
+    Example:
+        >>> import tempfile
+        >>> root = write_demo_suite(Path(tempfile.mkdtemp()), per_benchmark=12)
+        >>> (root / "osworld_g" / "OSWorld-G_refined.json").is_file()
+        True
+    """
+    if not MIN_PER_BENCHMARK <= per_benchmark <= MAX_PER_BENCHMARK:
+        raise ValueError(
+            f"per_benchmark must be in [{MIN_PER_BENCHMARK}, {MAX_PER_BENCHMARK}], got {per_benchmark}"
+        )
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cases: dict[str, list[Case]] = {}
+    for name, writer in _WRITERS:
+        cases[name] = writer(out / name, seed, per_benchmark)
+    cases["osworld_g_refined"] = cases["osworld_g"]
+    lines: list[dict[str, Any]] = []
+    manifest: dict[str, Any] = {
+        "version": VERSION,
+        "seed": seed,
+        "per_benchmark": per_benchmark,
+        "k": K,
+        "benchmarks": {},
+    }
+    for name in BENCHMARKS:
+        bench_lines = simulate(name, cases[name], seed)
+        lines += bench_lines
+        manifest["benchmarks"][name] = {"root": FOLDERS[name], **expected_scores(cases[name], bench_lines)}
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    (out / "predictions.jsonl").write_text(text, encoding="utf-8")
+    _dump(out / "demo_manifest.json", manifest)
+    return out
+
+
+def cache_dir() -> Path:
+    """The gge cache folder: ``$GGE_CACHE``, else ``~/.cache/gge``."""
+    env = os.environ.get("GGE_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "gge"
+
+
+def demo_root(seed: int = 0) -> Path:
+    """The demo suite for this generator version and seed, generated on first use.
+
+    Generation writes into a temporary sibling folder and renames it into place, so concurrent callers
+    never see a partial suite; when another process wins the race its copy is used.
+
+    Args:
+        seed: Suite seed.
+
+    Returns:
+        ``<cache>/demo-v<VERSION>-seed<seed>``.
+
+    Example:
+        >>> root = demo_root()  # doctest: +SKIP
+        >>> (root / "predictions.jsonl").is_file()  # doctest: +SKIP
+        True
+    """
+    final = cache_dir() / f"demo-v{VERSION}-seed{seed}"
+    if final.is_dir():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        write_demo_suite(tmp, seed)
+        try:
+            os.replace(tmp, final)
+        except OSError:
+            if not final.is_dir():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def _files(root: Path) -> Iterable[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: ``python -m gge.demo.suite --out DIR [--seed N] [--per-benchmark N]``.
+
+    Args:
+        argv: Arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        Exit code 0.
+    """
+    parser = argparse.ArgumentParser(prog="python -m gge.demo.suite", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder to write the suite into")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    parser.add_argument("--per-benchmark", type=int, default=36, help="samples per benchmark (default 36)")
+    args = parser.parse_args(argv)
+    root = write_demo_suite(args.out, seed=args.seed, per_benchmark=args.per_benchmark)
+    files = list(_files(root))
+    size = sum(p.stat().st_size for p in files)
+    print(f"wrote the gge demo suite (seed {args.seed}) to {root}: {len(files)} files, {size / 1e6:.2f} MB")
+    return 0
