@@ -1,0 +1,610 @@
+"""``gge export verl``: gge's benchmarks as validation parquet files for verl or EasyR1.
+
+Each sample is asked as ``eval.py`` asks it; the folder also gets the reward module and a manifest
+with the trainer options to set.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gge.benchmarks import DEFAULT_BENCHMARKS, get_benchmark
+from gge.errors import GgeError, unknown_name
+from gge.geometry import smart_resize
+from gge.integrations.verl.ground_truth import DATA_SOURCE_PREFIX, GROUND_TRUTH_VERSION, GroundTruth
+from gge.integrations.verl.resize import (
+    EASYR1_MAX_PIXELS,
+    EASYR1_MIN_PIXELS,
+    _check_flavor,
+    trainer_seen_size,
+)
+
+IMAGE_TOKEN = "<image>"
+"""The placeholder both trainers split prompts at."""
+ABILITY = "gui_grounding"
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    except ImportError:
+        raise GgeError("gge export verl needs pyarrow: pip install 'gge[verl]'") from None
+    return pa, pq
+
+
+def _flat_messages(messages: Sequence[Mapping[str, Any]], where: str) -> list[dict[str, str]]:
+    """The chat messages of eval with string contents, the image parts as ``<image>`` placeholders."""
+    out = []
+    for m in messages:
+        parts = []
+        for part in m["content"]:
+            if part["type"] == "image":
+                parts.append(IMAGE_TOKEN)
+                continue
+            text = str(part["text"])
+            if IMAGE_TOKEN in text or "<video>" in text:
+                raise GgeError(
+                    f"{where}: the request's text holds '<image>' or '<video>', which the trainers "
+                    "would read as a placeholder"
+                )
+            parts.append(text)
+        out.append({"role": str(m["role"]), "content": "".join(parts)})
+    return out
+
+
+def _easyr1_prompt(messages: list[dict[str, str]], fold_system: bool, preset: str) -> str:
+    if len(messages) == 1 and messages[0]["role"] == "user":
+        return messages[0]["content"]
+    if not fold_system:
+        roles = ", ".join(m["role"] for m in messages)
+        raise GgeError(
+            f"model={preset} sends {len(messages)} messages ({roles}), and EasyR1 builds one user turn from "
+            "the prompt (verl/utils/dataset.py, RLHFDataset._build_messages): export with flavor=verl, or "
+            "add fold_system=true to join them into one user turn (then the request differs from eval's)"
+        )
+    return "\n\n".join(m["content"] for m in messages)
+
+
+@dataclass
+class ExportConfig:
+    """What ``gge export verl`` accepts (``key=value``; also ``model.<key>=``, ``bench.<name>.<key>=``).
+
+    Attributes:
+        benchmarks: Benchmarks to export.
+        data_root: Folder holding one folder per benchmark (unset: the synthetic demo suite).
+        out: The output folder (required).
+        model: The preset whose request is exported.
+        flavor: ``verl`` or ``easyr1``.
+        k: Candidates of a ``single_pass`` / ``sampling`` preset (as eval's ``k``).
+        max_samples: Export only the first N samples of each benchmark.
+        max_pixels: The trainer's largest image area (verl: default the preset's ``max_pixels``;
+            EasyR1: its ``data.max_pixels``, default 4194304).
+        min_pixels: The trainer's smallest image area (verl: the preset's; EasyR1: ``data.min_pixels``,
+            default 262144).
+        resize_images: Write each screenshot at the size the model sees (as eval resizes it), so the
+            trainer does not resize it again; false writes the original files.
+        fold_system: EasyR1: join a system prompt and several user messages into one user turn.
+        overwrite: Clear ``out`` first when it is not empty: everything in it is deleted, not only
+            the files an export writes (without it a non-empty ``out`` is refused, so that no file
+            of an earlier export is left beside the new ones).
+        seed: Seed of the demo suite.
+    """
+
+    benchmarks: list[str] = field(default_factory=lambda: list(DEFAULT_BENCHMARKS))
+    data_root: str | None = None
+    out: str | None = None
+    model: str = "qwen2_5_vl"
+    flavor: str = "verl"
+    k: int = 5
+    max_samples: int | None = None
+    max_pixels: int | None = None
+    min_pixels: int | None = None
+    resize_images: bool = True
+    fold_system: bool = False
+    overwrite: bool = False
+    seed: int = 0
+
+
+def _encode_png(image: Any) -> bytes:
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _schema(pa: Any, flavor: str) -> Any:
+    if flavor == "easyr1":
+        return pa.schema(
+            [
+                ("prompt", pa.string()),
+                ("answer", pa.string()),
+                ("images", pa.list_(pa.struct([("bytes", pa.binary())]))),
+                ("data_source", pa.string()),
+            ]
+        )
+    image = pa.struct([("bytes", pa.binary()), ("min_pixels", pa.int64()), ("max_pixels", pa.int64())])
+    extra = pa.struct(
+        [
+            ("index", pa.int64()),
+            ("split", pa.string()),
+            ("benchmark", pa.string()),
+            ("sample_id", pa.string()),
+            ("instruction", pa.string()),
+            ("image_size", pa.list_(pa.int64())),
+            ("seen_size", pa.list_(pa.int64())),
+            ("preset", pa.string()),
+            ("convention", pa.string()),
+            ("prefill_dropped", pa.string()),
+        ]
+    )
+    return pa.schema(
+        [
+            ("data_source", pa.string()),
+            ("prompt", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
+            ("images", pa.list_(image)),
+            ("ability", pa.string()),
+            ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())])),
+            ("extra_info", extra),
+        ]
+    )
+
+
+def _listing(folder: Path, limit: int = 8) -> str:
+    """The names in ``folder`` for a message: sorted, folders with a trailing ``/``, the first ``limit``."""
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown}, ... ({len(names)} entries)"
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies under it (both resolved)."""
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+def _has_content(folder: Path) -> bool:
+    """Whether ``folder`` holds anything but empty folders (an export that stopped before writing).
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> (folder / "data" / "sub").mkdir(parents=True)
+        >>> _has_content(folder)
+        False
+    """
+    return any(c.is_symlink() or not c.is_dir() or _has_content(c) for c in folder.iterdir())
+
+
+def prepare_out(out: Path, *, overwrite: bool, keep: Sequence[Path] = ()) -> None:
+    """Make ``out`` an empty folder for an export (refusing a file, or content without ``overwrite``).
+
+    A folder holding only empty folders (an export that stopped before writing) counts as empty.
+    With ``overwrite`` the folder's whole content is deleted (not only the files an export writes);
+    a folder holding one of ``keep`` (the data being exported) or the working directory is refused
+    rather than cleared.
+
+    Args:
+        out: The export's folder.
+        overwrite: Clear a non-empty ``out``.
+        keep: Paths that must survive (the benchmarks' folders).
+
+    Raises:
+        GgeError: ``out`` is a file, is not empty (without ``overwrite``), holds ``keep`` or the working
+            directory, or cannot be created or cleared.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "old.parquet").write_bytes(b"")
+        >>> prepare_out(folder, overwrite=True)
+        >>> sorted(p.name for p in folder.iterdir())
+        ['data']
+    """
+    if out.exists() and not out.is_dir():
+        raise GgeError(f"out={out} is a file, not a folder: give the folder the export goes to")
+    if out.is_dir() and _has_content(out):
+        if not overwrite:
+            raise GgeError(
+                f"out={out} is not empty ({_listing(out)}): give a new or empty folder, or add "
+                "overwrite=true to delete its content first (an earlier export's files left beside the "
+                "new ones would be read as part of it)"
+            )
+        for path, what in [(Path.cwd(), "the working directory"), *((k, "the data") for k in keep)]:
+            if _inside(path, out):
+                raise GgeError(
+                    f"out={out} holds {what} ({path}): overwrite=true would delete it; give another folder"
+                )
+        for child in list(out.iterdir()):
+            try:
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+            except OSError as e:
+                raise GgeError(f"out={out}: cannot delete {child.name}: {e.strerror or e}") from None
+    try:
+        (out / "data").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise GgeError(f"out={out}: cannot create the folder: {e.strerror or e}") from None
+
+
+def export_verl(
+    benchmarks: Sequence[str],
+    data_root: str | Path,
+    out: str | Path,
+    *,
+    model: str = "qwen2_5_vl",
+    model_overrides: Mapping[str, Any] | None = None,
+    flavor: str = "verl",
+    k: int = 5,
+    max_samples: int | None = None,
+    max_pixels: int | None = None,
+    min_pixels: int | None = None,
+    resize_images: bool = True,
+    fold_system: bool = False,
+    bench_options: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
+) -> list[Path]:
+    """Write the benchmarks as validation parquet files for verl or EasyR1.
+
+    Each sample is asked exactly as ``python eval.py model=<model>`` asks it (``dry_run=true`` shows
+    the same messages), except the assistant prefill, which the trainers cannot send (see the module
+    notes). Files: ``out/data/<benchmark>.parquet``, ``out/manifest.json`` (settings, counts, the
+    trainer options to set) and ``out/gge_reward.py`` (the reward module to point the trainer at).
+
+    Args:
+        benchmarks: Benchmark names.
+        data_root: Folder holding one folder per benchmark.
+        out: Output folder.
+        model: The preset (``configs/models/<model>.yaml``).
+        model_overrides: ``model.<key>`` values, e.g. ``{"proposer": "sampling"}``.
+        flavor: ``verl`` or ``easyr1``.
+        k: Candidates of ``single_pass`` / ``sampling`` presets.
+        max_samples: Only the first N samples of each benchmark.
+        max_pixels: The trainer's largest image area (see :class:`ExportConfig`).
+        min_pixels: The trainer's smallest image area.
+        resize_images: Write screenshots at the size the model sees (default) or as they are.
+        fold_system: EasyR1: join the request's messages into one user turn.
+        bench_options: Per benchmark, its options object (``bench.<name>.<option>``).
+        overwrite: Delete the content of a non-empty ``out`` first (see :func:`prepare_out`); without
+            it a non-empty ``out`` is refused.
+
+    Returns:
+        The parquet files, one per benchmark, in order.
+
+    Raises:
+        GgeError: for an unknown benchmark, preset or flavor, an unreadable screenshot, a request
+            EasyR1 cannot carry, an ``out`` that is a file or not empty (without ``overwrite``).
+
+    Example:
+        >>> import tempfile
+        >>> from gge.demo import write_demo_suite
+        >>> root = write_demo_suite(Path(tempfile.mkdtemp()), per_benchmark=12)
+        >>> files = export_verl(["osworld_g"], root, Path(tempfile.mkdtemp()), max_samples=2)
+        >>> [f.name for f in files]
+        ['osworld_g.parquet']
+    """
+    from PIL import Image
+
+    from gge.cli.eval import protocol_statement
+    from gge.models.factory import PROCESSOR_MAX_PIXELS, dry_run_policy, preset_config, preset_names
+
+    pa, pq = _pyarrow()
+    _check_flavor(flavor)
+    if model not in preset_names():
+        raise unknown_name("preset (model=)", model, preset_names())
+    if not benchmarks:
+        raise GgeError("benchmarks is empty: name at least one, e.g. 'benchmarks=[screenspot_v2]'")
+    if len(set(benchmarks)) != len(benchmarks):
+        raise GgeError(f"benchmarks lists a name twice: {list(benchmarks)}")
+    if max_samples is not None and max_samples < 1:
+        raise GgeError(f"max_samples must be at least 1, got {max_samples}")
+    for name, value in (("max_pixels", max_pixels), ("min_pixels", min_pixels)):
+        if value is not None and value < 1:
+            raise GgeError(f"{name} must be a positive integer, got {value}")
+    benches = [get_benchmark(b) for b in benchmarks]
+    m = preset_config(model, dict(model_overrides or {}))
+    policy = dry_run_policy(m, k)
+    settings = policy.settings_
+    factor = settings.patch_factor
+    proc_min = settings.min_pixels
+    proc_max = int(m.max_pixels) if m.max_pixels is not None else PROCESSOR_MAX_PIXELS
+    if flavor == "verl":
+        t_min = proc_min if min_pixels is None else min_pixels
+        t_max = proc_max if max_pixels is None else max_pixels
+    else:
+        t_min = EASYR1_MIN_PIXELS if min_pixels is None else min_pixels
+        t_max = EASYR1_MAX_PIXELS if max_pixels is None else max_pixels
+    lo, hi = max(proc_min, t_min), min(proc_max, t_max)
+    if lo > hi:
+        raise GgeError(f"min_pixels {lo} exceeds max_pixels {hi} (trainer and model {model} limits together)")
+
+    roots = []
+    for bench in benches:
+        given = getattr((bench_options or {}).get(bench.name), "root", None)
+        roots.append(Path(str(given)) if given else Path(data_root) / bench.directory)
+    out = Path(out)
+    prepare_out(out, overwrite=overwrite, keep=roots)
+    schema = _schema(pa, flavor)
+    files: list[Path] = []
+    counts: dict[str, int] = {}
+    prefills: set[str] = set()
+    tokens = 0
+    folded = False
+    for bench, root in zip(benches, roots, strict=True):
+        opts = (bench_options or {}).get(bench.name) or bench.options_type()
+        samples = bench.load(root, opts).samples
+        samples = samples if max_samples is None else samples[:max_samples]
+        rows: list[dict[str, Any]] = []
+        for index, sample in enumerate(samples):
+            where = f"{bench.name} {sample.id}"
+            try:
+                with Image.open(sample.image_path) as im:
+                    rgb = im.convert("RGB")
+                    decoded = rgb.size
+            except OSError as e:
+                raise GgeError(f"{where}: cannot read {sample.image_path}: {e}") from None
+            if resize_images:
+                h, w = smart_resize(decoded[1], decoded[0], factor=factor, min_pixels=lo, max_pixels=hi)
+                seen = (w, h)
+                image = rgb if seen == rgb.size else rgb.resize(seen, Image.Resampling.BICUBIC)
+                data, exported = _encode_png(image), seen
+            else:
+                data, exported = Path(sample.image_path).read_bytes(), decoded
+                seen = trainer_seen_size(
+                    flavor,
+                    decoded,
+                    factor=factor,
+                    min_pixels=t_min,
+                    max_pixels=t_max,
+                    processor_min_pixels=proc_min,
+                    processor_max_pixels=proc_max,
+                )
+            frame = policy.prompt_size(sample, seen)
+            (spec,) = policy.proposer_requests(sample, seen)
+            messages = _flat_messages(spec.messages, where)
+            if spec.prefill:
+                prefills.add(spec.prefill)
+            # image tokens (one per factor x factor patch) + text: a byte-level BPE token (Qwen's) is at
+            # least one UTF-8 byte, so the bytes bound the text's tokens; 64 for the chat template's own
+            text_bytes = sum(len(msg["content"].encode("utf-8")) for msg in messages)
+            tokens = max(tokens, (seen[0] // factor) * (seen[1] // factor) + text_bytes + 64)
+            gt = GroundTruth(
+                benchmark=bench.name,
+                id=sample.id,
+                region=sample.region,
+                image_size=sample.image_size,
+                exported_size=exported,
+                seen_size=seen,
+                frame=frame,
+                labels=sample.labels,
+                instruction=sample.instruction,
+                image_path=str(sample.image_path),
+                preset=model,
+                convention=settings.convention,
+                proposer=settings.proposer,
+                k=settings.k,
+                box_pairs=settings.box_pairs,
+                patch_factor=factor,
+                prompt_max_pixels=settings.prompt_max_pixels,
+                processor_min_pixels=proc_min,
+                processor_max_pixels=proc_max,
+                flavor=flavor,
+                trainer_min_pixels=t_min,
+                trainer_max_pixels=t_max,
+            ).to_json()
+            source = DATA_SOURCE_PREFIX + bench.name
+            if flavor == "easyr1":
+                prompt = _easyr1_prompt(messages, fold_system, model)
+                folded = folded or len(messages) > 1
+                rows.append(
+                    {"prompt": prompt, "answer": gt, "images": [{"bytes": data}], "data_source": source}
+                )
+                continue
+            rows.append(
+                {
+                    "data_source": source,
+                    "prompt": messages,
+                    "images": [{"bytes": data, "min_pixels": t_min, "max_pixels": t_max}],
+                    "ability": ABILITY,
+                    "reward_model": {"style": "rule", "ground_truth": gt},
+                    "extra_info": {
+                        "index": index,
+                        "split": "test",
+                        "benchmark": bench.name,
+                        "sample_id": sample.id,
+                        "instruction": sample.instruction,
+                        "image_size": list(sample.image_size),
+                        "seen_size": list(seen),
+                        "preset": model,
+                        "convention": settings.convention,
+                        "prefill_dropped": spec.prefill,
+                    },
+                }
+            )
+        path = out / "data" / f"{bench.name}.parquet"
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+        files.append(path)
+        counts[bench.name] = len(rows)
+    (out / "gge_reward.py").write_text(REWARD_MODULE, encoding="utf-8")
+    manifest = {
+        "gge_export": GROUND_TRUTH_VERSION,
+        "flavor": flavor,
+        "preset": model,
+        "model_overrides": dict(model_overrides or {}),
+        "protocol": protocol_statement(m),
+        "settings": settings.record(),
+        "files": {b.name: str(f) for b, f in zip(benches, files, strict=True)},
+        "samples": counts,
+        "data_root": str(data_root),
+        "max_samples": max_samples,
+        "image": {
+            "resized": resize_images,
+            "factor": factor,
+            "trainer_min_pixels": t_min,
+            "trainer_max_pixels": t_max,
+            "processor_min_pixels": proc_min,
+            "processor_max_pixels": proc_max,
+        },
+        "prefill_dropped": sorted(prefills)[0] if len(prefills) == 1 else sorted(prefills) or None,
+        "request_changed": (
+            "the preset's assistant prefill is not sent (the trainers cannot prefill)" if prefills else None
+        ),
+        "folded_messages": folded,
+        "trainer_options": trainer_options(
+            flavor,
+            out,
+            files,
+            settings.proposer,
+            settings.k,
+            t_min,
+            t_max,
+            settings.max_new_tokens,
+            -(-tokens // 256) * 256,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            top_k=settings.top_k,
+        ),
+        "trainer_notes": trainer_notes(flavor, settings.proposer, settings.k, sum(counts.values())),
+    }
+    if folded:
+        notes = [
+            str(manifest["request_changed"] or ""),
+            "the request's messages are joined into one user turn",
+        ]
+        manifest["request_changed"] = "; ".join(x for x in notes if x)
+    (out / "manifest.json").write_text(
+        json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return files
+
+
+REWARD_MODULE = '''"""gge's reward for verl and EasyR1 (written by `gge export verl`).
+
+verl:   custom_reward_function.path=THIS_FILE custom_reward_function.name=compute_score
+EasyR1: worker.reward.reward_function=THIS_FILE:compute_score_batch
+"""
+
+from gge.integrations.verl import REWARD_NAME, REWARD_TYPE, compute_score, compute_score_batch
+
+__all__ = ["REWARD_NAME", "REWARD_TYPE", "compute_score", "compute_score_batch"]
+'''
+"""The reward module the export writes next to the data (``gge_reward.py``)."""
+
+
+def trainer_options(
+    flavor: str,
+    out: Path,
+    files: Sequence[Path],
+    proposer: str,
+    k: int,
+    min_pixels: int | None,
+    max_pixels: int | None,
+    max_new_tokens: int = 256,
+    prompt_tokens: int = 1024,
+    *,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    top_k: int = 0,
+) -> list[str]:
+    """The trainer's command-line options that use an export (printed and put in the manifest).
+
+    ``prompt_tokens`` is an upper bound of the longest prompt (image tokens, plus the text's UTF-8 bytes:
+    a byte-level BPE token holds at least one byte, plus 64 for the chat template's own tokens): both
+    trainers drop longer prompts silently (``filter_overlong_prompts``), so ``data.max_prompt_length``
+    must reach it (``gge summarize-verl --export`` counts dropped samples as misses).
+
+    The validation's decoding is the preset's: a ``sampling`` preset asks for K responses at its
+    ``temperature`` / ``top_p`` / ``top_k`` (``top_k`` -1 when the preset leaves it off), any other
+    one response at temperature 0. verl reads ``actor_rollout_ref.rollout.val_kwargs.{n, do_sample,
+    temperature, top_p, top_k}`` (``trainer/config/rollout/rollout.yaml``; its agent loop samples at
+    ``val_kwargs.temperature``, default 0, whatever ``do_sample`` says); EasyR1 sets every key of
+    ``worker.rollout.val_override_config`` that vLLM's ``SamplingParams`` has (``n``, ``temperature``,
+    ``top_p``, ``top_k``: ``verl/workers/rollout/vllm_rollout_spmd.py``), its example config
+    validating at temperature 0.6.
+
+    Example:
+        >>> opts = trainer_options("verl", Path("x"), [Path("x/a.parquet")], "sampling", 4, None, None,
+        ...                        temperature=0.7, top_p=0.9)
+        >>> [o.split("val_kwargs.")[1] for o in opts if "val_kwargs" in o]
+        ['n=4', 'do_sample=True', 'temperature=0.7', 'top_p=0.9', 'top_k=-1']
+    """
+    reward = out / "gge_reward.py"
+    n = k if proposer == "sampling" else 1
+    if n > 1:
+        sampling = {"temperature": temperature, "top_p": top_p, "top_k": top_k if top_k > 0 else -1}
+    else:
+        sampling = {"temperature": 0}
+    if flavor == "verl":
+        listed = ",".join(str(f) for f in files)
+        val = "actor_rollout_ref.rollout.val_kwargs"
+        return [
+            f"data.val_files=[{listed}]",
+            "data.prompt_key=prompt",
+            "data.image_key=images",
+            f"data.max_prompt_length={prompt_tokens}",
+            f"custom_reward_function.path={reward}",
+            "custom_reward_function.name=compute_score",
+            f"{val}.n={n}",
+            f"{val}.do_sample={'True' if n > 1 else 'False'}",
+            *(f"{val}.{key}={value}" for key, value in sampling.items()),
+            f"data.max_response_length={max_new_tokens}",
+            "trainer.validation_data_dir=DIR  (then: gge summarize-verl DIR)",
+        ]
+    return [
+        f"data.val_files={out / 'data'}",
+        "data.prompt_key=prompt",
+        "data.answer_key=answer",
+        "data.image_key=images",
+        "data.format_prompt=null",
+        f"data.max_prompt_length={prompt_tokens}",
+        f"data.min_pixels={min_pixels}",
+        f"data.max_pixels={max_pixels}",
+        f"worker.reward.reward_function={reward}:compute_score_batch",
+        f"worker.rollout.val_override_config.n={n}",
+        *(f"worker.rollout.val_override_config.{key}={value}" for key, value in sampling.items()),
+        f"data.max_response_length={max_new_tokens}",
+    ]
+
+
+def trainer_notes(flavor: str, proposer: str, k: int, rows: int) -> list[str]:
+    """What to know when using the printed options (printed under them and put in the manifest).
+
+    Args:
+        flavor: ``verl`` or ``easyr1``.
+        proposer: The preset's proposer mode.
+        k: Its K.
+        rows: Samples exported (all benchmarks).
+    """
+    n = k if proposer == "sampling" else 1
+    if flavor == "verl":
+        notes = [
+            "training on other data in the same run: verl scores training and validation with "
+            "custom_reward_function, so gge's compute_score passes rows whose data_source is not gge/... "
+            "to verl's default_compute_score, or to your reward given as "
+            "custom_reward_function.reward_kwargs.fallback=pkg.module:function (or path/to/file.py:function)",
+        ]
+    else:
+        notes = [
+            "training on other data in the same run: EasyR1 scores training and validation with one "
+            "reward function, so give your reward of the training data as "
+            "worker.reward.reward_function_kwargs.fallback=path/to/file.py:function (a batch function, or "
+            'sequential when its module sets REWARD_TYPE = "sequential"); without it a non-gge item raises',
+            "EasyR1 dumps no full generations: with trainer.logger including file, it appends "
+            "trainer.val_generations_to_log shuffled responses to <trainer.save_checkpoint_path>/"
+            "generations.log at each validation, unmarked by step; "
+            f"trainer.val_generations_to_log={rows * n} logs every response. gge summarize-verl reads one "
+            "validation's blocks of it as a sample of the validation set",
+        ]
+    if proposer == "sampling" and k > 1:
+        notes.append(
+            f"the trainer samples all {k} responses (eval's sampling proposer answers greedily first): "
+            "the summary's Top-1 is the first sampled response; export a greedy preset for eval's Top-1"
+        )
+    return notes
