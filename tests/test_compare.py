@@ -572,7 +572,7 @@ def test_mdd_is_the_power_factor_times_the_bootstrap_se() -> None:
 
 
 def test_too_few_screenshots_give_no_interval() -> None:
-    from gge.compare import _pair_stat
+    from gge.compare.pairing import _pair_stat
 
     a, b = np.array([0.0, 1.0, 0.0, 1.0]), np.array([1.0, 1.0, 1.0, 1.0])
     few = _pair_stat(a, b, ["s1", "s1", "s2", "s2"], resamples=200, seed=0, level=0.95)

@@ -541,7 +541,7 @@ def _arrays(lines: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, list[s
 
 
 def test_mdd_is_in_points_and_independent_of_the_code() -> None:
-    from gge.compare import _pair_stat
+    from gge.compare.pairing import _pair_stat
 
     rng = np.random.default_rng(11)
     n = 240

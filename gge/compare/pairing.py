@@ -1,0 +1,386 @@
+"""Pairing two runs sample by sample: :func:`compare_runs`, the compare.json document.
+
+Runs that cannot be paired (other benchmarks, variants, sample ids or samples) are refused with a
+one-line error naming both; every benchmark and table cell gets its paired statistics
+(:mod:`gge.scoring.stats`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from gge.benchmarks import REGISTRY
+from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
+from gge.compare.runs import Line, Run, _pct
+from gge.errors import GgeError
+from gge.report.markdown import subset_text
+from gge.run.runstate import RUN_FILE
+from gge.scoring.metrics import average, group_by, table
+from gge.scoring.scoring import SampleResult
+from gge.scoring.stats import macro_statistic, mcnemar_exact, min_detectable_difference, paired_bootstrap
+from gge.types import LabelValue
+
+__all__ = ["MIN_CLUSTERS", "compare_runs"]
+
+_SELECTED = "selected"
+"""Strategy key of the light SampleResults rebuilt from predictions.jsonl (each run's own selection)."""
+
+MIN_CLUSTERS = 5
+"""Fewer screenshots than this give no bootstrap interval and no MDD (``None``, printed "–"): resampling
+one to four screenshots says nothing about the spread (one screenshot gives a zero-width interval)."""
+
+
+def _pair_stat(
+    a: np.ndarray, b: np.ndarray, clusters: Sequence[str], *, resamples: int, seed: int, level: float
+) -> dict[str, Any]:
+    """A PairStat of two 0/1 outcome vectors (percent and points); None where there are no samples.
+
+    The interval and the MDD are None when the samples lie on fewer than :data:`MIN_CLUSTERS`
+    screenshots.
+    """
+    if len(a) == 0:
+        empty = {"a": None, "b": None, "diff": None, "ci": None, "mcnemar_p": 1.0, "mdd": None}
+        return {**empty, "b_only": 0, "a_only": 0, "samples": 0, "screenshots": 0}
+    n_clusters = len(set(clusters))
+    if n_clusters >= MIN_CLUSTERS:
+        lo, hi, se = paired_bootstrap(a, b, clusters, resamples=resamples, seed=seed, level=level)
+        ci: list[float] | None = [_pct(lo), _pct(hi)]
+        # a zero-width bootstrap (runs that never disagree, or disagree everywhere the same way) is
+        # no evidence of which difference this sample size could detect: no MDD is reported
+        mdd: float | None = _pct(min_detectable_difference(se)) if se > 0 else None
+    else:
+        ci, mdd = None, None
+    a_only = int(np.sum((a > 0) & (b == 0)))
+    b_only = int(np.sum((b > 0) & (a == 0)))
+    pa, pb = _pct(float(a.mean())), _pct(float(b.mean()))
+    return {
+        "a": pa,
+        "b": pb,
+        "diff": pb - pa,
+        "ci": ci,
+        "mcnemar_p": mcnemar_exact(a_only, b_only),
+        "mdd": mdd,
+        "b_only": b_only,
+        "a_only": a_only,
+        "samples": len(a),
+        "screenshots": n_clusters,
+    }
+
+
+def _refuse(a: Run, b: Run, what: str) -> GgeError:
+    return GgeError(f"cannot compare {a.folder} (A) and {b.folder} (B): {what}")
+
+
+def _few(ids: Sequence[str], n: int = 3) -> str:
+    shown = ", ".join(repr(i) for i in ids[:n])
+    return f"{shown}, ..." if len(ids) > n else shown
+
+
+def _check_pairable(a: Run, b: Run) -> list[str]:
+    """Refuse runs that cannot be paired; the notes on what could not be checked (no samples digest)."""
+    names_a, names_b = list(a.document["benchmarks"]), list(b.document["benchmarks"])
+    if set(names_a) != set(names_b):
+        only_a = sorted(set(names_a) - set(names_b)) or ["none"]
+        only_b = sorted(set(names_b) - set(names_a)) or ["none"]
+        raise _refuse(
+            a, b, f"different benchmarks (only in A: {', '.join(only_a)}; only in B: {', '.join(only_b)})"
+        )
+    notes: list[str] = []
+    for name in names_a:
+        va = (a.document["benchmarks"][name].get("load") or {}).get("variant")
+        vb = (b.document["benchmarks"][name].get("load") or {}).get("variant")
+        if va != vb:
+            raise _refuse(a, b, f"{name}: different benchmark variants: A {va} vs B {vb}")
+        ids_a = [x.id for x in a.lines.get(name, [])]
+        ids_b = [x.id for x in b.lines.get(name, [])]
+        if set(ids_a) != set(ids_b):
+            set_a, set_b = set(ids_a), set(ids_b)
+            only_a = [i for i in ids_a if i not in set_b]
+            only_b = [i for i in ids_b if i not in set_a]
+            raise _refuse(
+                a,
+                b,
+                f"{name}: different sample sets: {len(only_a)} ids only in A ({_few(only_a) or 'none'}), "
+                f"{len(only_b)} only in B ({_few(only_b) or 'none'}) (same max_samples and data?)",
+            )
+        da = None if a.digests is None else a.digests.get(name)
+        db = None if b.digests is None else b.digests.get(name)
+        if da is not None and db is not None and da != db:
+            raise _refuse(
+                a,
+                b,
+                f"{name}: different samples behind the same ids: samples digest {da[:16]}… in "
+                f"{a.digests_file} vs {db[:16]}… in {b.digests_file} (other screenshots or instructions: "
+                "other data?)",
+            )
+        for side, run, digest in (("A", a, da), ("B", b, db)):
+            if digest is None and run.digests is not None:
+                notes.append(
+                    f"{name}: {side} ({run.folder}) records no samples digest in {run.digests_file}: "
+                    f"samples paired by id only"
+                )
+    for side, run in (("A", a), ("B", b)):
+        if run.digests is None:
+            notes.append(
+                f"{side} ({run.folder}) has no {RUN_FILE} recording its samples digests (an older gge, or "
+                f"summarize-verl): samples paired by id only"
+            )
+    return notes
+
+
+def _result(bench: str, line: Line, labels: Mapping[str, LabelValue], k: int) -> SampleResult:
+    return SampleResult(bench, line.id, labels, k, (), line.hits, top1={_SELECTED: line.top1})
+
+
+def _indices(
+    groups: Mapping[tuple[str, ...], list[SampleResult]], where: Mapping[str, int]
+) -> dict[tuple[str, ...], list[int]]:
+    return {key: [where[r.id] for r in members] for key, members in groups.items()}
+
+
+def _headline(
+    rule: Average,
+    a_value: float | None,
+    b_value: float | None,
+    values: tuple[np.ndarray, np.ndarray],
+    micro: Mapping[str, Any],
+    groups: list[list[int]],
+    clusters: Sequence[str],
+    *,
+    resamples: int,
+    seed: int,
+    level: float,
+) -> dict[str, Any]:
+    """One official headline difference (Top-1 or Oracle@K) with its interval.
+
+    A micro rule takes the micro PairStat's interval; a macro rule bootstraps the macro mean of the
+    same per-sample ``values``, and gives no interval when a group lies on fewer than
+    :data:`MIN_CLUSTERS` screenshots (it would drop out of resamples and skew the mean).
+    """
+    out: dict[str, Any] = {"rule": rule.name, "a": a_value, "b": b_value, "diff": None, "ci": None}
+    if a_value is None or b_value is None:
+        return out
+    out["diff"] = b_value - a_value
+    if not rule.over:
+        out["ci"] = micro["ci"]
+        return out
+    fewest = min((len({clusters[i] for i in g}) for g in groups), default=0)
+    if fewest >= MIN_CLUSTERS:
+        lo, hi, _ = paired_bootstrap(
+            values[0],
+            values[1],
+            clusters,
+            statistic=macro_statistic(groups, len(clusters)),
+            resamples=resamples,
+            seed=seed,
+            level=level,
+        )
+        out["ci"] = [_pct(lo), _pct(hi)]
+    return out
+
+
+def _compare_benchmark(
+    name: str, a_lines: list[Line], b_lines: list[Line], *, k: int, resamples: int, seed: int, level: float
+) -> tuple[dict[str, Any], list[str]]:
+    notes: list[str] = []
+    bench: Benchmark | None = REGISTRY.get(name)
+    if bench is None:
+        notes.append(f"{name}: not a benchmark this gge knows: micro headline, no tables")
+    title = bench.title if bench is not None else name
+    official: Average = bench.official if bench is not None else MICRO
+    specs: tuple[TableSpec, ...] = bench.tables if bench is not None else ()
+    okey = f"oracle@{k}"
+    keys = ("top1",) if k == 1 else ("top1", okey)  # one answer: Oracle@1 is Top-1 (S3)
+
+    by_id_b = {x.id: x for x in b_lines}
+    pairs = [(x, by_id_b[x.id]) for x in a_lines]
+    ids = [x.id for x, _ in pairs]
+    where = {sid: i for i, sid in enumerate(ids)}
+    images = [xa.image or xb.image for xa, xb in pairs]
+    missing_images = sum(img is None for img in images)
+    clusters = [img if img is not None else f"sample:{sid}" for img, sid in zip(images, ids, strict=True)]
+    if missing_images:
+        notes.append(
+            f"{name}: {missing_images} samples have no screenshot path in predictions.jsonl (written by an "
+            f"older gge): each of them is its own cluster in the bootstrap"
+        )
+    labels = [xa.labels if xa.labels is not None else xb.labels for xa, xb in pairs]
+    if any(lab is None for lab in labels) and (specs or official.over):
+        notes.append(f"{name}: predictions.jsonl has no labels (older gge): no tables, and no macro headline")
+    res_a = [_result(name, xa, lab or {}, k) for (xa, _), lab in zip(pairs, labels, strict=True)]
+    res_b = [_result(name, xb, lab or {}, k) for (_, xb), lab in zip(pairs, labels, strict=True)]
+
+    values = {
+        "top1": (
+            np.array([xa.top1 for xa, _ in pairs], dtype=float),
+            np.array([xb.top1 for _, xb in pairs], dtype=float),
+        ),
+        okey: (
+            np.array([r.hit_at(k) for r in res_a], dtype=float),
+            np.array([r.hit_at(k) for r in res_b], dtype=float),
+        ),
+    }
+
+    def pair(idx: Sequence[int] | None) -> dict[str, Any]:
+        sel = np.arange(len(ids)) if idx is None else np.asarray(idx, dtype=np.int64)
+        cl = [clusters[i] for i in sel]
+        stats = {
+            key: _pair_stat(
+                values[key][0][sel], values[key][1][sel], cl, resamples=resamples, seed=seed, level=level
+            )
+            for key in keys
+        }
+        return {"samples": len(sel), **stats}
+
+    micro = pair(None)
+    groups = list(_indices(group_by(res_a, official.over), where).values()) if official.over else []
+    off_a = average(res_a, official, k, _SELECTED)
+    off_b = average(res_b, official, k, _SELECTED)
+    heads = {
+        key: _headline(
+            official,
+            off_a[key],
+            off_b[key],
+            values[key],
+            micro[key],
+            groups,
+            clusters,
+            resamples=resamples,
+            seed=seed,
+            level=level,
+        )
+        for key in keys
+    }
+
+    tables: list[dict[str, Any]] = []
+    for spec in specs:
+        if not any(spec.rows in r.labels for r in res_a):
+            continue
+        layout = table(res_a, spec, k, _SELECTED)
+        cells: list[dict[str, Any]] = []
+        if spec.cols is None:
+            members = _indices(group_by(res_a, [spec.rows]), where)
+            for rv in layout["row_values"]:
+                cells.append({"row": rv, "col": None, **pair(members[(rv,)])})
+        else:
+            members = _indices(group_by(res_a, [spec.rows, spec.cols]), where)
+            for rv in layout["row_values"]:
+                for cv in layout["col_values"]:
+                    if members.get((rv, cv)):
+                        cells.append({"row": rv, "col": cv, **pair(members[(rv, cv)])})
+        tables.append({"title": spec.title, "rows": spec.rows, "cols": spec.cols, "cells": cells})
+
+    top1_a, top1_b = values["top1"]
+    entry: dict[str, Any] = {
+        "title": title,
+        "samples": len(ids),
+        "screenshots": len(set(clusters)),
+        "cluster": "screenshot"
+        if not missing_images
+        else ("sample" if missing_images == len(ids) else "mixed"),
+        **heads,
+        "official": heads["top1"],
+        "micro": {key: micro[key] for key in keys},
+        "format_errors": {
+            "a": sum(xa.format_error for xa, _ in pairs),
+            "b": sum(xb.format_error for _, xb in pairs),
+        },
+        "image_errors": {
+            "a": sum(xa.image_error for xa, _ in pairs),
+            "b": sum(xb.image_error for _, xb in pairs),
+        },
+        "tables": tables,
+        "won": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xb and not xa],
+        "lost": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xa and not xb],
+    }
+    return entry, notes
+
+
+def _subset_note(side: str, run: Run) -> str | None:
+    text = subset_text(run.document.get("subset"), {})
+    return f"{side} ({run.folder}) is a subset run ({text})" if text else None
+
+
+def compare_runs(
+    a: Run, b: Run, *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> dict[str, Any]:
+    """Pair two runs sample by sample: the compare.json document.
+
+    The document has ``a``/``b`` (path, label, selection, k, protocol), ``k`` (the common K =
+    min(kA, kB)), ``bootstrap`` (resamples, seed, cluster, level), ``benchmarks``, ``mean`` (of the
+    official Top-1 headlines, over the benchmarks that have one: ``benchmarks``, ``a``, ``b``,
+    ``diff``), and ``warnings`` / ``notes`` (lists of strings).
+
+    Per benchmark, as results.json (S1): ``top1`` and ``oracle@K`` are the **official headline**
+    differences (``{"rule", "a", "b", "diff", "ci"}``; ``official`` is the same as ``top1``);
+    ``micro`` holds the micro PairStats ``top1`` and ``oracle@K`` (every sample counts once: McNemar,
+    MDD, won/lost); then ``title``, ``samples``, ``screenshots``, ``cluster``, ``format_errors`` and
+    ``image_errors`` (``{"a": n, "b": n}``), ``tables`` of per-cell (micro) PairStats, and the
+    ``won`` and ``lost`` ids. With a common K of 1 (a one-answer run, S3) there are no ``oracle@K``
+    entries anywhere: Top-1 only. A PairStat is ``{"a", "b", "diff" (b - a), "ci", "mcnemar_p",
+    "mdd", "b_only", "a_only", "samples", "screenshots"}``; percentages and points are unrounded
+    floats.
+
+    Args:
+        a: The baseline run.
+        b: The run compared with it.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+        level: Interval coverage.
+
+    Returns:
+        The document.
+
+    Raises:
+        GgeError: when the runs cover different benchmarks, benchmark variants, sample sets, or
+            samples (their recorded samples digests differ).
+    """
+    notes = _check_pairable(a, b)
+    k = min(a.k, b.k)
+    warnings: list[str] = []
+    if a.selection != b.selection:
+        warnings.append(
+            f"the runs select Top-1 differently: A by '{a.selection}', B by '{b.selection}' "
+            f"(Top-1 differences mix the models with the selection strategies)"
+        )
+    if a.k != b.k:
+        notes.append(
+            f"the runs have different K (A {a.k}, B {b.k}): the common K is 1, so Top-1 only"
+            if k == 1
+            else f"the runs have different K (A {a.k}, B {b.k}): Oracle@K is compared at K = {k}"
+        )
+    notes += [n for n in (_subset_note("A", a), _subset_note("B", b)) if n is not None]
+    benchmarks: dict[str, Any] = {}
+    for name in a.document["benchmarks"]:
+        entry, more = _compare_benchmark(
+            name,
+            a.lines.get(name, []),
+            b.lines.get(name, []),
+            k=k,
+            resamples=resamples,
+            seed=seed,
+            level=level,
+        )
+        benchmarks[name] = entry
+        notes += more
+    modes = {e["cluster"] for e in benchmarks.values()}
+    cluster = "screenshot" if modes <= {"screenshot"} else ("sample" if modes == {"sample"} else "mixed")
+    heads = [e["top1"] for e in benchmarks.values() if e["top1"]["diff"] is not None]
+    mean: dict[str, Any] = {"benchmarks": len(heads), "a": None, "b": None, "diff": None}
+    if heads:
+        mean["a"] = sum(h["a"] for h in heads) / len(heads)
+        mean["b"] = sum(h["b"] for h in heads) / len(heads)
+        mean["diff"] = mean["b"] - mean["a"]
+    return {
+        "a": a.summary(),
+        "b": b.summary(),
+        "k": k,
+        "bootstrap": {"resamples": resamples, "seed": seed, "cluster": cluster, "level": level},
+        "benchmarks": benchmarks,
+        "mean": mean,
+        "warnings": warnings,
+        "notes": notes,
+    }

@@ -1,0 +1,214 @@
+"""Laying a compare.json document out and writing the files of ``gge compare``.
+
+:func:`render_markdown` gives the printed table (compare.md); :func:`write_compare` writes compare.json,
+compare.md and compare.html into the folder :func:`default_out_dir` names by default.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gge.compare.pairing import MIN_CLUSTERS
+from gge.compare.runs import Run
+from gge.errors import GgeError
+from gge.report.markdown import fmt, fmt_signed, markdown_table
+from gge.run.runstate import check_output_dir
+
+__all__ = ["default_out_dir", "render_markdown", "write_compare"]
+
+
+def _ci(ci: Sequence[float] | None) -> str:
+    if ci is None or any(math.isnan(v) for v in ci):
+        return "–"
+    return f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
+
+
+def _p(p: float) -> str:
+    return "1" if p >= 1.0 else f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def _stat_cells(s: Mapping[str, Any], *, won_lost: bool) -> list[str]:
+    cells = [fmt(s["a"]), fmt(s["b"]), f"{fmt_signed(s['diff'])} {_ci(s['ci'])}", _p(s["mcnemar_p"])]
+    if won_lost:
+        cells += [fmt(s["mdd"]), f"{s['b_only']}/{s['a_only']}"]
+    return cells
+
+
+def _ids(ids: Sequence[str], limit: int = 20) -> str:
+    if not ids:
+        return "none"
+    shown = ", ".join(ids[:limit])
+    return f"{shown}, … (+{len(ids) - limit} more in compare.json)" if len(ids) > limit else shown
+
+
+def _errors(e: Mapping[str, Any], key: str) -> str:
+    counts = e.get(key)
+    return f"{counts['a']}/{counts['b']}" if isinstance(counts, Mapping) else "–"
+
+
+def render_markdown(doc: Mapping[str, Any]) -> str:
+    """The printed paired table (compare.md) of a compare.json document.
+
+    First the headlines: per benchmark its official rule, Top-1 (and Oracle@K) of A and B with the
+    difference and its interval, the format and image errors of each run, and the mean of the
+    headlines. Then the micro paired results (every sample counts once: micro Top-1 of A and B, Δ
+    with its interval, McNemar p, MDD, won/lost, then micro Oracle@K), then every benchmark's table
+    cells and its won and lost samples. With a common K of 1 the tables are Top-1 only.
+
+    Args:
+        doc: A :func:`compare_runs` document.
+
+    Returns:
+        Markdown text.
+    """
+    k = doc["k"]
+    one = k == 1
+    a, b, boot = doc["a"], doc["b"], doc["bootstrap"]
+    level = round(100 * boot["level"])
+    out = [
+        f"# gge compare: {a['label']} (A) vs {b['label']} (B)",
+        "",
+        f"- A: {a['path']} (selection {a['selection']}, K={a['k']})",
+        f"- B: {b['path']} (selection {b['selection']}, K={b['k']})",
+        f"- Δ = B − A in points; [{level}% paired bootstrap interval, {boot['resamples']} resamples of "
+        f"{'screenshots' if boot['cluster'] == 'screenshot' else boot['cluster'] + ' clusters'}, "
+        f"seed {boot['seed']}]; p: exact McNemar; MDD: minimum detectable difference (alpha 0.05, "
+        f"power 0.8); won/lost: samples only B / only A gets right; – for the interval and MDD: "
+        f"fewer than {MIN_CLUSTERS} screenshots (in a group, for a macro headline)",
+    ]
+    if one:
+        out.append("- K = 1 (one answer per sample): Top-1 only")
+    out += [f"- warning: {w}" for w in doc.get("warnings", [])]
+    out += [f"- note: {n}" for n in doc.get("notes", [])]
+    okey = f"oracle@{k}"
+
+    def diff(s: Mapping[str, Any]) -> str:
+        return f"{fmt_signed(s['diff'])} {_ci(s['ci'])}"
+
+    head = ["benchmark", "rule", "n", "Top-1 A", "Top-1 B", "Δ Top-1"]
+    head += [] if one else [f"Oracle@{k} A", f"Oracle@{k} B", f"Δ Oracle@{k}"]
+    head += ["format errors A/B", "image errors A/B"]
+    hrows = []
+    for e in doc["benchmarks"].values():
+        row = [e["title"], e["top1"]["rule"], str(e["samples"])]
+        for key in ("top1",) if one else ("top1", okey):
+            row += [fmt(e[key]["a"]), fmt(e[key]["b"]), diff(e[key])]
+        hrows.append([*row, _errors(e, "format_errors"), _errors(e, "image_errors")])
+    m = doc["mean"]
+    mean_row = [
+        f"mean of {m['benchmarks']}",
+        "unweighted",
+        "",
+        fmt(m["a"]),
+        fmt(m["b"]),
+        fmt_signed(m["diff"]),
+    ]
+    hrows.append(mean_row + ([] if one else ["", "", ""]) + ["", ""])
+    out += ["", "## Headlines (each benchmark's official rule)", "", markdown_table(head, hrows)]
+
+    def stat_head(first: Sequence[str]) -> list[str]:
+        cols = [*first, "micro Top-1 A", "micro Top-1 B", "Δ micro Top-1", "p", "MDD", "won/lost"]
+        return (
+            cols if one else [*cols, f"micro Oracle@{k} A", f"micro Oracle@{k} B", f"Δ micro Oracle@{k}", "p"]
+        )
+
+    def stat_cells(s: Mapping[str, Any]) -> list[str]:
+        cells = _stat_cells(s["top1"], won_lost=True)
+        return cells if one else [*cells, *_stat_cells(s[okey], won_lost=False)]
+
+    rows = [
+        [e["title"], str(e["samples"]), str(e["screenshots"]), *stat_cells(e["micro"])]
+        for e in doc["benchmarks"].values()
+    ]
+    out += [
+        "",
+        "## Paired results (micro: every sample counts once)",
+        "",
+        markdown_table(stat_head(["benchmark", "n", "shots"]), rows),
+    ]
+    for name, e in doc["benchmarks"].items():
+        out += ["", f"## {e['title']} ({name})"]
+        for t in e["tables"]:
+            two = t["cols"] is not None
+            th = stat_head([t["rows"], *([t["cols"]] if two else []), "n"])
+            trows = [
+                [c["row"], *([c["col"]] if two else []), str(c["samples"]), *stat_cells(c)]
+                for c in t["cells"]
+            ]
+            out += ["", f"### {t['title']}", "", markdown_table(th, trows)]
+        out += [
+            "",
+            f"won ({len(e['won'])}, B right and A wrong): {_ids(e['won'])}",
+            "",
+            f"lost ({len(e['lost'])}, A right and B wrong): {_ids(e['lost'])}",
+        ]
+    return "\n".join(out)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "A"
+
+
+def default_out_dir(a: Run, b: Run) -> Path:
+    """Where compare writes by default: ``<B's folder>/compare-vs-<A's label>``.
+
+    B is the run under study and A its baseline, so the comparison is kept with B; nothing is
+    ever written into A.
+
+    Args:
+        a: The baseline.
+        b: The run compared.
+
+    Returns:
+        The folder.
+    """
+    return b.folder / f"compare-vs-{_slug(a.label)}"
+
+
+def _write_html(doc: Mapping[str, Any], out_dir: Path) -> Path:
+    from gge.report.html import render_compare_html, write_report_html
+
+    return write_report_html(out_dir / "compare.html", render_compare_html(doc))
+
+
+def write_compare(doc: Mapping[str, Any], out_dir: Path, markdown: str | None = None) -> list[Path]:
+    """Write compare.json, compare.md and compare.html (:func:`gge.report.html.render_compare_html`).
+
+    Args:
+        doc: A :func:`compare_runs` document.
+        out_dir: The folder (created if needed).
+        markdown: The rendered table (default: :func:`render_markdown` of ``doc``).
+
+    Returns:
+        The files written.
+
+    Raises:
+        GgeError: naming the folder and the file, when ``out_dir`` (or a folder above it) is a file
+            or a file cannot be written.
+    """
+    _check_out_dir(out_dir)
+    written = [out_dir / "compare.json", out_dir / "compare.md"]
+    target = out_dir
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        target = written[0]
+        written[0].write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        target = written[1]
+        written[1].write_text(
+            (markdown if markdown is not None else render_markdown(doc)) + "\n", encoding="utf-8"
+        )
+        target = out_dir / "compare.html"
+        written.append(_write_html(doc, out_dir))
+    except OSError as e:
+        raise GgeError(f"--out {out_dir}: cannot write {target}: {e.strerror or e}") from None
+    return written
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    """Refuse an output folder that is a file or lies under one (one line, before anything is computed)."""
+    check_output_dir(out_dir, option="--out")
