@@ -33,8 +33,8 @@ from tiny_checkpoints import build_tiny_qwen3_vl
 
 from gge.cli import eval as cli
 from gge.errors import GgeError
-from gge.integrations import watch as watch_mod
 from gge.integrations.watch import METRICS_FILE, WATCH_FILE, find_checkpoints, watch, watch_main
+from gge.integrations.watch import scan as watch_scan
 from gge.scoring.metrics import scalar_metrics
 
 HOUR = 3600.0
@@ -247,7 +247,7 @@ def test_incomplete_checkpoints_wait_until_complete(
     _age(ck1)
     _age(ck2)
     now = time.time()
-    monkeypatch.setattr(watch_mod, "_clock", lambda: now)
+    monkeypatch.setattr(watch_scan, "_clock", lambda: now)
     os.utime(ck3 / "config.json", (now - 12, now - 12))
 
     report = watch(root, _eval_args(demo_suite), once=True, stdout=io.StringIO())
@@ -261,7 +261,7 @@ def test_incomplete_checkpoints_wait_until_complete(
     (ck2 / "model.safetensors").write_bytes(data)
     for ck in (ck1, ck2, ck3):
         _age(ck, 60)
-    monkeypatch.setattr(watch_mod, "_clock", time.time)
+    monkeypatch.setattr(watch_scan, "_clock", time.time)
     report = watch(root, _eval_args(demo_suite), once=True, stdout=io.StringIO())
     assert report.evaluated == [1, 2, 3] and not report.pending
     _check_rows_match_results(root / "gge_watch", [1, 2, 3])

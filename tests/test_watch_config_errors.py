@@ -30,8 +30,8 @@ from tiny_checkpoints import build_tiny_qwen3_vl
 
 from gge.cli import eval as cli
 from gge.errors import GgeError
-from gge.integrations import watch as watch_mod
 from gge.integrations.watch import METRICS_FILE, WATCH_FILE, watch, watch_main
+from gge.integrations.watch import watcher as watch_watcher
 from gge.report.markdown import render_summary
 from gge.run.predlog import PredictionLog
 from gge.run.runstate import output_dir_lock
@@ -164,7 +164,7 @@ def test_a_polling_watcher_does_not_retry_a_configuration_error(
     shutil.copytree(model, root / "checkpoint-1")
     calls = _count_runs(monkeypatch)
     scans: list[int] = []
-    real_scan = watch_mod._Watcher.scan
+    real_scan = watch_watcher._Watcher.scan
 
     def scan_then_stop(self: Any, skip: set[int]) -> Any:
         scans.append(1)
@@ -172,7 +172,7 @@ def test_a_polling_watcher_does_not_retry_a_configuration_error(
             raise KeyboardInterrupt
         return real_scan(self, skip)
 
-    monkeypatch.setattr(watch_mod._Watcher, "scan", scan_then_stop)
+    monkeypatch.setattr(watch_watcher._Watcher, "scan", scan_then_stop)
     buf = io.StringIO()
     with pytest.raises(KeyboardInterrupt):
         watch(root, [*_args(demo_suite), *extra], poll_s=0.01, attempts=3, stdout=buf)
@@ -288,7 +288,7 @@ def _retried_then_done(root: Path, args: list[str], error: str) -> None:
     assert (_state(out)["steps"]["1"]["status"], _state(out)["steps"]["1"]["attempts"]) == ("done", 2)
 
 
-def _first_attempt(root: Path, args: list[str]) -> tuple[watch_mod.WatchReport, str]:
+def _first_attempt(root: Path, args: list[str]) -> tuple[watch_watcher.WatchReport, str]:
     report = watch(root, args, once=True, attempts=2, stdout=(buf := io.StringIO()))
     assert report.failed == [1] and report.config_errors == {} and report.evaluated == []
     return report, buf.getvalue()

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from gge.errors import GgeError, TransientError
-from gge.integrations import watch as watch_mod
 from gge.integrations.watch import (
     METRICS_FILE,
     WATCH_FILE,
@@ -28,6 +27,9 @@ from gge.integrations.watch import (
     pending_reason,
     watch,
 )
+from gge.integrations.watch import metrics_log as watch_log
+from gge.integrations.watch import scan as watch_scan
+from gge.integrations.watch import state as watch_state
 
 T0 = 1_700_000_000.0  # the files' time in these tests
 
@@ -202,9 +204,9 @@ def test_a_change_in_a_subfolder_of_a_hf_checkpoint_restarts_the_settle(tmp_path
 
 def test_the_settle_rule_reads_the_watchers_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ck = _hf_checkpoint(tmp_path)
-    monkeypatch.setattr(watch_mod, "_clock", lambda: T0 + 7)
+    monkeypatch.setattr(watch_scan, "_clock", lambda: T0 + 7)
     assert pending_reason(ck, 30) == "changed 7s ago: waiting until nothing changes for 30s"
-    monkeypatch.setattr(watch_mod, "_clock", lambda: T0 + 30)
+    monkeypatch.setattr(watch_scan, "_clock", lambda: T0 + 30)
     assert pending_reason(ck, 30) is None
 
 
@@ -213,10 +215,10 @@ def test_the_settle_rule_reads_the_watchers_clock(tmp_path: Path, monkeypatch: p
 
 def test_the_csv_keeps_one_row_per_step_sorted_as_numbers(tmp_path: Path) -> None:
     path = tmp_path / METRICS_FILE
-    watch_mod._write_metrics_csv(path, 100, {"a": 1.0})
-    watch_mod._write_metrics_csv(path, 9, {"a": 2.0, "b": 0.5})
-    watch_mod._write_metrics_csv(path, 10, {"a": 3.0})
-    watch_mod._write_metrics_csv(path, 9, {"a": 4.0, "b": 0.25})  # step 9 evaluated again
+    watch_log._write_metrics_csv(path, 100, {"a": 1.0})
+    watch_log._write_metrics_csv(path, 9, {"a": 2.0, "b": 0.5})
+    watch_log._write_metrics_csv(path, 10, {"a": 3.0})
+    watch_log._write_metrics_csv(path, 9, {"a": 4.0, "b": 0.25})  # step 9 evaluated again
     assert path.read_text(encoding="utf-8") == "step,subset,a,b\n9,,4.0,0.25\n10,,3.0,\n100,,1.0,\n"
 
 
@@ -454,53 +456,53 @@ def test_a_configuration_error_is_a_gge_error_before_any_sample_not_caused_by_th
 
 def test_samples_added_compares_the_prediction_logs_before_and_after(tmp_path: Path) -> None:
     step = tmp_path / "step_1"
-    before = watch_mod._log_marks(step)  # no folder yet
-    assert before == {} and not watch_mod._samples_added(step, before)
+    before = watch_state._log_marks(step)  # no folder yet
+    assert before == {} and not watch_state._samples_added(step, before)
     step.mkdir()
     (step / "run.json").write_text("{}", encoding="utf-8")
     (step / "predictions.rank0.jsonl").write_text("", encoding="utf-8")
-    assert not watch_mod._samples_added(step, before)  # a log opened, nothing in it
-    before = watch_mod._log_marks(step)
-    assert not watch_mod._samples_added(step, before)  # an empty log: nothing evaluated
+    assert not watch_state._samples_added(step, before)  # a log opened, nothing in it
+    before = watch_state._log_marks(step)
+    assert not watch_state._samples_added(step, before)  # an empty log: nothing evaluated
     (step / "predictions.rank0.jsonl").write_text('{"id": "a"}\n', encoding="utf-8")
-    assert watch_mod._samples_added(step, before)
+    assert watch_state._samples_added(step, before)
     os.utime(step / "predictions.rank0.jsonl", (T0, T0))  # written by an earlier attempt
-    before = watch_mod._log_marks(step)
-    assert not watch_mod._samples_added(step, before)  # restored, nothing new
+    before = watch_state._log_marks(step)
+    assert not watch_state._samples_added(step, before)  # restored, nothing new
     (step / "predictions.rank1.jsonl").write_text('{"id": "b"}\n', encoding="utf-8")
-    assert watch_mod._samples_added(step, before)  # another rank's first sample
+    assert watch_state._samples_added(step, before)  # another rank's first sample
     (step / "predictions.rank1.jsonl").unlink()
     (step / "predictions.rank0.jsonl").unlink()  # resume=false cleared it ...
-    assert not watch_mod._samples_added(step, before)
+    assert not watch_state._samples_added(step, before)
     (step / "predictions.rank0.jsonl").write_text('{"id": "c"}\n', encoding="utf-8")  # ... and a sample
-    assert watch_mod._samples_added(step, before)
+    assert watch_state._samples_added(step, before)
 
 
 def test_has_samples_sees_what_an_earlier_attempt_logged(tmp_path: Path) -> None:
     step = tmp_path / "step_1"
-    assert not watch_mod._has_samples(step)  # no folder
+    assert not watch_state._has_samples(step)  # no folder
     step.mkdir()
     (step / "run.json").write_text("{}", encoding="utf-8")
     (step / "results.json").write_text("{}", encoding="utf-8")  # not a sample log
     (step / "predictions.rank0.jsonl").write_text("", encoding="utf-8")
     (step / "predictions.jsonl").write_text("", encoding="utf-8")
-    assert not watch_mod._has_samples(step)  # logs opened, nothing in them
+    assert not watch_state._has_samples(step)  # logs opened, nothing in them
     (step / "predictions.rank3.jsonl").write_text('{"id": "a"}\n', encoding="utf-8")
-    assert watch_mod._has_samples(step)  # any rank
+    assert watch_state._has_samples(step)  # any rank
     (step / "predictions.rank3.jsonl").unlink()
     (step / "predictions.jsonl").write_text('{"id": "a"}\n', encoding="utf-8")
-    assert watch_mod._has_samples(step)  # the merged log of an earlier attempt
+    assert watch_state._has_samples(step)  # the merged log of an earlier attempt
 
 
 def test_the_metrics_csv_has_a_subset_column_empty_for_a_full_run(tmp_path: Path) -> None:
     path = tmp_path / METRICS_FILE
     text = "subset: first 2 of 3 samples (B); max_samples=2: not comparable with published numbers"
-    watch_mod._write_metrics_csv(path, 5, {"grounding/b/top1": 50.0}, text)
-    watch_mod._write_metrics_csv(path, 2, {"grounding/b/top1": 25.0})
+    watch_log._write_metrics_csv(path, 5, {"grounding/b/top1": 50.0}, text)
+    watch_log._write_metrics_csv(path, 2, {"grounding/b/top1": 25.0})
     assert path.read_text(encoding="utf-8") == (f"step,subset,grounding/b/top1\n2,,25.0\n5,{text},50.0\n")
     old = tmp_path / "old.csv"  # written by a watcher before the column: it is added, empty before
     old.write_text("step,grounding/b/top1\n1,10.0\n", encoding="utf-8")
-    watch_mod._write_metrics_csv(old, 3, {"grounding/b/top1": 30.0}, "subset: x")
+    watch_log._write_metrics_csv(old, 3, {"grounding/b/top1": 30.0}, "subset: x")
     assert old.read_text(encoding="utf-8") == "step,grounding/b/top1,subset\n1,10.0,\n3,30.0,subset: x\n"
 
 
