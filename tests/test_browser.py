@@ -26,7 +26,7 @@ from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
 from gge.report.compare_page import render_compare_html
 from gge.report.gallery import gallery_entries
 from gge.report.html import render_report_html, write_report_html
-from gge.report.html_format import GALLERY_BACKGROUND, TABLE_HEADER_COLOUR
+from gge.report.html_format import GALLERY_BACKGROUND, KIND_COLOURS, TABLE_HEADER_COLOUR
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(
@@ -187,3 +187,39 @@ def test_the_filters_filter(report: tuple[Path, int], tmp_path: Path) -> None:
         f"filter-benchmark=osworld_g:1:showing 1 of {cards}",  # the other benchmark's cell is reset
         "cell=:hiddenGroups=1",
     ]
+
+
+_READ_COLOURS = """<script>
+(function () {
+  function colour(el, what) { return el ? getComputedStyle(el)[what] : "none"; }
+  var out = ["th=" + colour(document.querySelector("th"), "backgroundColor"),
+             "gallery=" + colour(document.getElementById("gallery"), "backgroundColor")];
+  Array.prototype.forEach.call(document.querySelectorAll("#gallery .card"), function (card) {
+    out.push(card.dataset.kind + "=" + colour(card.querySelector(".kind"), "backgroundColor"));
+  });
+  document.body.dataset.colours = out.join("|");
+})();
+</script>"""
+
+
+def _rgb(colour: str) -> str:
+    r, g, b = _hex(colour)
+    return f"rgb({r}, {g}, {b})"
+
+
+def test_the_custom_properties_resolve(report: tuple[Path, int], tmp_path: Path) -> None:
+    """report.css's var(--table-header) and --gallery-bg, and the badges' var(--<kind>), are the colours."""
+    page, cards = report
+    path = tmp_path / "colours.html"
+    path.write_text(
+        page.read_text(encoding="utf-8").replace("</body>", _READ_COLOURS + "</body>"), encoding="utf-8"
+    )
+    _, body, console = _load(path, tmp_path)
+    assert console == [] and "data-js-errors" not in body
+    found = re.search(r'data-colours="([^"]*)"', body)
+    assert found is not None, body
+    steps = found.group(1).split("|")
+    assert steps[:2] == [f"th={_rgb(TABLE_HEADER_COLOUR)}", f"gallery={_rgb(GALLERY_BACKGROUND)}"]
+    badges = dict(step.split("=", 1) for step in steps[2:])
+    assert len(steps) - 2 == cards and len(badges) >= 4, steps
+    assert badges == {kind: _rgb(KIND_COLOURS[kind]) for kind in badges}

@@ -12,6 +12,9 @@ import base64
 import io
 import json
 import re
+import shutil
+import subprocess
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,7 @@ from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
 from gge.report.compare_page import render_compare_html
 from gge.report.gallery import gallery_entries
 from gge.report.html import render_report_html, write_report_html
-from gge.report.html_format import TABLE_HEADER_COLOUR
+from gge.report.html_format import GALLERY_BACKGROUND, KIND_COLOURS, TABLE_HEADER_COLOUR, asset
 from gge.scoring.analysis import MISS_KINDS
 from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Box, Candidate, Prediction, Sample
@@ -585,3 +588,89 @@ def test_compare_page_shows_warnings_and_notes() -> None:
     warning = "warning: the runs pick Top-1 by different strategies: A critic, B &lt;first&gt;"
     assert f'<p class="warning">{warning}</p>' in page
     assert "note: K differs: Oracle@5 compared" in page
+
+
+# -- assets: the styles and scripts, inlined --------------------------------------------------------
+ASSETS = resources.files("gge.report") / "assets"
+ASSET_NAMES = sorted(f.name for f in ASSETS.iterdir() if f.is_file())
+TAG = re.compile(r"<[a-zA-Z][^>]*>")
+REFERENCE = re.compile(
+    r"""\s(?:src|href|srcset|action|poster|formaction)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I
+)
+
+
+def _pages(tmp_path: Path) -> dict[str, str]:
+    samples, results, specs = make_run(tmp_path)
+    gallery = gallery_entries(samples, results, strategy="critic", tables=specs)
+    return {
+        "report": render_report_html(make_document(), gallery),
+        "empty report": render_report_html({"benchmarks": {}}, []),
+        "compare": render_compare_html(make_compare()),
+    }
+
+
+def test_the_assets_are_the_styles_and_the_three_scripts() -> None:
+    assert ASSET_NAMES == ["error_capture.js", "gallery_filter.js", "ready.js", "report.css"]
+    for name in ASSET_NAMES:
+        text = asset(name)
+        assert text == (ASSETS / name).read_text(encoding="utf-8") and text.endswith("\n")
+        assert "</script" not in text.lower() and "</style" not in text.lower()  # safe to inline
+    css = asset("report.css")
+    assert "{{" not in css and TABLE_HEADER_COLOUR not in css and GALLERY_BACKGROUND not in css
+    assert "var(--table-header)" in css and "var(--gallery-bg)" in css
+
+
+def test_every_page_inlines_its_assets_and_references_nothing_outside(tmp_path: Path) -> None:
+    pages = _pages(tmp_path)
+    wanted = {
+        "report": ["report.css", "error_capture.js", "gallery_filter.js"],
+        "empty report": ["report.css", "error_capture.js", "gallery_filter.js"],
+        "compare": ["report.css", "error_capture.js", "ready.js"],
+    }
+    assert sorted({n for names in wanted.values() for n in names}) == ASSET_NAMES  # each one is used
+    for what, page in pages.items():
+        style = re.findall(r"<style>(.*?)</style>", page, re.S)
+        assert len(style) == 1 and asset("report.css") in style[0], what
+        scripts = re.findall(r"<script>\n(.*?)</script>", page, re.S)
+        assert scripts == [asset(n) for n in wanted[what] if n.endswith(".js")], what
+        assert_self_contained(page)
+        # every src / href of every tag: a fragment of the page or a data: URI, never a file or a URL
+        refs = [
+            next(v for v in m.groups() if v is not None)
+            for tag in TAG.findall(page)
+            for m in REFERENCE.finditer(tag)
+        ]
+        assert refs, what
+        outside = [r for r in refs if not (r.startswith("#") or r.startswith("data:"))]
+        assert outside == [], (what, outside)
+        urls = re.findall(r"url\(\s*['\"]?([^'\")]*)", page)
+        assert all(u.startswith("data:") for u in urls), urls
+        assert "@import" not in page and "<link" not in page.lower() and "file:" not in page.lower()
+
+
+def test_every_custom_property_the_page_uses_is_set(tmp_path: Path) -> None:
+    pages = _pages(tmp_path)
+    for what, page in pages.items():
+        roots = re.findall(r":root\{([^}]*)\}", page)
+        assert len(roots) == 2, what  # the Python colours, then report.css's own
+        defined = dict(re.findall(r"(--[\w-]+):([^;]+);", "".join(roots)))
+        used = set(re.findall(r"var\((--[\w-]+)\)", page))
+        assert used and used <= set(defined), (what, used - set(defined))
+        assert defined["--table-header"] == TABLE_HEADER_COLOUR
+        assert defined["--gallery-bg"] == GALLERY_BACKGROUND
+        for kind, colour in KIND_COLOURS.items():
+            assert defined["--" + kind.replace("_", "-")] == colour
+    assert 'class="kind" style="background:var(--critic-miss)"' in pages["report"]  # the badges use them
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on PATH")
+def test_the_scripts_parse() -> None:
+    node = shutil.which("node")
+    assert node is not None
+    for name in ASSET_NAMES:
+        if name.endswith(".js"):
+            with resources.as_file(ASSETS / name) as path:
+                proc = subprocess.run(
+                    [node, "--check", str(path)], capture_output=True, text=True, check=False
+                )
+            assert proc.returncode == 0, (name, proc.stderr)

@@ -16,7 +16,7 @@ from PIL import Image
 
 from gge.benchmarks.base import TableSpec
 from gge.loggers.overlays import draw_overlay, pick_rank
-from gge.report.html_format import KIND_COLOURS, _count, _frac, _mapping, _num, esc
+from gge.report.html_format import _count, _frac, _mapping, _num, esc, kind_colour
 from gge.scoring.analysis import MISS_KINDS, OUTCOMES, outcome
 from gge.scoring.metrics import label_values
 from gge.scoring.scoring import SampleResult
@@ -251,7 +251,7 @@ def _card(entry: Mapping[str, Any]) -> str:
     hits = entry.get("hit_ranks") or []
     n = entry.get("candidates")
     hit_text = ", ".join(f"#{esc(h)}" for h in hits) if hits else "none"
-    colour = KIND_COLOURS.get(kind, "#555")
+    colour = kind_colour(kind)
     raw = entry.get("raw") or ""
     critic = entry.get("critic_raw") or ""
     critic_html = (

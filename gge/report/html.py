@@ -2,8 +2,9 @@
 
 The page is written beside ``results.json`` (and by ``gge compare`` beside ``compare.json``). It
 holds everything it shows: the charts are inline SVG drawn here, the screenshots are JPEG ``data:``
-URIs, the styles and the small filtering script are embedded. Nothing is fetched: no CDN, no web
-font, no image by URL, so the file can be mailed, archived or opened on a machine without network.
+URIs, the styles and the small scripts (files in ``gge/report/assets/``) are inlined. Nothing is
+fetched: no CDN, no web font, no image by URL, so the file can be mailed, archived or opened on a
+machine without network.
 
 What a results page shows (sections missing from an older ``results.json`` are skipped):
 
@@ -20,8 +21,8 @@ What a results page shows (sections missing from an older ``results.json`` are s
 Percentages are printed with one decimal and "–" for none; AUROC, ECE and Brier (fractions) with
 three. Every string from the data (ids, instructions, raw answers, labels) is HTML-escaped.
 
-The embedded script records uncaught errors in ``document.body.dataset.jsErrors`` and sets
-``document.body.dataset.ready = "1"`` once it has initialised (the browser test reads both).
+The inlined scripts record uncaught errors in ``document.body.dataset.jsErrors`` and set
+``document.body.dataset.ready = "1"`` once initialised (the browser test reads both).
 
 This module draws the results page's sections; the charts are :mod:`gge.report.svg`, the gallery
 :mod:`gge.report.gallery`, the compare page :mod:`gge.report.compare_page`, and the colours,

@@ -2,8 +2,10 @@
 
 :mod:`gge.report.html` (the results page), :mod:`gge.report.compare_page` (the ``gge compare``
 page), :mod:`gge.report.svg` (the charts) and :mod:`gge.report.gallery` (the gallery of misses) all
-build on these: HTML escaping, number formatting ("–" for none), the table helper, the colours, the
-page's styles and scripts and the ``<!DOCTYPE html>`` wrapper.
+build on these: HTML escaping, number formatting ("–" for none), the table helper, the colours and
+the ``<!DOCTYPE html>`` wrapper. The page's styles and scripts are files in ``gge/report/assets/``
+(``report.css``, ``error_capture.js``, ``gallery_filter.js``, ``ready.js``), read when a page is
+rendered and inlined into it, so the page stays one offline file.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
 from typing import Any
 
 from gge.report.markdown import fmt, fmt_signed
@@ -127,118 +130,79 @@ def _one_answer(k: Any) -> bool:
 
 
 # -- page skeleton ----------------------------------------------------------------------------------
-_CSS = f"""
-*{{box-sizing:border-box}}
-body{{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
- color:#1c1c1c;background:#fff}}
-main{{max-width:1280px;margin:0 auto;padding:12px 20px 40px}}
-h1{{font-size:22px;margin:6px 0}} h2{{font-size:19px;margin:18px 0 6px;border-bottom:2px solid #ddd}}
-h3{{font-size:15px;margin:12px 0 4px}}
-.protocol{{color:#444;margin:2px 0 8px}}
-nav{{margin:6px 0 10px;font-size:13px}} nav a{{margin-right:12px;color:#2a4d8f}}
-table{{border-collapse:collapse;margin:4px 0 10px;font-variant-numeric:tabular-nums}}
-th{{background:{TABLE_HEADER_COLOUR};color:#fff;font-weight:600;padding:4px 9px;text-align:left}}
-td{{padding:3px 9px;border-bottom:1px solid #e4e4e4}}
-tbody tr:nth-child(even){{background:#f7f8fa}}
-tr.mean td,tr.all td{{font-weight:600;border-top:2px solid #bbb}}
-td.num,th.num{{text-align:right}}
-.grid{{display:flex;flex-wrap:wrap;gap:10px 28px;align-items:flex-start}}
-.grid>div{{min-width:300px}}
-.headline{{font-size:15px;margin:4px 0}} .headline b{{font-size:17px}}
-.muted{{color:#777}} .pos{{color:#1a7f37;font-weight:600}} .neg{{color:#b42318;font-weight:600}}
-.warning{{color:#b42318}}
-.banner{{background:#fdecea;border:1px solid #f3b8b2;border-radius:4px;padding:6px 10px;margin:8px 0}}
-svg.chart{{display:block;font-size:11px;fill:#222;margin:4px 0 8px;max-width:100%;height:auto}}
-svg .grid{{stroke:#e5e5e5}} svg .axis{{stroke:#777}} svg .label{{fill:#555}}
-svg .onbar{{fill:#fff;font-weight:600}} svg .small{{font-size:10px}} svg .muted{{fill:#777}}
-#gallery{{background:{GALLERY_BACKGROUND};padding:10px 14px 16px;margin-top:16px;border-radius:6px}}
-#gallery h2{{border-bottom-color:#d5cbea}}
-.filters{{display:flex;flex-wrap:wrap;gap:8px 18px;align-items:center;margin:6px 0 10px}}
-.filters select{{font-size:13px;padding:2px 4px;max-width:320px}}
-.cards{{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:12px}}
-.card{{background:#fff;border:1px solid #d9d2e9;border-radius:6px;padding:8px;margin:0;min-width:0}}
-.card img{{display:block;max-width:100%;height:auto;margin:0 auto;border:1px solid #ccc}}
-.noimg{{padding:30px 8px;text-align:center;color:#777;border:1px dashed #bbb}}
-.card .meta{{margin:6px 0 2px;font-size:13px;overflow-wrap:anywhere}}
-.kind{{display:inline-block;color:#fff;border-radius:3px;padding:0 6px;font-size:12px;font-weight:600}}
-.instr{{margin:3px 0;font-weight:500;overflow-wrap:anywhere}}
-.pick{{font-size:12px;color:#444}}
-pre{{background:#f6f6f6;border:1px solid #e2e2e2;padding:5px;margin:4px 0 0;max-height:9em;overflow:auto;
- white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}}
-details{{margin:3px 0}} summary{{cursor:pointer;color:#2a4d8f}}
-ul.ids{{columns:4 160px;font-size:12px;margin:4px 0}}
-[hidden]{{display:none !important}}
-"""
+_STYLES = "report.css"
+_ERROR_CAPTURE = "error_capture.js"
+"""The first script of every page: records uncaught errors in ``document.body.dataset.jsErrors``."""
+_GALLERY_SCRIPT = "gallery_filter.js"
+"""The results page's script: the gallery's filters; sets ``document.body.dataset.ready``."""
+_READY_SCRIPT = "ready.js"
+"""The compare page's script: it only sets ``document.body.dataset.ready``."""
 
-_ERROR_CAPTURE = """<script>
-(function () {
-  var errors = [];
-  function record(message) {
-    errors.push(String(message));
-    if (document.body) { document.body.dataset.jsErrors = errors.join("\\n"); }
-  }
-  window.onerror = function (message, source, line, column) {
-    record(message + " (" + line + ":" + column + ")");
-    return false;
-  };
-  window.addEventListener("unhandledrejection", function (event) {
-    record("unhandled rejection: " + event.reason);
-  });
-})();
-</script>"""
 
-_GALLERY_SCRIPT = """<script>
-(function () {
-  var root = document.getElementById("gallery");
-  var cards = root ? Array.prototype.slice.call(root.querySelectorAll(".card")) : [];
-  var bench = document.getElementById("filter-benchmark");
-  var cell = document.getElementById("filter-cell");
-  var kind = document.getElementById("filter-kind");
-  var count = document.getElementById("gallery-count");
-  function value(select) { return select ? select.value : ""; }
-  function apply() {
-    var b = value(bench), c = value(cell), k = value(kind), shown = 0;
-    cards.forEach(function (card) {
-      var ok = (!b || card.dataset.benchmark === b) && (!c || card.dataset.cell === c) &&
-               (!k || card.dataset.kind === k);
-      card.hidden = !ok;
-      if (ok) { shown += 1; }
-    });
-    if (count) { count.textContent = "showing " + shown + " of " + cards.length; }
-  }
-  function benchChanged() {
-    var b = value(bench);
-    if (cell) {
-      Array.prototype.forEach.call(cell.querySelectorAll("optgroup"), function (group) {
-        group.hidden = !!b && group.dataset.benchmark !== b;
-      });
-      var selected = cell.options[cell.selectedIndex];
-      if (b && selected && selected.value && selected.parentNode.dataset.benchmark !== b) {
-        cell.value = "";
-      }
-    }
-    apply();
-  }
-  if (bench) { bench.addEventListener("change", benchChanged); }
-  if (cell) { cell.addEventListener("change", apply); }
-  if (kind) { kind.addEventListener("change", apply); }
-  benchChanged();
-  document.body.dataset.ready = "1";
-})();
-</script>"""
+def asset(name: str) -> str:
+    """The text of one of the pages' asset files, ``gge/report/assets/<name>``, read now.
 
-_READY_SCRIPT = """<script>
-(function () { document.body.dataset.ready = "1"; })();
-</script>"""
+    Args:
+        name: The file's name, e.g. ``"report.css"``.
+
+    Returns:
+        Its text (UTF-8).
+
+    Example:
+        >>> "var(--table-header)" in asset("report.css")
+        True
+    """
+    return (resources.files("gge.report") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _kind_property(kind: str) -> str:
+    return "--" + kind.replace("_", "-")
+
+
+def kind_colour(kind: str) -> str:
+    """The CSS colour of an outcome kind: its custom property (see :func:`colour_properties`).
+
+    Args:
+        kind: An outcome kind (a key of :data:`KIND_COLOURS`).
+
+    Returns:
+        ``var(--<kind>)``, or ``#555`` for a kind without a colour.
+
+    Example:
+        >>> kind_colour("critic_miss"), kind_colour("<odd>")
+        ('var(--critic-miss)', '#555')
+    """
+    return f"var({_kind_property(kind)})" if kind in KIND_COLOURS else "#555"
+
+
+def colour_properties() -> str:
+    """The ``:root`` rule setting the custom properties of the colours the Python code knows.
+
+    ``--table-header`` (:data:`TABLE_HEADER_COLOUR`), ``--gallery-bg`` (:data:`GALLERY_BACKGROUND`)
+    and one per outcome kind (:data:`KIND_COLOURS`, ``--hit``, ``--critic-miss``...): the page writes
+    it before ``report.css``, which uses them.
+
+    Example:
+        >>> colour_properties()[:49]
+        ':root{--table-header:#1d3557;--gallery-bg:#f1ecfa'
+    """
+    props = {"--table-header": TABLE_HEADER_COLOUR, "--gallery-bg": GALLERY_BACKGROUND}
+    props.update((_kind_property(kind), colour) for kind, colour in KIND_COLOURS.items())
+    return ":root{" + "".join(f"{name}:{value};" for name, value in props.items()) + "}"
+
+
+def _script(name: str) -> str:
+    return f"<script>\n{asset(name)}</script>"
 
 
 def _page(title: str, body: str, script: str) -> str:
+    """The whole page: ``body`` inside ``<main>``, with the styles and the asset ``script`` inlined."""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{_CSS}</style></head>\n"
-        f"<body>{_ERROR_CAPTURE}\n<main>\n{body}\n</main>\n{script}\n</body></html>\n"
+        f"<title>{esc(title)}</title><style>\n{colour_properties()}\n{asset(_STYLES)}</style></head>\n"
+        f"<body>{_script(_ERROR_CAPTURE)}\n<main>\n{body}\n</main>\n{_script(script)}\n</body></html>\n"
     )
 
 
@@ -246,5 +210,8 @@ __all__ = [
     "GALLERY_BACKGROUND",
     "KIND_COLOURS",
     "TABLE_HEADER_COLOUR",
+    "asset",
+    "colour_properties",
     "esc",
+    "kind_colour",
 ]
