@@ -171,7 +171,8 @@ def default_out_dir(a: Run, b: Run) -> Path:
 
 
 def _write_html(doc: Mapping[str, Any], out_dir: Path) -> Path:
-    from gge.report.html import render_compare_html, write_report_html
+    from gge.report.compare_page import render_compare_html
+    from gge.report.html import write_report_html
 
     return write_report_html(out_dir / "compare.html", render_compare_html(doc))
 

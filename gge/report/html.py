@@ -41,7 +41,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gge.report.compare_page import render_compare_html  # re-export: gge.compare imports it from here
 from gge.report.gallery import _gallery, cell_label
 from gge.report.html_format import (
     _GALLERY_SCRIPT,
@@ -522,7 +521,6 @@ def write_report_html(path: Path, html: str) -> Path:
 
 __all__ = [
     "official_table_html",
-    "render_compare_html",
     "render_report_html",
     "write_report_html",
 ]
