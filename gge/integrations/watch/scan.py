@@ -157,7 +157,7 @@ def _newest_change(root: Path) -> float | None:
 def pending_reason(
     ckpt: Checkpoint, settle_s: float = DEFAULT_SETTLE_S, now: float | None = None
 ) -> str | None:
-    r"""Why a checkpoint is not complete yet (see the module docstring for the rule), or None.
+    r"""Why a checkpoint is not complete yet (the rule: docs/watch.md), or None.
 
     Args:
         ckpt: The checkpoint.
