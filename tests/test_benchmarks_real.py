@@ -353,7 +353,8 @@ def test_eval_cli_on_real_layouts(
     """``eval.py model=replay`` on the real records: counts, headlines recomputed from the raw files."""
     import io
 
-    from gge.cli.eval import DEFAULT_BENCHMARKS, parse_args, run
+    from gge.benchmarks import DEFAULT_BENCHMARKS
+    from gge.cli.eval import parse_args, run
 
     lines = []
     for name in DEFAULT_BENCHMARKS:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from scipy.stats import binomtest
 
-from gge.benchmarks import REGISTRY
-from gge.cli.eval import DEFAULT_BENCHMARKS, main, parse_args, run
+from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
+from gge.cli.eval import main, parse_args, run
 from gge.errors import GgeError
 from gge.scoring.selection import STRATEGIES
 from gge.types import Absent

@@ -1,0 +1,286 @@
+"""The configuration of ``python eval.py``: its typed schema, its checks, and what a run reads from it.
+
+:class:`EvalConfig` is the schema :func:`parse_args` merges the ``key=value`` arguments over (after the
+preset that ``model=`` names or ``ckpt=`` picks); :func:`validate` checks what the schema alone cannot.
+A run and a dry run both read the benchmarks it names (:func:`load`) and warn about a checkpoint of
+another model type (:func:`warn_model_type`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass, field, make_dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, get_benchmark
+from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
+from gge.errors import GgeError, unknown_name
+from gge.loggers.standalone import LOGGERS
+from gge.models import model_names
+from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
+from gge.types import Sample
+
+BenchConfig = make_dataclass(
+    "BenchConfig",
+    [(name, b.options_type, field(default_factory=b.options_type)) for name, b in REGISTRY.items()],
+)
+"""Per-benchmark options, one field per registered benchmark (``bench.<name>.<option>``)."""
+
+
+@dataclass
+class TrainerConfig:
+    """The Lightning Trainer that runs the evaluation (``trainer.<key>=``).
+
+    Attributes:
+        accelerator: ``auto``, ``cpu``, ``gpu``, ``cuda``...
+        devices: Devices per node (an int, a list, or ``auto``).
+        num_nodes: Nodes.
+        strategy: ``auto``, ``ddp``, ``fsdp``, ``deepspeed_stage_3``... (with a strategy that shards
+            parameters also set ``pad_batches=true``).
+        precision: e.g. ``bf16-mixed``, ``32-true`` (default: Lightning's).
+    """
+
+    accelerator: str = "auto"
+    devices: Any = 1
+    num_nodes: int = 1
+    strategy: str = "auto"
+    precision: str | None = None
+
+
+@dataclass
+class EvalConfig:
+    """Everything ``python eval.py`` accepts.
+
+    Attributes:
+        benchmarks: Benchmarks to evaluate, by registered name.
+        data_root: Folder holding one folder per benchmark (``DIR/<name>``; ``osworld_g_refined``
+            reads ``DIR/osworld_g``). Unset: the synthetic demo suite, generated on first use.
+        output_dir: Where results.json, predictions.jsonl and report.md go
+            (default ``outputs/<date-time>``).
+        ckpt: A checkpoint folder (transformers models; picks the preset from its ``model_type``
+            unless ``model=`` names one) or a demo checkpoint file (``*.pt``). Unset with the
+            default ``model=demo``: the demo checkpoint shipped with gge.
+        model: The model and its options.
+        selection: The selection strategy whose pick is reported as Top-1 (every strategy is
+            also reported under ``selection``).
+        k: Candidates scored per sample (Oracle@1..K). A one-answer run scores one: a preset with
+            ``model.proposer=greedy``, or a replay file whose records carry one candidate at most
+            (results.json ``k`` is the K scored).
+        cluster_radius: Radius of the ``cluster`` strategy, as a fraction of the image diagonal.
+        seed: Seed of the demo suite (and of anything random in a run).
+        batch_size: Samples per model call.
+        num_workers: DataLoader workers decoding screenshots in parallel with the model.
+        decode_max_pixels: Downscale screenshots above this area while decoding (saves memory and
+            transfer for models that see fewer pixels; points still map to the original size).
+        pad_batches: Equal batch counts on every rank (FSDP / DeepSpeed ZeRO-3); padding is dropped.
+        strict_images: Stop at the first missing or unreadable screenshot. Default: all missing
+            files are listed at the start, and each unreadable screenshot is its sample's failure
+            (a miss, counted apart and listed in results.json under ``image_errors``).
+        dry_run: Load no weights and evaluate nothing: print the preset and why it was chosen (and
+            the warning a run gives when the checkpoint's ``model_type`` is not the preset's), write
+            ``output_dir/requests.jsonl``, one line per model request the run would make (``propose``;
+            with a critic also ``rank``/``judge`` over placeholder candidates, K points evenly placed
+            on the image diagonal, since the real ones need the proposer's answers), and print the
+            first request of each stage as a person would read it.
+        resume: Skip the samples an earlier run into ``output_dir`` finished (the folder's
+            ``run.json`` must show the same model, checkpoint, prompts, k... or the run stops and
+            names what differs); false removes that run's predictions and outputs and starts over.
+        logger: ``wandb``, ``tensorboard`` or ``csv``: also log the scalars, the tables and the
+            overlays (screenshots with target, candidates and pick) a training run would log.
+        wandb_project: The W&B project (``logger=wandb``; offline when ``WANDB_MODE=offline``).
+        table_samples: Screenshots per benchmark in the logged tables.
+        report_misses: Misses per benchmark in ``report.html``'s gallery (screenshots drawn with the
+            target, candidates and pick; about 20-60 KB each); 0 keeps the page without a gallery.
+        trainer: The Lightning Trainer.
+        max_samples: Evaluate only the first N samples of each benchmark (smoke tests; the numbers
+            are then not comparable with papers: results.json says so under ``subset``, report.md
+            and the console in a "subset: first N of M samples" line). A smaller run into a folder
+            holding a finished run of more samples refuses (choose another ``output_dir``).
+        bench: Per-benchmark options.
+    """
+
+    benchmarks: list[str] = field(default_factory=lambda: list(DEFAULT_BENCHMARKS))
+    data_root: str | None = None
+    output_dir: str | None = None
+    ckpt: str | None = None
+    model: ModelConfig = field(default_factory=ModelConfig)
+    selection: str = "critic"
+    k: int = 5
+    cluster_radius: float = DEFAULT_CLUSTER_RADIUS
+    seed: int = 0
+    batch_size: int = 16
+    max_samples: int | None = None
+    num_workers: int = 0
+    decode_max_pixels: int | None = None
+    pad_batches: bool = False
+    strict_images: bool = False
+    resume: bool = True
+    dry_run: bool = False
+    logger: str | None = None
+    wandb_project: str = "gge"
+    table_samples: int = 16
+    report_misses: int = 20
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    bench: Any = field(default_factory=BenchConfig)
+
+
+def parse_args(argv: Sequence[str]) -> DictConfig:
+    """Build the typed configuration from ``key=value`` arguments.
+
+    Args:
+        argv: Arguments, e.g. ``["model=replay", "'benchmarks=[a,b]'"]`` as the shell passes them.
+
+    Returns:
+        The merged, validated configuration.
+
+    Raises:
+        GgeError: for an unknown key, a wrong type or an unknown model.
+    """
+    dotlist: list[str] = []
+    preset: str | None = None
+    ckpt: str | None = None
+    replay_file = False
+    for arg in argv:
+        if "=" not in arg:
+            raise GgeError(f"arguments are key=value pairs, got {arg!r} (e.g. 'benchmarks=[screenspot_pro]')")
+        key, value = arg.split("=", 1)
+        if key == "model":  # group selection, as in Hydra: model=NAME then model.<option>=...
+            if value not in model_names():
+                raise unknown_name("model", value, model_names())
+            preset = value
+        else:
+            ckpt = value if key == "ckpt" else ckpt
+            replay_file = replay_file or key == "model.predictions"
+            dotlist.append(arg)
+    selected_by = None
+    if preset is None and ckpt:
+        preset, selected_by = preset_for_checkpoint(ckpt)
+    elif preset is None and replay_file:
+        preset = "replay"  # a predictions file says which model answers
+    layers = [OmegaConf.structured(EvalConfig)]
+    if preset is not None:
+        layers.append(
+            OmegaConf.create({"model": load_preset(preset)})
+            if preset not in ("replay", "demo")
+            else OmegaConf.create({"model": {"name": preset}})
+        )
+    if selected_by is not None and preset not in ("replay", "demo"):
+        layers.append(OmegaConf.create({"model": {"selected_by": selected_by}}))
+    try:
+        cfg = OmegaConf.merge(*layers, OmegaConf.from_dotlist(dotlist))
+    except OmegaConfBaseException as e:
+        bad_key: str | None = getattr(e, "full_key", None)
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        hint = ""
+        if bad_key == "benchmarks":
+            hint = "; benchmarks is a list: 'benchmarks=[screenspot_pro,osworld_g]' (quote it in bash)"
+        raise GgeError(f"bad configuration ({bad_key or 'arguments'}): {msg}{hint}") from None
+    assert isinstance(cfg, DictConfig)
+    return cfg
+
+
+OPTIONAL_PACKAGES = {
+    "transformers": "pip install 'gge[hf]'",
+    "wandb": "pip install 'gge[wandb]'",
+    "tensorboard": "pip install tensorboard",
+}
+"""The optional packages a configuration may need, and how to install each."""
+
+
+def _has_module(name: str) -> bool:
+    """Whether an optional package is installed (without importing it)."""
+    return importlib.util.find_spec(name) is not None
+
+
+def _require(package: str, why: str) -> None:
+    if not _has_module(package):
+        raise GgeError(
+            f"{why} needs the {package} package, which is not installed: {OPTIONAL_PACKAGES[package]}"
+        )
+
+
+def validate(cfg: DictConfig) -> None:
+    """Check what the schema alone cannot: names, ranges, and the optional packages the run needs.
+
+    Args:
+        cfg: A configuration from :func:`parse_args`.
+
+    Raises:
+        GgeError: naming the first key that is wrong, or the package to install.
+    """
+    if not cfg.benchmarks:
+        raise GgeError("benchmarks is empty: name at least one, e.g. 'benchmarks=[screenspot_v2]'")
+    for name in cfg.benchmarks:
+        get_benchmark(name)
+    if len(set(cfg.benchmarks)) != len(cfg.benchmarks):
+        raise GgeError(f"benchmarks lists a name twice: {list(cfg.benchmarks)}")
+    check_strategy(cfg.selection)
+    if cfg.model.name not in model_names():
+        raise unknown_name("model", cfg.model.name, model_names())
+    if cfg.k < 1:
+        raise GgeError(f"k must be at least 1, got {cfg.k}")
+    if not cfg.cluster_radius >= 0:
+        raise GgeError(f"cluster_radius must be >= 0, got {cfg.cluster_radius}")
+    if cfg.max_samples is not None and cfg.max_samples < 1:
+        raise GgeError(f"max_samples must be at least 1, got {cfg.max_samples}")
+    if cfg.logger is not None and cfg.logger not in LOGGERS:
+        raise unknown_name("logger", cfg.logger, LOGGERS)
+    if cfg.num_workers < 0:
+        raise GgeError(f"num_workers must be >= 0, got {cfg.num_workers}")
+    if cfg.batch_size < 1:
+        raise GgeError(f"batch_size must be at least 1, got {cfg.batch_size}")
+    if cfg.decode_max_pixels is not None and cfg.decode_max_pixels < 1:
+        raise GgeError(f"decode_max_pixels must be at least 1 (or unset), got {cfg.decode_max_pixels}")
+    if cfg.table_samples < 0:
+        raise GgeError(f"table_samples must be >= 0, got {cfg.table_samples}")
+    if cfg.report_misses < 0:
+        raise GgeError(f"report_misses must be >= 0, got {cfg.report_misses}")
+    if cfg.logger in ("wandb", "tensorboard"):
+        _require(cfg.logger, f"logger={cfg.logger}")
+    if cfg.model.name not in ("demo", "replay") and cfg.model.backend == "transformers" and not cfg.dry_run:
+        _require("transformers", f"model={cfg.model.name}")
+
+
+def warn_model_type(cfg: DictConfig, out: TextIO) -> None:
+    """Warn when ``ckpt``'s ``model_type`` is not one of the preset's (a real run and a dry run)."""
+    expected = list(cfg.model.model_types)
+    if cfg.ckpt and expected and Path(cfg.ckpt, "config.json").is_file():
+        from gge.models.hf_loading import model_type
+
+        found = model_type(cfg.ckpt)
+        if found not in expected:
+            print(
+                f"warning: model={cfg.model.name} is for {cfg.model.family or cfg.model.name} checkpoints "
+                f"(model_type {', '.join(expected)}), but {cfg.ckpt} is a '{found}' checkpoint: its answers "
+                "may be read in the wrong format",
+                file=out,
+            )
+
+
+def load(
+    cfg: DictConfig, data_root: Path, out: TextIO
+) -> tuple[dict[str, Benchmark], dict[str, LoadedBenchmark], dict[str, list[Sample]]]:
+    """Read every configured benchmark: the benchmarks, what was loaded, the samples evaluated."""
+    benches: dict[str, Benchmark] = {}
+    loads: dict[str, LoadedBenchmark] = {}
+    samples: dict[str, list[Sample]] = {}
+    for name in cfg.benchmarks:
+        bench = get_benchmark(name)
+        options = OmegaConf.to_object(cfg.bench[name])
+        assert isinstance(options, BenchmarkOptions)
+        root = Path(options.root) if options.root else data_root / bench.directory
+        loaded = bench.load(root, options)
+        n_odd = loaded.summary["degenerate_boxes"]
+        odd = f" ({n_odd} degenerate boxes kept as released)" if n_odd else ""
+        print(f"{name}: {len(loaded.samples)} samples from {root}{odd}", file=out)
+        if not loaded.samples:
+            print(f"warning: {name}: the annotation files hold no samples", file=out)
+        benches[name], loads[name] = bench, loaded
+        samples[name] = loaded.samples if cfg.max_samples is None else loaded.samples[: cfg.max_samples]
+    return benches, loads, samples

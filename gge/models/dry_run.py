@@ -1,0 +1,162 @@
+"""``dry_run=true``: the requests a run would send, written to ``requests.jsonl``; no weights are loaded.
+
+The proposer's requests are the real ones; the critic's go over placeholder candidates
+(:func:`placeholder_points`), since the real ones need the proposer's answers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from omegaconf import DictConfig
+
+from gge.cli.config import load, warn_model_type
+from gge.errors import GgeError
+from gge.models.policy import GroundingPolicy
+from gge.types import Sample
+
+
+def _readable(request: Mapping[str, Any]) -> str:
+    """One request as a person reads it: each message's role, then its parts."""
+    w, h = request["image_size"]
+    lines = [f"{request['benchmark']} {request['id']}: the model sees {w}x{h}"]
+    for m in request["messages"]:
+        lines.append(f"--- {m['role']} ---")
+        for part in m["content"]:
+            if part["type"] == "image":
+                lines.append(f"[image {part['width']}x{part['height']}]")
+                if "markers" in request:
+                    shown = ", ".join(f"({x:.0f}, {y:.0f})" for x, y in request["markers"])
+                    lines.append(f"[markers drawn at {shown}]")
+            else:
+                lines.append(part["text"])
+    if request["prefill"]:
+        lines.append("--- assistant (prefill; generation continues) ---")
+        lines.append(request["prefill"])
+    lines.append(f"--- generation: {json.dumps(request['generation'])} ---")
+    return "\n".join(lines)
+
+
+PLACEHOLDER_CANDIDATES = (
+    "placeholder candidates: {n} points evenly placed on the image diagonal (a real run draws the "
+    "proposer's answers)"
+)
+"""What a dry run's critic request says about its markers (``requests.jsonl`` ``placeholder``)."""
+
+
+def placeholder_points(n: int, size: tuple[int, int]) -> list[list[float]]:
+    """``n`` points evenly placed on the diagonal of a ``size`` image: the dry run's critic candidates.
+
+    Example:
+        >>> placeholder_points(3, (400, 200))
+        [[100.0, 50.0], [200.0, 100.0], [300.0, 150.0]]
+    """
+    w, h = size
+    return [[w * (i + 1) / (n + 1), h * (i + 1) / (n + 1)] for i in range(n)]
+
+
+def _critic_requests(policy: GroundingPolicy, sample: Sample, seen: tuple[int, int]) -> list[dict[str, Any]]:
+    """The critic requests of one sample over placeholder candidates (``rank``/``judge`` stages).
+
+    The listwise critic sees every candidate in one request (``rank_list``), the pointwise one each
+    candidate in its own (``judge_one``), as :meth:`GroundingPolicy.rank` sends them. A sample with
+    fewer than two candidates (a greedy proposer) gets no critic request, as in a real run.
+    """
+    s = policy.settings_
+    n = s.k
+    if s.critic == "none" or n < 2:
+        return []
+    points = placeholder_points(n, seen)
+    common = {"benchmark": sample.benchmark, "id": sample.id, "image_size": list(seen), "prefill": None}
+    placeholder = PLACEHOLDER_CANDIDATES.format(n=n)
+    if s.critic == "listwise":
+        messages = policy.critic_messages("rank_list", sample, seen, n)
+        generation: dict[str, Any] = {
+            "num_sequences": 1,
+            "do_sample": False,
+            "max_new_tokens": s.critic_max_new_tokens,
+        }
+        return [
+            {
+                **common,
+                "stage": "rank",
+                "messages": messages,
+                "generation": generation,
+                "markers": points,
+                "placeholder": placeholder,
+            }
+        ]
+    messages = policy.critic_messages("judge_one", sample, seen, 1)
+    judged: dict[str, Any] = {"yes_probability": {"yes": s.yes, "no": s.no}}
+    return [
+        {
+            **common,
+            "stage": "judge",
+            "messages": messages,
+            "generation": judged,
+            "markers": [point],
+            "placeholder": placeholder,
+        }
+        for point in points
+    ]
+
+
+def dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) -> dict[str, Any]:
+    """``dry_run=true``: the requests a run would send, written to ``requests.jsonl``; no weights.
+
+    Prints which preset runs and why (``ckpt=`` detection or ``model=``), the warning a real run
+    gives when the checkpoint's ``model_type`` is not the preset's, and the first request of each
+    stage. With a critic, the critic's requests are written too, over placeholder candidates.
+    """
+    from gge.models.factory import dry_run_policy
+
+    if cfg.model.name in ("demo", "replay"):
+        raise GgeError(
+            f"dry_run=true renders a preset's requests; model={cfg.model.name} sends none (name a preset)"
+        )
+    why = f"chosen by ckpt=: {cfg.model.selected_by}" if cfg.model.selected_by else "named with model="
+    print(f"preset: model={cfg.model.name} ({why})", file=out)
+    warn_model_type(cfg, out)
+    policy = dry_run_policy(cfg.model, int(cfg.k))
+    _, _, samples = load(cfg, data_root, out)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    path = output_dir / "requests.jsonl"
+    first: dict[str, dict[str, Any]] = {}
+    counts: dict[str, int] = {}
+    with path.open("w", encoding="utf-8") as f:
+        for group in samples.values():
+            for sample in group:
+                seen = policy.backend.seen_size(*sample.image_size)
+                requests = [
+                    {
+                        "benchmark": sample.benchmark,
+                        "id": sample.id,
+                        "stage": "propose",
+                        "image_size": list(seen),
+                        "messages": spec.messages,
+                        "prefill": spec.prefill,
+                        "generation": spec.generation,
+                    }
+                    for spec in policy.proposer_requests(sample, seen)
+                ]
+                for request in [*requests, *_critic_requests(policy, sample, seen)]:
+                    f.write(json.dumps(request, ensure_ascii=False) + "\n")
+                    first.setdefault(request["stage"], request)
+                    counts[request["stage"]] = counts.get(request["stage"], 0) + 1
+    for stage, request in first.items():
+        note = f", over {request['placeholder']}" if "placeholder" in request else ""
+        print(f"\nthe first {stage} request{note}:\n" + _readable(request) + "\n", file=out)
+    s = policy.settings_
+    if s.critic != "none" and s.k < 2:
+        print(
+            f"critic: no requests (model.proposer={s.proposer} gives one candidate; "
+            "the critic ranks two or more)",
+            file=out,
+        )
+    n = sum(counts.values())
+    split = ", ".join(f"{c} {stage}" for stage, c in counts.items())
+    print(f"dry run: wrote {n} requests ({split or 'none'}) to {path} (no model loaded)", file=out)
+    return {"dry_run": {"requests": n, "stages": counts, "file": str(path)}}
