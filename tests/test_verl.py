@@ -3,7 +3,7 @@
 The answers are the demo suite's replay candidates written as the preset's text answers (points in the
 frame the model sees, rounded as a model writes them); ``eval.py model=replay`` scores the same points
 in original pixels. The trainers' side is checked against their documented contract (their source,
-cited in :mod:`gge.integrations.verl`) in-process, and through the real verl package in a subprocess
+cited in docs/verl.md) in-process, and through the real verl package in a subprocess
 when ``GGE_VERL_PYTHON`` names a Python that has verl installed (gge is put on its path).
 """
 

@@ -254,8 +254,8 @@ def export_verl(
     """Write the benchmarks as validation parquet files for verl or EasyR1.
 
     Each sample is asked exactly as ``python eval.py model=<model>`` asks it (``dry_run=true`` shows
-    the same messages), except the assistant prefill, which the trainers cannot send (see the module
-    notes). Files: ``out/data/<benchmark>.parquet``, ``out/manifest.json`` (settings, counts, the
+    the same messages), except the assistant prefill, which the trainers cannot send (see
+    docs/verl.md). Files: ``out/data/<benchmark>.parquet``, ``out/manifest.json`` (settings, counts, the
     trainer options to set) and ``out/gge_reward.py`` (the reward module to point the trainer at).
 
     Args:
