@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import gge.cli.eval
+import gge.cli.config
 from gge.cli.eval import main, parse_args, run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,8 +66,8 @@ def test_a_missing_optional_package_says_how_to_install_it(
     package: str,
     install: str,
 ) -> None:
-    real = gge.cli.eval._has_module
-    monkeypatch.setattr(gge.cli.eval, "_has_module", lambda name: name != package and real(name))
+    real = gge.cli.config._has_module
+    monkeypatch.setattr(gge.cli.config, "_has_module", lambda name: name != package and real(name))
     err = _error(capsys, f"output_dir={tmp_path}", *args)
     assert err.endswith(f"needs the {package} package, which is not installed: {install}")
 

@@ -6,7 +6,8 @@ import pytest
 from scipy.stats import binomtest
 
 from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenchmark, TableSpec
-from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks, wilson_interval
+from gge.scoring.grouping import wilson_interval
+from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
 from gge.scoring.scoring import SampleResult
 from gge.types import Candidate
 

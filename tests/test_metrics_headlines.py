@@ -12,7 +12,8 @@ import pytest
 # the benchmarks, results and expected values of report.md's tests: one hand-built set for both
 from test_report_outputs import HIT, MACRO, MISS, Macro, Micro, _result
 
-from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks, scalar_metrics, wilson_interval
+from gge.scoring.grouping import wilson_interval
+from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks, scalar_metrics
 
 
 def test_unqualified_names_are_the_official_headline_and_micro_moves() -> None:

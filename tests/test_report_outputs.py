@@ -14,7 +14,8 @@ from typing import Any
 from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenchmark, TableSpec
 from gge.report.html import render_report_html
 from gge.report.markdown import fmt, render_benchmark, render_summary
-from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks, wilson_interval
+from gge.scoring.grouping import wilson_interval
+from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
 from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Box, Candidate, Prediction, Sample
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from gge.scoring.metrics import label_values
+from gge.scoring.grouping import label_values
 from gge.types import Sample
 
 

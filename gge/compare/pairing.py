@@ -18,7 +18,7 @@ from gge.compare.runs import Line, Run, _pct
 from gge.errors import GgeError
 from gge.report.markdown import subset_text
 from gge.run.runstate import RUN_FILE
-from gge.scoring.metrics import average, group_by, table
+from gge.scoring.grouping import average, group_by, table
 from gge.scoring.scoring import SampleResult
 from gge.scoring.stats import macro_statistic, mcnemar_exact, min_detectable_difference, paired_bootstrap
 from gge.types import LabelValue

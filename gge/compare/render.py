@@ -178,7 +178,7 @@ def _write_html(doc: Mapping[str, Any], out_dir: Path) -> Path:
 
 
 def write_compare(doc: Mapping[str, Any], out_dir: Path, markdown: str | None = None) -> list[Path]:
-    """Write compare.json, compare.md and compare.html (:func:`gge.report.html.render_compare_html`).
+    """Write compare.json, compare.md and compare.html (:func:`gge.report.compare_page.render_compare_html`).
 
     Args:
         doc: A :func:`compare_runs` document.

@@ -1,6 +1,6 @@
 """A synthetic demo suite: the six benchmarks in their official layouts and a replay file.
 
-The names are imported lazily, so that ``python -m gge.demo.suite`` runs the module only once.
+The names are imported lazily: importing :mod:`gge.demo` does not draw the suite's modules (pillow, fonts).
 
 Example:
     >>> from gge.demo import demo_root, write_demo_suite

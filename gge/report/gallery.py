@@ -18,7 +18,7 @@ from gge.benchmarks.base import TableSpec
 from gge.loggers.overlays import draw_overlay, pick_rank
 from gge.report.html_format import _count, _frac, _mapping, _num, esc, kind_colour
 from gge.scoring.analysis import MISS_KINDS, OUTCOMES, outcome
-from gge.scoring.metrics import label_values
+from gge.scoring.grouping import label_values
 from gge.scoring.scoring import SampleResult
 from gge.types import LabelValue, Sample
 

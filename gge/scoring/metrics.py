@@ -15,11 +15,7 @@ from typing import Any
 
 from gge.benchmarks.base import Average, Benchmark
 from gge.scoring.analysis import OUTCOMES, ScoreKind, analyse
-from gge.scoring.grouping import Stats, group_stats, pct, wilson_interval
-from gge.scoring.grouping import average as average  # re-export until compare imports grouping
-from gge.scoring.grouping import group_by as group_by  # re-export until compare imports grouping
-from gge.scoring.grouping import label_values as label_values  # re-export until report.html does
-from gge.scoring.grouping import table as table  # re-export until compare imports grouping
+from gge.scoring.grouping import Stats, average, group_by, group_stats, pct, table, wilson_interval
 from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import STRATEGIES
 
