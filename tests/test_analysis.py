@@ -314,7 +314,8 @@ def test_analyse_gives_the_decomposition_per_official_table_cell() -> None:
 
 
 def test_a_replayed_sampling_run_reports_pass_at_k_in_results_json(tmp_path: Path) -> None:
-    from gge.cli.eval import parse_args, run
+    from gge.run.settings import parse_args
+    from gge.run.standalone import run
 
     first = tmp_path / "first"
     run(

@@ -23,11 +23,12 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.sampling import stratified_subset
-from gge.cli.eval import parse_args, run
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
 from gge.models.policy import AdapterSettings, GroundingPolicy
 from gge.run.evaluate import evaluate_samples, merge_results
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import SampleResult
 from gge.types import Absent, Candidate, Prediction, Sample

@@ -354,7 +354,8 @@ def test_eval_cli_on_real_layouts(
     import io
 
     from gge.benchmarks import DEFAULT_BENCHMARKS
-    from gge.cli.eval import parse_args, run
+    from gge.run.settings import parse_args
+    from gge.run.standalone import run
 
     lines = []
     for name in DEFAULT_BENCHMARKS:

@@ -224,7 +224,8 @@ def test_standalone_eval_logs_to_wandb_and_finishes_its_run(demo_suite: Path, wa
     import wandb
     from wandb_reader import find_run_dirs, read_run
 
-    from gge.cli.eval import parse_args, run
+    from gge.run.settings import parse_args
+    from gge.run.standalone import run
 
     out = wandb_env / "eval"
     args = [
@@ -249,7 +250,8 @@ def test_standalone_eval_logs_to_wandb_and_finishes_its_run(demo_suite: Path, wa
 def test_standalone_eval_logs_to_csv(demo_suite: Path, tmp_path: Path) -> None:
     import io
 
-    from gge.cli.eval import parse_args, run
+    from gge.run.settings import parse_args
+    from gge.run.standalone import run
 
     args = [
         f"data_root={demo_suite}",

@@ -13,8 +13,10 @@ import pytest
 from scipy.stats import binomtest
 
 from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
-from gge.cli.eval import main, parse_args, run
+from gge.cli.eval import main
 from gge.errors import GgeError
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.scoring.selection import STRATEGIES
 from gge.types import Absent
 

@@ -11,11 +11,12 @@ import pytest
 from PIL import Image
 
 from gge.benchmarks import get_benchmark
-from gge.cli.eval import parse_args, run
 from gge.errors import GgeError
 from gge.models.base import Generation, GenerationRequest, Proposal
 from gge.models.factory import adapter_settings, load_preset
 from gge.models.policy import GroundingPolicy, render
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.types import Candidate, Sample
 
 BENCH = "screenspot_v2"

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gge.cli.eval import main, parse_args, run
+from gge.cli.eval import main
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 
 REPLAY = ["benchmarks=[screenspot_v2,osworld_g]", "max_samples=3"]
 

@@ -11,7 +11,8 @@ import pytest
 from tiny_checkpoints import build_tiny_qwen2_5_vl
 
 from gge.benchmarks import get_benchmark
-from gge.cli.eval import parse_args, run
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 
 BENCH = "screenspot_v2"
 

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from gge.cli.eval import parse_args, run, subset_record
 from gge.errors import GgeError
 from gge.report.markdown import subset_text
+from gge.run.settings import parse_args
+from gge.run.standalone import run, subset_record
 
 BENCHES = ["screenspot_v2", "osworld_g"]
 TITLES = {"screenspot_v2": "ScreenSpot-v2", "osworld_g": "OSWorld-G"}

@@ -20,9 +20,10 @@ from scipy.stats import binomtest, norm
 
 from gge.benchmarks import get_benchmark
 from gge.cli.commands import main
-from gge.cli.eval import parse_args, run
 from gge.compare import MIN_CLUSTERS, compare_runs, load_run
 from gge.errors import GgeError
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.scoring.stats import (
     MDD_FACTOR,
     macro_statistic,

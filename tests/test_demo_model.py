@@ -12,7 +12,6 @@ import pytest
 import torch
 from PIL import Image, ImageDraw
 
-from gge.cli.eval import parse_args, run
 from gge.demo.model import (
     CELL,
     DemoNet,
@@ -28,6 +27,8 @@ from gge.demo.model import (
 from gge.demo.train import DemoRL, TrainConfig, train
 from gge.errors import GgeError
 from gge.models.base import Critic, Proposer
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.types import Box, Sample
 
 

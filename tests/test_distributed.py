@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from gge.cli.eval import parse_args, run
 from gge.run.predlog import existing_logs
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 
 REPO = Path(__file__).resolve().parents[1]
 

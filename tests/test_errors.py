@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 
-import gge.cli.config
-from gge.cli.eval import main, parse_args, run
+import gge.run.settings
+from gge.cli.eval import main
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -66,8 +68,8 @@ def test_a_missing_optional_package_says_how_to_install_it(
     package: str,
     install: str,
 ) -> None:
-    real = gge.cli.config._has_module
-    monkeypatch.setattr(gge.cli.config, "_has_module", lambda name: name != package and real(name))
+    real = gge.run.settings._has_module
+    monkeypatch.setattr(gge.run.settings, "_has_module", lambda name: name != package and real(name))
     err = _error(capsys, f"output_dir={tmp_path}", *args)
     assert err.endswith(f"needs the {package} package, which is not installed: {install}")
 

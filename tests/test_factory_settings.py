@@ -13,7 +13,6 @@ import pytest
 import yaml
 from PIL import Image
 
-from gge.cli.eval import parse_args
 from gge.integrations.verl import export_verl
 from gge.models.factory import (
     PRESET_DIR,
@@ -24,6 +23,7 @@ from gge.models.factory import (
     preset_for_checkpoint,
     preset_names,
 )
+from gge.run.settings import parse_args
 
 SCREEN = (390, 844)  # the demo suite's ScreenSpot-v2 mobile screenshots
 

@@ -495,8 +495,9 @@ def test_documents_without_new_sections_render() -> None:
 
 def test_report_from_a_real_demo_run(demo_suite: Path, tmp_path: Path) -> None:
     from gge.benchmarks import get_benchmark
-    from gge.cli.eval import parse_args, run
     from gge.models.replay import parse_line
+    from gge.run.settings import parse_args
+    from gge.run.standalone import run
     from gge.scoring.analysis import analyse
 
     names = ["screenspot_v2", "osworld_g"]

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from gge.benchmarks import get_benchmark
-from gge.cli.eval import parse_args, run
 from gge.errors import GgeError
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.types import Sample
 
 

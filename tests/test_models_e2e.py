@@ -23,11 +23,12 @@ from PIL import Image, ImageDraw
 from tiny_checkpoints import build_tiny_qwen2_5_vl, build_tiny_qwen3_vl, overfit
 
 from gge.benchmarks import get_benchmark
-from gge.cli.eval import parse_args, run
 from gge.models.factory import load_preset
 from gge.models.hf import TransformersBackend
 from gge.models.hf_loading import load_processor
 from gge.models.policy import SAMPLE_SEPARATOR, AdapterSettings, GroundingPolicy
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.types import Box, Sample
 
 

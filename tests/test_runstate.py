@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import torch
 
-from gge.cli.eval import parse_args, run
 from gge.demo.model import default_checkpoint
 from gge.errors import GgeError
 from gge.run.runstate import differences, output_dir_lock
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 
 BENCHES = "benchmarks=[screenspot_v2,osworld_g]"
 

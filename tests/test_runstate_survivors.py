@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from tiny_checkpoints import build_tiny_qwen2_5_vl
 
-from gge.cli.eval import parse_args, run
 from gge.errors import GgeError
 from gge.run import runstate
 from gge.run.runstate import atomic_write, checkpoint_digest, differences, file_digest, samples_digest
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.types import Absent, Sample
 
 MiB = 1 << 20

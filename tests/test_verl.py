@@ -26,7 +26,6 @@ import pytest
 from PIL import Image
 
 from gge.benchmarks import get_benchmark
-from gge.cli.eval import parse_args, run
 from gge.errors import GgeError
 from gge.geometry import from_original, smart_resize, to_original
 from gge.integrations.verl import (
@@ -45,6 +44,8 @@ from gge.integrations.verl import (
     summarize_verl,
     verl_seen_size,
 )
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.scoring.analysis import pass_at_k
 from gge.types import Absent, Box, Polygon
 

@@ -23,7 +23,6 @@ from PIL import Image
 from test_verl import verl_messages
 
 from gge.cli.commands import main as gge_main
-from gge.cli.eval import parse_args, run
 from gge.errors import GgeError
 from gge.geometry import from_original
 from gge.integrations.verl import (
@@ -40,6 +39,8 @@ from gge.integrations.verl import (
     trainer_options,
     verl_seen_size,
 )
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.types import Box
 
 pa = pytest.importorskip("pyarrow")

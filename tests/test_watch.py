@@ -31,10 +31,10 @@ pytest.importorskip("transformers")
 import torch
 from tiny_checkpoints import build_tiny_qwen3_vl
 
-from gge.cli import eval as cli
 from gge.errors import GgeError
 from gge.integrations.watch import METRICS_FILE, WATCH_FILE, find_checkpoints, watch, watch_main
 from gge.integrations.watch import scan as watch_scan
+from gge.run import standalone
 from gge.scoring.metrics import scalar_metrics
 
 HOUR = 3600.0
@@ -120,13 +120,13 @@ def test_checkpoints_appearing_one_by_one_are_each_evaluated_once_in_step_order(
     root = tmp_path / RUN_NAME
     root.mkdir()
     evaluated: list[str] = []
-    real_run = cli.run
+    real_run = standalone.run
 
     def counting_run(cfg: Any, out: Any = None) -> dict[str, Any]:
         evaluated.append(Path(cfg.ckpt).name)
         return real_run(cfg, out=out)
 
-    monkeypatch.setattr(cli, "run", counting_run)
+    monkeypatch.setattr(standalone, "run", counting_run)
     args = _eval_args(demo_suite)
 
     _place(models[1], root / "checkpoint-1")

@@ -28,11 +28,11 @@ pytest.importorskip("transformers")
 import torch
 from tiny_checkpoints import build_tiny_qwen3_vl
 
-from gge.cli import eval as cli
 from gge.errors import GgeError
 from gge.integrations.watch import METRICS_FILE, WATCH_FILE, watch, watch_main
 from gge.integrations.watch import watcher as watch_watcher
 from gge.report.markdown import render_summary
+from gge.run import settings, standalone
 from gge.run.predlog import PredictionLog
 from gge.run.runstate import output_dir_lock
 
@@ -81,14 +81,14 @@ def _state(out: Path) -> dict[str, Any]:
 def _count_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The checkpoints the watcher started an evaluation of (eval's arguments read with ``ckpt=``)."""
     calls: list[str] = []
-    real_parse = cli.parse_args
+    real_parse = settings.parse_args
 
     def counting_parse(argv: Any) -> Any:
         ckpts = [a.split("=", 1)[1] for a in argv if a.startswith("ckpt=")]
         calls.extend(Path(c).name for c in ckpts)
         return real_parse(argv)
 
-    monkeypatch.setattr(cli, "parse_args", counting_parse)
+    monkeypatch.setattr(settings, "parse_args", counting_parse)
     return calls
 
 
@@ -375,7 +375,7 @@ def test_an_error_finishing_a_step_whose_samples_an_earlier_attempt_logged_is_re
             raise errors.pop(0)
         return real_summary(*a, **kw)
 
-    monkeypatch.setattr(cli, "render_summary", summary)
+    monkeypatch.setattr(standalone, "render_summary", summary)
     _first_attempt(root, args)
     log = root / "gge_watch" / "step_1" / "predictions.rank0.jsonl"
     assert len(log.read_text(encoding="utf-8").splitlines()) == 2  # both samples logged by attempt 1

@@ -13,9 +13,9 @@ from typing import Any, TextIO
 
 from omegaconf import DictConfig
 
-from gge.cli.config import load, warn_model_type
 from gge.errors import GgeError
 from gge.models.policy import GroundingPolicy
+from gge.run.settings import load, warn_model_type
 from gge.types import Sample
 
 

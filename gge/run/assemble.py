@@ -73,3 +73,102 @@ def write_html_report(
         else []
     )
     return write_report_html(output_dir / "report.html", render_report_html(document, gallery))
+
+
+_ABSENT: Any = object()
+"""``subset`` not given: the document has no ``subset`` field (summaries of a trainer's dump)."""
+
+
+def build_document(
+    benchmarks: Mapping[str, Benchmark],
+    results: Mapping[str, Sequence[SampleResult]],
+    *,
+    k: int,
+    strategy: str,
+    protocol: str,
+    model: Mapping[str, Any],
+    config: Mapping[str, Any],
+    extras: Mapping[str, Mapping[str, Any]] | None = None,
+    notes: Sequence[str] | None = None,
+    subset: dict[str, Any] | None = _ABSENT,
+    metrics_options: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], str]:
+    """The results document and report.md's text of one run: the ONE place a results document is made.
+
+    Each benchmark's entry is :func:`~gge.scoring.metrics.benchmark_metrics` of its results, then its
+    ``extras`` (what only this kind of run knows: load summaries, digests, pass@k of a dump...).
+
+    Args:
+        benchmarks: The benchmarks by name, in the order the document lists them.
+        results: Each benchmark's scored results.
+        k: The answers scored per sample.
+        strategy: The Top-1 selection strategy.
+        protocol: How the model was asked (the report's first line).
+        model: The document's ``model`` record.
+        config: The document's ``config`` record.
+        extras: Per benchmark, fields added to (or replacing) its entry.
+        notes: What differs from a full evaluation; a ``notes`` field and a ``Note:`` line each
+            (None: no field).
+        subset: What ``max_samples`` kept (:func:`gge.benchmarks.loading.subset_record`); not given:
+            no ``subset`` field.
+        metrics_options: Keyword arguments of ``benchmark_metrics`` (``exchangeable_from``,
+            ``score_kind``).
+
+    Returns:
+        The document (as results.json holds it) and the report's text.
+    """
+    import gge
+    from gge.report.markdown import render_benchmark, render_summary, subset_text
+    from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
+
+    entries: dict[str, dict[str, Any]] = {}
+    titles: dict[str, str] = {}
+    sections: list[str] = []
+    for name, bench in benchmarks.items():
+        entry = benchmark_metrics(bench, results[name], k=k, strategy=strategy, **(metrics_options or {}))
+        entry.update((extras or {}).get(name, {}))
+        entries[name], titles[name] = entry, bench.title
+        sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
+    mean = mean_over_benchmarks(entries, k)
+    head = [f"Protocol: {protocol}"]
+    if subset is not _ABSENT and subset is not None:
+        head.append(subset_text(subset, titles))
+    head += [f"Note: {n}" for n in notes or ()]
+    report = "\n\n".join(["\n".join(head), *sections, render_summary(titles, entries, mean, k=k)])
+    document: dict[str, Any] = {"gge_version": gge.__version__, "protocol": protocol}
+    if notes is not None:
+        document["notes"] = list(notes)
+    document.update(benchmarks=entries, mean=mean, k=k)
+    if subset is not _ABSENT:
+        document["subset"] = subset
+    document.update(selection=strategy, model=dict(model), config=dict(config))
+    return document, report
+
+
+def write_run(
+    output_dir: Path,
+    document: dict[str, Any],
+    report: str,
+    results: Sequence[SampleResult],
+    samples: Mapping[tuple[str, str], Sample],
+    benchmarks: Mapping[str, Benchmark],
+    *,
+    misses: int,
+) -> Path:
+    """Write a run's folder: results.json, predictions.jsonl, report.md and report.html.
+
+    Args:
+        output_dir: The run's folder (created if needed).
+        document: The results document (:func:`build_document`).
+        report: report.md's text.
+        results: Every sample's result.
+        samples: Samples by (benchmark, id), for the report's gallery.
+        benchmarks: The benchmarks by name.
+        misses: Misses per benchmark in report.html's gallery (0: none).
+
+    Returns:
+        The path of results.json.
+    """
+    write_outputs(output_dir, document, results, report)
+    write_html_report(output_dir, document, samples, results, benchmarks, misses=misses)
+    return output_dir / "results.json"

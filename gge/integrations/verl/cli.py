@@ -28,7 +28,7 @@ def parse_export_args(argv: Sequence[str]) -> tuple[ExportConfig, dict[str, Any]
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from gge.cli.config import BenchConfig
+    from gge.run.settings import BenchConfig
 
     plain: list[str] = []
     model_args: list[str] = []

@@ -292,8 +292,8 @@ def export_verl(
     """
     from PIL import Image
 
-    from gge.cli.eval import protocol_statement
     from gge.models.factory import PROCESSOR_MAX_PIXELS, dry_run_policy, preset_config, preset_names
+    from gge.models.protocol import protocol_statement
 
     pa, pq = _pyarrow()
     _check_flavor(flavor)

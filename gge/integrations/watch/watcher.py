@@ -70,7 +70,7 @@ class WatchReport:
 
 def _check_eval_args(eval_args: Sequence[str]) -> None:
     """Refuse what the watcher sets itself, and bad keys, before any checkpoint is waited for."""
-    from gge.cli.eval import parse_args
+    from gge.run.settings import parse_args
 
     for arg in eval_args:
         key = arg.split("=", 1)[0]
@@ -236,8 +236,8 @@ class _Watcher:
 
     def evaluate(self, ck: Checkpoint) -> bool:
         """Evaluate one checkpoint through eval, log its scalars, record it; False when it failed."""
-        from gge.cli import eval as cli
         from gge.report.markdown import subset_text
+        from gge.run import settings, standalone
         from gge.scoring.metrics import scalar_metrics
 
         key = str(ck.step)
@@ -256,8 +256,8 @@ class _Watcher:
         logs_before = _log_marks(step_dir)
         evaluated_before = _has_samples(step_dir)  # an earlier attempt's samples, resumed by this one
         try:
-            cfg = cli.parse_args([*self.eval_args, f"ckpt={ck.path}", f"output_dir={step_dir}"])
-            document = cli.run(cfg, out=self.stdout)
+            cfg = settings.parse_args([*self.eval_args, f"ckpt={ck.path}", f"output_dir={step_dir}"])
+            document = standalone.run(cfg, out=self.stdout)
             k = int(document["k"])
             scalars = scalar_metrics(document["benchmarks"], k)
             subset = subset_text(document.get("subset"), _titles(document["benchmarks"]))

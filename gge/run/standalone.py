@@ -1,0 +1,413 @@
+"""One standalone evaluation, ``run(cfg)``: load, fingerprint, evaluate through Lightning, write the folder.
+
+``python eval.py`` (:mod:`gge.cli.eval`) and ``gge watch`` call :func:`run` with a configuration from
+:func:`gge.run.settings.parse_args`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import sys
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+from omegaconf import DictConfig, OmegaConf
+
+import gge
+from gge.benchmarks import REGISTRY
+from gge.benchmarks.base import LoadedBenchmark
+from gge.errors import GgeError, did_you_mean
+from gge.loggers.standalone import log_standalone
+from gge.models import ReplayModel, build_policy, settings_record
+from gge.models.base import Policy, answers_per_sample
+from gge.models.dry_run import dry_run
+from gge.models.protocol import protocol_statement
+from gge.models.replay import parse_line
+from gge.report.markdown import render_benchmark, render_summary, subset_text
+from gge.run.assemble import write_html_report, write_outputs
+from gge.run.evaluate import merge_results, needs_images
+from gge.run.predlog import existing_logs, read_records
+from gge.run.runstate import (
+    check_not_smaller,
+    check_output_dir,
+    checkpoint_digest,
+    output_dir_lock,
+    prepare_output_dir,
+    samples_digest,
+)
+from gge.run.settings import load, validate, warn_model_type
+from gge.scoring.analysis import analysis_options, policy_analysis_options
+from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
+from gge.scoring.scoring import SampleResult, score_sample
+from gge.types import Sample
+
+
+def _data_root(cfg: DictConfig, out: TextIO) -> tuple[Path, bool]:
+    if cfg.data_root is not None:
+        return Path(cfg.data_root), False
+    from gge.demo import demo_root
+
+    root = demo_root(cfg.seed)
+    print(f"data_root not set: using the synthetic demo suite at {root}", file=out)
+    return root, True
+
+
+def _make_policy(cfg: DictConfig, root: Path, is_demo: bool, out: TextIO) -> Policy:
+    if cfg.model.name == "replay" and cfg.model.predictions is None and is_demo:
+        cfg.model.predictions = str(root / "predictions.jsonl")
+    warn_model_type(cfg, out)
+    return build_policy(cfg)
+
+
+def _is_launcher_rank() -> bool:
+    """True in the process that started the run (rank 0), before and after a DDP launch."""
+    return os.environ.get("LOCAL_RANK", "0") == "0" and os.environ.get("NODE_RANK", "0") == "0"
+
+
+_NOT_PREDICTIVE = (
+    "device",
+    "concurrency",
+    "max_retries",
+    "timeout_s",
+    "delay_s",
+    "api_key_env",
+    "attn_implementation",
+)
+"""Model options that change no prediction (left out of the run's fingerprint)."""
+
+
+def _fingerprint(cfg: DictConfig, loads: Mapping[str, LoadedBenchmark]) -> dict[str, Any]:
+    """What changes this run's predictions (see :mod:`gge.run.runstate`)."""
+    model = OmegaConf.to_container(cfg.model, resolve=True)
+    assert isinstance(model, dict)
+    for key in _NOT_PREDICTIVE:
+        model.pop(key, None)
+    files: dict[str, Any] = {}
+    ckpt = cfg.ckpt
+    if ckpt is None and cfg.model.name == "demo":
+        from gge.demo.model import default_checkpoint
+
+        ckpt = str(default_checkpoint())
+    for key, path in (
+        ("ckpt", ckpt),
+        ("critic_ckpt", cfg.model.critic_ckpt),
+        ("predictions", cfg.model.predictions),
+    ):
+        if path:
+            files[key] = {"path": str(path), "digest": checkpoint_digest(path)}
+    benchmarks: dict[str, Any] = {}
+    for name, loaded in loads.items():
+        options = OmegaConf.to_container(cfg.bench[name], resolve=True)
+        assert isinstance(options, dict)
+        options.pop("root", None)
+        benchmarks[name] = {"options": options, "samples": samples_digest(loaded.samples)}
+    return {
+        "model": model,
+        "files": files,
+        "k": int(cfg.k),
+        "seed": int(cfg.seed),
+        "decode_max_pixels": cfg.decode_max_pixels,
+        "precision": cfg.trainer.precision,
+        "benchmarks": benchmarks,
+    }
+
+
+def _restore(output_dir: Path, samples: dict[str, list[Sample]], k: int, radius: float) -> list[SampleResult]:
+    """Results of samples an earlier run in ``output_dir`` finished (re-scored from its log)."""
+    return _rescore(read_records(existing_logs(output_dir), repair=_is_launcher_rank()), samples, k, radius)
+
+
+def _rescore(
+    records: Mapping[tuple[str, str], Any], samples: dict[str, list[Sample]], k: int, radius: float
+) -> list[SampleResult]:
+    """Score logged prediction records against the samples they name (others are ignored)."""
+    by_key = {(s.benchmark, s.id): s for group in samples.values() for s in group}
+    restored = []
+    for key, rec in records.items():
+        sample = by_key.get(key)
+        if sample is not None:
+            pred = parse_line(rec, f"logged prediction {key[0]}/{key[1]}")
+            restored.append(score_sample(sample, pred, k=k, cluster_radius=radius))
+    return restored
+
+
+def subset_record(
+    max_samples: int | None, loads: Mapping[str, LoadedBenchmark], samples: Mapping[str, Sequence[Sample]]
+) -> dict[str, Any] | None:
+    """results.json ``subset``: None when every benchmark ran whole, else what ``max_samples`` kept.
+
+    Args:
+        max_samples: The run's ``max_samples``.
+        loads: What each benchmark loaded (all its samples).
+        samples: The samples evaluated per benchmark.
+
+    Returns:
+        ``None``, or ``{"max_samples": N, "benchmarks": {name: {"evaluated": n, "total": M}}}`` (every
+        benchmark of the run, cut or not).
+
+    Example:
+        >>> from gge.benchmarks.base import LoadedBenchmark
+        >>> loads = {"b": LoadedBenchmark("b", "/data/b", [1, 2, 3])}
+        >>> subset_record(2, loads, {"b": [1, 2]})
+        {'max_samples': 2, 'benchmarks': {'b': {'evaluated': 2, 'total': 3}}}
+        >>> subset_record(5, loads, {"b": [1, 2, 3]}) is None
+        True
+    """
+    counts = {name: {"evaluated": len(samples[name]), "total": len(loads[name].samples)} for name in samples}
+    if max_samples is None or all(c["evaluated"] == c["total"] for c in counts.values()):
+        return None
+    return {"max_samples": int(max_samples), "benchmarks": counts}
+
+
+def _check_images(samples: Mapping[str, Sequence[Sample]], *, strict: bool, out: TextIO) -> None:
+    """List every missing screenshot at once (each file with its samples); ``strict`` stops the run."""
+    missing: dict[str, list[str]] = {}
+    for group in samples.values():
+        for s in group:
+            if not os.path.isfile(s.image_path):
+                missing.setdefault(s.image_path, []).append(f"{s.benchmark} {s.id}")
+    if not missing:
+        return
+    n = sum(len(ids) for ids in missing.values())
+    listed = "\n".join(f"  {path} ({', '.join(ids)})" for path, ids in missing.items())
+    head = f"missing screenshots: {len(missing)} files ({n} samples"
+    if strict:
+        raise GgeError(f"{head}, strict_images=true):\n{listed}")
+    print(
+        f"warning: {head}, scored as misses and listed under image_errors; strict_images=true "
+        f"stops instead):\n{listed}",
+        file=out,
+    )
+
+
+def _trainer(cfg: DictConfig) -> Any:
+    import pytorch_lightning as pl
+    import torch
+    from lightning_fabric.utilities.exceptions import MisconfigurationException
+
+    from gge.run.lightning import BenchmarkProgressBar, SamplesPerSecond
+
+    t = cfg.trainer
+    kwargs: dict[str, Any] = {
+        "accelerator": t.accelerator,
+        "devices": t.devices,
+        "num_nodes": t.num_nodes,
+        "strategy": t.strategy,
+        "logger": False,
+        "enable_checkpointing": False,
+        "enable_model_summary": False,
+        "use_distributed_sampler": False,
+        "callbacks": [BenchmarkProgressBar(), SamplesPerSecond()],  # benchmark name and samples/s
+    }
+    if t.precision is not None:
+        kwargs["precision"] = t.precision
+    try:
+        return pl.Trainer(**kwargs)
+    except (ValueError, TypeError, RuntimeError, MisconfigurationException) as e:
+        hint = ""
+        if str(t.accelerator) in ("gpu", "cuda") and not torch.cuda.is_available():
+            hint = " (torch sees no CUDA GPU here: use trainer.accelerator=cpu, or auto)"
+        raise GgeError(f"trainer: {e}{hint}") from None
+
+
+def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
+    """Evaluate the configured model on the configured benchmarks and write the output folder.
+
+    The evaluation runs through a Lightning Trainer (``trainer.*`` keys): each rank evaluates its
+    shard, appends finished samples to ``output_dir/predictions.rank<r>.jsonl``, and a rerun with the
+    same ``output_dir`` skips them (after checking, with ``run.json``, that it is the same run; see
+    :mod:`gge.run.runstate`). The output folder is locked while the run uses it. Rank 0 merges, scores and
+    writes the outputs.
+
+    Args:
+        cfg: A configuration from :func:`parse_args` (or ``OmegaConf.structured(EvalConfig)``).
+        out: Where the tables are printed (default stdout).
+
+    Returns:
+        The results document also written to ``output_dir/results.json`` (empty on ranks other than 0).
+
+    Raises:
+        GgeError: for bad input, naming the file, line, record or key.
+    """
+    with ExitStack() as stack, warnings.catch_warnings():
+        _quiet_lightning(stack)
+        return _run(cfg, out, stack)
+
+
+class _NoTips(logging.Filter):
+    """Drops Lightning's advertising tips (``💡 Tip: ... litlogger``) from gge's own runs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Tip:" not in record.getMessage()
+
+
+def _quiet_lightning(stack: ExitStack) -> None:
+    """For this run: no Lightning tips, no deprecation notices Lightning raises about its own code."""
+    tips = _NoTips()
+    for name in ("pytorch_lightning.utilities.rank_zero", "lightning.pytorch.utilities.rank_zero"):
+        logger = logging.getLogger(name)
+        logger.addFilter(tips)
+        stack.callback(logger.removeFilter, tips)
+    warnings.filterwarnings("ignore", message=r".*treespec, LeafSpec.*")  # Lightning 2.6 on torch 2.13
+    warnings.filterwarnings(
+        "ignore", message=r"Total length of .* across ranks is zero"
+    )  # a rank with no samples
+
+
+def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any]:
+    out = out or sys.stdout
+    if not _is_launcher_rank():
+        out = io.StringIO()  # only rank 0 prints
+    validate(cfg)
+    strategy, radius = str(cfg.selection), float(cfg.cluster_radius)
+    data_root, is_demo = _data_root(cfg, out)
+    if cfg.output_dir is None:
+        cfg.output_dir = f"outputs/{time.strftime('%Y%m%d-%H%M%S')}"
+    output_dir = check_output_dir(cfg.output_dir)
+    if cfg.dry_run:
+        return dry_run(cfg, data_root, output_dir, out)
+    policy = _make_policy(cfg, data_root, is_demo, out)
+    k = answers_per_sample(policy, int(cfg.k))
+
+    benches, loads, samples = load(cfg, data_root, out)
+    if needs_images(policy):
+        _check_images(samples, strict=bool(cfg.strict_images), out=out)
+
+    if _is_launcher_rank():
+        stack.enter_context(output_dir_lock(output_dir))
+        if cfg.resume:
+            check_not_smaller(
+                output_dir, {name: len(group) for name, group in samples.items()}, cfg.max_samples
+            )
+        prepare_output_dir(output_dir, _fingerprint(cfg, loads), resume=bool(cfg.resume))
+    restored = _restore(output_dir, samples, k, radius)
+    if restored:
+        print(f"resuming: {len(restored)} samples already finished in {output_dir}", file=out)
+    done_ids: dict[str, set[str]] = {}
+    for r in restored:
+        done_ids.setdefault(r.benchmark, set()).add(r.id)
+
+    from gge.run.lightning import GroundingEvalModule
+
+    # pass@k needs exchangeable answers, and calibration the critic's score kind: from the preset's
+    # modes; a replayed run says model.proposer=sampling itself; the demo's from its policy
+    if cfg.model.name == "demo":
+        options = policy_analysis_options(policy)
+    else:
+        critic = None if cfg.model.name == "replay" else str(cfg.model.critic)
+        options = analysis_options(str(cfg.model.proposer), critic)
+
+    def finalize(gathered: list[SampleResult]) -> None:
+        """On rank 0, in whichever process runs it: merge, score, write the output folder."""
+        entries: dict[str, dict[str, Any]] = {}
+        titles: dict[str, str] = {}
+        all_results: list[SampleResult] = []
+        sections: list[str] = []
+        for name, bench in benches.items():
+            results = merge_results([restored, gathered], samples[name])
+            entry = benchmark_metrics(bench, results, k=k, strategy=strategy, **options)
+            entry["load"] = loads[name].summary
+            # what this run evaluated (its first max_samples), which gge compare pairs on
+            entry["samples_digest"] = samples_digest(samples[name])
+            if isinstance(policy, ReplayModel):
+                entry["unmatched_predictions"] = policy.unknown_ids(name, (s.id for s in loads[name].samples))
+                entry["missing_predictions"] = len(policy.missing_ids(name, (s.id for s in samples[name])))
+            entries[name], titles[name] = entry, bench.title
+            all_results += results
+            sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
+        mean = mean_over_benchmarks(entries, k)
+        protocol = protocol_statement(cfg.model)
+        subset = subset_record(cfg.max_samples, loads, samples)
+        head = f"Protocol: {protocol}" + ("" if subset is None else "\n" + subset_text(subset, titles))
+        report = "\n\n".join([head, *sections, render_summary(titles, entries, mean, k=k)])
+        config = OmegaConf.to_container(cfg, resolve=True)
+        assert isinstance(config, dict)
+        config["data_root"] = str(data_root)
+        document = {
+            "gge_version": gge.__version__,
+            "protocol": protocol,
+            "benchmarks": entries,
+            "mean": mean,
+            "k": k,
+            "subset": subset,
+            "selection": strategy,
+            "model": settings_record(policy),
+            "config": config,
+        }
+        write_outputs(output_dir, document, all_results, report)
+        write_html_report(
+            output_dir,
+            document,
+            {(x.benchmark, x.id): x for group in samples.values() for x in group},
+            all_results,
+            benches,
+            misses=int(cfg.report_misses),
+        )
+
+    module = GroundingEvalModule(
+        policy,
+        samples,
+        k=k,
+        cluster_radius=radius,
+        batch_size=int(cfg.batch_size),
+        num_workers=int(cfg.num_workers),
+        decode_max_pixels=cfg.decode_max_pixels,
+        output_dir=output_dir,
+        done_ids=done_ids,
+        pad_batches=bool(cfg.pad_batches),
+        strict_images=bool(cfg.strict_images),
+        on_gathered=finalize,
+    )
+    results_path = output_dir / "results.json"
+    if results_path.exists() and _is_launcher_rank():
+        results_path.unlink()  # a stale file must not pass for this run's
+    trainer = _trainer(cfg)
+    trainer.predict(module, return_predictions=False)
+    if trainer.global_rank != 0 or not _is_launcher_rank():
+        return {}
+    # Under fork/spawn launchers rank 0 ran in a child process: read back what it wrote. No file means
+    # no rank ran the loop (no benchmark has a sample), so nothing new was evaluated.
+    if not results_path.exists():
+        finalize([])
+    document: dict[str, Any] = json.loads(results_path.read_text(encoding="utf-8"))
+    for name, entry in document["benchmarks"].items():
+        if entry.get("unmatched_predictions"):
+            n_un = len(entry["unmatched_predictions"])
+            ex = ", ".join(entry["unmatched_predictions"][:3])
+            print(f"warning: {name}: {n_un} prediction lines match no sample (e.g. {ex})", file=out)
+        if entry.get("missing_predictions"):
+            print(
+                f"warning: {name}: {entry['missing_predictions']} samples have no prediction "
+                "(counted as format errors)",
+                file=out,
+            )
+    if isinstance(policy, ReplayModel):
+        for other in sorted(policy.benchmarks() - set(cfg.benchmarks)):
+            hint = "" if other in REGISTRY else f": not a benchmark{did_you_mean(other, REGISTRY)}"
+            print(
+                f"warning: the predictions file has lines for '{other}', not evaluated in this run{hint}",
+                file=out,
+            )
+    print("\n" + (output_dir / "report.md").read_text(encoding="utf-8").rstrip("\n"), file=out)
+    print(f"\nwrote {results_path} (and report.html: open it in a browser)", file=out)
+    if cfg.logger is not None:
+        records = read_records([output_dir / "predictions.jsonl"], repair=False)
+        results = _rescore(records, samples, k, radius)
+        try:
+            log_standalone(stack, cfg, output_dir, document, benches, samples, results, out)
+        except Exception as e:
+            if not type(e).__module__.startswith("wandb"):
+                raise
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise GgeError(
+                f"logger=wandb: {first} The results are written ({results_path}); to log them, run "
+                "`wandb login`, or set WANDB_MODE=offline (sync later with `wandb sync`)"
+            ) from None
+    return document
