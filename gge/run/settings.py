@@ -9,7 +9,7 @@ another model type (:func:`warn_model_type`).
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -25,6 +25,75 @@ from gge.models import model_names
 from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
 from gge.types import Sample
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The options every evaluation shares, checked in one place (eval.py, the callbacks, export verl).
+
+    Built from eval.py's configuration (:func:`validate`), from :class:`~gge.run.online.OnlineEvaluator`'s
+    arguments, and from ``gge export verl``'s; construction raises on the first bad value, naming
+    it as the caller calls it (``names``) and prefixed by ``owner`` (a callback's class name).
+
+    Attributes:
+        benchmarks: Benchmark names (registered, at least one, none twice).
+        k: Candidates scored per sample (at least 1).
+        selection: The Top-1 selection strategy.
+        cluster_radius: Radius of the ``cluster`` strategy (>= 0).
+        max_samples: Samples per benchmark (at least 1), or None for all.
+        batch_size: Samples per model call (at least 1).
+        num_workers: DataLoader workers (>= 0).
+        table_samples: Samples drawn in the loggers' tables (>= 0).
+        owner: Prefix of every error (``"MyCallback: ..."``), or None.
+        names: How the caller names an option, where it differs (e.g. ``max_samples`` is the
+            callbacks' ``max_samples_per_benchmark``).
+
+    Example:
+        >>> RunSettings(("osworld_g",), k=0)
+        Traceback (most recent call last):
+        ...
+        gge.errors.GgeError: k must be at least 1, got 0
+    """
+
+    benchmarks: tuple[str, ...]
+    k: int = 5
+    selection: str = "critic"
+    cluster_radius: float = DEFAULT_CLUSTER_RADIUS
+    max_samples: int | None = None
+    batch_size: int = 1
+    num_workers: int = 0
+    table_samples: int = 0
+    owner: str | None = None
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    def _fail(self, key: str, rule: str, value: object) -> GgeError:
+        head = f"{self.owner}: " if self.owner else ""
+        return GgeError(f"{head}{self.names.get(key, key)} must be {rule}, got {value}")
+
+    def __post_init__(self) -> None:
+        head = f"{self.owner}: " if self.owner else ""
+        if isinstance(self.benchmarks, str):
+            raise GgeError(f"{head}benchmarks must be a list of names, got the string {self.benchmarks!r}")
+        if not self.benchmarks:
+            raise GgeError(f"{head}benchmarks is empty: name at least one, e.g. 'benchmarks=[screenspot_v2]'")
+        for name in self.benchmarks:
+            get_benchmark(name)
+        if len(set(self.benchmarks)) != len(self.benchmarks):
+            raise GgeError(f"{head}benchmarks lists a name twice: {list(self.benchmarks)}")
+        check_strategy(self.selection)
+        for key, low in (
+            ("k", 1),
+            ("max_samples", 1),
+            ("batch_size", 1),
+            ("num_workers", 0),
+            ("table_samples", 0),
+        ):
+            value = getattr(self, key)
+            if value is not None and value < low:
+                raise self._fail(key, "at least 1" if low == 1 else ">= 0", value)
+        if not self.cluster_radius >= 0:
+            raise self._fail("cluster_radius", ">= 0", self.cluster_radius)
+
 
 BenchConfig = make_dataclass(
     "BenchConfig",
@@ -214,31 +283,22 @@ def validate(cfg: DictConfig) -> None:
     Raises:
         GgeError: naming the first key that is wrong, or the package to install.
     """
-    if not cfg.benchmarks:
-        raise GgeError("benchmarks is empty: name at least one, e.g. 'benchmarks=[screenspot_v2]'")
-    for name in cfg.benchmarks:
-        get_benchmark(name)
-    if len(set(cfg.benchmarks)) != len(cfg.benchmarks):
-        raise GgeError(f"benchmarks lists a name twice: {list(cfg.benchmarks)}")
-    check_strategy(cfg.selection)
+    RunSettings(
+        tuple(cfg.benchmarks),
+        k=cfg.k,
+        selection=cfg.selection,
+        cluster_radius=cfg.cluster_radius,
+        max_samples=cfg.max_samples,
+        batch_size=cfg.batch_size,
+        num_workers=cfg.num_workers,
+        table_samples=cfg.table_samples,
+    )
     if cfg.model.name not in model_names():
         raise unknown_name("model", cfg.model.name, model_names())
-    if cfg.k < 1:
-        raise GgeError(f"k must be at least 1, got {cfg.k}")
-    if not cfg.cluster_radius >= 0:
-        raise GgeError(f"cluster_radius must be >= 0, got {cfg.cluster_radius}")
-    if cfg.max_samples is not None and cfg.max_samples < 1:
-        raise GgeError(f"max_samples must be at least 1, got {cfg.max_samples}")
     if cfg.logger is not None and cfg.logger not in LOGGERS:
         raise unknown_name("logger", cfg.logger, LOGGERS)
-    if cfg.num_workers < 0:
-        raise GgeError(f"num_workers must be >= 0, got {cfg.num_workers}")
-    if cfg.batch_size < 1:
-        raise GgeError(f"batch_size must be at least 1, got {cfg.batch_size}")
     if cfg.decode_max_pixels is not None and cfg.decode_max_pixels < 1:
         raise GgeError(f"decode_max_pixels must be at least 1 (or unset), got {cfg.decode_max_pixels}")
-    if cfg.table_samples < 0:
-        raise GgeError(f"table_samples must be >= 0, got {cfg.table_samples}")
     if cfg.report_misses < 0:
         raise GgeError(f"report_misses must be >= 0, got {cfg.report_misses}")
     if cfg.logger in ("wandb", "tensorboard"):
