@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from gge.benchmarks.loading import subset_record
 from gge.errors import GgeError
 from gge.report.markdown import subset_text
 from gge.run.settings import parse_args
-from gge.run.standalone import run, subset_record
+from gge.run.standalone import run
 
 BENCHES = ["screenspot_v2", "osworld_g"]
 TITLES = {"screenspot_v2": "ScreenSpot-v2", "osworld_g": "OSWorld-G"}

@@ -31,8 +31,9 @@ from tiny_checkpoints import build_tiny_qwen3_vl
 from gge.errors import GgeError
 from gge.integrations.watch import METRICS_FILE, WATCH_FILE, watch, watch_main
 from gge.integrations.watch import watcher as watch_watcher
+from gge.report import markdown
 from gge.report.markdown import render_summary
-from gge.run import settings, standalone
+from gge.run import settings
 from gge.run.predlog import PredictionLog
 from gge.run.runstate import output_dir_lock
 
@@ -375,7 +376,7 @@ def test_an_error_finishing_a_step_whose_samples_an_earlier_attempt_logged_is_re
             raise errors.pop(0)
         return real_summary(*a, **kw)
 
-    monkeypatch.setattr(standalone, "render_summary", summary)
+    monkeypatch.setattr(markdown, "render_summary", summary)
     _first_attempt(root, args)
     log = root / "gge_watch" / "step_1" / "predictions.rank0.jsonl"
     assert len(log.read_text(encoding="utf-8").splitlines()) == 2  # both samples logged by attempt 1

@@ -13,9 +13,10 @@ from typing import Any, TextIO
 
 from omegaconf import DictConfig
 
+from gge.benchmarks.loading import load_benchmarks
 from gge.errors import GgeError
 from gge.models.policy import GroundingPolicy
-from gge.run.settings import load, warn_model_type
+from gge.run.settings import bench_options, warn_model_type
 from gge.types import Sample
 
 
@@ -121,7 +122,9 @@ def dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) -> 
     print(f"preset: model={cfg.model.name} ({why})", file=out)
     warn_model_type(cfg, out)
     policy = dry_run_policy(cfg.model, int(cfg.k))
-    _, _, samples = load(cfg, data_root, out)
+    samples = load_benchmarks(
+        cfg.benchmarks, data_root, bench_options(cfg), max_samples=cfg.max_samples, out=out
+    ).samples
     output_dir.mkdir(parents=True, exist_ok=True)
     path = output_dir / "requests.jsonl"
     first: dict[str, dict[str, Any]] = {}

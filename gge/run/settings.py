@@ -18,13 +18,12 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, get_benchmark
-from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
+from gge.benchmarks.base import BenchmarkOptions
 from gge.errors import GgeError, unknown_name
 from gge.loggers.standalone import LOGGERS
 from gge.models import model_names
 from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
-from gge.types import Sample
 
 
 @dataclass(frozen=True)
@@ -323,24 +322,11 @@ def warn_model_type(cfg: DictConfig, out: TextIO) -> None:
             )
 
 
-def load(
-    cfg: DictConfig, data_root: Path, out: TextIO
-) -> tuple[dict[str, Benchmark], dict[str, LoadedBenchmark], dict[str, list[Sample]]]:
-    """Read every configured benchmark: the benchmarks, what was loaded, the samples evaluated."""
-    benches: dict[str, Benchmark] = {}
-    loads: dict[str, LoadedBenchmark] = {}
-    samples: dict[str, list[Sample]] = {}
+def bench_options(cfg: DictConfig) -> dict[str, BenchmarkOptions]:
+    """Each configured benchmark's options object (``bench.<name>.<option>=``), by name."""
+    options: dict[str, BenchmarkOptions] = {}
     for name in cfg.benchmarks:
-        bench = get_benchmark(name)
-        options = OmegaConf.to_object(cfg.bench[name])
-        assert isinstance(options, BenchmarkOptions)
-        root = Path(options.root) if options.root else data_root / bench.directory
-        loaded = bench.load(root, options)
-        n_odd = loaded.summary["degenerate_boxes"]
-        odd = f" ({n_odd} degenerate boxes kept as released)" if n_odd else ""
-        print(f"{name}: {len(loaded.samples)} samples from {root}{odd}", file=out)
-        if not loaded.samples:
-            print(f"warning: {name}: the annotation files hold no samples", file=out)
-        benches[name], loads[name] = bench, loaded
-        samples[name] = loaded.samples if cfg.max_samples is None else loaded.samples[: cfg.max_samples]
-    return benches, loads, samples
+        value = OmegaConf.to_object(cfg.bench[name])
+        assert isinstance(value, BenchmarkOptions)
+        options[name] = value
+    return options

@@ -13,16 +13,16 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from omegaconf import DictConfig, OmegaConf
 
-import gge
 from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import LoadedBenchmark
+from gge.benchmarks.loading import check_images, default_data_root, load_benchmarks
 from gge.errors import GgeError, did_you_mean
 from gge.loggers.standalone import log_standalone
 from gge.models import ReplayModel, build_policy, settings_record
@@ -30,8 +30,7 @@ from gge.models.base import Policy, answers_per_sample
 from gge.models.dry_run import dry_run
 from gge.models.protocol import protocol_statement
 from gge.models.replay import parse_line
-from gge.report.markdown import render_benchmark, render_summary, subset_text
-from gge.run.assemble import write_html_report, write_outputs
+from gge.run.assemble import build_document, write_run
 from gge.run.evaluate import merge_results, needs_images
 from gge.run.predlog import existing_logs, read_records
 from gge.run.runstate import (
@@ -42,21 +41,10 @@ from gge.run.runstate import (
     prepare_output_dir,
     samples_digest,
 )
-from gge.run.settings import load, validate, warn_model_type
+from gge.run.settings import bench_options, validate, warn_model_type
 from gge.scoring.analysis import analysis_options, policy_analysis_options
-from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
 from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Sample
-
-
-def _data_root(cfg: DictConfig, out: TextIO) -> tuple[Path, bool]:
-    if cfg.data_root is not None:
-        return Path(cfg.data_root), False
-    from gge.demo import demo_root
-
-    root = demo_root(cfg.seed)
-    print(f"data_root not set: using the synthetic demo suite at {root}", file=out)
-    return root, True
 
 
 def _make_policy(cfg: DictConfig, root: Path, is_demo: bool, out: TextIO) -> Policy:
@@ -136,55 +124,6 @@ def _rescore(
             pred = parse_line(rec, f"logged prediction {key[0]}/{key[1]}")
             restored.append(score_sample(sample, pred, k=k, cluster_radius=radius))
     return restored
-
-
-def subset_record(
-    max_samples: int | None, loads: Mapping[str, LoadedBenchmark], samples: Mapping[str, Sequence[Sample]]
-) -> dict[str, Any] | None:
-    """results.json ``subset``: None when every benchmark ran whole, else what ``max_samples`` kept.
-
-    Args:
-        max_samples: The run's ``max_samples``.
-        loads: What each benchmark loaded (all its samples).
-        samples: The samples evaluated per benchmark.
-
-    Returns:
-        ``None``, or ``{"max_samples": N, "benchmarks": {name: {"evaluated": n, "total": M}}}`` (every
-        benchmark of the run, cut or not).
-
-    Example:
-        >>> from gge.benchmarks.base import LoadedBenchmark
-        >>> loads = {"b": LoadedBenchmark("b", "/data/b", [1, 2, 3])}
-        >>> subset_record(2, loads, {"b": [1, 2]})
-        {'max_samples': 2, 'benchmarks': {'b': {'evaluated': 2, 'total': 3}}}
-        >>> subset_record(5, loads, {"b": [1, 2, 3]}) is None
-        True
-    """
-    counts = {name: {"evaluated": len(samples[name]), "total": len(loads[name].samples)} for name in samples}
-    if max_samples is None or all(c["evaluated"] == c["total"] for c in counts.values()):
-        return None
-    return {"max_samples": int(max_samples), "benchmarks": counts}
-
-
-def _check_images(samples: Mapping[str, Sequence[Sample]], *, strict: bool, out: TextIO) -> None:
-    """List every missing screenshot at once (each file with its samples); ``strict`` stops the run."""
-    missing: dict[str, list[str]] = {}
-    for group in samples.values():
-        for s in group:
-            if not os.path.isfile(s.image_path):
-                missing.setdefault(s.image_path, []).append(f"{s.benchmark} {s.id}")
-    if not missing:
-        return
-    n = sum(len(ids) for ids in missing.values())
-    listed = "\n".join(f"  {path} ({', '.join(ids)})" for path, ids in missing.items())
-    head = f"missing screenshots: {len(missing)} files ({n} samples"
-    if strict:
-        raise GgeError(f"{head}, strict_images=true):\n{listed}")
-    print(
-        f"warning: {head}, scored as misses and listed under image_errors; strict_images=true "
-        f"stops instead):\n{listed}",
-        file=out,
-    )
 
 
 def _trainer(cfg: DictConfig) -> Any:
@@ -267,7 +206,8 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         out = io.StringIO()  # only rank 0 prints
     validate(cfg)
     strategy, radius = str(cfg.selection), float(cfg.cluster_radius)
-    data_root, is_demo = _data_root(cfg, out)
+    is_demo = cfg.data_root is None
+    data_root = default_data_root(int(cfg.seed), out) if is_demo else Path(cfg.data_root)
     if cfg.output_dir is None:
         cfg.output_dir = f"outputs/{time.strftime('%Y%m%d-%H%M%S')}"
     output_dir = check_output_dir(cfg.output_dir)
@@ -276,9 +216,12 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     policy = _make_policy(cfg, data_root, is_demo, out)
     k = answers_per_sample(policy, int(cfg.k))
 
-    benches, loads, samples = load(cfg, data_root, out)
+    loaded = load_benchmarks(
+        cfg.benchmarks, data_root, bench_options(cfg), max_samples=cfg.max_samples, out=out
+    )
+    benches, loads, samples = loaded.benchmarks, loaded.loads, loaded.samples
     if needs_images(policy):
-        _check_images(samples, strict=bool(cfg.strict_images), out=out)
+        check_images(samples, strict=bool(cfg.strict_images), out=out)
 
     if _is_launcher_rank():
         stack.enter_context(output_dir_lock(output_dir))
@@ -306,47 +249,38 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
 
     def finalize(gathered: list[SampleResult]) -> None:
         """On rank 0, in whichever process runs it: merge, score, write the output folder."""
-        entries: dict[str, dict[str, Any]] = {}
-        titles: dict[str, str] = {}
-        all_results: list[SampleResult] = []
-        sections: list[str] = []
-        for name, bench in benches.items():
-            results = merge_results([restored, gathered], samples[name])
-            entry = benchmark_metrics(bench, results, k=k, strategy=strategy, **options)
-            entry["load"] = loads[name].summary
+        results = {name: merge_results([restored, gathered], samples[name]) for name in benches}
+        extras: dict[str, dict[str, Any]] = {}
+        for name in benches:
             # what this run evaluated (its first max_samples), which gge compare pairs on
-            entry["samples_digest"] = samples_digest(samples[name])
+            extras[name] = {"load": loads[name].summary, "samples_digest": samples_digest(samples[name])}
             if isinstance(policy, ReplayModel):
-                entry["unmatched_predictions"] = policy.unknown_ids(name, (s.id for s in loads[name].samples))
-                entry["missing_predictions"] = len(policy.missing_ids(name, (s.id for s in samples[name])))
-            entries[name], titles[name] = entry, bench.title
-            all_results += results
-            sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
-        mean = mean_over_benchmarks(entries, k)
-        protocol = protocol_statement(cfg.model)
-        subset = subset_record(cfg.max_samples, loads, samples)
-        head = f"Protocol: {protocol}" + ("" if subset is None else "\n" + subset_text(subset, titles))
-        report = "\n\n".join([head, *sections, render_summary(titles, entries, mean, k=k)])
+                every = (s.id for s in loads[name].samples)
+                extras[name]["unmatched_predictions"] = policy.unknown_ids(name, every)
+                evaluated = (s.id for s in samples[name])
+                extras[name]["missing_predictions"] = len(policy.missing_ids(name, evaluated))
         config = OmegaConf.to_container(cfg, resolve=True)
         assert isinstance(config, dict)
         config["data_root"] = str(data_root)
-        document = {
-            "gge_version": gge.__version__,
-            "protocol": protocol,
-            "benchmarks": entries,
-            "mean": mean,
-            "k": k,
-            "subset": subset,
-            "selection": strategy,
-            "model": settings_record(policy),
-            "config": config,
-        }
-        write_outputs(output_dir, document, all_results, report)
-        write_html_report(
+        document, report = build_document(
+            benches,
+            results,
+            k=k,
+            strategy=strategy,
+            protocol=protocol_statement(cfg.model),
+            model=settings_record(policy),
+            config=cast(dict[str, Any], config),
+            extras=extras,
+            subset=loaded.subset(),
+            metrics_options=options,
+        )
+        every_result = [r for name in benches for r in results[name]]
+        write_run(
             output_dir,
             document,
-            {(x.benchmark, x.id): x for group in samples.values() for x in group},
-            all_results,
+            report,
+            every_result,
+            loaded.by_key(),
             benches,
             misses=int(cfg.report_misses),
         )
