@@ -849,6 +849,30 @@ def test_export_command_line(demo_suite: Path, tmp_path: Path, capsys: pytest.Ca
         export_main(["trl"])
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["benchmarks=[]"], r"benchmarks is empty: name at least one"),
+        (
+            ["benchmarks=[ui_vision,ui_vision]"],
+            r"benchmarks lists a name twice: \['ui_vision', 'ui_vision'\]",
+        ),
+        (["benchmarks=[ui_visoin]"], r"unknown benchmark 'ui_visoin'"),
+        (["max_samples=0"], r"^max_samples must be at least 1, got 0$"),
+        (["k=0"], r"^k must be at least 1, got 0$"),
+    ],
+)
+def test_export_checks_the_shared_options_as_eval_does(
+    demo_suite: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    """benchmarks, k and max_samples are checked by RunSettings, worded as eval.py words them, and
+    before out is touched."""
+    out = tmp_path / "x"
+    with pytest.raises(GgeError, match=message):
+        export_main(["verl", f"data_root={demo_suite}", f"out={out}", *args])
+    assert not out.exists()
+
+
 def test_trainer_options_carry_the_presets_decoding(demo_suite: Path, tmp_path: Path) -> None:
     """verl validates at val_kwargs.temperature (default 0: n copies of the greedy answer); EasyR1's example
     config at 0.6: the printed options set the preset's decoding."""

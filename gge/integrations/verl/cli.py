@@ -127,10 +127,9 @@ def export_main(argv: Sequence[str]) -> int:
     if not cfg.out:
         raise GgeError("out=DIR is required: the folder the parquet files go to")
     if cfg.data_root is None:
-        from gge.demo import demo_root
+        from gge.benchmarks.loading import default_data_root
 
-        data_root = demo_root(cfg.seed)
-        print(f"data_root not set: using the synthetic demo suite at {data_root}")
+        data_root = default_data_root(cfg.seed, sys.stdout)
     else:
         data_root = Path(cfg.data_root)
     files = export_verl(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gge.benchmarks import DEFAULT_BENCHMARKS, get_benchmark
+from gge.benchmarks.loading import benchmark_root, load_benchmarks
 from gge.errors import GgeError, unknown_name
 from gge.geometry import smart_resize
 from gge.integrations.verl.ground_truth import DATA_SOURCE_PREFIX, GROUND_TRUTH_VERSION, GroundTruth
@@ -279,8 +280,10 @@ def export_verl(
         The parquet files, one per benchmark, in order.
 
     Raises:
-        GgeError: for an unknown benchmark, preset or flavor, an unreadable screenshot, a request
-            EasyR1 cannot carry, an ``out`` that is a file or not empty (without ``overwrite``).
+        GgeError: for an unknown benchmark, preset or flavor, benchmarks empty or listing a name twice,
+            ``k`` or ``max_samples`` below 1 (checked as eval.py checks them:
+            :class:`~gge.run.settings.RunSettings`), an unreadable screenshot, a request EasyR1 cannot
+            carry, an ``out`` that is a file or not empty (without ``overwrite``).
 
     Example:
         >>> import tempfile
@@ -294,21 +297,16 @@ def export_verl(
 
     from gge.models.factory import PROCESSOR_MAX_PIXELS, dry_run_policy, preset_config, preset_names
     from gge.models.protocol import protocol_statement
+    from gge.run.settings import RunSettings
 
     pa, pq = _pyarrow()
     _check_flavor(flavor)
     if model not in preset_names():
         raise unknown_name("preset (model=)", model, preset_names())
-    if not benchmarks:
-        raise GgeError("benchmarks is empty: name at least one, e.g. 'benchmarks=[screenspot_v2]'")
-    if len(set(benchmarks)) != len(benchmarks):
-        raise GgeError(f"benchmarks lists a name twice: {list(benchmarks)}")
-    if max_samples is not None and max_samples < 1:
-        raise GgeError(f"max_samples must be at least 1, got {max_samples}")
+    RunSettings(tuple(benchmarks), k=k, max_samples=max_samples)
     for name, value in (("max_pixels", max_pixels), ("min_pixels", min_pixels)):
         if value is not None and value < 1:
             raise GgeError(f"{name} must be a positive integer, got {value}")
-    benches = [get_benchmark(b) for b in benchmarks]
     m = preset_config(model, dict(model_overrides or {}))
     policy = dry_run_policy(m, k)
     settings = policy.settings_
@@ -325,22 +323,23 @@ def export_verl(
     if lo > hi:
         raise GgeError(f"min_pixels {lo} exceeds max_pixels {hi} (trainer and model {model} limits together)")
 
+    options = bench_options or {}
     roots = []
-    for bench in benches:
-        given = getattr((bench_options or {}).get(bench.name), "root", None)
-        roots.append(Path(str(given)) if given else Path(data_root) / bench.directory)
+    for name in benchmarks:  # the folders prepare_out keeps: known before any benchmark is read
+        bench = get_benchmark(name)
+        roots.append(benchmark_root(bench, Path(data_root), options.get(name) or bench.options_type()))
     out = Path(out)
     prepare_out(out, overwrite=overwrite, keep=roots)
+    loaded = load_benchmarks(benchmarks, Path(data_root), options, max_samples=max_samples)
+    benches = list(loaded.benchmarks.values())
     schema = _schema(pa, flavor)
     files: list[Path] = []
     counts: dict[str, int] = {}
     prefills: set[str] = set()
     tokens = 0
     folded = False
-    for bench, root in zip(benches, roots, strict=True):
-        opts = (bench_options or {}).get(bench.name) or bench.options_type()
-        samples = bench.load(root, opts).samples
-        samples = samples if max_samples is None else samples[:max_samples]
+    for bench in benches:
+        samples = loaded.samples[bench.name]
         rows: list[dict[str, Any]] = []
         for index, sample in enumerate(samples):
             where = f"{bench.name} {sample.id}"
