@@ -1,4 +1,4 @@
-"""OnlineEvaluator rules every trainer callback relies on: the module's own modes, one-answer runs."""
+"""OnlineEvaluator rules the trainer callbacks rely on: settings, the module's own modes, one-answer runs."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 
+from gge.errors import GgeError
 from gge.models.base import Generation, GenerationRequest, answers_per_sample
 from gge.models.policy import AdapterSettings, GroundingPolicy
 from gge.run.online import OnlineEvaluator
@@ -154,3 +155,28 @@ def test_answers_per_sample() -> None:
     assert answers_per_sample(policy("sampling"), 5) == 5
     assert answers_per_sample(policy("single_pass"), 4) == 4
     assert answers_per_sample(Grounder(), 5) == 5  # a model of its own: its K is the evaluator's
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"benchmarks": []}, "Cb: benchmarks is empty: name at least one"),
+        ({"benchmarks": "screenspot_v2"}, "Cb: benchmarks must be a list of names, got the string"),
+        ({"k": 0}, "Cb: k must be at least 1, got 0"),
+        ({"batch_size": 0}, "Cb: batch_size must be at least 1, got 0"),
+        ({"max_samples_per_benchmark": 0}, "Cb: max_samples_per_benchmark must be at least 1, got 0"),
+        ({"num_workers": -1}, "Cb: num_workers must be >= 0, got -1"),
+        ({"table_samples": -1}, "Cb: table_samples must be >= 0, got -1"),
+        ({"cluster_radius": -0.5}, "Cb: cluster_radius must be >= 0, got -0.5"),
+    ],
+)
+def test_the_settings_are_checked_as_run_settings_words_them(kw: dict[str, Any], message: str) -> None:
+    args = {"benchmarks": ["screenspot_v2"], **kw}
+    with pytest.raises(GgeError) as caught:
+        OnlineEvaluator(args.pop("benchmarks"), owner="Cb", **args)
+    assert str(caught.value).startswith(message)
+
+
+def test_a_list_naming_a_benchmark_twice_evaluates_it_once() -> None:
+    ev = OnlineEvaluator(["screenspot_v2", "osworld_g", "screenspot_v2"], data_root="/data")
+    assert list(ev.specs) == ["screenspot_v2", "osworld_g"]

@@ -476,7 +476,7 @@ def test_bad_arguments_and_set_up(demo_suite: Path, tmp_path: Path) -> None:
         GroundingEvalTrainerCallback(["screenspot_v2"], eval_on_evaluate=False)
     with pytest.raises(GgeError, match="selection"):
         GroundingEvalTrainerCallback(["screenspot_v2"], selection="best")
-    with pytest.raises(GgeError, match="max_samples_per_benchmark must be >= 1"):
+    with pytest.raises(GgeError, match="max_samples_per_benchmark must be at least 1, got 0"):
         GroundingEvalTrainerCallback(["screenspot_v2"], max_samples_per_benchmark=0)
     with pytest.raises(GgeError, match=r"policy must be a function \(model, processing_class\)"):
         GroundingEvalTrainerCallback(["screenspot_v2"], policy=lambda module: module)  # Lightning's shape

@@ -34,10 +34,11 @@ from gge.errors import GgeError
 from gge.models.base import Policy, answers_per_sample
 from gge.run.data import make_loader
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
+from gge.run.settings import RunSettings
 from gge.scoring.analysis import policy_analysis_options
 from gge.scoring.metrics import benchmark_metrics, scalar_metrics
 from gge.scoring.scoring import SampleResult
-from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 from gge.types import Sample
 
 BenchmarkSpec = str | Path | Mapping[str, Any] | None
@@ -131,17 +132,18 @@ class OnlineEvaluator:
         strict_images: Stop at the first unreadable screenshot (default: a miss, counted apart).
 
     Raises:
-        GgeError: An unknown benchmark (with a did-you-mean), no benchmark, an unknown selection
-            strategy, or a size below 1.
+        GgeError: A bad setting, as :class:`~gge.run.settings.RunSettings` words it (an unknown
+            benchmark with a did-you-mean, no benchmark, an unknown selection strategy, a size below
+            1...), headed by ``owner``.
 
     Example:
         >>> ev = OnlineEvaluator({"screenspot_pro": "/data/ss-pro"}, owner="MyCallback", k=3)
         >>> sorted(ev.specs), ev.k
         (['screenspot_pro'], 3)
-        >>> OnlineEvaluator([], owner="MyCallback")
+        >>> OnlineEvaluator(["screenspot_v2"], owner="MyCallback", num_workers=-1)
         Traceback (most recent call last):
         ...
-        gge.errors.GgeError: MyCallback: name at least one benchmark
+        gge.errors.GgeError: MyCallback: num_workers must be >= 0, got -1
     """
 
     def __init__(
@@ -160,26 +162,23 @@ class OnlineEvaluator:
         table_samples: int = 8,
         strict_images: bool = False,
     ) -> None:
-        if isinstance(benchmarks, str):
-            raise GgeError(f"{owner}: benchmarks must be a list of names, got the string {benchmarks!r}")
+        # A string reaches RunSettings as it is (it says so); a list's repeats collapse, as before.
+        names: Any = benchmarks if isinstance(benchmarks, str) else tuple(dict.fromkeys(benchmarks))
+        RunSettings(
+            names,
+            k=k,
+            selection=selection,
+            cluster_radius=cluster_radius,
+            max_samples=max_samples_per_benchmark,
+            batch_size=batch_size,
+            num_workers=num_workers,
+            table_samples=table_samples,
+            owner=owner,
+            names={"max_samples": "max_samples_per_benchmark"},
+        )
         specs: dict[str, BenchmarkSpec] = (
             dict(benchmarks) if isinstance(benchmarks, Mapping) else dict.fromkeys(benchmarks)
         )
-        if not specs:
-            raise GgeError(f"{owner}: name at least one benchmark")
-        for name in specs:
-            get_benchmark(name)
-        check_strategy(selection)
-        for label, value in (("k", k), ("batch_size", batch_size)):
-            if value < 1:
-                raise GgeError(f"{owner}: {label} must be at least 1, got {value}")
-        if max_samples_per_benchmark is not None and max_samples_per_benchmark < 1:
-            raise GgeError(
-                f"{owner}: max_samples_per_benchmark must be >= 1, got {max_samples_per_benchmark}"
-            )
-        for label, value in (("num_workers", num_workers), ("table_samples", table_samples)):
-            if value < 0:
-                raise GgeError(f"{owner}: {label} must be at least 0, got {value}")
         self.owner = owner
         self.specs: dict[str, BenchmarkSpec] = specs
         self.data_root = None if data_root is None else Path(data_root)
