@@ -324,11 +324,8 @@ def summarize_verl(
             a file or is not writable (checked before any dump is read), or an ``export`` folder
             without ``manifest.json``.
     """
-    import gge
-    from gge.report.markdown import render_benchmark, render_summary
-    from gge.run.assemble import write_html_report, write_outputs
+    from gge.run.assemble import build_document, write_run
     from gge.scoring.analysis import pass_at_k
-    from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
 
     paths = [dump] if isinstance(dump, (str, Path)) else list(dump)
     if not paths:
@@ -396,33 +393,28 @@ def summarize_verl(
             every = scored if kk == max(1, len(texts)) else gt.score(texts, k=max(1, len(texts)), **view)
             hits_of[(name, sid)] = (len(texts), sum(every.hits))
     pass_n = min(kk, n_min)
-    entries: dict[str, dict[str, Any]] = {}
-    titles: dict[str, str] = {}
-    sections: list[str] = []
     all_results: list[SampleResult] = []
     benches = {}
+    extras: dict[str, dict[str, Any]] = {}
     exchangeable = 0 if one_point else None
     order = list(REGISTRY)  # the order gge reports benchmarks in
     for name in sorted(by_bench, key=lambda b: (b not in order, order.index(b) if b in order else 0, b)):
-        bench = get_benchmark(name)
-        benches[name] = bench
+        benches[name] = get_benchmark(name)
         results = by_bench[name]
-        entry = benchmark_metrics(bench, results, k=kk, strategy=SELECTION, exchangeable_from=exchangeable)
+        extra: dict[str, Any] = {}
         if one_point:
             nc = [hits_of[(name, r.id)] for r in results]
             table: dict[str, Any] = {"n": pass_n, "first_slot": 0}
             for j in range(1, pass_n + 1):
                 total = sum(pass_at_k(n, c, j) for n, c in nc if n)  # no response: a miss
                 table[f"pass@{j}"] = 100.0 * total / len(nc)
-            entry["pass_at_k"] = table
+            extra["pass_at_k"] = table
         got = [len(grouped[(the_step, name, r.id)][1]) for r in results]
-        entry["responses_per_sample"] = {"min": min(got), "max": max(got)}
+        extra["responses_per_sample"] = {"min": min(got), "max": max(got)}
         if export is not None:
-            entry["missing_responses"] = missing.get(name, 0)
-        entries[name], titles[name] = entry, bench.title
+            extra["missing_responses"] = missing.get(name, 0)
+        extras[name] = extra
         all_results += results
-        sections.append(render_benchmark(bench.title, entry, k=kk, strategy=SELECTION))
-    mean = mean_over_benchmarks(entries, kk)
     gts = [gt for gt, _ in grouped.values()]
     preset = sorted({gt.preset for gt in gts})
     fmt = "/".join(formats)
@@ -481,23 +473,19 @@ def summarize_verl(
             f"Unicode, first at {repaired[0]}), each replaced by U+FFFD to be written as UTF-8; the "
             "answers were read and scored with the rest of their text as dumped"
         )
-    head = [f"Protocol: {protocol}", *(f"Note: {n}" for n in notes)]
-    report = "\n\n".join(["\n".join(head), *sections, render_summary(titles, entries, mean, k=kk)])
-    document: dict[str, Any] = {
-        "gge_version": gge.__version__,
-        "protocol": protocol,
-        "notes": notes,
-        "benchmarks": entries,
-        "mean": mean,
-        "k": kk,
-        "selection": SELECTION,
-        "model": {
+    document, report = build_document(
+        benches,
+        by_bench,
+        k=kk,
+        strategy=SELECTION,
+        protocol=protocol,
+        model={
             "preset": preset,
             "convention": sorted({gt.convention for gt in gts}),
             "proposer": sorted({gt.proposer for gt in gts}),
             "flavor": sorted({gt.flavor for gt in gts}),
         },
-        "config": {
+        config={
             "dump": [str(p) for p in paths],
             "format": fmt,
             "step": the_step,
@@ -509,11 +497,13 @@ def summarize_verl(
             "repaired_responses": len(repaired),
             "sample_of_validation": easyr1,
         },
-    }
+        extras=extras,
+        notes=notes,
+        metrics_options={"exchangeable_from": exchangeable},
+    )
     try:
-        write_outputs(out, document, all_results, report)
-        write_html_report(out, document, samples, all_results, benches, misses=report_misses)
-        loaded: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        written = write_run(out, document, report, all_results, samples, benches, misses=report_misses)
+        loaded: dict[str, Any] = json.loads(written.read_text(encoding="utf-8"))
     except OSError as e:
         where = e.filename2 or e.filename or out  # os.replace: filename2 is the destination
         raise GgeError(f"--out {out}: cannot write {where}: {e.strerror or e}") from None
