@@ -180,3 +180,26 @@ def test_the_settings_are_checked_as_run_settings_words_them(kw: dict[str, Any],
 def test_a_list_naming_a_benchmark_twice_evaluates_it_once() -> None:
     ev = OnlineEvaluator(["screenspot_v2", "osworld_g", "screenspot_v2"], data_root="/data")
     assert list(ev.specs) == ["screenspot_v2", "osworld_g"]
+
+
+def test_each_spec_gives_its_benchmark_a_root_and_options(demo_suite: Path) -> None:
+    specs = {
+        "screenspot_pro": {"root": demo_suite / "screenspot_pro", "language": "cn"},  # options
+        "osworld_g": str(demo_suite / "osworld_g"),  # a root
+        "screenspot_v2": None,  # data_root/<folder>
+    }
+    ev = OnlineEvaluator(specs, data_root=demo_suite)
+    ev.load()
+    assert list(ev.samples) == list(specs) and all(ev.samples.values())
+    chinese = OnlineEvaluator({"screenspot_pro": demo_suite / "screenspot_pro"})
+    chinese.load()  # English by default; the options' language picks the other instruction
+    english = [s.instruction for s in chinese.samples["screenspot_pro"]]
+    assert [s.instruction for s in ev.samples["screenspot_pro"]] != english
+    assert chinese.data_root is None  # every benchmark had its root: the demo suite is not needed
+
+
+def test_a_bad_option_names_the_owner_and_the_benchmark_before_reading(tmp_path: Path) -> None:
+    ev = OnlineEvaluator({"screenspot_v2": {"root": tmp_path / "absent", "langauge": "cn"}}, owner="Cb")
+    with pytest.raises(GgeError, match=r"^Cb: options of screenspot_v2: .*langauge"):
+        ev.load()
+    assert ev.samples == {}

@@ -28,7 +28,8 @@ from typing import Any
 import torch
 
 from gge.benchmarks import get_benchmark
-from gge.benchmarks.base import Benchmark
+from gge.benchmarks.base import Benchmark, BenchmarkOptions
+from gge.benchmarks.loading import default_data_root, load_benchmarks
 from gge.benchmarks.sampling import strata_keys, stratified_subset
 from gge.errors import GgeError
 from gge.models.base import Policy, answers_per_sample
@@ -198,35 +199,31 @@ class OnlineEvaluator:
         self.history: list[dict[str, Any]] = []
 
     # -- set-up ---------------------------------------------------------------------------------
-    def _root(self, name: str, spec: BenchmarkSpec) -> tuple[Path, dict[str, Any]]:
-        bench = get_benchmark(name)
-        options: dict[str, Any] = {}
-        if isinstance(spec, Mapping):
-            options = dict(spec)
-        elif spec is not None:
-            options = {"root": str(spec)}
-        root = options.pop("root", None)
-        if root is not None:
-            return Path(root), options
-        if self.data_root is None:
-            from gge.demo import demo_root
-
-            self.data_root = demo_root(self.seed)
-        return self.data_root / bench.directory, options
-
-    def load(self) -> None:
-        """Read the benchmarks once (every rank reads the same files); later calls do nothing."""
-        if self.samples:
-            return
+    def _options(self) -> dict[str, BenchmarkOptions]:
+        """Each benchmark's options from its spec: a mapping (``root`` and options), a root path, or None."""
+        options: dict[str, BenchmarkOptions] = {}
         for name, spec in self.specs.items():
-            bench = get_benchmark(name)
-            root, options = self._root(name, spec)
+            given = dict(spec) if isinstance(spec, Mapping) else {} if spec is None else {"root": str(spec)}
             try:
-                opts = bench.options_type(**options)
+                options[name] = get_benchmark(name).options_type(**given)
             except TypeError as e:
                 raise GgeError(f"{self.owner}: options of {name}: {e}") from None
-            self.benchmarks[name] = bench
-            self.samples[name] = bench.load(root, opts).samples
+        return options
+
+    def load(self) -> None:
+        """Read the benchmarks once (every rank reads the same files); later calls do nothing.
+
+        Every sample is kept (:meth:`select` draws the stratified subset); ``data_root`` defaults to
+        the demo suite only when some benchmark has no root of its own.
+        """
+        if self.samples:
+            return
+        options = self._options()
+        if self.data_root is None and not all(o.root for o in options.values()):
+            self.data_root = default_data_root(self.seed, None)
+        loaded = load_benchmarks(list(self.specs), self.data_root, options, max_samples=None)
+        self.benchmarks.update(loaded.benchmarks)
+        self.samples.update(loaded.samples)
 
     def select(self) -> dict[str, list[Sample]]:
         """The fixed subset of each benchmark (chosen once, or restored from a checkpoint).
