@@ -20,10 +20,10 @@ Example:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, NoReturn, TypeVar, cast, overload
 
 import torch
 
@@ -44,6 +44,8 @@ from gge.types import Sample
 
 BenchmarkSpec = str | Path | Mapping[str, Any] | None
 """A benchmark's root folder, or its options (``{"root": ..., "language": "cn"}``), or None."""
+
+T = TypeVar("T")
 
 WANDB_STEP_KEY = "train/global_step"
 """The step metric transformers' ``WandbCallback`` logs with every row (its x axis for every key)."""
@@ -428,11 +430,53 @@ class OnlineEvaluator:
         self.history = list(state_dict.get("history") or [])
 
 
+class _View(Generic[T]):
+    """A read-only attribute of a callback that lives in its evaluator (``obj.evaluator.<name>``)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _View[T]: ...
+    @overload
+    def __get__(self, obj: EvaluatorViews, owner: type | None = None) -> T: ...
+    def __get__(self, obj: EvaluatorViews | None, owner: type | None = None) -> T | _View[T]:
+        return self if obj is None else cast(T, getattr(obj.evaluator, self.name))
+
+    def __set__(self, obj: EvaluatorViews, value: NoReturn) -> None:
+        raise AttributeError(f"{type(obj).__name__}.{self.name} cannot be set")
+
+
+class _Settable(_View[T]):
+    """A :class:`_View` also set in the evaluator, as ``copy`` makes it (default: as given)."""
+
+    def __init__(self, copy: Callable[[T], T] = lambda value: value) -> None:
+        self.copy = copy
+
+    def __set__(self, obj: EvaluatorViews, value: T) -> None:
+        setattr(obj.evaluator, self.name, self.copy(value))
+
+
 class EvaluatorViews:
     """Attributes of a callback that live in its :class:`OnlineEvaluator` (``self.evaluator``).
 
-    Both callbacks expose the evaluator's settings and state under the same names (``k``,
-    ``max_samples``, ``sample_ids``, ``table_ids``, ``history``...), readable and settable.
+    Both callbacks expose the evaluator's settings and state under the same names, read from the
+    evaluator (and the last four also set there; set ``max_samples`` before the first evaluation).
+
+    Attributes:
+        specs: The benchmarks asked for, name to root or options.
+        data_root: The folder holding one folder per benchmark (the demo suite's once generated).
+        benchmarks: The benchmarks, once read.
+        samples: Every sample of each benchmark, once read.
+        k: Candidates scored per sample.
+        selection: The selection strategy reported as Top-1.
+        seed: Seed of the subset.
+        table_samples: Samples per benchmark shown as images.
+        max_samples: Samples per benchmark in the fixed subset (None: all).
+        sample_ids: The fixed subset's ids by benchmark (None until the first evaluation or a restore).
+        table_ids: The ids shown as images, by benchmark (set: a copy).
+        history: One entry per evaluation: ``epoch``, ``step`` and each benchmark's Top-1 and Oracle@K
+            (set: a copy).
 
     Example:
         >>> class Cb(EvaluatorViews):
@@ -442,85 +486,25 @@ class EvaluatorViews:
         >>> cb.max_samples = 2
         >>> cb.evaluator.max_samples, cb.history
         (2, [])
+        >>> cb.k = 3
+        Traceback (most recent call last):
+        ...
+        AttributeError: Cb.k cannot be set
     """
 
     evaluator: OnlineEvaluator
-
-    @property
-    def specs(self) -> dict[str, BenchmarkSpec]:
-        """The benchmarks asked for, name to root or options."""
-        return self.evaluator.specs
-
-    @property
-    def data_root(self) -> Path | None:
-        """The folder holding one folder per benchmark (the demo suite's once generated)."""
-        return self.evaluator.data_root
-
-    @property
-    def benchmarks(self) -> dict[str, Benchmark]:
-        """The benchmarks, once read."""
-        return self.evaluator.benchmarks
-
-    @property
-    def samples(self) -> dict[str, list[Sample]]:
-        """Every sample of each benchmark, once read."""
-        return self.evaluator.samples
-
-    @property
-    def max_samples(self) -> int | None:
-        """Samples per benchmark in the fixed subset (None: all); set it before the first evaluation."""
-        return self.evaluator.max_samples
-
-    @max_samples.setter
-    def max_samples(self, value: int | None) -> None:
-        self.evaluator.max_samples = value
-
-    @property
-    def k(self) -> int:
-        """Candidates scored per sample."""
-        return self.evaluator.k
-
-    @property
-    def selection(self) -> str:
-        """The selection strategy reported as Top-1."""
-        return self.evaluator.selection
-
-    @property
-    def seed(self) -> int:
-        """Seed of the subset."""
-        return self.evaluator.seed
-
-    @property
-    def table_samples(self) -> int:
-        """Samples per benchmark shown as images."""
-        return self.evaluator.table_samples
-
-    @property
-    def sample_ids(self) -> dict[str, list[str]] | None:
-        """The fixed subset's ids by benchmark (None until the first evaluation or a restore)."""
-        return self.evaluator.sample_ids
-
-    @sample_ids.setter
-    def sample_ids(self, value: dict[str, list[str]] | None) -> None:
-        self.evaluator.sample_ids = value
-
-    @property
-    def table_ids(self) -> dict[str, list[str]]:
-        """The ids shown as images, by benchmark."""
-        return self.evaluator.table_ids
-
-    @table_ids.setter
-    def table_ids(self, value: dict[str, list[str]]) -> None:
-        self.evaluator.table_ids = dict(value)
-
-    @property
-    def history(self) -> list[dict[str, Any]]:
-        """One entry per evaluation: ``epoch``, ``step`` and each benchmark's Top-1 and Oracle@K."""
-        return self.evaluator.history
-
-    @history.setter
-    def history(self, value: list[dict[str, Any]]) -> None:
-        self.evaluator.history = list(value)
+    specs = _View[dict[str, BenchmarkSpec]]()
+    data_root = _View[Path | None]()
+    benchmarks = _View[dict[str, Benchmark]]()
+    samples = _View[dict[str, list[Sample]]]()
+    k = _View[int]()
+    selection = _View[str]()
+    seed = _View[int]()
+    table_samples = _View[int]()
+    max_samples = _Settable[int | None]()
+    sample_ids = _Settable[dict[str, list[str]] | None]()
+    table_ids = _Settable[dict[str, list[str]]](dict)
+    history = _Settable[list[dict[str, Any]]](list)
 
 
 __all__ = [
