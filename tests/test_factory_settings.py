@@ -1,7 +1,8 @@
-"""Family detection and the sizes a preset's settings give (issue 19, item 10: factory survivors)."""
+"""Family detection, the sizes a preset's settings give (issue 19, item 10), the registry of model kinds."""
 
 from __future__ import annotations
 
+import inspect
 import io
 import json
 import math
@@ -13,16 +14,18 @@ import pytest
 import yaml
 from PIL import Image
 
+from gge.errors import GgeError
 from gge.integrations.verl import export_verl
 from gge.models.factory import (
     PRESET_DIR,
     adapter_settings,
-    build_policy,
     dry_run_policy,
     preset_config,
     preset_for_checkpoint,
     preset_names,
 )
+from gge.models.policy import GroundingPolicy
+from gge.models.registry import KINDS, PRESET, ModelKind, build_policy, kind_of, model_names
 from gge.run.settings import parse_args
 
 SCREEN = (390, 844)  # the demo suite's ScreenSpot-v2 mobile screenshots
@@ -106,3 +109,58 @@ def test_the_export_enlarges_a_small_screenshot_to_the_preset_s_min_pixels(
         exported = im.size
     h, w = _qwen_smart_resize(SCREEN[1], SCREEN[0], 28, 2_000_000, preset["max_pixels"])
     assert exported == (w, h) == (980, 2100)
+
+
+def _subclasses(cls: type) -> set[type]:
+    return {c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))}
+
+
+def _run_config(kind: ModelKind, tmp_path: Path) -> Any:
+    """A configuration of each kind that builds without weights or a server."""
+    if kind.label == "replay":
+        answers = tmp_path / "answers.jsonl"
+        line = {"benchmark": "screenspot_v2", "id": "0", "candidates": [[1, 2]]}
+        answers.write_text(json.dumps(line) + "\n")
+        return parse_args([f"model.predictions={answers}"])
+    name = {"preset": "qwen2_5_vl"}.get(kind.label, kind.label)
+    return parse_args([f"model={name}", *(OPENAI if kind.from_preset else [])])
+
+
+@pytest.mark.parametrize("kind", [*KINDS.values(), PRESET], ids=lambda k: k.label)
+def test_every_registered_kind_answers_every_question(kind: ModelKind, tmp_path: Path) -> None:
+    """No kind is left half-declared: each answers what a run asks of it."""
+    assert not inspect.isabstract(type(kind))
+    assert isinstance(kind.label, str) and kind.label
+    assert isinstance(kind.from_preset, bool) and isinstance(kind.renders_requests, bool)
+    cfg = _run_config(kind, tmp_path)
+    assert kind_of(cfg.model) is kind
+    kind.fill_defaults(cfg, None)
+    policy = kind.build(cfg)
+    assert callable(policy.predict)
+    files = kind.fingerprint_files(cfg)
+    assert files and set(files) <= {"ckpt", "critic_ckpt", "predictions"}
+    assert all(path is None or isinstance(path, str) for path in files.values())
+    statement = kind.protocol(cfg.model)
+    assert isinstance(statement, str) and ("comparable" in statement or statement.startswith("official "))
+    assert isinstance(kind.needs_transformers(cfg.model), bool)
+    assert set(kind.analysis_options(cfg.model, policy)) == {"exchangeable_from", "score_kind"}
+    if kind.renders_requests:
+        assert isinstance(kind.dry_run_policy(cfg.model, 3), GroundingPolicy)
+    else:
+        with pytest.raises(GgeError, match="sends no request"):
+            kind.dry_run_policy(cfg.model, 3)
+
+
+def test_every_kind_is_registered_and_every_name_has_one() -> None:
+    registered = [*KINDS.values(), PRESET]
+    assert {type(k) for k in registered} == _subclasses(ModelKind)  # a kind class with no registry line
+    assert all(kind.label == name for name, kind in KINDS.items())
+    assert model_names() == ["demo", "replay", *preset_names()]
+    assert {type(kind_of(name)).__name__ for name in model_names()} == {
+        "DemoKind",
+        "ReplayKind",
+        "PresetKind",
+        "EndpointKind",
+    }
+    with pytest.raises(GgeError, match="unknown model 'qwen25'"):
+        kind_of("qwen25")

@@ -83,7 +83,7 @@ def test_an_unnamed_fine_tune_stops_and_lists_the_families(tmp_path: Path) -> No
 def test_remote_code_families_say_so(tmp_path: Path) -> None:
     folder = _folder(tmp_path, "OpenCUA-7B", load_preset("opencua").model_types[0])
     cfg = parse_args([f"ckpt={folder}"])
-    from gge.models.factory import build_policy
+    from gge.models.registry import build_policy
 
     with pytest.raises(GgeError, match=r"model\.trust_remote_code=true"):
         build_policy(cfg)

@@ -8,7 +8,7 @@ Example:
 from __future__ import annotations
 
 from gge.models.base import Backend, Critic, Policy, Proposer, settings_record
-from gge.models.factory import build_policy, model_names
+from gge.models.registry import build_policy, kind_of, model_names
 from gge.models.replay import ReplayModel
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "Proposer",
     "ReplayModel",
     "build_policy",
+    "kind_of",
     "model_names",
     "settings_record",
 ]

@@ -16,6 +16,7 @@ from omegaconf import DictConfig
 from gge.benchmarks.loading import load_benchmarks
 from gge.errors import GgeError
 from gge.models.policy import GroundingPolicy
+from gge.models.registry import kind_of
 from gge.run.settings import bench_options, warn_model_type
 from gge.types import Sample
 
@@ -112,16 +113,15 @@ def dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) -> 
     gives when the checkpoint's ``model_type`` is not the preset's, and the first request of each
     stage. With a critic, the critic's requests are written too, over placeholder candidates.
     """
-    from gge.models.factory import dry_run_policy
-
-    if cfg.model.name in ("demo", "replay"):
+    kind = kind_of(cfg.model)
+    if not kind.renders_requests:
         raise GgeError(
             f"dry_run=true renders a preset's requests; model={cfg.model.name} sends none (name a preset)"
         )
     why = f"chosen by ckpt=: {cfg.model.selected_by}" if cfg.model.selected_by else "named with model="
     print(f"preset: model={cfg.model.name} ({why})", file=out)
     warn_model_type(cfg, out)
-    policy = dry_run_policy(cfg.model, int(cfg.k))
+    policy = kind.dry_run_policy(cfg.model, int(cfg.k))
     samples = load_benchmarks(
         cfg.benchmarks, data_root, bench_options(cfg), max_samples=cfg.max_samples, out=out
     ).samples

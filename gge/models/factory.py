@@ -1,4 +1,7 @@
-"""From the ``model`` section of the configuration to a policy: presets, checkpoints, backends.
+"""What a policy is built from: presets, checkpoint detection, adapter settings and backends.
+
+Which of these a model uses is its kind's business (:mod:`gge.models.registry`, whose
+:func:`~gge.models.registry.build_policy` turns a configuration into a policy).
 
 Presets are YAML files in the top-level ``configs/models/`` folder (shipped in the wheel as
 ``gge.configs``), one per model family, each the family's official evaluation protocol with its
@@ -23,10 +26,9 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from gge.errors import GgeError
-from gge.models.base import Backend, Policy
+from gge.models.base import Backend
 from gge.models.markers import DEFAULT_COLORS, MarkerStyle
 from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
-from gge.models.replay import ReplayModel
 
 
 def _preset_dir() -> Path:
@@ -178,11 +180,6 @@ def preset_names() -> list[str]:
     return sorted(p.stem for p in PRESET_DIR.glob("*.yaml"))
 
 
-def model_names() -> list[str]:
-    """Every valid ``model=`` name."""
-    return ["demo", "replay", *preset_names()]
-
-
 def load_preset(name: str) -> DictConfig:
     """A preset's YAML as a config (validated against :class:`ModelConfig` by the caller's merge)."""
     cfg = OmegaConf.load(PRESET_DIR / f"{name}.yaml")
@@ -328,24 +325,23 @@ def _transformers_backend(m: DictConfig, path: str, batch_size: int) -> Backend:
     )
 
 
-def build_policy(cfg: DictConfig) -> Policy:
-    """The policy the configuration names.
+def grounding_policy(cfg: DictConfig, resize_factor: int | None) -> GroundingPolicy:
+    """A preset's policy: its adapter settings over the backend ``model.backend`` names.
 
     Args:
         cfg: The whole run configuration (``model``, ``ckpt``, ``k``, ``batch_size``).
+        resize_factor: The openai backend's mirrored smart_resize factor (None or 0: the screenshot is
+            sent as it is), as the preset's kind says (:meth:`gge.models.registry.PresetKind.resize_factor`).
 
     Returns:
-        The demo model, a replay model, or a :class:`~gge.models.policy.GroundingPolicy` over a backend.
+        A :class:`~gge.models.policy.GroundingPolicy` over a transformers model or an endpoint, with a
+        separate transformers critic when ``model.critic_ckpt`` names one.
+
+    Raises:
+        GgeError: a transformers preset without ``ckpt``, remote code not allowed, an endpoint without
+            its URL or model name, or an unknown backend.
     """
     m = cfg.model
-    if m.name == "demo":
-        from gge.demo.model import load_demo_policy
-
-        return load_demo_policy(cfg.ckpt or None, k=int(cfg.k), seed=int(cfg.seed))
-    if m.name == "replay":
-        if m.predictions is None:
-            raise GgeError("model=replay needs model.predictions=FILE (a JSONL file, one line per sample)")
-        return ReplayModel(m.predictions, delay_s=float(m.delay_s))
     settings = adapter_settings(m, int(cfg.k))
     backend: Backend
     if m.backend == "transformers":
@@ -371,9 +367,7 @@ def build_policy(cfg: DictConfig) -> Policy:
             timeout_s=float(m.timeout_s),
             max_pixels=m.max_pixels,
             min_pixels=m.min_pixels,
-            resize_factor=m.resize_factor
-            if m.resize_factor or m.name == "openai_api"
-            else int(m.patch_factor),
+            resize_factor=resize_factor,
         )
     else:
         raise GgeError(f"unknown model.backend {m.backend!r}; known: transformers, openai")
@@ -386,16 +380,16 @@ def build_policy(cfg: DictConfig) -> Policy:
 class _SizeOnly:
     """A backend stand-in that knows only the size a model sees (for dry runs: no weights loaded)."""
 
-    def __init__(self, m: DictConfig) -> None:
+    def __init__(self, m: DictConfig, resize_factor: int | None) -> None:
         self.factor = int(m.patch_factor)
         self.min_pixels = int(m.min_pixels) if m.min_pixels is not None else PROCESSOR_MIN_PIXELS
         self.max_pixels = int(m.max_pixels) if m.max_pixels is not None else PROCESSOR_MAX_PIXELS
-        self.native = m.backend == "openai" and not m.resize_factor and m.name == "openai_api"
+        self.native = m.backend == "openai" and not resize_factor
 
     def seen_size(self, width: int, height: int) -> tuple[int, int]:
         from gge.geometry import smart_resize
 
-        if self.native:  # an endpoint preset with no resize declared: sent as it is
+        if self.native:  # an endpoint sent the screenshot as it is (no resize declared)
             return (width, height)
         h, w = smart_resize(
             height, width, factor=self.factor, min_pixels=self.min_pixels, max_pixels=self.max_pixels
@@ -410,6 +404,18 @@ class _SizeOnly:
 
     def settings(self) -> dict[str, Any]:
         return {"backend": "dry_run"}
+
+
+def size_only_policy(m: DictConfig, k: int, resize_factor: int | None) -> GroundingPolicy:
+    """A preset's policy over no model: it renders the requests a run would send.
+
+    Args:
+        m: The ``model`` section of a preset.
+        k: Candidates asked for.
+        resize_factor: As for :func:`grounding_policy` (None or 0 over the openai backend: the
+            model sees the screenshot as it is).
+    """
+    return GroundingPolicy(_SizeOnly(m, resize_factor), adapter_settings(m, k))
 
 
 def preset_config(name: str, overrides: dict[str, Any] | None = None) -> DictConfig:
@@ -444,8 +450,13 @@ def preset_settings(name: str, *, k: int = 5, **overrides: Any) -> AdapterSettin
 
 
 def dry_run_policy(m: DictConfig, k: int) -> GroundingPolicy:
-    """A policy over no model: it renders the requests a run would send (``dry_run=true``)."""
-    return GroundingPolicy(_SizeOnly(m), adapter_settings(m, k))
+    """A policy over no model: it renders the requests a run would send (``dry_run=true``).
+
+    The size the model sees is the preset's kind's (:meth:`gge.models.registry.ModelKind.dry_run_policy`).
+    """
+    from gge.models.registry import kind_of  # the registry builds on this module: looked up when called
+
+    return kind_of(m).dry_run_policy(m, k)
 
 
 def preset_request(

@@ -21,8 +21,8 @@ from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, get_benchmark
 from gge.benchmarks.base import BenchmarkOptions
 from gge.errors import GgeError, unknown_name
 from gge.loggers.standalone import LOGGERS
-from gge.models import model_names
 from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
+from gge.models.registry import kind_of
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
 
 
@@ -219,8 +219,7 @@ def parse_args(argv: Sequence[str]) -> DictConfig:
             raise GgeError(f"arguments are key=value pairs, got {arg!r} (e.g. 'benchmarks=[screenspot_pro]')")
         key, value = arg.split("=", 1)
         if key == "model":  # group selection, as in Hydra: model=NAME then model.<option>=...
-            if value not in model_names():
-                raise unknown_name("model", value, model_names())
+            kind_of(value)  # an unknown name stops here
             preset = value
         else:
             ckpt = value if key == "ckpt" else ckpt
@@ -233,13 +232,10 @@ def parse_args(argv: Sequence[str]) -> DictConfig:
         preset = "replay"  # a predictions file says which model answers
     layers = [OmegaConf.structured(EvalConfig)]
     if preset is not None:
-        layers.append(
-            OmegaConf.create({"model": load_preset(preset)})
-            if preset not in ("replay", "demo")
-            else OmegaConf.create({"model": {"name": preset}})
-        )
-    if selected_by is not None and preset not in ("replay", "demo"):
-        layers.append(OmegaConf.create({"model": {"selected_by": selected_by}}))
+        from_preset = kind_of(preset).from_preset
+        layers.append(OmegaConf.create({"model": load_preset(preset) if from_preset else {"name": preset}}))
+        if selected_by is not None and from_preset:
+            layers.append(OmegaConf.create({"model": {"selected_by": selected_by}}))
     try:
         cfg = OmegaConf.merge(*layers, OmegaConf.from_dotlist(dotlist))
     except OmegaConfBaseException as e:
@@ -292,8 +288,7 @@ def validate(cfg: DictConfig) -> None:
         num_workers=cfg.num_workers,
         table_samples=cfg.table_samples,
     )
-    if cfg.model.name not in model_names():
-        raise unknown_name("model", cfg.model.name, model_names())
+    kind = kind_of(cfg.model)  # an unknown model name stops here
     if cfg.logger is not None and cfg.logger not in LOGGERS:
         raise unknown_name("logger", cfg.logger, LOGGERS)
     if cfg.decode_max_pixels is not None and cfg.decode_max_pixels < 1:
@@ -302,7 +297,7 @@ def validate(cfg: DictConfig) -> None:
         raise GgeError(f"report_misses must be >= 0, got {cfg.report_misses}")
     if cfg.logger in ("wandb", "tensorboard"):
         _require(cfg.logger, f"logger={cfg.logger}")
-    if cfg.model.name not in ("demo", "replay") and cfg.model.backend == "transformers" and not cfg.dry_run:
+    if kind.needs_transformers(cfg.model) and not cfg.dry_run:
         _require("transformers", f"model={cfg.model.name}")
 
 

@@ -25,10 +25,10 @@ from gge.benchmarks.base import LoadedBenchmark
 from gge.benchmarks.loading import check_images, default_data_root, load_benchmarks
 from gge.errors import GgeError, did_you_mean
 from gge.loggers.standalone import log_standalone
-from gge.models import ReplayModel, build_policy, settings_record
+from gge.models import ReplayModel, settings_record
 from gge.models.base import Policy, answers_per_sample
 from gge.models.dry_run import dry_run
-from gge.models.protocol import protocol_statement
+from gge.models.registry import ModelKind, kind_of
 from gge.models.replay import parse_line
 from gge.run.assemble import build_document, write_run
 from gge.run.evaluate import merge_results, needs_images
@@ -42,16 +42,14 @@ from gge.run.runstate import (
     samples_digest,
 )
 from gge.run.settings import bench_options, validate, warn_model_type
-from gge.scoring.analysis import analysis_options, policy_analysis_options
 from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Sample
 
 
-def _make_policy(cfg: DictConfig, root: Path, is_demo: bool, out: TextIO) -> Policy:
-    if cfg.model.name == "replay" and cfg.model.predictions is None and is_demo:
-        cfg.model.predictions = str(root / "predictions.jsonl")
+def _make_policy(kind: ModelKind, cfg: DictConfig, root: Path, is_demo: bool, out: TextIO) -> Policy:
+    kind.fill_defaults(cfg, root if is_demo else None)
     warn_model_type(cfg, out)
-    return build_policy(cfg)
+    return kind.build(cfg)
 
 
 def _is_launcher_rank() -> bool:
@@ -71,23 +69,14 @@ _NOT_PREDICTIVE = (
 """Model options that change no prediction (left out of the run's fingerprint)."""
 
 
-def _fingerprint(cfg: DictConfig, loads: Mapping[str, LoadedBenchmark]) -> dict[str, Any]:
+def _fingerprint(kind: ModelKind, cfg: DictConfig, loads: Mapping[str, LoadedBenchmark]) -> dict[str, Any]:
     """What changes this run's predictions (see :mod:`gge.run.runstate`)."""
     model = OmegaConf.to_container(cfg.model, resolve=True)
     assert isinstance(model, dict)
     for key in _NOT_PREDICTIVE:
         model.pop(key, None)
     files: dict[str, Any] = {}
-    ckpt = cfg.ckpt
-    if ckpt is None and cfg.model.name == "demo":
-        from gge.demo.model import default_checkpoint
-
-        ckpt = str(default_checkpoint())
-    for key, path in (
-        ("ckpt", ckpt),
-        ("critic_ckpt", cfg.model.critic_ckpt),
-        ("predictions", cfg.model.predictions),
-    ):
+    for key, path in kind.fingerprint_files(cfg).items():
         if path:
             files[key] = {"path": str(path), "digest": checkpoint_digest(path)}
     benchmarks: dict[str, Any] = {}
@@ -213,7 +202,8 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     output_dir = check_output_dir(cfg.output_dir)
     if cfg.dry_run:
         return dry_run(cfg, data_root, output_dir, out)
-    policy = _make_policy(cfg, data_root, is_demo, out)
+    kind = kind_of(cfg.model)
+    policy = _make_policy(kind, cfg, data_root, is_demo, out)
     k = answers_per_sample(policy, int(cfg.k))
 
     loaded = load_benchmarks(
@@ -229,7 +219,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
             check_not_smaller(
                 output_dir, {name: len(group) for name, group in samples.items()}, cfg.max_samples
             )
-        prepare_output_dir(output_dir, _fingerprint(cfg, loads), resume=bool(cfg.resume))
+        prepare_output_dir(output_dir, _fingerprint(kind, cfg, loads), resume=bool(cfg.resume))
     restored = _restore(output_dir, samples, k, radius)
     if restored:
         print(f"resuming: {len(restored)} samples already finished in {output_dir}", file=out)
@@ -239,13 +229,8 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
 
     from gge.run.lightning import GroundingEvalModule
 
-    # pass@k needs exchangeable answers, and calibration the critic's score kind: from the preset's
-    # modes; a replayed run says model.proposer=sampling itself; the demo's from its policy
-    if cfg.model.name == "demo":
-        options = policy_analysis_options(policy)
-    else:
-        critic = None if cfg.model.name == "replay" else str(cfg.model.critic)
-        options = analysis_options(str(cfg.model.proposer), critic)
+    # pass@k needs exchangeable answers, and calibration the critic's score kind: the kind says which
+    options = kind.analysis_options(cfg.model, policy)
 
     def finalize(gathered: list[SampleResult]) -> None:
         """On rank 0, in whichever process runs it: merge, score, write the output folder."""
@@ -267,7 +252,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
             results,
             k=k,
             strategy=strategy,
-            protocol=protocol_statement(cfg.model),
+            protocol=kind.protocol(cfg.model),
             model=settings_record(policy),
             config=cast(dict[str, Any], config),
             extras=extras,

@@ -1,0 +1,297 @@
+"""The kinds of model ``model=`` names, each answering in one place what a run asks of it.
+
+A model is the bundled demo policy (``demo``), a predictions file (``replay``), a family preset
+(``configs/models/<name>.yaml``, over transformers or an endpoint), or gge's own endpoint preset
+(``openai_api``). :func:`kind_of` finds a configuration's kind once; the callers then ask the kind how
+its policy is built, which files fingerprint a run, what its numbers are comparable with, whether
+transformers must be installed, whether a dry run applies and which analysis options follow.
+A new kind is one :class:`ModelKind` subclass and one line in :data:`KINDS`.
+
+Example:
+    >>> [type(kind_of(name)).__name__ for name in ("demo", "replay", "qwen2_5_vl", "openai_api")]
+    ['DemoKind', 'ReplayKind', 'PresetKind', 'EndpointKind']
+    >>> kind_of("demo").renders_requests, kind_of("qwen2_5_vl").renders_requests
+    (False, True)
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+from omegaconf import DictConfig, OmegaConf
+
+from gge.errors import GgeError, unknown_name
+from gge.models.base import Policy
+from gge.models.factory import grounding_policy, load_preset, preset_names, size_only_policy
+from gge.models.policy import GroundingPolicy
+from gge.models.replay import ReplayModel
+from gge.scoring.analysis import analysis_options, policy_analysis_options
+
+NOT_COMPARABLE = "gge proposer/critic with gge's generic prompts: not comparable to published numbers"
+"""The protocol of a preset that states no published source (and of gge's endpoint preset)."""
+
+_PROTOCOL_KEYS = (
+    "prompts",
+    "convention",
+    "max_new_tokens",
+    "min_pixels",
+    "max_pixels",
+    "prompt_max_pixels",
+    "patch_factor",
+    "repetition_penalty",
+    "box_pairs",
+)
+"""Model options that make the request and its reading: changed, the protocol is no longer official."""
+
+
+class ModelKind(ABC):
+    """One kind of model: how a run builds it and what it says about the run.
+
+    Attributes:
+        label: The kind's name (a ``model=`` name, or ``preset`` for every family preset).
+        from_preset: Its options come from ``configs/models/<name>.yaml`` (else only ``model.name``
+            is set before the command line's ``model.<key>=``).
+        renders_requests: ``dry_run=true`` applies: it sends requests a dry run can write.
+    """
+
+    label: ClassVar[str]
+    from_preset: ClassVar[bool]
+    renders_requests: ClassVar[bool]
+
+    def fill_defaults(self, cfg: DictConfig, demo_root: Path | None) -> None:
+        """Fill in what the run's other options imply, before anything reads ``cfg`` (default: nothing).
+
+        Args:
+            cfg: The whole run configuration (changed in place).
+            demo_root: The synthetic demo suite's folder when the run reads it (no ``data_root``).
+        """
+        del cfg, demo_root
+
+    @abstractmethod
+    def build(self, cfg: DictConfig) -> Policy:
+        """The policy the configuration names (loading weights or reading files as needed)."""
+
+    @abstractmethod
+    def fingerprint_files(self, cfg: DictConfig) -> dict[str, str | None]:
+        """The files whose content makes the predictions, by option name (``ckpt``...; None: not set)."""
+
+    @abstractmethod
+    def protocol(self, m: DictConfig) -> str:
+        """What the numbers of a run are comparable with (results.json ``protocol``, report.md)."""
+
+    @abstractmethod
+    def needs_transformers(self, m: DictConfig) -> bool:
+        """Whether a run (not a dry run) loads a model with the transformers package."""
+
+    @abstractmethod
+    def analysis_options(self, m: DictConfig, policy: Policy) -> dict[str, Any]:
+        """The analysis options of a run (:func:`gge.scoring.analysis.analysis_options`)."""
+
+    def dry_run_policy(self, m: DictConfig, k: int) -> GroundingPolicy:
+        """A policy over no model that renders the requests a run would send (``renders_requests``).
+
+        Raises:
+            GgeError: this kind sends no request (the default).
+        """
+        raise GgeError(f"model={m.name} sends no request: a dry run renders a preset's")
+
+
+class DemoKind(ModelKind):
+    """``model=demo``: the small proposer/critic shipped with gge (:mod:`gge.demo.model`).
+
+    ``ckpt=`` may name another demo checkpoint (a ``*.pt`` file); unset, the shipped one.
+    """
+
+    label = "demo"
+    from_preset = False
+    renders_requests = False
+
+    def build(self, cfg: DictConfig) -> Policy:
+        """The demo policy from ``ckpt`` (default: the shipped checkpoint), with ``k`` and ``seed``."""
+        from gge.demo.model import load_demo_policy
+
+        return load_demo_policy(cfg.ckpt or None, k=int(cfg.k), seed=int(cfg.seed))
+
+    def fingerprint_files(self, cfg: DictConfig) -> dict[str, str | None]:
+        """The checkpoint: ``ckpt``, or the shipped one."""
+        from gge.demo.model import default_checkpoint
+
+        return {"ckpt": str(default_checkpoint()) if cfg.ckpt is None else cfg.ckpt}
+
+    def protocol(self, m: DictConfig) -> str:
+        """The demo model on its synthetic suite: gge's own numbers."""
+        return "gge demo proposer/critic (synthetic suite): not comparable to published numbers"
+
+    def needs_transformers(self, m: DictConfig) -> bool:
+        """No: a torch model of gge's own."""
+        return False
+
+    def analysis_options(self, m: DictConfig, policy: Policy) -> dict[str, Any]:
+        """What the demo policy declares (its critic's scores are logits)."""
+        return policy_analysis_options(policy)
+
+
+class ReplayKind(ModelKind):
+    """``model=replay``: the predictions of ``model.predictions`` (a JSONL file), no model."""
+
+    label = "replay"
+    from_preset = False
+    renders_requests = False
+
+    def fill_defaults(self, cfg: DictConfig, demo_root: Path | None) -> None:
+        """Over the demo suite, the suite's own ``predictions.jsonl`` when no file is named."""
+        if cfg.model.predictions is None and demo_root is not None:
+            cfg.model.predictions = str(demo_root / "predictions.jsonl")
+
+    def build(self, cfg: DictConfig) -> Policy:
+        """The replay model of the file.
+
+        Raises:
+            GgeError: no file named.
+        """
+        m = cfg.model
+        if m.predictions is None:
+            raise GgeError("model=replay needs model.predictions=FILE (a JSONL file, one line per sample)")
+        return ReplayModel(m.predictions, delay_s=float(m.delay_s))
+
+    def fingerprint_files(self, cfg: DictConfig) -> dict[str, str | None]:
+        """The predictions file."""
+        return {"predictions": cfg.model.predictions}
+
+    def protocol(self, m: DictConfig) -> str:
+        """The run that made the predictions decides."""
+        return "replayed predictions: as comparable as the run that made them"
+
+    def needs_transformers(self, m: DictConfig) -> bool:
+        """No: nothing is loaded."""
+        return False
+
+    def analysis_options(self, m: DictConfig, policy: Policy) -> dict[str, Any]:
+        """pass@k when the replayed run says ``model.proposer=sampling``; the score kind inferred."""
+        return analysis_options(str(m.proposer), None)
+
+
+class PresetKind(ModelKind):
+    """A family preset: its authors' request (prompts, convention, pixel budget) over a backend.
+
+    ``model.backend=transformers`` loads ``ckpt``; ``model.backend=openai`` asks an endpoint, whose
+    server-side smart_resize is mirrored with ``model.resize_factor`` (default: the preset's
+    ``patch_factor``).
+    """
+
+    label = "preset"
+    from_preset = True
+    renders_requests = True
+
+    def resize_factor(self, m: DictConfig) -> int | None:
+        """The openai backend's mirrored resize factor: ``model.resize_factor``, else ``patch_factor``."""
+        return int(m.resize_factor) if m.resize_factor else int(m.patch_factor)
+
+    def build(self, cfg: DictConfig) -> Policy:
+        """A :class:`~gge.models.policy.GroundingPolicy` (:func:`gge.models.factory.grounding_policy`)."""
+        return grounding_policy(cfg, self.resize_factor(cfg.model))
+
+    def dry_run_policy(self, m: DictConfig, k: int) -> GroundingPolicy:
+        """The preset's policy over a stand-in that knows only the size the model sees."""
+        return size_only_policy(m, k, self.resize_factor(m))
+
+    def fingerprint_files(self, cfg: DictConfig) -> dict[str, str | None]:
+        """The checkpoint and the separate critic's, where set."""
+        return {"ckpt": cfg.ckpt, "critic_ckpt": cfg.model.critic_ckpt}
+
+    def protocol(self, m: DictConfig) -> str:
+        """``official <family>, <source>`` when the preset runs as its authors evaluate it.
+
+        That is greedy, no critic, its requests unchanged; otherwise ``gge proposer/critic: not
+        comparable to published numbers``, naming what differs from the official request, if anything.
+        """
+        preset = load_preset(str(m.name))
+        if not preset.get("source"):
+            return NOT_COMPARABLE
+
+        def value(cfg: Any, key: str) -> Any:
+            v = cfg[key]
+            return OmegaConf.to_container(v) if isinstance(v, DictConfig) else v
+
+        changed = []
+        for key in _PROTOCOL_KEYS:
+            if key == "prompts":  # the preset's own templates (gge's defaults fill the rest)
+                changed += [
+                    f"prompts.{p}" for p in preset.prompts if value(m.prompts, p) != value(preset.prompts, p)
+                ]
+            elif key in preset and value(m, key) != value(preset, key):
+                changed.append(key)
+        if not changed and m.proposer == "greedy" and m.critic == "none":
+            return f"official {m.family}, {m.source}"
+        why = f" (changed from the official request: {', '.join(changed)})" if changed else ""
+        if m.proposer == "sampling" and not changed:
+            why = (
+                f"; candidate 1 is the official {m.family} request's greedy answer: "
+                "selection.first is the official number"
+            )
+        return f"gge proposer/critic: not comparable to published numbers{why}"
+
+    def needs_transformers(self, m: DictConfig) -> bool:
+        """With the transformers backend."""
+        return bool(m.backend == "transformers")
+
+    def analysis_options(self, m: DictConfig, policy: Policy) -> dict[str, Any]:
+        """From the preset's proposer and critic modes."""
+        return analysis_options(str(m.proposer), str(m.critic))
+
+
+class EndpointKind(PresetKind):
+    """``model=openai_api``: any model behind an OpenAI-compatible endpoint, with gge's generic prompts.
+
+    The screenshot is sent as it is unless ``model.resize_factor`` names the server's resize factor.
+    """
+
+    label = "openai_api"
+
+    def resize_factor(self, m: DictConfig) -> int | None:
+        """``model.resize_factor`` as set (None: the server sees the screenshot as it is)."""
+        return None if m.resize_factor is None else int(m.resize_factor)
+
+    def protocol(self, m: DictConfig) -> str:
+        """Generic prompts of gge's own: never a published protocol."""
+        return NOT_COMPARABLE
+
+
+KINDS: dict[str, ModelKind] = {"demo": DemoKind(), "replay": ReplayKind(), "openai_api": EndpointKind()}
+"""The kinds a ``model=`` name has of its own; every other preset is a :data:`PRESET`."""
+
+PRESET = PresetKind()
+"""The kind of every family preset (``configs/models/<name>.yaml``) not named in :data:`KINDS`."""
+
+
+def model_names() -> list[str]:
+    """Every valid ``model=`` name: the kinds that are no preset, then the presets."""
+    return [name for name, kind in KINDS.items() if not kind.from_preset] + preset_names()
+
+
+def kind_of(m: DictConfig | str) -> ModelKind:
+    """The kind of a ``model`` section (or of a ``model=`` name).
+
+    Raises:
+        GgeError: an unknown name, listing the known ones.
+    """
+    name = m if isinstance(m, str) else str(m.name)
+    if name in KINDS:
+        return KINDS[name]
+    if name in preset_names():
+        return PRESET
+    raise unknown_name("model", name, model_names())
+
+
+def build_policy(cfg: DictConfig) -> Policy:
+    """The policy the configuration names (its kind's :meth:`ModelKind.build`).
+
+    Args:
+        cfg: The whole run configuration (``model``, ``ckpt``, ``k``, ``batch_size``, ``seed``).
+
+    Returns:
+        The demo model, a replay model, or a :class:`~gge.models.policy.GroundingPolicy` over a backend.
+    """
+    return kind_of(cfg.model).build(cfg)
