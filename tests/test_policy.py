@@ -1,4 +1,4 @@
-"""The proposer/critic policy over a scripted backend: modes, coordinates, markers, critic fallbacks."""
+"""GroundingPolicy over a scripted backend (modes, coordinates, markers, critic); what policies declare."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytorch_lightning as pl
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
@@ -14,15 +16,27 @@ from PIL import Image
 from gge.benchmarks.base import Benchmark, LoadedBenchmark
 from gge.errors import GgeError
 from gge.geometry import CONVENTIONS, from_original, smart_resize, to_original
-from gge.models.base import Backend, Generation, GenerationRequest, Policy
+from gge.models.base import (
+    Backend,
+    Generation,
+    GenerationRequest,
+    Policy,
+    Predictor,
+    answers_per_sample,
+    capabilities,
+    settings_record,
+)
 from gge.models.markers import DEFAULT_COLORS, MarkerStyle, draw_markers
 from gge.models.policy import SAMPLE_SEPARATOR, AdapterSettings, GroundingPolicy, Prompts
 from gge.models.replay import parse_line
-from gge.run.evaluate import evaluate_samples
+from gge.run.data import make_loader
+from gge.run.evaluate import evaluate_batches, evaluate_samples
+from gge.run.lightning import GroundingEvalModule, move_policy
 from gge.run.records import result_record
+from gge.scoring.analysis import policy_analysis_options
 from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import score_sample
-from gge.types import Box, Prediction, Sample
+from gge.types import Box, Candidate, Prediction, Sample
 
 
 class _Bench(Benchmark):
@@ -310,3 +324,96 @@ def test_pointwise_labels_name_the_one_marker() -> None:
     assert {r.messages[-1]["content"][1]["text"] for r in backend.yes_calls[0]} == {
         "Marker 1 (1 shown). click thing 0"
     }
+
+
+class OnlyPredict:
+    """A policy of one's own: ``predict`` and nothing else (it opens its screenshots itself)."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
+        out = []
+        for s in samples:
+            with Image.open(s.image_path) as im:  # a screenshot it reads itself
+                w, h = im.size
+            self.seen.append(s.id)
+            out.append(Prediction(s.benchmark, s.id, (Candidate((w / 2, h / 2)),)))
+        return out
+
+
+def test_a_policy_with_only_predict_gets_every_default() -> None:
+    policy = OnlyPredict()
+    assert isinstance(policy, Predictor) and not isinstance(policy, Policy)
+    caps = capabilities(policy)
+    assert (caps.needs_images, caps.predict_images, caps.max_candidates, caps.device_modules) == (
+        False,
+        None,
+        None,
+        (),
+    )
+    assert (caps.proposer_mode, caps.critic_mode, caps.score_kind) == (None, None, None)
+    assert settings_record(policy) == {"type": "OnlyPredict"} and answers_per_sample(policy, 4) == 4
+    assert policy_analysis_options(policy) == {"exchangeable_from": None, "score_kind": None}
+    move_policy(policy, torch.device("cpu"))  # nothing to move
+
+
+def test_a_policy_with_only_predict_is_evaluated_through_the_loop(demo_suite: Path) -> None:
+    """The loop and the Lightning module run it as they run gge's own policies (no screenshot decoded)."""
+    from gge.benchmarks import get_benchmark
+
+    bench = get_benchmark("screenspot_v2")
+    samples = bench.load(demo_suite / bench.directory, bench.options_type()).samples[:5]
+    policy = OnlyPredict()
+    batches = make_loader(samples, batch_size=2, decode=capabilities(policy).needs_images)
+    looped = evaluate_batches(policy, batches, k=5)
+    assert [r.id for r in looped] == [s.id for s in samples] == policy.seen
+    assert [r.hits for r in looped] == [r.hits for r in evaluate_samples(policy, samples, k=5)]
+    module = GroundingEvalModule(policy, {"screenspot_v2": samples}, k=5, batch_size=2)
+    trainer = pl.Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False)
+    trainer.predict(module, return_predictions=False)
+    assert [(r.id, r.hits) for r in module.gathered] == [(r.id, r.hits) for r in looped]
+
+
+def test_gge_s_policies_declare_every_capability(tmp_path: Path) -> None:
+    from gge.demo.model import load_demo_policy
+    from gge.models.replay import ReplayModel
+
+    answers = tmp_path / "p.jsonl"
+    answers.write_text('{"benchmark": "b", "id": "0", "candidates": [[1, 2], [3, 4]]}\n')
+    greedy = GroundingPolicy(Scripted([]), AdapterSettings(proposer="greedy", critic="none"))
+    sampling = GroundingPolicy(Scripted([]), AdapterSettings(proposer="sampling", critic="pointwise"))
+    demo, replay = load_demo_policy(k=3), ReplayModel(answers)
+    for policy in (greedy, sampling, demo, replay):
+        assert isinstance(policy, Policy)
+        members = [m for m in Policy.__dict__ if not m.startswith("_")]
+        assert {"needs_images", "max_candidates", "settings", "device_modules"} <= set(members)
+        assert all(hasattr(policy, m) for m in members), type(policy).__name__
+    caps = [capabilities(p) for p in (greedy, sampling, demo, replay)]
+    assert [c.needs_images for c in caps] == [True, True, True, False]
+    assert [c.predict_images is not None for c in caps] == [True, True, True, False]
+    assert [c.max_candidates for c in caps] == [1, None, None, 2]
+    assert [(c.proposer_mode, c.critic_mode, c.score_kind) for c in caps] == [
+        ("greedy", "none", None),
+        ("sampling", "pointwise", None),
+        (None, None, "score"),
+        (None, None, None),
+    ]
+    assert [c.device_modules for c in caps] == [(), (), (), ()]  # a scripted backend has no torch model
+    assert policy_analysis_options(sampling) == {"exchangeable_from": 1, "score_kind": "probability"}
+    assert policy_analysis_options(demo) == {"exchangeable_from": None, "score_kind": "score"}
+    assert settings_record(replay)["predictions"] == str(answers)
+
+
+def test_a_transformers_backend_s_model_is_declared_once_for_the_device() -> None:
+    class Torch(Scripted):
+        def __init__(self, model: torch.nn.Module) -> None:
+            super().__init__([])
+            self.model = model
+
+    net = torch.nn.Linear(2, 2)
+    shared = GroundingPolicy(Torch(net), AdapterSettings(), Torch(net))
+    assert shared.device_modules() == (net,)
+    other = torch.nn.Linear(2, 2)
+    assert GroundingPolicy(Torch(net), AdapterSettings(), Torch(other)).device_modules() == (net, other)
+    assert GroundingPolicy(Scripted([]), AdapterSettings(), Torch(other)).device_modules() == (other,)

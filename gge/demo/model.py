@@ -325,8 +325,12 @@ class DemoPolicy:
     """
 
     needs_images = True
-    score_kind = "score"
+    score_kind: str | None = "score"
     """The critic's scores are logits (higher is better), not probabilities: calibration reports AUROC."""
+    proposer_mode: str | None = None
+    """None: its K candidates are distinct cells drawn without replacement, not exchangeable answers."""
+    critic_mode: str | None = None
+    """None: its critic is its own network (the scores read as ``score_kind`` says)."""
 
     def __init__(self, net: DemoNet, *, k: int = 5, seed: int = 0, source: str = "") -> None:
         if k < 1:
@@ -403,6 +407,14 @@ class DemoPolicy:
         from gge.run.data import decode_image
 
         return self.predict_images(samples, [decode_image(s) for s in samples])
+
+    def max_candidates(self) -> int | None:
+        """None: it gives the K it is asked for, the run's."""
+        return None
+
+    def device_modules(self) -> tuple[Any, ...]:
+        """None: its network stays on the CPU, where it makes its tensors."""
+        return ()
 
     def settings(self) -> dict[str, Any]:
         """The reproducibility record: weights, sizes and sampling settings."""

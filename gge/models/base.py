@@ -1,6 +1,10 @@
 """What the evaluation loop asks of a model, and what a model backend must provide.
 
-The loop needs a :class:`Policy`: samples in, one :class:`~gge.types.Prediction` per sample out.
+The loop needs a :class:`Policy`: samples in, one :class:`~gge.types.Prediction` per sample out, and
+what it declares about itself (whether it looks at screenshots, how many answers it gives, how its
+scores read, its reproducibility record, the torch models to put on each rank's device). A policy of
+your own needs only ``predict`` (a :class:`Predictor`): :func:`capabilities` is the one place that
+reads a policy's declarations, giving the documented default for each one it leaves out.
 Two-stage models are built from a :class:`Proposer` and a :class:`Critic`
 (:class:`gge.models.policy.GroundingPolicy` bundles them), which in turn talk to a
 :class:`Backend`: the thing that turns chat messages with an image into text (transformers, an
@@ -11,13 +15,16 @@ Example:
     >>> class Nothing:
     ...     def predict(self, samples):
     ...         return [Prediction(s.benchmark, s.id, format_error=True) for s in samples]
-    >>> isinstance(Nothing(), Policy)
-    True
+    >>> isinstance(Nothing(), Predictor), isinstance(Nothing(), Policy)
+    (True, False)
+    >>> caps = capabilities(Nothing())
+    >>> caps.needs_images, caps.max_candidates, caps.record()
+    (False, None, {'type': 'Nothing'})
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -25,14 +32,137 @@ from PIL import Image
 
 from gge.types import Candidate, Prediction, Sample
 
+PredictImages = Callable[[Sequence[Sample], Sequence[Image.Image]], list[Prediction]]
+"""A policy's ``predict_images(samples, images)``: predictions for decoded screenshots."""
+
 
 @runtime_checkable
-class Policy(Protocol):
-    """A grounding model as the loop sees it: samples in, candidates (with critic scores) out."""
+class Predictor(Protocol):
+    """The least a policy is: samples in, predictions out (all a policy of your own must have)."""
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """One prediction per sample, in order, with points in original-image pixels."""
         ...
+
+
+@runtime_checkable
+class Policy(Predictor, Protocol):
+    """A grounding model as the loop sees it, with what it declares about itself.
+
+    gge's policies declare every member; for an object that declares only some (a :class:`Predictor`),
+    :func:`capabilities` gives the default of each missing one. A policy that sets ``needs_images``
+    may also have ``predict_images(samples, images)``, which the loop then calls with the decoded
+    screenshots instead of ``predict``.
+    """
+
+    @property
+    def needs_images(self) -> bool:
+        """The loop decodes the screenshots for it (default False: ``predict`` reads what it needs)."""
+        ...
+
+    @property
+    def proposer_mode(self) -> str | None:
+        """How its answers are drawn, a gge proposer mode; default None: none of them.
+
+        ``sampling``: the answers after the first are exchangeable draws, so pass@k is reported.
+        """
+        ...
+
+    @property
+    def critic_mode(self) -> str | None:
+        """Its critic's mode (``listwise``: ranks, ``pointwise``: probabilities); default None."""
+        ...
+
+    @property
+    def score_kind(self) -> str | None:
+        """How its scores read (``probability``, ``rank`` or ``score``); default None.
+
+        None: the critic mode says, else the kind is inferred from the scores.
+        """
+        ...
+
+    def max_candidates(self) -> int | None:
+        """The most candidates a prediction carries; default None: as many as the run's K.
+
+        1 makes a one-answer policy, scored Top-1 only.
+        """
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """The reproducibility record of results.json ``model``; default ``{"type": <class name>}``."""
+        ...
+
+    def device_modules(self) -> tuple[Any, ...]:
+        """The torch modules the evaluation puts on each rank's device; default none."""
+        ...
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a policy declares (see :class:`Policy`), with the default for what it does not.
+
+    Attributes:
+        type_name: The policy's class name (the record of a policy without ``settings``).
+        needs_images: Decode the screenshots for it.
+        predict_images: Its ``predict_images``, or None: the loop calls ``predict``.
+        proposer_mode: Its proposer mode, or None.
+        critic_mode: Its critic mode, or None.
+        score_kind: How its scores read, or None.
+        max_candidates: The most candidates a prediction carries, or None (the run's K).
+        device_modules: The torch modules to put on each rank's device.
+        settings: Its ``settings`` method, or None.
+    """
+
+    type_name: str
+    needs_images: bool = False
+    predict_images: PredictImages | None = None
+    proposer_mode: str | None = None
+    critic_mode: str | None = None
+    score_kind: str | None = None
+    max_candidates: int | None = None
+    device_modules: tuple[Any, ...] = ()
+    settings: Callable[[], dict[str, Any]] | None = field(default=None, compare=False)
+
+    def record(self) -> dict[str, Any]:
+        """The reproducibility record: the policy's ``settings()`` now, or its class name."""
+        return dict(self.settings()) if self.settings is not None else {"type": self.type_name}
+
+    def answers(self, k: int) -> int:
+        """How many answers per sample a run with ``k`` scores: ``k``, capped by ``max_candidates``."""
+        return k if self.max_candidates is None else max(1, min(k, int(self.max_candidates)))
+
+
+def capabilities(policy: object) -> Capabilities:
+    """What ``policy`` declares, each member it leaves out at its default (the one place that reads them).
+
+    gge's policies declare all of :class:`Policy`; an object with only ``predict`` (a model of your own
+    handed to a callback) gets every default: no screenshots decoded for it, ``predict`` called, the
+    run's K answers, no mode (no pass@k, the score kind inferred from the scores), its class name as
+    its record, nothing moved to a device. Declaring any member (``needs_images = True`` with a
+    ``predict_images``, ``max_candidates()``...) is enough for the loop to use it.
+    """
+
+    def declared(name: str) -> Any:
+        return getattr(policy, name, None)
+
+    def called(name: str) -> Any:
+        method = declared(name)
+        return method() if callable(method) else None
+
+    predict_images = declared("predict_images")
+    settings = declared("settings")
+    most = called("max_candidates")
+    return Capabilities(
+        type_name=type(policy).__name__,
+        needs_images=bool(declared("needs_images")),
+        predict_images=predict_images if callable(predict_images) else None,
+        proposer_mode=declared("proposer_mode"),
+        critic_mode=declared("critic_mode"),
+        score_kind=declared("score_kind"),
+        max_candidates=None if most is None else int(most),
+        device_modules=tuple(called("device_modules") or ()),
+        settings=settings if callable(settings) else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -164,34 +294,37 @@ class Backend(Protocol):
         ...
 
 
+@runtime_checkable
+class TorchBackend(Backend, Protocol):
+    """A :class:`Backend` over a torch model (a transformers backend), which an evaluation moves."""
+
+    @property
+    def model(self) -> Any:
+        """The ``torch.nn.Module`` it runs."""
+        ...
+
+
 def settings_record(policy: object) -> dict[str, Any]:
     """The reproducibility record of a policy (its ``settings()`` if it has one)."""
-    settings = getattr(policy, "settings", None)
-    return dict(settings()) if callable(settings) else {"type": type(policy).__name__}
+    return capabilities(policy).record()
 
 
 def answers_per_sample(policy: object, k: int) -> int:
     """The K a run of ``policy`` scores (results.json ``k``): how many answers per sample it gives.
 
-    One for a one-answer policy: a :class:`gge.models.policy.GroundingPolicy` whose
-    ``settings_.proposer`` is ``greedy`` (its Oracle@k and selection strategies would all restate
-    Top-1). A policy that knows its most candidates (a replay file's ``max_candidates()``) scores at
-    most that many, and at least one. Any other policy answers ``k``.
+    A policy that declares its most candidates (``max_candidates()``: 1 for a
+    :class:`gge.models.policy.GroundingPolicy` whose proposer is ``greedy``, whose Oracle@k and
+    selection strategies would all restate Top-1; a replay file's most per line) scores at most that
+    many, and at least one. Any other policy answers ``k``.
 
     Example:
-        >>> from gge.models.policy import AdapterSettings
         >>> class Greedy:
-        ...     settings_ = AdapterSettings(proposer="greedy", critic="none")
+        ...     def max_candidates(self) -> int:
+        ...         return 1
         >>> class TwoEach:
         ...     def max_candidates(self) -> int:
         ...         return 2
         >>> answers_per_sample(Greedy(), 5), answers_per_sample(TwoEach(), 5), answers_per_sample(object(), 5)
         (1, 2, 5)
     """
-    settings = getattr(policy, "settings_", None)
-    if getattr(settings, "proposer", None) == "greedy":
-        return 1
-    most = getattr(policy, "max_candidates", None)
-    if callable(most):
-        return max(1, min(k, int(most())))
-    return k
+    return capabilities(policy).answers(k)

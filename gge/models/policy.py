@@ -45,7 +45,7 @@ from PIL import Image
 
 from gge.errors import GgeError
 from gge.geometry import CONVENTIONS, smart_resize, to_original
-from gge.models.base import Backend, Generation, GenerationRequest, Judgement, Proposal
+from gge.models.base import Backend, Generation, GenerationRequest, Judgement, Proposal, TorchBackend
 from gge.models.markers import MarkerStyle, draw_markers
 from gge.models.parsing import parse_points, parse_ranking
 from gge.types import Candidate, Prediction, Sample
@@ -341,6 +341,8 @@ class GroundingPolicy:
     """
 
     needs_images = True
+    score_kind: str | None = None
+    """None: the critic mode says how the scores read."""
 
     def __init__(
         self, backend: Backend, settings: AdapterSettings, critic_backend: Backend | None = None
@@ -350,6 +352,29 @@ class GroundingPolicy:
         self.settings_ = settings
         self.calls = {"propose": 0, "rank": 0}
         self.usage: dict[str, int] = {}
+
+    # -- what it declares (gge.models.base.Policy) --------------------------------------------
+    @property
+    def proposer_mode(self) -> str:
+        """The proposer mode of its settings."""
+        return self.settings_.proposer
+
+    @property
+    def critic_mode(self) -> str:
+        """The critic mode of its settings."""
+        return self.settings_.critic
+
+    def max_candidates(self) -> int | None:
+        """1 for a ``greedy`` proposer; otherwise None: the K it is asked for is the run's."""
+        return 1 if self.settings_.proposer == "greedy" else None
+
+    def device_modules(self) -> tuple[Any, ...]:
+        """The torch models of its backends (a separate critic's too), each once."""
+        modules: list[Any] = []
+        for backend in (self.backend, self.critic_backend):
+            if isinstance(backend, TorchBackend) and all(m is not backend.model for m in modules):
+                modules.append(backend.model)
+        return tuple(modules)
 
     # -- helpers --------------------------------------------------------------------------------
     def _view(self, backend: Backend, image: Image.Image) -> Image.Image:

@@ -142,6 +142,11 @@ class ReplayModel:
     """
 
     needs_images = False
+    proposer_mode: str | None = None
+    """None: a replayed run's mode is its configuration's (``model.proposer``), not the file's."""
+    critic_mode: str | None = None
+    score_kind: str | None = None
+    """None: inferred from the file's scores."""
 
     def __init__(self, predictions: str | Path, *, delay_s: float = 0.0) -> None:
         self.delay_s = float(delay_s)
@@ -175,6 +180,7 @@ class ReplayModel:
                 first_line[key] = lineno
                 self._by_key[key] = pred
         self.sha256 = digest.hexdigest()
+        self._most = max((len(p.candidates) for p in self._by_key.values()), default=0)
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """The file's prediction for each sample; a sample without a line is a format error."""
@@ -203,7 +209,11 @@ class ReplayModel:
 
     def max_candidates(self) -> int:
         """The most candidates any line of the file carries (0 for a file without candidates)."""
-        return max((len(p.candidates) for p in self._by_key.values()), default=0)
+        return self._most
+
+    def device_modules(self) -> tuple[Any, ...]:
+        """None: no model."""
+        return ()
 
     def settings(self) -> dict[str, Any]:
         """The reproducibility record: the file and its content hash."""

@@ -21,7 +21,7 @@ from typing import Any
 from PIL import Image
 
 from gge.errors import GgeError
-from gge.models.base import Policy
+from gge.models.base import Capabilities, Predictor, capabilities
 from gge.scoring.scoring import SampleResult, score_sample
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 from gge.types import Prediction, Sample
@@ -29,16 +29,21 @@ from gge.types import Prediction, Sample
 
 def needs_images(policy: object) -> bool:
     """Whether a policy looks at screenshots (a replay model does not: nothing is decoded for it)."""
-    return bool(getattr(policy, "needs_images", False))
+    return capabilities(policy).needs_images
 
 
 def predict_batch(
-    policy: Policy, samples: Sequence[Sample], images: Sequence[Image.Image] | None
+    policy: Predictor, samples: Sequence[Sample], images: Sequence[Image.Image] | None
 ) -> list[Prediction]:
     """Ask a policy about a batch, handing it decoded screenshots when it takes them."""
-    predict_images = getattr(policy, "predict_images", None)
-    if images is not None and callable(predict_images):
-        out: list[Prediction] = predict_images(samples, images)
+    return _predict(policy, capabilities(policy), samples, images)
+
+
+def _predict(
+    policy: Predictor, caps: Capabilities, samples: Sequence[Sample], images: Sequence[Image.Image] | None
+) -> list[Prediction]:
+    if images is not None and caps.predict_images is not None:
+        out = caps.predict_images(samples, images)
     else:
         out = policy.predict(samples)
     if len(out) != len(samples):
@@ -52,7 +57,7 @@ def predict_batch(
 
 
 def evaluate_batches(
-    policy: Policy,
+    policy: Predictor,
     batches: Iterable[Sequence[Any]],
     *,
     k: int,
@@ -80,7 +85,8 @@ def evaluate_batches(
     """
     from gge.run.data import Prefetch
 
-    if needs_images(policy) and not isinstance(batches, Prefetch):
+    caps = capabilities(policy)
+    if caps.needs_images and not isinstance(batches, Prefetch):
         batches = Prefetch(batches)  # screenshots received and converted while the model works
     results: list[SampleResult] = []
     for batch in batches:
@@ -91,8 +97,8 @@ def evaluate_batches(
             raise GgeError(f"{bad[0].image_error} (strict_images=true)")
         ok = [it for it in batch if it.image_error is None]
         answered = iter(
-            predict_batch(
-                policy, [it.sample for it in ok], [it.image for it in ok] if needs_images(policy) else None
+            _predict(
+                policy, caps, [it.sample for it in ok], [it.image for it in ok] if caps.needs_images else None
             )
             if ok
             else []
@@ -151,7 +157,7 @@ def merge_results(parts: Iterable[Iterable[SampleResult]], order: Sequence[Sampl
 
 
 def evaluate_samples(
-    policy: Policy,
+    policy: Predictor,
     samples: Sequence[Sample],
     *,
     k: int,
@@ -170,10 +176,11 @@ def evaluate_samples(
     Returns:
         One result per sample, in order.
     """
+    caps = capabilities(policy)
     results: list[SampleResult] = []
     for start in range(0, len(samples), batch_size):
         batch = samples[start : start + batch_size]
-        predictions = predict_batch(policy, batch, None)
+        predictions = _predict(policy, caps, batch, None)
         results += [
             score_sample(s, p, k=k, cluster_radius=cluster_radius)
             for s, p in zip(batch, predictions, strict=True)

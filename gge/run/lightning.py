@@ -23,7 +23,7 @@ import torch
 from pytorch_lightning.callbacks import TQDMProgressBar
 from pytorch_lightning.callbacks.progress.tqdm_progress import convert_inf
 
-from gge.models.base import Policy
+from gge.models.base import Predictor, capabilities
 from gge.run.data import Item, Prefetch, make_loader
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
 from gge.run.predlog import PredictionLog, rank_log_path
@@ -34,15 +34,13 @@ from gge.types import Sample
 
 
 def move_policy(policy: object, device: torch.device) -> None:
-    """Put a policy's torch models on ``device`` (each rank's own device under DDP).
+    """Put the torch models a policy declares (``device_modules()``) on ``device`` (each rank's own).
 
-    ``Module.to`` returns at once for a model already there, and a shared critic backend is
-    simply visited twice.
+    ``Module.to`` returns at once for a model already there.
     """
-    for backend in (getattr(policy, "backend", None), getattr(policy, "critic_backend", None)):
-        model = getattr(backend, "model", None)
-        if isinstance(model, torch.nn.Module):
-            model.to(device)
+    for module in capabilities(policy).device_modules:
+        if isinstance(module, torch.nn.Module):
+            module.to(device)
 
 
 class GroundingEvalModule(pl.LightningModule):
@@ -71,7 +69,7 @@ class GroundingEvalModule(pl.LightningModule):
 
     def __init__(
         self,
-        policy: Policy,
+        policy: Predictor,
         samples: Mapping[str, Sequence[Sample]],
         *,
         k: int = 5,

@@ -704,15 +704,16 @@ def analysis_options(proposer: str | None, critic: str | None) -> dict[str, Any]
 
 
 def policy_analysis_options(policy: object) -> dict[str, Any]:
-    """:func:`analysis_options` of a policy object.
+    """:func:`analysis_options` of a policy object, from what it declares.
 
-    From its ``settings_`` (a :class:`gge.models.policy.GroundingPolicy`), and a ``score_kind``
-    attribute where the policy declares one (the demo's critic gives plain scores); nothing known:
-    no pass@k, the score kind inferred.
+    Its proposer and critic modes (a :class:`gge.models.policy.GroundingPolicy`'s settings), and its
+    ``score_kind`` where it declares one (the demo's critic gives plain scores); what it does not
+    declare (:func:`gge.models.base.capabilities`): no pass@k, the score kind inferred.
     """
-    settings = getattr(policy, "settings_", None)
-    options = analysis_options(getattr(settings, "proposer", None), getattr(settings, "critic", None))
-    declared = getattr(policy, "score_kind", None)
-    if declared in ("probability", "rank", "score"):
-        options["score_kind"] = declared
+    from gge.models.base import capabilities  # imported here: importing gge.models imports this module
+
+    caps = capabilities(policy)
+    options = analysis_options(caps.proposer_mode, caps.critic_mode)
+    if caps.score_kind in ("probability", "rank", "score"):
+        options["score_kind"] = caps.score_kind
     return options
