@@ -12,19 +12,24 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from omegaconf import OmegaConf
 from PIL import Image
 
 from gge.errors import GgeError
 from gge.integrations.verl import export_verl
 from gge.models.factory import (
+    ADAPTER_KEYS,
     PRESET_DIR,
+    MarkerConfig,
+    ModelConfig,
     adapter_settings,
     dry_run_policy,
     preset_config,
     preset_for_checkpoint,
     preset_names,
 )
-from gge.models.policy import GroundingPolicy
+from gge.models.markers import MarkerStyle
+from gge.models.policy import AdapterSettings, GroundingPolicy
 from gge.models.registry import KINDS, PRESET, ModelKind, build_policy, kind_of, model_names
 from gge.run.settings import parse_args
 
@@ -96,6 +101,28 @@ def _yaml(name: str) -> dict[str, Any]:
 def test_the_settings_carry_the_preset_s_min_pixels(name: str) -> None:
     expected = _yaml(name).get("min_pixels") or 56 * 56  # the processors' default where a preset sets none
     assert adapter_settings(preset_config(name), 5).min_pixels == expected
+
+
+def test_the_schema_s_defaults_are_the_settings_defaults() -> None:
+    """One set of defaults: the model section's schema takes them from the settings it fills."""
+    assert {key: getattr(ModelConfig(), key) for key in ADAPTER_KEYS} == {
+        key: getattr(AdapterSettings(), key) for key in ADAPTER_KEYS
+    }
+    markers = MarkerConfig()
+    assert MarkerStyle(**{**vars(markers), "colors": tuple(markers.colors)}) == MarkerStyle()
+    assert adapter_settings(OmegaConf.structured(ModelConfig(name="custom")), 5) == AdapterSettings()
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_the_adapter_settings_take_the_model_options_as_the_schema_types_them(name: str) -> None:
+    m = preset_config(name, {"temperature": 1, "top_p": 1, "max_new_tokens": 64})  # ints for floats
+    settings = adapter_settings(m, 5)
+    assert settings.preset == name and settings.k == (1 if m.proposer == "greedy" else 5)
+    for key in ADAPTER_KEYS:
+        value, default = getattr(settings, key), getattr(AdapterSettings(), key)
+        assert value == m[key], key
+        assert value is None or default is None or type(value) is type(default), key
+    assert settings.record()["temperature"] == 1.0 and isinstance(settings.record()["temperature"], float)
 
 
 def test_the_export_enlarges_a_small_screenshot_to_the_preset_s_min_pixels(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.resources
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from gge.errors import GgeError
 from gge.models.base import Backend
-from gge.models.markers import DEFAULT_COLORS, MarkerStyle
+from gge.models.markers import MarkerStyle
 from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
 
 
@@ -50,6 +50,9 @@ PROCESSOR_MAX_PIXELS = 14 * 14 * 4 * 16384
 """The Qwen2/2.5-VL processors' default pixel limits (used where a preset leaves one unset)."""
 
 _DEFAULT_PROMPTS = Prompts()
+_DEFAULT_MARKERS = MarkerStyle()
+_DEFAULT_ADAPTER = AdapterSettings()
+"""gge's defaults, held once: the schema below takes its defaults from the settings objects it fills."""
 
 
 @dataclass
@@ -72,11 +75,11 @@ class PromptConfig:
 class MarkerConfig:
     """Critic marker style (see :class:`gge.models.markers.MarkerStyle`)."""
 
-    shape: str = "circle"
-    size: float = 0.012
-    colors: list[str] = field(default_factory=lambda: list(DEFAULT_COLORS))
-    outline: str = "white"
-    numbered: bool = True
+    shape: str = _DEFAULT_MARKERS.shape
+    size: float = _DEFAULT_MARKERS.size
+    colors: list[str] = field(default_factory=lambda: list(_DEFAULT_MARKERS.colors))
+    outline: str = _DEFAULT_MARKERS.outline
+    numbered: bool = _DEFAULT_MARKERS.numbered
 
 
 @dataclass
@@ -137,24 +140,24 @@ class ModelConfig:
     predictions: str | None = None
     delay_s: float = 0.0
     backend: str = "transformers"
-    convention: str = "abs_resized"
-    proposer: str = "single_pass"
-    critic: str = "listwise"
+    convention: str = _DEFAULT_ADAPTER.convention
+    proposer: str = _DEFAULT_ADAPTER.proposer
+    critic: str = _DEFAULT_ADAPTER.critic
     critic_ckpt: str | None = None
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    repetition_penalty: float | None = 1.0
-    max_new_tokens: int = 256
-    critic_max_new_tokens: int = 32
+    temperature: float = _DEFAULT_ADAPTER.temperature
+    top_p: float = _DEFAULT_ADAPTER.top_p
+    top_k: int = _DEFAULT_ADAPTER.top_k
+    repetition_penalty: float | None = _DEFAULT_ADAPTER.repetition_penalty
+    max_new_tokens: int = _DEFAULT_ADAPTER.max_new_tokens
+    critic_max_new_tokens: int = _DEFAULT_ADAPTER.critic_max_new_tokens
     min_pixels: int | None = None
     max_pixels: int | None = None
     dtype: str = "auto"
     device: str = "auto"
     attn_implementation: str | None = None
     trust_remote_code: bool = False
-    yes: str = "Yes"
-    no: str = "No"
+    yes: str = _DEFAULT_ADAPTER.yes
+    no: str = _DEFAULT_ADAPTER.no
     prompts: PromptConfig = field(default_factory=PromptConfig)
     markers: MarkerConfig = field(default_factory=MarkerConfig)
     base_url: str | None = None
@@ -168,9 +171,9 @@ class ModelConfig:
     source: str | None = None
     model_types: list[str] = field(default_factory=list)
     name_patterns: list[str] = field(default_factory=list)
-    patch_factor: int = 28
-    prompt_max_pixels: int | None = None
-    box_pairs: bool = False
+    patch_factor: int = _DEFAULT_ADAPTER.patch_factor
+    prompt_max_pixels: int | None = _DEFAULT_ADAPTER.prompt_max_pixels
+    box_pairs: bool = _DEFAULT_ADAPTER.box_pairs
     needs_remote_code: bool = False
     selected_by: str | None = None
 
@@ -269,8 +272,24 @@ def preset_for_checkpoint(ckpt: str) -> tuple[str, str]:
     )
 
 
+_DERIVED = ("preset", "k", "min_pixels", "prompts", "markers")
+"""The :class:`~gge.models.policy.AdapterSettings` fields :func:`adapter_settings` derives."""
+ADAPTER_KEYS = tuple(
+    f.name
+    for f in fields(AdapterSettings)
+    if f.name in {g.name for g in fields(ModelConfig)} and f.name not in _DERIVED
+)
+"""The ``model`` options an AdapterSettings takes as they are (``convention``, ``proposer``...)."""
+
+
 def adapter_settings(m: DictConfig, k: int) -> AdapterSettings:
-    """The policy settings from the ``model`` section."""
+    """The policy settings from the ``model`` section: built once per policy, frozen, ``record()``-ed.
+
+    The options of :data:`ADAPTER_KEYS` are taken as the schema typed them; ``preset`` is the
+    model's name, ``k`` is 1 for a greedy proposer, an unset ``min_pixels`` is the processors'
+    default, and the prompts and markers become :class:`~gge.models.policy.Prompts` and
+    :class:`~gge.models.markers.MarkerStyle`.
+    """
     prompts: dict[str, Any] = dict(OmegaConf.to_container(m.prompts, resolve=True))  # type: ignore[arg-type]
     prompts["variants"] = {str(b): dict(v) for b, v in (prompts.get("variants") or {}).items()}
     markers: dict[str, Any] = dict(OmegaConf.to_container(m.markers, resolve=True))  # type: ignore[arg-type]
@@ -281,24 +300,11 @@ def adapter_settings(m: DictConfig, k: int) -> AdapterSettings:
         raise GgeError(f"model.markers: {e}") from None
     return AdapterSettings(
         preset=str(m.name),
-        prompt_max_pixels=m.prompt_max_pixels,
-        patch_factor=int(m.patch_factor),
-        min_pixels=int(m.min_pixels) if m.min_pixels is not None else PROCESSOR_MIN_PIXELS,
-        box_pairs=bool(m.box_pairs),
-        convention=str(m.convention),
-        proposer=str(m.proposer),
-        critic=str(m.critic),
         k=1 if m.proposer == "greedy" else k,
-        temperature=float(m.temperature),
-        top_p=float(m.top_p),
-        top_k=int(m.top_k),
-        repetition_penalty=None if m.repetition_penalty is None else float(m.repetition_penalty),
-        max_new_tokens=int(m.max_new_tokens),
-        critic_max_new_tokens=int(m.critic_max_new_tokens),
+        min_pixels=int(m.min_pixels) if m.min_pixels is not None else PROCESSOR_MIN_PIXELS,
         prompts=Prompts(**prompts),
         markers=style,
-        yes=str(m.yes),
-        no=str(m.no),
+        **{key: m[key] for key in ADAPTER_KEYS},
     )
 
 
@@ -380,9 +386,9 @@ def grounding_policy(cfg: DictConfig, resize_factor: int | None) -> GroundingPol
 class _SizeOnly:
     """A backend stand-in that knows only the size a model sees (for dry runs: no weights loaded)."""
 
-    def __init__(self, m: DictConfig, resize_factor: int | None) -> None:
-        self.factor = int(m.patch_factor)
-        self.min_pixels = int(m.min_pixels) if m.min_pixels is not None else PROCESSOR_MIN_PIXELS
+    def __init__(self, m: DictConfig, settings: AdapterSettings, resize_factor: int | None) -> None:
+        self.factor = settings.patch_factor
+        self.min_pixels = settings.min_pixels
         self.max_pixels = int(m.max_pixels) if m.max_pixels is not None else PROCESSOR_MAX_PIXELS
         self.native = m.backend == "openai" and not resize_factor
 
@@ -415,7 +421,8 @@ def size_only_policy(m: DictConfig, k: int, resize_factor: int | None) -> Ground
         resize_factor: As for :func:`grounding_policy` (None or 0 over the openai backend: the
             model sees the screenshot as it is).
     """
-    return GroundingPolicy(_SizeOnly(m, resize_factor), adapter_settings(m, k))
+    settings = adapter_settings(m, k)
+    return GroundingPolicy(_SizeOnly(m, settings, resize_factor), settings)
 
 
 def preset_config(name: str, overrides: dict[str, Any] | None = None) -> DictConfig:
