@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from test_html_report import make_compare, make_document, make_run
+from test_html_report import empty_document, make_compare, make_document, make_run
 
 from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
 from gge.report.compare_page import render_compare_html
@@ -103,12 +103,13 @@ def test_report_loads_without_errors(report: tuple[Path, int], tmp_path: Path) -
     assert dom.count('<figure class="card"') == cards == 9  # make_run: p0 hits, the other nine miss
     assert "<table" in dom and 'id="summary"' in dom and 'id="gallery"' in dom
     assert f"showing {cards} of {cards}" in dom  # the script's count
-    # screenspot_pro: Oracle@k curve, 2 outcome charts, sizes, reliability, risk-coverage; osworld_g: curve
-    assert dom.count("<svg") == 6 + 1 and dom.count('src="data:image/jpeg;base64,') == 6
+    # screenspot_pro: Oracle@k curve, 2 outcome charts, sizes, reliability, risk-coverage; osworld_g: curve,
+    # its outcomes overall
+    assert dom.count("<svg") == 6 + 2 and dom.count('src="data:image/jpeg;base64,') == 6
 
 
 def test_empty_report_and_compare_page_load_without_errors(tmp_path: Path) -> None:
-    empty = write_report_html(tmp_path / "empty.html", render_report_html({"benchmarks": {}}, []))
+    empty = write_report_html(tmp_path / "empty.html", render_report_html(empty_document(), []))
     dom, body, console = _load(empty, tmp_path)
     assert console == [] and 'data-ready="1"' in body and "data-js-errors" not in body
     assert "showing 0 of 0" in dom

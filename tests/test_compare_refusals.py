@@ -80,17 +80,16 @@ def write_run(
     *,
     k: int = 5,
     selection: str = SEL,
-    schema: str = "new",
     digests: dict[str, str] | str | None = "ids",
     variant: Any = "original",
     headline: dict[str, float] | None = None,
 ) -> Path:
     """Write results.json (numbers by plain formulas), predictions.jsonl and run.json into ``folder``.
 
-    ``schema`` "new" is S1 (unqualified = official headline, micro in ``micro``), "old" the file of
-    4dd5585 (unqualified = micro, no ``micro``). ``digests`` "ids": a digest of each benchmark's ids;
-    a dict: those digests; None: no run.json. ``variant`` "original": ``load.variant = {}``; None: no
-    ``variant`` key. ``headline``: the official Top-1 written per benchmark (default: the micro one).
+    The entries are S1's (unqualified = official headline, micro in ``micro``). ``digests`` "ids": a
+    digest of each benchmark's ids; a dict: those digests; None: no run.json. ``variant`` "original":
+    ``load.variant = {}``; None: no ``load`` (as summarize-verl writes). ``headline``: the official Top-1
+    written per benchmark (default: the micro one).
     """
     folder.mkdir(parents=True, exist_ok=True)
     by_bench: dict[str, list[dict[str, Any]]] = {}
@@ -102,25 +101,20 @@ def write_run(
         micro_top1 = 100 * sum(r["top1"][selection] for r in recs) / n
         micro_orc = 100 * sum(any(r["hits"][:k]) for r in recs) / n
         head = (headline or {}).get(name, micro_top1)
-        load: dict[str, Any] = {}
-        if variant == "original":
-            load["variant"] = {}
-        elif variant is not None:
-            load["variant"] = variant
         entry: dict[str, Any] = {
             "samples": n,
+            "top1": head,
+            f"oracle@{k}": micro_orc,
+            "micro": {"top1": micro_top1, f"oracle@{k}": micro_orc},
             "official": {"rule": "?", "top1": head, f"oracle@{k}": micro_orc},
             "format_errors": sum(bool(r.get("format_error")) for r in recs),
             "image_errors": [{"id": r["id"], "error": r["image_error"]} for r in recs if "image_error" in r],
-            "load": load,
         }
-        if schema == "new":
-            entry.update({"top1": head, f"oracle@{k}": micro_orc})
-            entry["micro"] = {"top1": micro_top1, f"oracle@{k}": micro_orc}
-        else:
-            entry.update({"top1": micro_top1, f"oracle@{k}": micro_orc})
+        if variant is not None:
+            entry["load"] = {"variant": {} if variant == "original" else variant}
         benchmarks[name] = entry
-    doc = {"k": k, "selection": selection, "protocol": "hand-built", "benchmarks": benchmarks}
+    doc: dict[str, Any] = {"gge_version": "0.1.0", "k": k, "selection": selection, "protocol": "hand-built"}
+    doc["benchmarks"] = benchmarks
     (folder / "results.json").write_text(json.dumps(doc))
     (folder / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     if digests is not None:
@@ -189,15 +183,13 @@ def test_a_run_without_a_digest_is_paired_by_ids_with_a_note(tmp_path: Path) -> 
 # -- item 1: predictions.jsonl must reproduce its own results.json ----------------------------------
 
 
-@pytest.mark.parametrize("schema", ["new", "old"])
 def test_refuses_predictions_that_do_not_reproduce_results_json(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], schema: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    a = write_run(tmp_path / "A", ss_lines(A_OUT), schema=schema)
-    b = write_run(tmp_path / "B", ss_lines(B_OUT), schema=schema)
+    a = write_run(tmp_path / "A", ss_lines(A_OUT))
+    b = write_run(tmp_path / "B", ss_lines(B_OUT))
     results = json.loads((b / "results.json").read_text())
-    entry = results["benchmarks"]["screenspot_v2"]
-    micro = entry["micro"] if schema == "new" else entry
+    micro = results["benchmarks"]["screenspot_v2"]["micro"]
     want_top1 = 100 * sum(t for t, _ in B_OUT) / len(B_OUT)  # 6 of 12
     assert micro["top1"] == pytest.approx(want_top1)
     micro["top1"] = 19.4  # a results.json of another run
@@ -478,7 +470,7 @@ def test_headlines_are_official_and_micro_figures_are_labelled_micro(tmp_path: P
     va, vb = _settings(12, 4, seed=1)
     la, lb = ss_lines(A_OUT) + _uv_lines(va), ss_lines(B_OUT) + _uv_lines(vb)
     a = write_run(tmp_path / "A", la, headline={"ui_vision": _macro(va, 1)})
-    b = write_run(tmp_path / "B", lb, schema="old")  # an old file is read as before
+    b = write_run(tmp_path / "B", lb)
     doc = compare_runs(load_run(a), load_run(b), resamples=200, seed=3)
     # a micro benchmark: its headline is the micro PairStat's figures and interval
     ss = doc["benchmarks"]["screenspot_v2"]

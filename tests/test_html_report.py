@@ -114,6 +114,7 @@ def new_sections() -> dict[str, Any]:
         "size_buckets": {
             "edges": [0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 1],
             "no_area": 2,
+            "unreadable": 0,
             "buckets": [
                 {
                     "label": "<0.01%",
@@ -171,24 +172,45 @@ def new_sections() -> dict[str, Any]:
     }
 
 
-def old_entry(top1: float, oracle: float, *, samples: int = 10) -> dict[str, Any]:
-    """A results.json benchmark entry as written before issue 11 (no new sections)."""
-    cells = {"CAD": {"text": _stats(6, 50.0, 66.7)}, "Dev": {"icon": _stats(4, 25.0, 75.0)}}
+def plain_sections(samples: int) -> dict[str, Any]:
+    """The "why" sections of a run without critic scores or sampled answers, no target sizes, no misses."""
+    return {
+        "decomposition": {"strategy": "critic", "overall": _decomp(samples, samples, 0, 0), "tables": []},
+        "critic_gain": None,
+        "pass_at_k": None,
+        "size_buckets": {"edges": [0, 1], "buckets": [], "no_area": 0, "unreadable": 0},
+        "miss_distance": {"misses": 0, "target_sizes": None, "screen": None},
+        "calibration": None,
+    }
+
+
+def base_entry(top1: float, oracle: float, *, samples: int = 10) -> dict[str, Any]:
+    """A results.json benchmark entry with the "why" sections of :func:`plain_sections`."""
+    none = _stats(0, None, None)  # a cell without samples: every row and column has each cell
+    cells = {
+        "CAD": {"text": _stats(6, 50.0, 66.7), "icon": none},
+        "Dev": {"text": none, "icon": _stats(4, 25.0, 75.0)},
+    }
     return {
         "samples": samples,
         "top1": top1,
         "oracle@1": 40.0,
         "oracle@2": 55.0,
         "oracle@3": oracle,
+        "micro": {"top1": top1, "oracle@1": 40.0, "oracle@2": 55.0, "oracle@3": oracle},
         "official": {"rule": "micro", "top1": top1, "oracle@3": oracle},
+        "averages": {"micro": {"rule": "micro", "top1": top1, "oracle@3": oracle}},
         "intervals": {"top1": [30.1, 70.2], "oracle@3": [40.0, 80.0]},
         "format_errors": 1,
         "truncated": 0,
-        "image_errors": ["p5"],
+        "image_errors": [{"id": "p5", "error": "cannot identify image"}],
+        "unparsed_candidates": 0,
+        "critic_format_errors": 0,
         "abstentions": 1,
         "critic_gap": oracle - top1,
         "top1_given_oracle": 77.7,
         "selection": {"critic": top1, "first": 41.1, "medoid": 55.5},
+        "breakdown": {},
         "tables": [
             {
                 "title": "By group",
@@ -210,22 +232,31 @@ def old_entry(top1: float, oracle: float, *, samples: int = 10) -> dict[str, Any
                 "all": _stats(10, top1, oracle),
             },
         ],
+        **plain_sections(samples),
     }
 
 
-def make_document(*, with_new: bool = True) -> dict[str, Any]:
-    pro = old_entry(56.4321, 78.96)
-    if with_new:
-        pro |= new_sections()
+def make_document() -> dict[str, Any]:
+    """A results document: ScreenSpot-Pro with every "why" section, OSWorld-G with the plain ones."""
     return {
         "gge_version": "0.1.0",
         "protocol": "demo protocol",
+        "benchmarks": {
+            "screenspot_pro": base_entry(56.4321, 78.96) | new_sections(),
+            "osworld_g": base_entry(20.0, 30.0, samples=5),
+        },
+        "mean": {"benchmarks": ["screenspot_pro", "osworld_g"], "top1": 38.21605, "oracle@3": 54.48},
         "k": 3,
+        "subset": None,
         "selection": "critic",
         "model": {"model": "replay"},
-        "benchmarks": {"screenspot_pro": pro, "osworld_g": old_entry(20.0, 30.0, samples=5)},
-        "mean": {"benchmarks": ["screenspot_pro", "osworld_g"], "top1": 38.21605, "oracle@3": 54.48},
+        "config": {},
     }
+
+
+def empty_document() -> dict[str, Any]:
+    """A results document of no benchmark."""
+    return make_document() | {"benchmarks": {}, "mean": {"benchmarks": [], "top1": None, "oracle@3": None}}
 
 
 def _pair(a: float, b: float, lo: float, hi: float, p: float) -> dict[str, Any]:
@@ -239,6 +270,7 @@ def _pair(a: float, b: float, lo: float, hi: float, p: float) -> dict[str, Any]:
         "b_only": 17,
         "a_only": 5,
         "samples": 200,
+        "screenshots": 120,
     }
 
 
@@ -250,6 +282,7 @@ def make_compare() -> dict[str, Any]:
         "k": 5,
         "protocol": "qwen",
     }
+    top1 = {"rule": "micro", "a": 40.0, "b": 46.0, "diff": 6.0, "ci": [2.25, 9.75]}
     return {
         "a": side,
         "b": side | {"path": "/runs/b/results.json", "label": "candidate <new>"},
@@ -260,9 +293,16 @@ def make_compare() -> dict[str, Any]:
                 "title": "ScreenSpot-Pro",
                 "samples": 200,
                 "screenshots": 120,
-                "top1": _pair(40.0, 46.0, 2.25, 9.75, 0.0004),
-                "oracle@5": _pair(60.0, 59.0, -4.5, 2.5, 0.6123),
-                "official": {"rule": "micro", "a": 40.0, "b": 46.0, "diff": 6.0, "ci": [2.25, 9.75]},
+                "cluster": "screenshot",
+                "top1": top1,
+                "oracle@5": {"rule": "micro", "a": 60.0, "b": 59.0, "diff": -1.0, "ci": [-4.5, 2.5]},
+                "official": top1,
+                "micro": {
+                    "top1": _pair(40.0, 46.0, 2.25, 9.75, 0.0004),
+                    "oracle@5": _pair(60.0, 59.0, -4.5, 2.5, 0.6123),
+                },
+                "format_errors": {"a": 0, "b": 1},
+                "image_errors": {"a": 0, "b": 0},
                 "tables": [
                     {
                         "title": "By group",
@@ -283,7 +323,9 @@ def make_compare() -> dict[str, Any]:
                 "lost": ["l1"],
             }
         },
-        "mean": {"a": 40.0, "b": 46.0, "diff": 6.0},
+        "mean": {"benchmarks": 1, "a": 40.0, "b": 46.0, "diff": 6.0},
+        "warnings": [],
+        "notes": [],
     }
 
 
@@ -438,7 +480,7 @@ def test_summary_and_official_tables() -> None:
     assert '<td>CAD</td><td><span title="n=6">50.0 / 66.7</span></td><td><span class="muted">–</span>' in page
     assert "<td>autocad</td><td>6</td><td>50.0</td><td>66.7</td>" in page
     assert "Top-1 by selection strategy" in page and "<td><b>critic</b></td><td>56.4</td>" in page
-    # an old document (no "micro" key): its unqualified top1 is the micro mean
+    # the micro means, with their intervals
     assert "micro Top-1 56.4 (95% CI [30.1, 70.2])" in page
     assert "micro Oracle@3 79.0 (95% CI [40.0, 80.0])" in page
 
@@ -466,30 +508,34 @@ def test_every_new_section_is_drawn() -> None:
     assert pro.count("<svg") == 1 + 2 + 1 + 2  # curve, 2 decompositions, sizes, reliability, risk
 
 
-def test_documents_without_new_sections_render() -> None:
-    page = render_report_html(make_document(with_new=False), [])
+def test_sections_that_are_none_or_empty_are_skipped() -> None:
+    doc = make_document()
+    doc["benchmarks"]["screenspot_pro"] |= plain_sections(10)
+    page = render_report_html(doc, [])
     for absent in (
-        "Outcomes",
         "By target size",
-        "Miss distance",
         "Critic calibration",
         "pass@k",
         "critic gain",
+        "misses with a point pick",
     ):
-        assert absent not in page, absent
+        assert absent not in page.replace("0 misses with a point pick", ""), absent
+    assert page.count("<h3>Outcomes") == 2 and page.count("<h3>Miss distance</h3>") == 2
     assert (
         page.count("<h3>Oracle@k curve</h3>") == 2
         and "showing 0 of 0" in page
         and "No misses to show." in page
     )
-    # None sections (pass@k of a ranked list, no critic scores) are skipped too
+    # pass@k of a ranked list, no critic scores: None sections beside the others
     doc = make_document()
-    doc["benchmarks"]["screenspot_pro"] |= {"pass_at_k": None, "calibration": None, "miss_distance": None}
+    doc["benchmarks"]["screenspot_pro"] |= {"pass_at_k": None, "calibration": None}
     page = render_report_html(doc, [])
     assert "pass@k" not in page and "Critic calibration" not in page and "Outcomes" in page
-    # a bare document, and a None percentage
-    bare = render_report_html({"benchmarks": {"x": {"samples": 0, "top1": None}}}, [], title="t <1>")
-    assert "<title>t &lt;1&gt;</title>" in bare and "<td>–</td>" in bare
+    # a benchmark without samples: its percentages are en dashes
+    nothing = {"top1": None, "oracle@1": None, "oracle@2": None, "oracle@3": None}
+    empty = base_entry(0.0, 0.0, samples=0) | nothing | {"official": {"rule": "micro"} | nothing}
+    bare = render_report_html(empty_document() | {"benchmarks": {"x": empty}}, [], title="t <1>")
+    assert "<title>t &lt;1&gt;</title>" in bare and "<td>0</td><td>micro</td><td>–</td>" in bare
     assert_self_contained(bare)
 
 
@@ -546,15 +592,17 @@ def test_compare_page_shows_the_paired_numbers() -> None:
     assert_self_contained(page)
     assert EVIL not in page and "candidate &lt;new&gt;" in page and "w&lt;script&gt;" in page
     row = (
-        '<td>Top-1</td><td>40.0</td><td>46.0</td><td><span class="pos">+6.0</span></td>'
+        '<td>micro Top-1</td><td>40.0</td><td>46.0</td><td><span class="pos">+6.0</span></td>'
         "<td>[+2.2, +9.8]</td><td>&lt;0.001</td><td>4.4</td><td>17</td><td>5</td><td>200</td>"
     )
     assert row in page
     assert (
-        "<td>Oracle@5</td><td>60.0</td><td>59.0</td><td><span>-1.0</span></td><td>[-4.5, +2.5]</td>" in page
+        "<td>micro Oracle@5</td><td>60.0</td><td>59.0</td><td><span>-1.0</span></td><td>[-4.5, +2.5]</td>"
+        in page
     )
     assert "<td>0.612</td>" in page
-    assert "<td>official (micro)</td><td>40.0</td><td>46.0</td>" in page
+    assert "<td>official Top-1 (micro)</td><td>40.0</td><td>46.0</td>" in page
+    assert "<td>official Oracle@5 (micro)</td><td>60.0</td><td>59.0</td>" in page
     cell = '<td>CAD / icon</td><td>50</td><td>20.0</td><td>33.3</td><td><span class="pos">+13.3</span></td>'
     assert cell in page and "<td>0.020</td>" in page
     assert "<summary>won: B hits, A misses (2)</summary>" in page and "<li><code>w1</code></li>" in page
@@ -563,24 +611,19 @@ def test_compare_page_shows_the_paired_numbers() -> None:
     assert "200 samples on 120 screenshots" in page and "2000 resamples" in page
     assert "<td>40.0</td><td>46.0</td><td>+6.0</td>" in page  # mean of the official headlines
     assert 'dataset.ready = "1"' in page
-    empty = render_compare_html({"benchmarks": {}})
+    empty = render_compare_html(make_compare() | {"benchmarks": {}})
     assert "<svg" not in empty and 'dataset.ready = "1"' in empty
 
 
-def test_compare_page_tolerates_missing_fields() -> None:
+def test_compare_page_without_tables_or_wins() -> None:
     doc = make_compare()
-    bench = doc["benchmarks"]["screenspot_pro"]
-    for key in ("official", "tables", "won", "oracle@5"):
-        del bench[key]
+    doc["benchmarks"]["screenspot_pro"] |= {"tables": [], "won": []}
     page = render_compare_html(doc)
     assert page.count("<table") == 2 and "won: B hits, A misses (0)" in page
 
 
 def test_compare_page_shows_warnings_and_notes() -> None:
-    doc = {
-        "k": 5,
-        "a": {"label": "A"},
-        "b": {"label": "B"},
+    doc = make_compare() | {
         "benchmarks": {},
         "warnings": ["the runs pick Top-1 by different strategies: A critic, B <first>"],
         "notes": ["K differs: Oracle@5 compared"],
@@ -605,7 +648,7 @@ def _pages(tmp_path: Path) -> dict[str, str]:
     gallery = gallery_entries(samples, results, strategy="critic", tables=specs)
     return {
         "report": render_report_html(make_document(), gallery),
-        "empty report": render_report_html({"benchmarks": {}}, []),
+        "empty report": render_report_html(empty_document(), []),
         "compare": render_compare_html(make_compare()),
     }
 

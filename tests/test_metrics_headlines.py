@@ -65,30 +65,6 @@ def test_scalars_name_the_headline_and_micro() -> None:
     assert mean["top1"] == pytest.approx((macro_top1 + 100.0) / 2)
 
 
-def test_scalars_of_an_entry_written_before_the_headlines_moved() -> None:
-    # an old results.json entry: no "micro" key, its top1 is the micro mean
-    old = {
-        "top1": 50.0,
-        "oracle@2": 75.0,
-        "official": {"rule": "macro_group", "top1": 66.7, "oracle@2": 83.3},
-        "format_errors": 0,
-        "image_errors": [],
-    }
-    v = scalar_metrics({"b": old}, 2)
-    assert v == {
-        "grounding/b/top1": 66.7,
-        "grounding/b/micro/top1": 50.0,
-        "grounding/b/official/top1": 66.7,
-        "grounding/b/oracle@2": 83.3,
-        "grounding/b/micro/oracle@2": 75.0,
-        "grounding/b/official/oracle@2": 83.3,
-        "grounding/b/format_errors": 0.0,
-        "grounding/b/image_errors": 0.0,
-        "grounding/mean/top1": 66.7,
-        "grounding/mean/oracle@2": 83.3,
-    }
-
-
 ONE = [
     _result("x0", "x", [HIT], [0.9], k=1),
     _result("y0", "y", [MISS], [0.2], k=1),

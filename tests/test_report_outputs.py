@@ -177,13 +177,17 @@ def test_a_one_answer_run_is_top1_only_in_report_md() -> None:
 
 # -- report.html ----------------------------------------------------------------------------------
 def _document(entries: dict[str, Any], k: int, **extra: Any) -> dict[str, Any]:
+    """A results document (every required field) of these entries."""
     return {
+        "gge_version": "0.1.0",
         "protocol": "p",
-        "k": k,
-        "selection": "critic",
         "benchmarks": entries,
         "mean": mean_over_benchmarks(entries, k),
+        "k": k,
         **extra,
+        "selection": "critic",
+        "model": {},
+        "config": {},
     }
 
 
@@ -261,7 +265,7 @@ def test_html_one_answer_follows_the_document_k() -> None:
 # -- compare page ---------------------------------------------------------------------------------
 def _pair_stat(a: float, b: float, lo: float, hi: float) -> dict[str, Any]:
     return {"a": a, "b": b, "diff": b - a, "ci": [lo, hi], "mcnemar_p": 0.25, "mdd": 9.5, "b_only": 4,
-            "a_only": 2, "samples": 40}  # fmt: skip
+            "a_only": 2, "samples": 40, "screenshots": 20}  # fmt: skip
 
 
 def _compare_doc(k: int) -> dict[str, Any]:
@@ -271,6 +275,7 @@ def _compare_doc(k: int) -> dict[str, Any]:
         "title": "Macro",
         "samples": 40,
         "screenshots": 20,
+        "cluster": "screenshot",
         "top1": head,
         "official": head,
         "micro": {"top1": _pair_stat(40.0, 42.5, -3.0, 8.0)},
@@ -293,7 +298,17 @@ def _compare_doc(k: int) -> dict[str, Any]:
         bench[f"oracle@{k}"] = head | {"a": 50.0, "b": 52.0, "diff": 2.0, "ci": [-2.0, 6.0]}
         bench["micro"][f"oracle@{k}"] = _pair_stat(55.0, 57.5, -1.0, 6.0)
         bench["tables"][0]["cells"][0][f"oracle@{k}"] = _pair_stat(30.0, 30.0, -5.0, 5.0)
-    return {"k": k, "a": {"label": "A"}, "b": {"label": "B"}, "benchmarks": {"macro": bench}}
+    side = {"path": "runs/a", "label": "A", "selection": "critic", "k": k, "protocol": "p"}
+    return {
+        "a": side,
+        "b": side | {"path": "runs/b", "label": "B"},
+        "k": k,
+        "bootstrap": {"resamples": 2000, "seed": 0, "cluster": "screenshot", "level": 0.95},
+        "benchmarks": {"macro": bench},
+        "mean": {"benchmarks": 1, "a": 30.0, "b": 35.0, "diff": 5.0},
+        "warnings": [],
+        "notes": [],
+    }
 
 
 def test_compare_page_shows_the_official_headline_micro_and_error_counts() -> None:
@@ -301,7 +316,8 @@ def test_compare_page_shows_the_official_headline_micro_and_error_counts() -> No
 
     page = render_compare_html(_compare_doc(5))
     rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>", page)
-    assert rows[:4] == [
+    assert rows[:5] == [
+        ("mean of official headlines", "30.0", "35.0"),
         ("official Top-1 (macro_group)", "30.0", "35.0"),
         ("official Oracle@5 (macro_group)", "50.0", "52.0"),
         ("micro Top-1", "40.0", "42.5"),

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from gge.compare.pairing import compare_runs
 from gge.compare.render import _check_out_dir, default_out_dir, render_markdown, write_compare
 from gge.compare.runs import load_run
 from gge.errors import GgeError
+from gge.run.document import CompareDocument
 
 __all__ = ["run_compare"]
 
@@ -24,7 +25,7 @@ def run_compare(
     seed: int = 0,
     labels: Sequence[str] | None = None,
     stream: TextIO | None = None,
-) -> dict[str, Any]:
+) -> CompareDocument:
     """``gge compare A B``: read both runs, pair them, print the table and write the files.
 
     Args:

@@ -8,7 +8,7 @@ one-line error naming both; every benchmark and table cell gets its paired stati
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -17,6 +17,18 @@ from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
 from gge.compare.runs import Line, Run, _pct
 from gge.errors import GgeError
 from gge.report.markdown import subset_text
+from gge.run.document import (
+    BenchmarkEntry,
+    CompareDocument,
+    CompareEntry,
+    CompareMean,
+    HeadlineDiff,
+    PairedCell,
+    PairedFigures,
+    PairedTable,
+    PairStat,
+    insert_after,
+)
 from gge.run.runstate import RUN_FILE
 from gge.scoring.grouping import average, group_by, table
 from gge.scoring.scoring import SampleResult
@@ -35,15 +47,25 @@ one to four screenshots says nothing about the spread (one screenshot gives a ze
 
 def _pair_stat(
     a: np.ndarray, b: np.ndarray, clusters: Sequence[str], *, resamples: int, seed: int, level: float
-) -> dict[str, Any]:
+) -> PairStat:
     """A PairStat of two 0/1 outcome vectors (percent and points); None where there are no samples.
 
     The interval and the MDD are None when the samples lie on fewer than :data:`MIN_CLUSTERS`
     screenshots.
     """
     if len(a) == 0:
-        empty = {"a": None, "b": None, "diff": None, "ci": None, "mcnemar_p": 1.0, "mdd": None}
-        return {**empty, "b_only": 0, "a_only": 0, "samples": 0, "screenshots": 0}
+        return {
+            "a": None,
+            "b": None,
+            "diff": None,
+            "ci": None,
+            "mcnemar_p": 1.0,
+            "mdd": None,
+            "b_only": 0,
+            "a_only": 0,
+            "samples": 0,
+            "screenshots": 0,
+        }
     n_clusters = len(set(clusters))
     if n_clusters >= MIN_CLUSTERS:
         lo, hi, se = paired_bootstrap(a, b, clusters, resamples=resamples, seed=seed, level=level)
@@ -70,6 +92,12 @@ def _pair_stat(
     }
 
 
+def _variant(entry: BenchmarkEntry) -> dict[str, Any] | None:
+    """The benchmark variant a run read (``load.variant``), None when it records no load."""
+    load = entry.get("load")
+    return None if load is None else load["variant"]
+
+
 def _refuse(a: Run, b: Run, what: str) -> GgeError:
     return GgeError(f"cannot compare {a.folder} (A) and {b.folder} (B): {what}")
 
@@ -90,8 +118,7 @@ def _check_pairable(a: Run, b: Run) -> list[str]:
         )
     notes: list[str] = []
     for name in names_a:
-        va = (a.document["benchmarks"][name].get("load") or {}).get("variant")
-        vb = (b.document["benchmarks"][name].get("load") or {}).get("variant")
+        va, vb = _variant(a.document["benchmarks"][name]), _variant(b.document["benchmarks"][name])
         if va != vb:
             raise _refuse(a, b, f"{name}: different benchmark variants: A {va} vs B {vb}")
         ids_a = [x.id for x in a.lines.get(name, [])]
@@ -146,21 +173,21 @@ def _headline(
     a_value: float | None,
     b_value: float | None,
     values: tuple[np.ndarray, np.ndarray],
-    micro: Mapping[str, Any],
+    micro: PairStat,
     groups: list[list[int]],
     clusters: Sequence[str],
     *,
     resamples: int,
     seed: int,
     level: float,
-) -> dict[str, Any]:
+) -> HeadlineDiff:
     """One official headline difference (Top-1 or Oracle@K) with its interval.
 
     A micro rule takes the micro PairStat's interval; a macro rule bootstraps the macro mean of the
     same per-sample ``values``, and gives no interval when a group lies on fewer than
     :data:`MIN_CLUSTERS` screenshots (it would drop out of resamples and skew the mean).
     """
-    out: dict[str, Any] = {"rule": rule.name, "a": a_value, "b": b_value, "diff": None, "ci": None}
+    out: HeadlineDiff = {"rule": rule.name, "a": a_value, "b": b_value, "diff": None, "ci": None}
     if a_value is None or b_value is None:
         return out
     out["diff"] = b_value - a_value
@@ -184,7 +211,7 @@ def _headline(
 
 def _compare_benchmark(
     name: str, a_lines: list[Line], b_lines: list[Line], *, k: int, resamples: int, seed: int, level: float
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[CompareEntry, list[str]]:
     notes: list[str] = []
     bench: Benchmark | None = REGISTRY.get(name)
     if bench is None:
@@ -255,35 +282,35 @@ def _compare_benchmark(
         for key in keys
     }
 
-    tables: list[dict[str, Any]] = []
+    tables: list[PairedTable] = []
     for spec in specs:
         if not any(spec.rows in r.labels for r in res_a):
             continue
         layout = table(res_a, spec, k, _SELECTED)
-        cells: list[dict[str, Any]] = []
+        cells: list[PairedCell] = []
         if spec.cols is None:
             members = _indices(group_by(res_a, [spec.rows]), where)
             for rv in layout["row_values"]:
-                cells.append({"row": rv, "col": None, **pair(members[(rv,)])})
+                cells.append(cast(PairedCell, {"row": rv, "col": None, **pair(members[(rv,)])}))
         else:
             members = _indices(group_by(res_a, [spec.rows, spec.cols]), where)
             for rv in layout["row_values"]:
                 for cv in layout["col_values"]:
                     if members.get((rv, cv)):
-                        cells.append({"row": rv, "col": cv, **pair(members[(rv, cv)])})
+                        cells.append(cast(PairedCell, {"row": rv, "col": cv, **pair(members[(rv, cv)])}))
         tables.append({"title": spec.title, "rows": spec.rows, "cols": spec.cols, "cells": cells})
 
     top1_a, top1_b = values["top1"]
-    entry: dict[str, Any] = {
+    entry: CompareEntry = {
         "title": title,
         "samples": len(ids),
         "screenshots": len(set(clusters)),
         "cluster": "screenshot"
         if not missing_images
         else ("sample" if missing_images == len(ids) else "mixed"),
-        **heads,
+        "top1": heads["top1"],
         "official": heads["top1"],
-        "micro": {key: micro[key] for key in keys},
+        "micro": cast(PairedFigures, {key: micro[key] for key in keys}),
         "format_errors": {
             "a": sum(xa.format_error for xa, _ in pairs),
             "b": sum(xb.format_error for _, xb in pairs),
@@ -296,7 +323,7 @@ def _compare_benchmark(
         "won": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xb and not xa],
         "lost": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xa and not xb],
     }
-    return entry, notes
+    return insert_after(entry, "top1", {key: heads[key] for key in keys[1:]}), notes
 
 
 def _subset_note(side: str, run: Run) -> str | None:
@@ -306,13 +333,13 @@ def _subset_note(side: str, run: Run) -> str | None:
 
 def compare_runs(
     a: Run, b: Run, *, resamples: int = 2000, seed: int = 0, level: float = 0.95
-) -> dict[str, Any]:
+) -> CompareDocument:
     """Pair two runs sample by sample: the compare.json document.
 
-    The document has ``a``/``b`` (path, label, selection, k, protocol), ``k`` (the common K =
-    min(kA, kB)), ``bootstrap`` (resamples, seed, cluster, level), ``benchmarks``, ``mean`` (of the
-    official Top-1 headlines, over the benchmarks that have one: ``benchmarks``, ``a``, ``b``,
-    ``diff``), and ``warnings`` / ``notes`` (lists of strings).
+    The document (:class:`~gge.run.document.CompareDocument`) has ``a``/``b`` (path, label, selection, k,
+    protocol), ``k`` (the common K = min(kA, kB)), ``bootstrap`` (resamples, seed, cluster, level),
+    ``benchmarks``, ``mean`` (of the official Top-1 headlines, over the benchmarks that have one:
+    ``benchmarks``, ``a``, ``b``, ``diff``), and ``warnings`` / ``notes`` (lists of strings).
 
     Per benchmark, as results.json (S1): ``top1`` and ``oracle@K`` are the **official headline**
     differences (``{"rule", "a", "b", "diff", "ci"}``; ``official`` is the same as ``top1``);
@@ -353,7 +380,7 @@ def compare_runs(
             else f"the runs have different K (A {a.k}, B {b.k}): Oracle@K is compared at K = {k}"
         )
     notes += [n for n in (_subset_note("A", a), _subset_note("B", b)) if n is not None]
-    benchmarks: dict[str, Any] = {}
+    benchmarks: dict[str, CompareEntry] = {}
     for name in a.document["benchmarks"]:
         entry, more = _compare_benchmark(
             name,
@@ -369,11 +396,11 @@ def compare_runs(
     modes = {e["cluster"] for e in benchmarks.values()}
     cluster = "screenshot" if modes <= {"screenshot"} else ("sample" if modes == {"sample"} else "mixed")
     heads = [e["top1"] for e in benchmarks.values() if e["top1"]["diff"] is not None]
-    mean: dict[str, Any] = {"benchmarks": len(heads), "a": None, "b": None, "diff": None}
+    mean: CompareMean = {"benchmarks": len(heads), "a": None, "b": None, "diff": None}
     if heads:
-        mean["a"] = sum(h["a"] for h in heads) / len(heads)
-        mean["b"] = sum(h["b"] for h in heads) / len(heads)
-        mean["diff"] = mean["b"] - mean["a"]
+        mean_a = sum(cast(float, h["a"]) for h in heads) / len(heads)
+        mean_b = sum(cast(float, h["b"]) for h in heads) / len(heads)
+        mean["a"], mean["b"], mean["diff"] = mean_a, mean_b, mean_b - mean_a
     return {
         "a": a.summary(),
         "b": b.summary(),

@@ -9,14 +9,23 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from gge.compare.pairing import MIN_CLUSTERS
 from gge.compare.runs import Run
 from gge.errors import GgeError
 from gge.report.markdown import fmt, fmt_signed, markdown_table
+from gge.run.document import (
+    CompareDocument,
+    CompareEntry,
+    ErrorCounts,
+    HeadlineDiff,
+    PairedCell,
+    PairedFigures,
+    PairStat,
+    oracle_at,
+)
 from gge.run.runstate import check_output_dir
 
 __all__ = ["default_out_dir", "render_markdown", "write_compare"]
@@ -32,7 +41,7 @@ def _p(p: float) -> str:
     return "1" if p >= 1.0 else f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
 
 
-def _stat_cells(s: Mapping[str, Any], *, won_lost: bool) -> list[str]:
+def _stat_cells(s: PairStat, *, won_lost: bool) -> list[str]:
     cells = [fmt(s["a"]), fmt(s["b"]), f"{fmt_signed(s['diff'])} {_ci(s['ci'])}", _p(s["mcnemar_p"])]
     if won_lost:
         cells += [fmt(s["mdd"]), f"{s['b_only']}/{s['a_only']}"]
@@ -46,12 +55,11 @@ def _ids(ids: Sequence[str], limit: int = 20) -> str:
     return f"{shown}, … (+{len(ids) - limit} more in compare.json)" if len(ids) > limit else shown
 
 
-def _errors(e: Mapping[str, Any], key: str) -> str:
-    counts = e.get(key)
-    return f"{counts['a']}/{counts['b']}" if isinstance(counts, Mapping) else "–"
+def _errors(counts: ErrorCounts) -> str:
+    return f"{counts['a']}/{counts['b']}"
 
 
-def render_markdown(doc: Mapping[str, Any]) -> str:
+def render_markdown(doc: CompareDocument) -> str:
     """The printed paired table (compare.md) of a compare.json document.
 
     First the headlines: per benchmark its official rule, Top-1 (and Oracle@K) of A and B with the
@@ -83,12 +91,14 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     ]
     if one:
         out.append("- K = 1 (one answer per sample): Top-1 only")
-    out += [f"- warning: {w}" for w in doc.get("warnings", [])]
-    out += [f"- note: {n}" for n in doc.get("notes", [])]
-    okey = f"oracle@{k}"
+    out += [f"- warning: {w}" for w in doc["warnings"]]
+    out += [f"- note: {n}" for n in doc["notes"]]
 
-    def diff(s: Mapping[str, Any]) -> str:
+    def diff(s: HeadlineDiff) -> str:
         return f"{fmt_signed(s['diff'])} {_ci(s['ci'])}"
+
+    def headlines(e: CompareEntry) -> list[HeadlineDiff]:
+        return [e["top1"]] if one else [e["top1"], oracle_at(e, k)]
 
     head = ["benchmark", "rule", "n", "Top-1 A", "Top-1 B", "Δ Top-1"]
     head += [] if one else [f"Oracle@{k} A", f"Oracle@{k} B", f"Δ Oracle@{k}"]
@@ -96,9 +106,9 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     hrows = []
     for e in doc["benchmarks"].values():
         row = [e["title"], e["top1"]["rule"], str(e["samples"])]
-        for key in ("top1",) if one else ("top1", okey):
-            row += [fmt(e[key]["a"]), fmt(e[key]["b"]), diff(e[key])]
-        hrows.append([*row, _errors(e, "format_errors"), _errors(e, "image_errors")])
+        for h in headlines(e):
+            row += [fmt(h["a"]), fmt(h["b"]), diff(h)]
+        hrows.append([*row, _errors(e["format_errors"]), _errors(e["image_errors"])])
     m = doc["mean"]
     mean_row = [
         f"mean of {m['benchmarks']}",
@@ -117,9 +127,9 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
             cols if one else [*cols, f"micro Oracle@{k} A", f"micro Oracle@{k} B", f"Δ micro Oracle@{k}", "p"]
         )
 
-    def stat_cells(s: Mapping[str, Any]) -> list[str]:
+    def stat_cells(s: PairedFigures | PairedCell) -> list[str]:
         cells = _stat_cells(s["top1"], won_lost=True)
-        return cells if one else [*cells, *_stat_cells(s[okey], won_lost=False)]
+        return cells if one else [*cells, *_stat_cells(oracle_at(s, k), won_lost=False)]
 
     rows = [
         [e["title"], str(e["samples"]), str(e["screenshots"]), *stat_cells(e["micro"])]
@@ -135,9 +145,9 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         out += ["", f"## {e['title']} ({name})"]
         for t in e["tables"]:
             two = t["cols"] is not None
-            th = stat_head([t["rows"], *([t["cols"]] if two else []), "n"])
+            th = stat_head([t["rows"], *([] if t["cols"] is None else [t["cols"]]), "n"])
             trows = [
-                [c["row"], *([c["col"]] if two else []), str(c["samples"]), *stat_cells(c)]
+                [c["row"], *([str(c["col"])] if two else []), str(c["samples"]), *stat_cells(c)]
                 for c in t["cells"]
             ]
             out += ["", f"### {t['title']}", "", markdown_table(th, trows)]
@@ -170,14 +180,14 @@ def default_out_dir(a: Run, b: Run) -> Path:
     return b.folder / f"compare-vs-{_slug(a.label)}"
 
 
-def _write_html(doc: Mapping[str, Any], out_dir: Path) -> Path:
+def _write_html(doc: CompareDocument, out_dir: Path) -> Path:
     from gge.report.compare_page import render_compare_html
     from gge.report.html import write_report_html
 
     return write_report_html(out_dir / "compare.html", render_compare_html(doc))
 
 
-def write_compare(doc: Mapping[str, Any], out_dir: Path, markdown: str | None = None) -> list[Path]:
+def write_compare(doc: CompareDocument, out_dir: Path, markdown: str | None = None) -> list[Path]:
     """Write compare.json, compare.md and compare.html (:func:`gge.report.compare_page.render_compare_html`).
 
     Args:

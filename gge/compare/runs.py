@@ -14,9 +14,9 @@ from typing import Any
 
 from gge.benchmarks.base import read_json, read_text
 from gge.errors import GgeError
+from gge.run.document import ResultsDocument, RunSummary, oracle_at
 from gge.run.records import json_lines
 from gge.run.runstate import RUN_FILE
-from gge.scoring.metrics import micro_of
 from gge.types import LabelValue
 
 __all__ = ["Line", "Run", "load_run"]
@@ -75,7 +75,7 @@ class Run:
     folder: Path
     results_path: Path
     predictions_path: Path
-    document: Mapping[str, Any]
+    document: ResultsDocument
     lines: Mapping[str, list[Line]]
     label: str
     digests: Mapping[str, str] | None = None
@@ -84,19 +84,19 @@ class Run:
     @property
     def selection(self) -> str:
         """The selection strategy whose pick is Top-1."""
-        return str(self.document["selection"])
+        return self.document["selection"]
 
     @property
     def k(self) -> int:
         """The run's K."""
-        return int(self.document["k"])
+        return self.document["k"]
 
     @property
     def protocol(self) -> str:
         """The run's protocol line."""
-        return str(self.document.get("protocol", ""))
+        return self.document["protocol"]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> RunSummary:
         """The ``"a"``/``"b"`` entry of compare.json."""
         return {
             "path": str(self.folder),
@@ -107,7 +107,8 @@ class Run:
         }
 
 
-def _read_results(path: Path) -> dict[str, Any]:
+def _read_results(path: Path) -> ResultsDocument:
+    """results.json, with the fields a comparison reads checked."""
     doc = read_json(path)
     if not isinstance(doc, dict):
         raise GgeError(f"{path}: expected a JSON object (gge results.json), got {type(doc).__name__}")
@@ -214,18 +215,18 @@ def _parse_line(rec: Any, where: str, lineno: int, selection: str) -> tuple[str,
     return bench, line
 
 
-def _evaluated_digests(document: Mapping[str, Any]) -> dict[str, str] | None:
+def _evaluated_digests(document: ResultsDocument) -> dict[str, str] | None:
     """The digest of the samples each benchmark evaluated (results.json ``samples_digest``), or None.
 
     A subset run (``max_samples``) evaluated its first N samples: those are what it is paired on, not
     everything its data folder held (run.json's digest, which resume checks, covers all of them).
-    Written by eval since issue 19; older results and summarize-verl's have none.
+    Written by eval; summarize-verl's results have none.
     """
-    entries = document.get("benchmarks")
-    if not isinstance(entries, Mapping) or not entries:
+    entries = document["benchmarks"]
+    if not entries:
         return None
-    digests = {name: e.get("samples_digest") for name, e in entries.items() if isinstance(e, Mapping)}
-    if len(digests) != len(entries) or not all(isinstance(d, str) for d in digests.values()):
+    digests = {name: e.get("samples_digest") for name, e in entries.items()}
+    if not all(isinstance(d, str) for d in digests.values()):
         return None
     return {name: str(d) for name, d in digests.items()}
 
@@ -252,16 +253,19 @@ def _check_reproduces(run: Run) -> None:
         lines = run.lines.get(name, [])
         if not lines:
             continue
-        got = {
-            "top1": _pct(sum(x.top1 for x in lines) / len(lines)),
-            f"oracle@{run.k}": _pct(sum(any(x.hits[: run.k]) for x in lines) / len(lines)),
-        }
-        for key, value in got.items():
-            want = micro_of(entry).get(key)
+        micro = entry["micro"]
+        got = [
+            ("Top-1", micro["top1"], _pct(sum(x.top1 for x in lines) / len(lines))),
+            (
+                f"Oracle@{run.k}",
+                oracle_at(micro, run.k),
+                _pct(sum(any(x.hits[: run.k]) for x in lines) / len(lines)),
+            ),
+        ]
+        for what, want, value in got:
             if not isinstance(want, (int, float)) or isinstance(want, bool):
                 continue
             if abs(want - value) > _REPRODUCE_TOL:
-                what = "Top-1" if key == "top1" else f"Oracle@{run.k}"
                 raise GgeError(
                     f"{run.predictions_path}: {name}: {what} {value:.6g} from its lines, but "
                     f"{run.results_path} reports {want:.6g} (files from different runs, or hand-edited?)"

@@ -32,6 +32,7 @@ from PIL import Image
 from gge.benchmarks.base import Benchmark
 from gge.loggers.overlays import draw_overlay, thumbnail
 from gge.loggers.wandb import log_evaluation_wandb
+from gge.run.document import BenchmarkEntry
 from gge.scoring.scoring import SampleResult
 from gge.types import Sample
 
@@ -117,7 +118,7 @@ def log_evaluation(
     *,
     step: int,
     benchmark: Benchmark,
-    entry: Mapping[str, Any],
+    entry: BenchmarkEntry,
     samples: Mapping[str, Sample],
     results: Sequence[SampleResult],
     table_ids: Sequence[str],

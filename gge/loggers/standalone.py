@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from omegaconf import DictConfig
 
 from gge.benchmarks.base import Benchmark
+from gge.run.document import ResultsDocument
 from gge.scoring.metrics import scalar_metrics
 from gge.scoring.scoring import SampleResult
 from gge.types import Sample
@@ -21,7 +22,7 @@ def log_standalone(
     stack: ExitStack,
     cfg: DictConfig,
     output_dir: Path,
-    document: dict[str, Any],
+    document: ResultsDocument,
     benches: dict[str, Benchmark],
     samples: dict[str, list[Sample]],
     results: list[SampleResult],
@@ -33,7 +34,7 @@ def log_standalone(
     from gge.benchmarks.sampling import stratified_subset
     from gge.loggers.dispatch import log_evaluation
 
-    k = int(document["k"])
+    k = document["k"]
     logger: Any
     if cfg.logger == "wandb":
         # W&B stages table images (and caches artifacts) under the home folder unless told otherwise:

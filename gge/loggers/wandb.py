@@ -44,6 +44,7 @@ from typing import Any
 from PIL import Image
 
 from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
+from gge.run.document import BenchmarkEntry, oracle_at, pass_at, share
 from gge.scoring.analysis import OUTCOMES, outcome
 from gge.scoring.scoring import SampleResult
 from gge.types import Candidate, Polygon, Sample
@@ -278,7 +279,7 @@ def box_layers(
     }
 
 
-def breakdown_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
+def breakdown_rows(entry: BenchmarkEntry, k: int) -> list[list[Any]]:
     """Rows ``[label, value, samples, top1, oracle@K]`` of ``entry["breakdown"]``, in its order.
 
     With ``k == 1`` (a one-answer run) the rows end at ``top1``.
@@ -289,21 +290,21 @@ def breakdown_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
         [['group', 'CAD', 2, 50.0, 100.0]]
     """
     rows: list[list[Any]] = []
-    for label, values in entry.get("breakdown", {}).items():
+    for label, values in entry["breakdown"].items():
         for value, stats in values.items():
-            row = [label, value, stats.get("samples"), stats.get("top1")]
-            rows.append(row if k == 1 else [*row, stats.get(f"oracle@{k}")])
+            row = [label, value, stats["samples"], stats["top1"]]
+            rows.append(row if k == 1 else [*row, oracle_at(stats, k)])
     return rows
 
 
-def oracle_curve_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
+def oracle_curve_rows(entry: BenchmarkEntry, k: int) -> list[list[Any]]:
     """Rows ``[k, oracle]`` of the Oracle@k curve for k = 1..K (percent; None when undefined).
 
     Example:
         >>> oracle_curve_rows({"oracle@1": 40.0, "oracle@2": 55.0}, 2)
         [[1, 40.0], [2, 55.0]]
     """
-    return [[j, entry.get(f"oracle@{j}")] for j in range(1, k + 1)]
+    return [[j, oracle_at(entry, j)] for j in range(1, k + 1)]
 
 
 DECOMPOSITION_COLUMNS = ("cell", "samples", *OUTCOMES)
@@ -316,32 +317,29 @@ RISK_COVERAGE_COLUMNS = ("threshold", "coverage", "kept", "top1")
 """Columns of the ``calibration/risk_coverage`` table (coverage and Top-1 in percent)."""
 
 
-def decomposition_rows(entry: Mapping[str, Any]) -> list[list[Any]]:
+def decomposition_rows(entry: BenchmarkEntry) -> list[list[Any]]:
     """Rows ``[cell, samples, hit, critic_miss, ...]``: the whole benchmark, then each official table cell.
 
     Example:
-        >>> d = {"samples": 2, "hit": 50.0, "critic_miss": 50.0}
+        >>> d = {"samples": 2, "hit": 50.0, "critic_miss": 50.0, "proposer_miss": 0.0, "abstained": 0.0,
+        ...      "format_error": 0.0, "image_error": 0.0}
         >>> decomposition_rows({"decomposition": {"overall": d, "tables": []}})[0][:4]
         ['all', 2, 50.0, 50.0]
     """
-    dec = entry.get("decomposition")
-    if not dec:
-        return []
-    rows = [["all", dec["overall"]["samples"], *(dec["overall"].get(kind) for kind in OUTCOMES)]]
+    dec = entry["decomposition"]
+    rows = [["all", dec["overall"]["samples"], *(share(dec["overall"], kind) for kind in OUTCOMES)]]
     for t in dec["tables"]:
         for c in t["cells"]:
             name = f"{t['rows']}={c['row']}" + ("" if c["col"] is None else f" · {t['cols']}={c['col']}")
-            rows.append([name, c["samples"], *(c.get(kind) for kind in OUTCOMES)])
+            rows.append([name, c["samples"], *(share(c, kind) for kind in OUTCOMES)])
     return rows
 
 
-def size_rows(entry: Mapping[str, Any], k: int) -> list[list[Any]]:
+def size_rows(entry: BenchmarkEntry, k: int) -> list[list[Any]]:
     """Rows ``[bucket, low, high, samples, top1, oracle@K]`` of the size buckets (no oracle@1 for k = 1)."""
-    sizes = entry.get("size_buckets") or {"buckets": []}
     return [
-        [b["label"], b["low"], b["high"], b["samples"], b["top1"]]
-        + ([] if k == 1 else [b.get(f"oracle@{k}")])
-        for b in sizes["buckets"]
+        [b["label"], b["low"], b["high"], b["samples"], b["top1"]] + ([] if k == 1 else [oracle_at(b, k)])
+        for b in entry["size_buckets"]["buckets"]
     ]
 
 
@@ -363,7 +361,7 @@ def log_evaluation_wandb(
     step: int,
     benchmark_name: str,
     title: str,
-    entry: Mapping[str, Any],
+    entry: BenchmarkEntry,
     samples: Mapping[str, Sample],
     results: Sequence[SampleResult],
     table_ids: Sequence[str],
@@ -441,10 +439,8 @@ def log_evaluation_wandb(
         run.log(payload)
 
 
-def _analysis_payload(
-    wandb: Any, prefix: str, title: str, entry: Mapping[str, Any], k: int
-) -> dict[str, Any]:
-    """Tables and plots of the "why" sections (those present in ``entry``)."""
+def _analysis_payload(wandb: Any, prefix: str, title: str, entry: BenchmarkEntry, k: int) -> dict[str, Any]:
+    """Tables and plots of the "why" sections (pass@k and calibration when not None)."""
     out: dict[str, Any] = {}
     dec_rows = decomposition_rows(entry)
     if dec_rows:
@@ -465,23 +461,25 @@ def _analysis_payload(
         out[prefix + "top1_by_size"] = wandb.plot.bar(
             shown, "bucket", "top1", title=f"{title}: Top-1 by target area (% of screen)"
         )
-    pk = entry.get("pass_at_k")
+    pk = entry["pass_at_k"]
     if pk:
-        curve = wandb.Table(columns=["k", "pass"], data=[[j, pk[f"pass@{j}"]] for j in range(1, pk["n"] + 1)])
+        curve = wandb.Table(columns=["k", "pass"], data=[[j, pass_at(pk, j)] for j in range(1, pk["n"] + 1)])
         out[prefix + "pass_at_k"] = wandb.plot.line(
             curve, "k", "pass", title=f"{title}: pass@k (unbiased, %)"
         )
-    cal = entry.get("calibration")
-    if cal and cal.get("reliability"):
-        rel = [[r[c] for c in RELIABILITY_COLUMNS] for r in cal["reliability"]]
+    cal = entry["calibration"]
+    reliability = cal["reliability"] if cal is not None else None
+    if reliability:
+        rel = [[r["low"], r["high"], r["count"], r["confidence"], r["accuracy"]] for r in reliability]
         table = wandb.Table(columns=list(RELIABILITY_COLUMNS), data=rel)
         out[prefix + "calibration/reliability"] = table
         pts = wandb.Table(columns=["confidence", "accuracy"], data=[[r[3], r[4]] for r in rel if r[2]])
         out[prefix + "calibration/reliability_plot"] = wandb.plot.line(
             pts, "confidence", "accuracy", title=f"{title}: critic reliability"
         )
-    if cal and cal.get("risk_coverage"):
-        rc = [[p[c] for c in RISK_COVERAGE_COLUMNS] for p in cal["risk_coverage"]]
+    risk_coverage = cal["risk_coverage"] if cal is not None else None
+    if risk_coverage:
+        rc = [[p["threshold"], p["coverage"], p["kept"], p["top1"]] for p in risk_coverage]
         table = wandb.Table(columns=list(RISK_COVERAGE_COLUMNS), data=rc)
         out[prefix + "calibration/risk_coverage"] = wandb.plot.line(
             table, "coverage", "top1", title=f"{title}: Top-1 against coverage (%)"

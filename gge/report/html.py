@@ -6,7 +6,8 @@ URIs, the styles and the small scripts (files in ``gge/report/assets/``) are inl
 fetched: no CDN, no web font, no image by URL, so the file can be mailed, archived or opened on a
 machine without network.
 
-What a results page shows (sections missing from an older ``results.json`` are skipped):
+What a results page shows (of a :class:`~gge.run.document.ResultsDocument`; a section that is None is
+skipped):
 
 * the protocol line and a summary table, one row per benchmark (official rule, Top-1, Oracle@K, the
   gap between them, format errors) and the mean;
@@ -29,7 +30,10 @@ This module draws the results page's sections; the charts are :mod:`gge.report.s
 formatters and page skeleton they share :mod:`gge.report.html_format`.
 
 Example:
-    >>> page = render_report_html({"k": 5, "protocol": "demo", "benchmarks": {}}, [])
+    >>> doc = {"gge_version": "0.1.0", "protocol": "demo", "benchmarks": {},
+    ...        "mean": {"benchmarks": [], "top1": None, "oracle@5": None}, "k": 5, "selection": "critic",
+    ...        "model": {}, "config": {}}
+    >>> page = render_report_html(doc, [])
     >>> page.startswith("<!DOCTYPE html>"), "showing 0 of 0" in page
     (True, True)
 """
@@ -51,8 +55,6 @@ from gge.report.html_format import (
     _ci,
     _count,
     _frac,
-    _k_of,
-    _mapping,
     _num,
     _one_answer,
     _page,
@@ -64,35 +66,39 @@ from gge.report.html_format import (
 )
 from gge.report.markdown import subset_text
 from gge.report.svg import Series, grouped_bars_svg, line_chart_svg, stacked_bars_svg
+from gge.run.document import (
+    BenchmarkEntry,
+    GroupStats,
+    OfficialTable,
+    Quartiles,
+    ResultsDocument,
+    oracle_at,
+    pass_at,
+)
 from gge.run.runstate import atomic_write
-from gge.scoring.metrics import micro_of
 
 
 # -- results page -----------------------------------------------------------------------------------
-def _protocol_line(document: Mapping[str, Any]) -> str:
+def _protocol_line(document: ResultsDocument) -> str:
     bits = []
-    if document.get("protocol"):
+    if document["protocol"]:
         bits.append(f"<b>protocol</b>: {esc(document['protocol'])}")
-    model = document.get("model")
-    if isinstance(model, Mapping):
-        name = model.get("name") or model.get("model") or model.get("preset") or model.get("path")
-        if name:
-            bits.append(f"<b>model</b>: {esc(name)}")
-    elif model:
-        bits.append(f"<b>model</b>: {esc(model)}")
-    if _one_answer(document.get("k")):
+    model = document["model"]  # each kind of model records itself under its own names
+    name = model.get("name") or model.get("model") or model.get("preset") or model.get("path")
+    if name:
+        bits.append(f"<b>model</b>: {esc(name)}")
+    if _one_answer(document["k"]):
         bits.append("<b>one answer per sample</b> (Top-1 only)")
     else:
-        if document.get("selection"):
+        if document["selection"]:
             bits.append(f"<b>selection</b>: {esc(document['selection'])}")
-        if document.get("k") is not None:
-            bits.append(f"<b>K</b> = {esc(document['k'])}")
-    if document.get("gge_version"):
+        bits.append(f"<b>K</b> = {esc(document['k'])}")
+    if document["gge_version"]:
         bits.append(f"gge {esc(document['gge_version'])}")
     return '<p class="protocol">' + " · ".join(bits) + "</p>" if bits else ""
 
 
-def subset_banner(document: Mapping[str, Any]) -> str:
+def subset_banner(document: ResultsDocument) -> str:
     """The banner of a subset run (``document["subset"]``, written by the cli), or "" for a full run.
 
     Example:
@@ -104,16 +110,14 @@ def subset_banner(document: Mapping[str, Any]) -> str:
         ''
     """
     subset = document.get("subset")
-    names = _mapping(subset.get("benchmarks")) if isinstance(subset, Mapping) else {}
+    names = subset["benchmarks"] if subset is not None else {}
     text = subset_text(subset, {str(n): _title_of(str(n)) for n in names})
     return f'<p class="warning banner" id="subset"><b>{esc(text)}</b></p>' if text else ""
 
 
-def _official(entry: Mapping[str, Any], k: int) -> tuple[str, Any, Any]:
-    off = entry.get("official")
-    if isinstance(off, Mapping):
-        return str(off.get("rule", "micro")), off.get("top1"), off.get(f"oracle@{k}")
-    return "micro", entry.get("top1"), entry.get(f"oracle@{k}")
+def _official(entry: BenchmarkEntry, k: int) -> tuple[str, float | None, float | None]:
+    off = entry["official"]
+    return off["rule"], off["top1"], oracle_at(off, k)
 
 
 def _gap(top1: Any, oracle: Any) -> Any:
@@ -121,52 +125,50 @@ def _gap(top1: Any, oracle: Any) -> Any:
     return None if t is None or o is None else o - t
 
 
-def _summary(document: Mapping[str, Any], benchmarks: Mapping[str, Any]) -> str:
-    k = _k_of({}, document.get("k"))
+def _summary(document: ResultsDocument) -> str:
+    k = document["k"]
     one = _one_answer(k)
     rows = []
-    for name, entry in benchmarks.items():
-        if not isinstance(entry, Mapping):
-            continue
-        kk = _k_of(entry, document.get("k"))
-        rule, top1, oracle = _official(entry, kk)
+    for name, entry in document["benchmarks"].items():
+        rule, top1, oracle = _official(entry, k)
         row = [
             f'<a href="#{_anchor(name)}">{esc(_title_of(name))}</a>',
-            _count(entry.get("samples")),
+            _count(entry["samples"]),
             esc(rule),
             _pct(top1),
         ]
         if not one:
             row += [_pct(oracle), _pct(_gap(top1, oracle))]
-        rows.append([*row, _count(entry.get("format_errors")), _count(entry.get("image_errors"))])
-    mean = document.get("mean")
+        rows.append([*row, _count(entry["format_errors"]), _count(entry["image_errors"])])
+    mean = document["mean"]
     header = ["benchmark", "samples", "official rule", "Top-1"]
     header += [] if one else [f"Oracle@{k}", "gap"]
     table = _table([*header, "format errors", "image errors"], rows, cls="summary")
-    if isinstance(mean, Mapping):
-        m_top1, m_oracle = mean.get("top1"), mean.get(f"oracle@{k}")
-        n = len(mean.get("benchmarks") or [])
-        oracle_cells = "" if one else f"<td>{_pct(m_oracle)}</td><td>{_pct(_gap(m_top1, m_oracle))}</td>"
-        mean_row = (
-            f'<tr class="mean"><td>mean of {n} official headlines</td><td></td><td></td>'
-            f"<td>{_pct(m_top1)}</td>{oracle_cells}<td></td><td></td></tr>"
-        )
-        table = table.replace("</tbody>", mean_row + "</tbody>")
+    m_top1 = mean["top1"]
+    n = len(mean["benchmarks"])
+    oracle_cells = (
+        "" if one else f"<td>{_pct(oracle_at(mean, k))}</td><td>{_pct(_gap(m_top1, oracle_at(mean, k)))}</td>"
+    )
+    mean_row = (
+        f'<tr class="mean"><td>mean of {n} official headlines</td><td></td><td></td>'
+        f"<td>{_pct(m_top1)}</td>{oracle_cells}<td></td><td></td></tr>"
+    )
+    table = table.replace("</tbody>", mean_row + "</tbody>")
     return f'<section id="summary"><h2>Summary</h2>{table}</section>'
 
 
-def _pair(stats: Any, k: int) -> str:
-    if not isinstance(stats, Mapping) or not stats.get("samples"):
+def _pair(stats: GroupStats, k: int) -> str:
+    if not stats["samples"]:
         return '<span class="muted">–</span>'
     if _one_answer(k):
-        return f'<span title="n={_count(stats.get("samples"))}">{_pct(stats.get("top1"))}</span>'
+        return f'<span title="n={_count(stats["samples"])}">{_pct(stats["top1"])}</span>'
     return (
-        f'<span title="n={_count(stats.get("samples"))}">{_pct(stats.get("top1"))} / '
-        f"{_pct(stats.get(f'oracle@{k}'))}</span>"
+        f'<span title="n={_count(stats["samples"])}">{_pct(stats["top1"])} / '
+        f"{_pct(oracle_at(stats, k))}</span>"
     )
 
 
-def official_table_html(t: Mapping[str, Any], k: int) -> str:
+def official_table_html(t: OfficialTable, k: int) -> str:
     """One official table: a 2-D grid of "Top-1 / Oracle@K" cells, or a 1-D list with counts.
 
     With ``k == 1`` (a one-answer run) the cells are Top-1 only.
@@ -186,103 +188,96 @@ def official_table_html(t: Mapping[str, Any], k: int) -> str:
         >>> "<td>50.0</td><td>100.0</td>" in official_table_html(t, 5)
         True
     """
-    row_avg = t.get("row_avg") or {}
-    row_values = list(t.get("row_values") or row_avg)
-    all_ = t.get("all") or {}
+    row_avg = t["row_avg"]
+    row_values = t["row_values"]
+    all_ = t["all"]
     one = _one_answer(k)
-    if t.get("cols") is None:
+    if t["cols"] is None:
 
-        def line(stats: Any) -> list[str]:
-            stats = _mapping(stats)
-            out = [_count(stats.get("samples")), _pct(stats.get("top1"))]
-            return out if one else [*out, _pct(stats.get(f"oracle@{k}"))]
+        def line(stats: GroupStats) -> list[str]:
+            out = [_count(stats["samples"]), _pct(stats["top1"])]
+            return out if one else [*out, _pct(oracle_at(stats, k))]
 
-        rows = [[esc(v), *line(row_avg.get(v))] for v in row_values]
-        table = _table([esc(t.get("rows")), "n", "Top-1", *([] if one else [f"Oracle@{k}"])], rows)
+        rows = [[esc(v), *line(row_avg[v])] for v in row_values]
+        table = _table([esc(t["rows"]), "n", "Top-1", *([] if one else [f"Oracle@{k}"])], rows)
         total = '<tr class="all"><td>all</td>' + "".join(f"<td>{c}</td>" for c in line(all_)) + "</tr>"
-        heading = f"<h3>{esc(t.get('title'))}</h3>"
+        heading = f"<h3>{esc(t['title'])}</h3>"
     else:
-        cols = list(t.get("col_values") or [])
-        cells = t.get("cells") or {}
-        col_avg = t.get("col_avg") or {}
+        cols = t["col_values"]
+        cells = t["cells"]
+        col_avg = t["col_avg"]
         rows = [
-            [esc(rv), *(_pair((cells.get(rv) or {}).get(cv), k) for cv in cols), _pair(row_avg.get(rv), k)]
-            for rv in row_values
+            [esc(rv), *(_pair(cells[rv][cv], k) for cv in cols), _pair(row_avg[rv], k)] for rv in row_values
         ]
-        table = _table([f"{esc(t.get('rows'))} \\ {esc(t.get('cols'))}", *map(esc, cols), "avg"], rows)
+        table = _table([f"{esc(t['rows'])} \\ {esc(t['cols'])}", *map(esc, cols), "avg"], rows)
         total = (
             '<tr class="all"><td>avg</td>'
-            + "".join(f"<td>{_pair(col_avg.get(cv), k)}</td>" for cv in cols)
+            + "".join(f"<td>{_pair(col_avg[cv], k)}</td>" for cv in cols)
             + f"<td>{_pair(all_, k)}</td></tr>"
         )
         what = "Top-1" if one else f"Top-1 / Oracle@{k}"
-        heading = f'<h3>{esc(t.get("title"))} <span class="muted">({what}, %)</span></h3>'
+        heading = f'<h3>{esc(t["title"])} <span class="muted">({what}, %)</span></h3>'
     return heading + table.replace("</tbody>", total + "</tbody>")
 
 
-def _headline(entry: Mapping[str, Any], k: int) -> str:
+def _headline(entry: BenchmarkEntry, k: int) -> str:
     rule, top1, oracle = _official(entry, k)
     one = _one_answer(k)
-    intervals = _mapping(entry.get("intervals"))
-    micro = micro_of(entry)  # an entry written before the headlines moved: its top1 is micro
+    intervals = entry["intervals"]
+    micro = entry["micro"]
     bits = [f"official ({esc(rule)}): Top-1 <b>{_pct(top1)}</b>"]
     if not one:
         bits += [f"Oracle@{k} <b>{_pct(oracle)}</b>", f"gap {_pct(_gap(top1, oracle))}"]
-    line2 = [f"n = {_count(entry.get('samples'))}"]
-    keys = [("top1", "Top-1")] + ([] if one else [(f"oracle@{k}", f"Oracle@{k}")])
-    for key, label in keys:
-        if key in intervals or key in micro:
-            line2.append(
-                f"micro {label} {_pct(micro.get(key))} (95% CI {_ci(intervals.get(key), signed=False)})"
-            )
-    if not one and entry.get("top1_given_oracle") is not None:
-        line2.append(f"micro Top-1 given Oracle {_pct(entry.get('top1_given_oracle'))}")
-    for key, label in (
-        ("format_errors", "format errors"),
-        ("image_errors", "image errors"),
-        ("truncated", "truncated"),
-        ("abstentions", "abstentions"),
-        ("critic_format_errors", "critic format errors"),
-    ):
-        if key in entry:
-            line2.append(f"{label} {_count(entry.get(key))}")
-    gain = entry.get("critic_gain")
-    if isinstance(gain, Mapping) and not one:
+    line2 = [f"n = {_count(entry['samples'])}"]
+    figures = [("Top-1", micro["top1"], intervals["top1"])]
+    if not one:
+        figures.append((f"Oracle@{k}", oracle_at(micro, k), oracle_at(intervals, k)))
+    for label, value, ci in figures:
+        line2.append(f"micro {label} {_pct(value)} (95% CI {_ci(ci, signed=False)})")
+    if not one and entry["top1_given_oracle"] is not None:
+        line2.append(f"micro Top-1 given Oracle {_pct(entry['top1_given_oracle'])}")
+    line2 += [
+        f"format errors {_count(entry['format_errors'])}",
+        f"image errors {_count(entry['image_errors'])}",
+        f"truncated {_count(entry['truncated'])}",
+        f"abstentions {_count(entry['abstentions'])}",
+        f"critic format errors {_count(entry['critic_format_errors'])}",
+    ]
+    gain = entry["critic_gain"]
+    if gain is not None and not one:
         line2.append(
-            f"critic gain: {_signed(gain.get('over_first'))} over first, "
-            f"{_signed(gain.get('over_best_spatial'))} over best spatial "
-            f"({esc(gain.get('best_spatial') or '–')})"
+            f"critic gain: {_signed(gain['over_first'])} over first, "
+            f"{_signed(gain['over_best_spatial'])} over best spatial "
+            f"({esc(gain['best_spatial'] or '–')})"
         )
     return f'<p class="headline">{" · ".join(bits)}</p><p class="muted">{" · ".join(line2)}</p>'
 
 
-def _selection_table(entry: Mapping[str, Any], strategy: Any) -> str:
-    sel = entry.get("selection")
-    if not isinstance(sel, Mapping) or not sel:
+def _selection_table(entry: BenchmarkEntry, strategy: str) -> str:
+    sel = entry["selection"]
+    if not sel:
         return ""
     rows = [[f"<b>{esc(s)}</b>" if s == strategy else esc(s), _pct(v)] for s, v in sel.items()]
     return "<h3>Top-1 by selection strategy</h3>" + _table(["strategy", "Top-1"], rows)
 
 
-def _curve(entry: Mapping[str, Any], k: int) -> str:
+def _curve(entry: BenchmarkEntry, k: int) -> str:
     if _one_answer(k):
         return ""  # one answer per sample: no curve to draw
-    oracle = [(float(j), _num(entry.get(f"oracle@{j}"))) for j in range(1, k + 1)]
+    oracle = [(float(j), _num(oracle_at(entry, j))) for j in range(1, k + 1)]
     series = [Series("Oracle@k", ORACLE_COLOUR, oracle)]
-    # the same average as the Oracle@k points: the headline, or micro in a document written before
-    # the headlines moved
-    top1 = _num(entry.get("top1"))
+    top1 = _num(entry["top1"])  # the same average as the Oracle@k points: the headline
     if top1 is not None:
         series.append(Series("Top-1", TOP1_COLOUR, [(1.0, top1), (float(max(k, 2)), top1)], dashed=True))
     n = k
-    pak = entry.get("pass_at_k")
-    if isinstance(pak, Mapping) and isinstance(pak.get("n"), int) and pak["n"] >= 1:
+    pak = entry["pass_at_k"]
+    if pak is not None and pak["n"] >= 1:
         n = max(n, pak["n"])
         series.append(
             Series(
                 "pass@k",
                 PASS_COLOUR,
-                [(float(j), _num(pak.get(f"pass@{j}"))) for j in range(1, pak["n"] + 1)],
+                [(float(j), _num(pass_at(pak, j))) for j in range(1, pak["n"] + 1)],
             )
         )
     if all(y is None for s in series for _, y in s.points):
@@ -302,37 +297,26 @@ def _curve(entry: Mapping[str, Any], k: int) -> str:
     return f"<h3>Oracle@k curve</h3>{svg}"
 
 
-def _decomposition(entry: Mapping[str, Any]) -> str:
-    dec = entry.get("decomposition")
-    if not isinstance(dec, Mapping):
-        return ""
-    out = [f'<h3>Outcomes <span class="muted">(Top-1 by {esc(dec.get("strategy", "–"))})</span></h3>']
-    overall = dec.get("overall")
-    if isinstance(overall, Mapping):
-        out.append(stacked_bars_svg([("overall", overall)], title="outcome decomposition, overall"))
-    for t in dec.get("tables") or []:
-        if not isinstance(t, Mapping):
-            continue
-        rows = [(cell_label(c), c) for c in t.get("cells") or [] if isinstance(c, Mapping)]
+def _decomposition(entry: BenchmarkEntry) -> str:
+    dec = entry["decomposition"]
+    out = [f'<h3>Outcomes <span class="muted">(Top-1 by {esc(dec["strategy"])})</span></h3>']
+    out.append(stacked_bars_svg([("overall", dec["overall"])], title="outcome decomposition, overall"))
+    for t in dec["tables"]:
+        rows = [(cell_label(c), c) for c in t["cells"]]
         if rows:
-            out.append(f"<h3>Outcomes: {esc(t.get('title'))}</h3>")
-            out.append(stacked_bars_svg(rows, title=f"outcome decomposition, {t.get('title')}"))
+            out.append(f"<h3>Outcomes: {esc(t['title'])}</h3>")
+            out.append(stacked_bars_svg(rows, title=f"outcome decomposition, {t['title']}"))
     return "".join(out)
 
 
-def _size_buckets(entry: Mapping[str, Any], k: int) -> str:
-    sb = entry.get("size_buckets")
-    if not isinstance(sb, Mapping) or not sb.get("buckets"):
+def _size_buckets(entry: BenchmarkEntry, k: int) -> str:
+    sb = entry["size_buckets"]
+    if not sb["buckets"]:
         return ""
     one = _one_answer(k)
     groups = [
-        (
-            str(b.get("label", "")),
-            b.get("samples") if isinstance(b.get("samples"), int) else None,
-            [_num(b.get("top1"))] + ([] if one else [_num(b.get(f"oracle@{k}"))]),
-        )
+        (b["label"], b["samples"], [_num(b["top1"])] + ([] if one else [_num(oracle_at(b, k))]))
         for b in sb["buckets"]
-        if isinstance(b, Mapping)
     ]
     svg = grouped_bars_svg(
         groups,
@@ -340,56 +324,55 @@ def _size_buckets(entry: Mapping[str, Any], k: int) -> str:
         title="Top-1 by target size" if one else "Top-1 and Oracle@K by target size",
         x_label="target area / screenshot area",
     )
-    note = f'<p class="muted">no target area (absent targets): {_count(sb.get("no_area"))}'
-    if sb.get("unreadable"):
-        note += f" · unreadable screenshots: {_count(sb.get('unreadable'))}"
+    note = f'<p class="muted">no target area (absent targets): {_count(sb["no_area"])}'
+    if sb["unreadable"]:
+        note += f" · unreadable screenshots: {_count(sb['unreadable'])}"
     note += "</p>"
     return f"<h3>By target size</h3>{svg}{note}"
 
 
-def _miss_distance(entry: Mapping[str, Any]) -> str:
-    md = entry.get("miss_distance")
-    if not isinstance(md, Mapping):
-        return ""
+def _quartiles(q: Quartiles) -> tuple[float, float, float]:
+    return q["q1"], q["median"], q["q3"]
+
+
+def _miss_distance(entry: BenchmarkEntry) -> str:
+    md = entry["miss_distance"]
     rows = []
-    ts = md.get("target_sizes")
-    if isinstance(ts, Mapping):
-        rows.append(["target sizes (×)", *(_frac(ts.get(q), 1) for q in ("q1", "median", "q3"))])
-    sc = md.get("screen")
-    if isinstance(sc, Mapping):
+    ts = md["target_sizes"]
+    if ts is not None:
+        rows.append(["target sizes (×)", *(_frac(v, 1) for v in _quartiles(ts))])
+    sc = md["screen"]
+    if sc is not None:
         rows.append(
-            [
-                "screen diagonal (%)",
-                *(_pct(None if _num(sc.get(q)) is None else 100 * sc[q]) for q in ("q1", "median", "q3")),
-            ]
+            ["screen diagonal (%)", *(_pct(None if _num(v) is None else 100 * v) for v in _quartiles(sc))]
         )
     table = _table(["distance in", "q1", "median", "q3"], rows) if rows else ""
     return (
-        f'<h3>Miss distance</h3><p class="muted">{_count(md.get("misses"))} misses with a point pick, '
+        f'<h3>Miss distance</h3><p class="muted">{_count(md["misses"])} misses with a point pick, '
         f"distance to the target's box</p>{table}"
     )
 
 
-def _calibration(entry: Mapping[str, Any]) -> str:
-    cal = entry.get("calibration")
-    if not isinstance(cal, Mapping):
+def _calibration(entry: BenchmarkEntry) -> str:
+    cal = entry["calibration"]
+    if cal is None:
         return ""
     rows = [
-        ["score kind", esc(cal.get("score_kind", "–"))],
-        ["candidates (hits)", f"{_count(cal.get('candidates'))} ({_count(cal.get('positives'))})"],
-        ["AUROC", _frac(cal.get("auroc"))],
-        ["ECE", _frac(cal.get("ece"))],
-        ["Brier", _frac(cal.get("brier"))],
-        ["AURC (%)", _pct(cal.get("aurc"))],
-        ["unscored samples", _count(cal.get("unscored_samples"))],
+        ["score kind", esc(cal["score_kind"])],
+        ["candidates (hits)", f"{_count(cal['candidates'])} ({_count(cal['positives'])})"],
+        ["AUROC", _frac(cal["auroc"])],
+        ["ECE", _frac(cal["ece"])],
+        ["Brier", _frac(cal["brier"])],
+        ["AURC (%)", _pct(cal["aurc"])],
+        ["unscored samples", _count(cal["unscored_samples"])],
     ]
     charts = [_table(["", "value"], rows)]
-    rel = cal.get("reliability")
-    if isinstance(rel, list) and rel:
+    rel = cal["reliability"]
+    if rel:
         pts = [
-            (float(_num(b.get("confidence")) or 0.0), _num(b.get("accuracy")))
+            (float(_num(b["confidence"]) or 0.0), _num(b["accuracy"]))
             for b in rel
-            if isinstance(b, Mapping) and b.get("count") and _num(b.get("confidence")) is not None
+            if b["count"] and _num(b["confidence"]) is not None
         ]
         charts.append(
             line_chart_svg(
@@ -406,12 +389,12 @@ def _calibration(entry: Mapping[str, Any]) -> str:
                 height=240,
             )
         )
-    rc = cal.get("risk_coverage")
-    if isinstance(rc, list) and rc:
+    rc = cal["risk_coverage"]
+    if rc:
         pts = [
-            (float(_num(p.get("coverage")) or 0.0), _num(p.get("top1")))
+            (float(_num(p["coverage"]) or 0.0), _num(p["top1"]))
             for p in rc
-            if isinstance(p, Mapping) and _num(p.get("coverage")) is not None
+            if _num(p["coverage"]) is not None
         ]
         charts.append(
             line_chart_svg(
@@ -432,11 +415,11 @@ def _calibration(entry: Mapping[str, Any]) -> str:
     )
 
 
-def _benchmark_section(name: str, entry: Mapping[str, Any], document: Mapping[str, Any]) -> str:
-    k = _k_of(entry, document.get("k"))
-    tables = "".join(official_table_html(t, k) for t in entry.get("tables") or [] if isinstance(t, Mapping))
+def _benchmark_section(name: str, entry: BenchmarkEntry, document: ResultsDocument) -> str:
+    k = document["k"]
+    tables = "".join(official_table_html(t, k) for t in entry["tables"])
     blocks = [
-        tables + ("" if _one_answer(k) else _selection_table(entry, document.get("selection"))),
+        tables + ("" if _one_answer(k) else _selection_table(entry, document["selection"])),
         _curve(entry, k) + _miss_distance(entry),
         _decomposition(entry),
         _size_buckets(entry, k),
@@ -451,20 +434,17 @@ def _benchmark_section(name: str, entry: Mapping[str, Any], document: Mapping[st
 
 
 def render_report_html(
-    document: Mapping[str, Any], gallery: Sequence[Mapping[str, Any]], *, title: str | None = None
+    document: ResultsDocument, gallery: Sequence[Mapping[str, Any]], *, title: str | None = None
 ) -> str:
     """The whole results page, as one self-contained HTML string.
 
     Args:
-        document: A results.json document (``protocol``, ``k``, ``selection``, ``benchmarks``,
-            ``mean``...). The issue-11 sections of a benchmark entry (``decomposition``,
-            ``critic_gain``, ``pass_at_k``, ``size_buckets``, ``miss_distance``, ``calibration``)
-            are drawn when present and skipped when absent or None. A benchmark's headline is its
-            ``official`` figure; the micro means come from ``micro`` (a document without it, written
-            before the headlines moved, has them as its unqualified ``top1`` / ``oracle@K``). With
-            ``k == 1`` (a one-answer run) the page is Top-1 only: no Oracle@k column or curve, no
-            strategies table, no critic gain. A non-null ``subset`` gives a banner ("subset: first N
-            of M samples").
+        document: A results.json document (:class:`~gge.run.document.ResultsDocument`). A benchmark's
+            headline is its ``official`` figure, the micro means come from ``micro``; the sections
+            that can be None (``critic_gain``, ``pass_at_k``, ``calibration``: no critic choice, no
+            sampled answers, no critic scores) are skipped when None. With ``k == 1`` (a one-answer
+            run) the page is Top-1 only: no Oracle@k column or curve, no strategies table, no critic
+            gain. A non-null ``subset`` gives a banner ("subset: first N of M samples").
         gallery: Entries from :func:`gallery_entries` (may be empty).
         title: The page title (default: "gge report" and the model's protocol).
 
@@ -472,30 +452,31 @@ def render_report_html(
         The HTML page.
 
     Example:
-        >>> doc = {"k": 2, "protocol": "p", "mean": {"benchmarks": ["b"], "top1": 50.0, "oracle@2": 75.0},
-        ...        "benchmarks": {"b": {"samples": 4, "top1": 50.0, "oracle@1": 50.0, "oracle@2": 75.0,
-        ...                             "official": {"rule": "micro", "top1": 50.0, "oracle@2": 75.0}}}}
+        >>> from gge.benchmarks import get_benchmark
+        >>> from gge.run.assemble import build_document
+        >>> from gge.scoring.scoring import SampleResult
+        >>> from gge.types import Candidate
+        >>> two = (Candidate((1.0, 1.0), 0.9), Candidate((2.0, 2.0), 0.1))
+        >>> results = [SampleResult("screenspot_pro", str(i), {}, 2, two, hits, top1={"critic": hits[0]})
+        ...            for i, hits in enumerate([(True, False), (False, True), (False, False), (True, True)])]
+        >>> doc, _ = build_document({"screenspot_pro": get_benchmark("screenspot_pro")},
+        ...                         {"screenspot_pro": results}, k=2, strategy="critic", protocol="p",
+        ...                         model={}, config={})
         >>> page = render_report_html(doc, [])
         >>> "<td>50.0</td><td>75.0</td><td>25.0</td>" in page, "<polyline" in page
         (True, True)
     """
-    benchmarks = document.get("benchmarks") or {}
-    if not isinstance(benchmarks, Mapping):
-        benchmarks = {}
+    benchmarks = document["benchmarks"]
     page_title = title or "gge report"
     nav = (
         '<nav><a href="#summary">summary</a>'
         + "".join(f'<a href="#{_anchor(n)}">{esc(n)}</a>' for n in benchmarks)
         + '<a href="#gallery">gallery of misses</a></nav>'
     )
-    sections = "".join(
-        _benchmark_section(name, entry, document)
-        for name, entry in benchmarks.items()
-        if isinstance(entry, Mapping)
-    )
+    sections = "".join(_benchmark_section(name, entry, document) for name, entry in benchmarks.items())
     body = (
         f"<header><h1>{esc(page_title)}</h1>{_protocol_line(document)}{nav}</header>"
-        f"{subset_banner(document)}{_summary(document, benchmarks)}{sections}{_gallery(gallery)}"
+        f"{subset_banner(document)}{_summary(document)}{sections}{_gallery(gallery)}"
     )
     return _page(page_title, body, _GALLERY_SCRIPT)
 

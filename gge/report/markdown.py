@@ -11,9 +11,18 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from gge.scoring.metrics import micro_of
+from gge.run.document import (
+    BenchmarkEntry,
+    GroupStats,
+    Interval,
+    MeanStats,
+    OfficialTable,
+    Subset,
+    oracle_at,
+    pass_at,
+    share,
+)
 from gge.scoring.selection import STRATEGIES
 
 
@@ -22,12 +31,12 @@ def fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 
-def _pair(stats: Mapping[str, Any], k: int) -> str:
-    if not stats.get("samples"):
+def _pair(stats: GroupStats, k: int) -> str:
+    if not stats["samples"]:
         return "–"
     if k == 1:
         return fmt(stats["top1"])
-    return f"{fmt(stats['top1'])} / {fmt(stats[f'oracle@{k}'])}"
+    return f"{fmt(stats['top1'])} / {fmt(oracle_at(stats, k))}"
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -41,38 +50,38 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), sep, *(line(r) for r in rows)])
 
 
-def render_table(t: Mapping[str, Any], k: int) -> str:
+def render_table(t: OfficialTable, k: int) -> str:
     """One official table: a 2-D grid of "Top-1 / Oracle@K" cells, or a 1-D list with counts.
 
     With ``k == 1`` (a one-answer run) the cells are Top-1 only.
     """
     title = f"### {t['title']}"
-    if t.get("cols") is None:
+    if t["cols"] is None:
         header = [t["rows"], "n", "Top-1"] + ([] if k == 1 else [f"Oracle@{k}"])
 
-        def cells(s: Mapping[str, Any]) -> list[str]:
-            return [str(s["samples"]), fmt(s["top1"])] + ([] if k == 1 else [fmt(s[f"oracle@{k}"])])
+        def cells(s: GroupStats) -> list[str]:
+            return [str(s["samples"]), fmt(s["top1"])] + ([] if k == 1 else [fmt(oracle_at(s, k))])
 
         rows = [[v, *cells(s)] for v, s in t["row_avg"].items()]
         rows.append(["all", *cells(t["all"])])
         return f"{title}\n\n{markdown_table(header, rows)}"
     cols = list(t["col_values"])
+    grid, col_avg = t["cells"], t["col_avg"]
     header = [f"{t['rows']} \\ {t['cols']}", *cols, "avg"]
     rows = [
-        [rv, *(_pair(t["cells"][rv][cv], k) for cv in cols), _pair(t["row_avg"][rv], k)]
-        for rv in t["row_values"]
+        [rv, *(_pair(grid[rv][cv], k) for cv in cols), _pair(t["row_avg"][rv], k)] for rv in t["row_values"]
     ]
-    rows.append(["avg", *(_pair(t["col_avg"][cv], k) for cv in cols), _pair(t["all"], k)])
+    rows.append(["avg", *(_pair(col_avg[cv], k) for cv in cols), _pair(t["all"], k)])
     what = "Top-1" if k == 1 else f"Top-1 / Oracle@{k}"
     return f"{title} ({what}, %)\n\n{markdown_table(header, rows)}"
 
 
-def subset_text(subset: object, titles: Mapping[str, str]) -> str:
+def subset_text(subset: Subset | None, titles: Mapping[str, str]) -> str:
     """What a subset run says of itself (results.json ``subset``), or "" for a full run.
 
     The one wording of report.md and the console (under ``Protocol:``), report.html's banner,
     ``gge compare``'s note and ``gge watch``'s step line. Only the benchmarks ``max_samples`` cut are
-    named; a malformed record (a hand-edited file) still says it is a subset.
+    named.
 
     Example:
         >>> subset_text({"max_samples": 5, "benchmarks": {"b": {"evaluated": 5, "total": 36},
@@ -81,22 +90,19 @@ def subset_text(subset: object, titles: Mapping[str, str]) -> str:
         >>> subset_text(None, {})
         ''
     """
-    if not isinstance(subset, Mapping):
+    if subset is None:
         return ""
-    counts = subset.get("benchmarks")
     cut = []
-    for name, c in (counts if isinstance(counts, Mapping) else {}).items():
-        evaluated = c.get("evaluated") if isinstance(c, Mapping) else None
-        total = c.get("total") if isinstance(c, Mapping) else None
-        if isinstance(evaluated, int) and isinstance(total, int) and evaluated >= total:
+    for name, c in subset["benchmarks"].items():
+        if c["evaluated"] >= c["total"]:
             continue
-        cut.append(f"first {evaluated} of {total} samples ({titles.get(str(name), str(name))})")
-    n = subset.get("max_samples")
+        cut.append(f"first {c['evaluated']} of {c['total']} samples ({titles.get(name, name)})")
+    n = subset["max_samples"]
     what = ", ".join(cut) if cut else f"first {n} samples"
     return f"subset: {what}; max_samples={n}: not comparable with published numbers"
 
 
-def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: str) -> str:
+def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str) -> str:
     """The headline lines and every table of one benchmark.
 
     The first line is the official headline (with its Wilson intervals when the official rule is
@@ -107,50 +113,51 @@ def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: 
     n = entry["samples"]
     ci = entry["intervals"]
     off = entry["official"]
-    micro = micro_of(entry)
+    micro = entry["micro"]
     one = k == 1
 
-    def interval(key: str) -> str:
-        return "" if ci.get(key) is None else f" [{fmt(ci[key][0])}, {fmt(ci[key][1])}]"
+    def interval(bounds: Interval | None) -> str:
+        return "" if bounds is None else f" [{fmt(bounds[0])}, {fmt(bounds[1])}]"
 
-    variant = entry.get("load", {}).get("variant") or {}
+    load = entry.get("load")
+    variant = (load["variant"] if load is not None else None) or {}
     label = "".join(f" · {key}: {value}" for key, value in variant.items())
     how = "one answer per sample (Top-1 only)" if one else f"Top-1 by `{strategy}` · K={k}"
     is_micro = off["rule"] == "micro"
-    wilson = " (95% Wilson)" if is_micro and ci.get("top1") is not None else ""
-    top1_ci = interval("top1") if is_micro else ""
+    wilson = " (95% Wilson)" if is_micro and ci["top1"] is not None else ""
+    top1_ci = interval(ci["top1"]) if is_micro else ""
     head = f"- Official headline ({off['rule']}): Top-1 **{fmt(off['top1'])}**{top1_ci}"
     if not one:
-        o_top1, o_oracle = off["top1"], off[f"oracle@{k}"]
+        o_top1, o_oracle = off["top1"], oracle_at(off, k)
         gap = None if o_top1 is None or o_oracle is None else o_oracle - o_top1
         given = f"{fmt(entry['top1_given_oracle'])}%" + ("" if is_micro else " (micro)")
         head += (
-            f" · Oracle@{k} **{fmt(o_oracle)}**{interval(f'oracle@{k}') if is_micro else ''}{wilson}"
+            f" · Oracle@{k} **{fmt(o_oracle)}**{interval(oracle_at(ci, k)) if is_micro else ''}{wilson}"
             f" · critic gap {fmt(gap)} · P(Top-1 hit | Oracle@{k} hit) {given}"
         )
     else:
         head += wilson
     lines = [f"## {title} — {n} samples{label} · {how}", "", head]
     if not is_micro:
-        line = f"- Micro (hits over samples): Top-1 {fmt(micro['top1'])}{interval('top1')}"
+        line = f"- Micro (hits over samples): Top-1 {fmt(micro['top1'])}{interval(ci['top1'])}"
         if not one:
-            line += f" · Oracle@{k} {fmt(micro[f'oracle@{k}'])}{interval(f'oracle@{k}')}"
-        lines.append(line + (" (95% Wilson)" if ci.get("top1") is not None else ""))
+            line += f" · Oracle@{k} {fmt(oracle_at(micro, k))}{interval(oracle_at(ci, k))}"
+        lines.append(line + (" (95% Wilson)" if ci["top1"] is not None else ""))
     others = [a for name, a in entry["averages"].items() if name != off["rule"] and name != "micro"]
     for a in others:
         line = f"- Also reported ({a['rule']}, not official): Top-1 {fmt(a['top1'])}"
-        lines.append(line if one else f"{line} · Oracle@{k} {fmt(a[f'oracle@{k}'])}")
+        lines.append(line if one else f"{line} · Oracle@{k} {fmt(oracle_at(a, k))}")
     if not one:
         lines.append(
-            f"- Oracle@k ({off['rule'] if 'micro' in entry else 'micro'}): "
-            + " · ".join(f"@{j} {fmt(entry[f'oracle@{j}'])}" for j in range(1, k + 1))
+            f"- Oracle@k ({off['rule']}): "
+            + " · ".join(f"@{j} {fmt(oracle_at(entry, j))}" for j in range(1, k + 1))
         )
         lines.append(
             "- Top-1 by selection (micro): "
             + " · ".join(f"{s} {fmt(entry['selection'][s])}" for s in STRATEGIES)
         )
     fe = entry["format_errors"]
-    bad = entry.get("image_errors") or []
+    bad = entry["image_errors"]
     rate = f" ({fmt(100.0 * fe / n)}%)" if n else ""
     lines.append(
         f"- Format errors (unparseable or missing answers, scored as misses): {fe}{rate} · "
@@ -159,7 +166,7 @@ def render_benchmark(title: str, entry: Mapping[str, Any], *, k: int, strategy: 
     if bad:
         lines.append(f"- Unreadable screenshots (the model was not asked; scored as misses): {len(bad)}")
         lines += [f"  - {e['error']}" for e in bad]
-    if entry.get("critic_format_errors"):
+    if entry["critic_format_errors"]:
         n_critic = entry["critic_format_errors"]
         lines.append(f"- Critic format errors (unparseable rankings, proposer order used): {n_critic}")
     lines.append(f"- Abstentions (Top-1 says the target is absent): {entry['abstentions']}")
@@ -196,42 +203,47 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def render_analysis_lines(entry: Mapping[str, Any], *, k: int) -> list[str]:
+def render_analysis_lines(entry: BenchmarkEntry, *, k: int) -> list[str]:
     """The "why" lines of a benchmark: outcome split, critic gain, pass@k, miss distance, calibration.
 
-    Entries written before these sections existed give no lines; with ``k == 1`` (a one-answer run)
-    there is no critic's gain.
+    A section that is None (no critic scores, no sampled answers) gives no line; with ``k == 1`` (a
+    one-answer run) there is no critic's gain.
     """
     lines: list[str] = []
-    dec = entry.get("decomposition")
-    if dec and dec["overall"]["samples"]:
+    dec = entry["decomposition"]
+    if dec["overall"]["samples"]:
         overall = dec["overall"]
-        parts = [f"{OUTCOME_NAMES[kind]} {fmt(overall[kind])}" for kind in OUTCOME_NAMES if overall.get(kind)]
+        parts = [
+            f"{OUTCOME_NAMES[kind]} {fmt(share(overall, kind))}"
+            for kind in OUTCOME_NAMES
+            if share(overall, kind)
+        ]
         lines.append(
             f"- Where the misses are (Top-1 by `{dec['strategy']}`, % of samples): " + " · ".join(parts)
         )
-    gain = None if k == 1 else entry.get("critic_gain")
-    if gain and gain.get("over_first") is not None:
-        best = gain.get("best_spatial")
+    gain = None if k == 1 else entry["critic_gain"]
+    if gain and gain["over_first"] is not None:
+        best = gain["best_spatial"]
         lines.append(
             f"- Critic's gain in Top-1: {fmt_signed(gain['over_first'])} over `first`, "
             f"{fmt_signed(gain['over_best_spatial'])} over the best spatial baseline (`{best}`)"
         )
-    pk = entry.get("pass_at_k")
+    pk = entry["pass_at_k"]
     if pk:
-        values = " · ".join(f"@{j} {fmt(pk[f'pass@{j}'])}" for j in range(1, pk["n"] + 1))
+        values = " · ".join(f"@{j} {fmt(pass_at(pk, j))}" for j in range(1, pk["n"] + 1))
         slots = "the sampled answers after the greedy first" if pk["first_slot"] else "every answer"
         lines.append(f"- pass@k (unbiased, from n={pk['n']}: {slots}): {values}")
-    dist = entry.get("miss_distance")
-    if dist and dist.get("misses") and dist.get("screen"):
-        t, sc = dist.get("target_sizes"), dist["screen"]
+    dist = entry["miss_distance"]
+    sc = dist["screen"]
+    if dist["misses"] and sc:
+        t = dist["target_sizes"]
         size_part = f"{_num(t['median'])} target sizes (IQR {_num(t['q1'])}–{_num(t['q3'])}), " if t else ""
         lines.append(
             f"- Misses land from the target (median over {dist['misses']}): {size_part}"
             f"{fmt(100 * sc['median'])}% of the screen diagonal "
             f"(IQR {fmt(100 * sc['q1'])}–{fmt(100 * sc['q3'])}%)"
         )
-    cal = entry.get("calibration")
+    cal = entry["calibration"]
     if cal:
         if cal["score_kind"] == "probability":
             lines.append(
@@ -248,46 +260,43 @@ def render_analysis_lines(entry: Mapping[str, Any], *, k: int) -> list[str]:
     return lines
 
 
-def render_analysis_tables(entry: Mapping[str, Any], *, k: int) -> list[str]:
+def render_analysis_tables(entry: BenchmarkEntry, *, k: int) -> list[str]:
     """Tables of the "why" sections: outcomes per cell of the first official table, results by target size.
 
     (results.json has the outcomes for the cells of every official table.) With ``k == 1`` the size
     table is Top-1 only.
     """
     out: list[str] = []
-    dec = entry.get("decomposition")
+    dec = entry["decomposition"]
     kinds = list(OUTCOME_NAMES)
-    if dec:
-        for t in dec["tables"][:1]:
-            used = [kind for kind in kinds if any(c["counts"][kind] for c in t["cells"])] or ["hit"]
-            cell_name = t["rows"] if t["cols"] is None else f"{t['rows']} / {t['cols']}"
-            header = [cell_name, "n", *(OUTCOME_NAMES[kind] for kind in used)]
-            rows = [
-                [
-                    c["row"] if c["col"] is None else f"{c['row']} / {c['col']}",
-                    str(c["samples"]),
-                    *(fmt(c[kind]) for kind in used),
-                ]
-                for c in t["cells"]
+    for t in dec["tables"][:1]:
+        used = [kind for kind in kinds if any(c["counts"][kind] for c in t["cells"])] or ["hit"]
+        cell_name = t["rows"] if t["cols"] is None else f"{t['rows']} / {t['cols']}"
+        header = [cell_name, "n", *(OUTCOME_NAMES[kind] for kind in used)]
+        rows = [
+            [
+                c["row"] if c["col"] is None else f"{c['row']} / {c['col']}",
+                str(c["samples"]),
+                *(fmt(share(c, kind)) for kind in used),
             ]
-            out.append(
-                f"### {t['title']}: where the misses are (% of samples)\n\n{markdown_table(header, rows)}"
-            )
-    sizes = entry.get("size_buckets")
-    if sizes and any(b["samples"] for b in sizes["buckets"]):
+            for c in t["cells"]
+        ]
+        out.append(f"### {t['title']}: where the misses are (% of samples)\n\n{markdown_table(header, rows)}")
+    sizes = entry["size_buckets"]
+    if any(b["samples"] for b in sizes["buckets"]):
         header = ["target area (% of screen)", "n", "Top-1"] + ([] if k == 1 else [f"Oracle@{k}"])
         rows = [
-            [b["label"], str(b["samples"]), fmt(b["top1"])] + ([] if k == 1 else [fmt(b[f"oracle@{k}"])])
+            [b["label"], str(b["samples"]), fmt(b["top1"])] + ([] if k == 1 else [fmt(oracle_at(b, k))])
             for b in sizes["buckets"]
             if b["samples"]
         ]
         apart = [
-            f"{sizes[key]} {what}"
-            for key, what in (
-                ("no_area", "without an area (absent)"),
-                ("unreadable", "unreadable screenshots"),
+            f"{count} {what}"
+            for count, what in (
+                (sizes["no_area"], "without an area (absent)"),
+                (sizes["unreadable"], "unreadable screenshots"),
             )
-            if sizes.get(key)
+            if count
         ]
         note = f" ({'; '.join(apart)})" if apart else ""
         out.append(f"### By target size{note}\n\n{markdown_table(header, rows)}")
@@ -295,7 +304,7 @@ def render_analysis_tables(entry: Mapping[str, Any], *, k: int) -> list[str]:
 
 
 def render_summary(
-    titles: Mapping[str, str], entries: Mapping[str, Any], mean: Mapping[str, Any], *, k: int
+    titles: Mapping[str, str], entries: Mapping[str, BenchmarkEntry], mean: MeanStats, *, k: int
 ) -> str:
     """One row per benchmark with its official headline, and their unweighted mean.
 
@@ -311,10 +320,10 @@ def render_summary(
         off = e["official"]
         row = [titles[name], str(e["samples"]), off["rule"], fmt(off["top1"])]
         if not one:
-            top1, oracle = off["top1"], off[f"oracle@{k}"]
+            top1, oracle = off["top1"], oracle_at(off, k)
             row += [fmt(oracle), fmt(None if top1 is None or oracle is None else oracle - top1)]
-        rows.append([*row, str(e["format_errors"]), str(len(e.get("image_errors") or []))])
+        rows.append([*row, str(e["format_errors"]), str(len(e["image_errors"]))])
     if len(entries) > 1:
         row = [f"mean of {len(mean['benchmarks'])}", "", "unweighted", fmt(mean["top1"])]
-        rows.append(row + ([] if one else [fmt(mean[f"oracle@{k}"]), ""]) + ["", ""])
+        rows.append(row + ([] if one else [fmt(oracle_at(mean, k)), ""]) + ["", ""])
     return "## Summary (official headlines)\n\n" + markdown_table(header, rows)

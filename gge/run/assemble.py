@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gge.benchmarks.base import Benchmark
+from gge.run.document import BenchmarkEntry, ResultsDocument, Subset
 from gge.run.records import result_record
 from gge.run.runstate import atomic_write
 from gge.scoring.scoring import SampleResult
@@ -19,7 +20,7 @@ from gge.types import Sample
 
 
 def write_outputs(
-    output_dir: Path, results_json: dict[str, Any], records: Iterable[SampleResult], report: str
+    output_dir: Path, results_json: ResultsDocument, records: Iterable[SampleResult], report: str
 ) -> None:
     """Write results.json, predictions.jsonl and report.md into ``output_dir`` (created if needed).
 
@@ -38,7 +39,7 @@ def write_outputs(
 
 def write_html_report(
     output_dir: Path,
-    document: Mapping[str, Any],
+    document: ResultsDocument,
     samples: Mapping[tuple[str, str], Sample],
     results: Sequence[SampleResult],
     benchmarks: Mapping[str, Benchmark],
@@ -65,7 +66,7 @@ def write_html_report(
         gallery_entries(
             samples,
             results,
-            strategy=str(document["selection"]),
+            strategy=document["selection"],
             tables={name: b.tables[0] if b.tables else None for name, b in benchmarks.items()},
             limit_per_benchmark=misses,
         )
@@ -92,7 +93,7 @@ def build_document(
     notes: Sequence[str] | None = None,
     subset: dict[str, Any] | None = _ABSENT,
     metrics_options: Mapping[str, Any] | None = None,
-) -> tuple[dict[str, Any], str]:
+) -> tuple[ResultsDocument, str]:
     """The results document and report.md's text of one run: the ONE place a results document is made.
 
     Each benchmark's entry is :func:`~gge.scoring.metrics.benchmark_metrics` of its results, then its
@@ -121,18 +122,19 @@ def build_document(
     from gge.report.markdown import render_benchmark, render_summary, subset_text
     from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
 
-    entries: dict[str, dict[str, Any]] = {}
+    entries: dict[str, BenchmarkEntry] = {}
     titles: dict[str, str] = {}
     sections: list[str] = []
     for name, bench in benchmarks.items():
         entry = benchmark_metrics(bench, results[name], k=k, strategy=strategy, **(metrics_options or {}))
-        entry.update((extras or {}).get(name, {}))
+        # the extras replace a field in place (pass_at_k of a dump) or follow the computed ones
+        entry = cast(BenchmarkEntry, {**entry, **(extras or {}).get(name, {})})
         entries[name], titles[name] = entry, bench.title
         sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
     mean = mean_over_benchmarks(entries, k)
     head = [f"Protocol: {protocol}"]
     if subset is not _ABSENT and subset is not None:
-        head.append(subset_text(subset, titles))
+        head.append(subset_text(cast(Subset, subset), titles))
     head += [f"Note: {n}" for n in notes or ()]
     report = "\n\n".join(["\n".join(head), *sections, render_summary(titles, entries, mean, k=k)])
     document: dict[str, Any] = {"gge_version": gge.__version__, "protocol": protocol}
@@ -142,12 +144,12 @@ def build_document(
     if subset is not _ABSENT:
         document["subset"] = subset
     document.update(selection=strategy, model=dict(model), config=dict(config))
-    return document, report
+    return cast(ResultsDocument, document), report
 
 
 def write_run(
     output_dir: Path,
-    document: dict[str, Any],
+    document: ResultsDocument,
     report: str,
     results: Sequence[SampleResult],
     samples: Mapping[tuple[str, str], Sample],

@@ -11,11 +11,24 @@ The grouped computation itself is :mod:`gge.scoring.grouping`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from gge.benchmarks.base import Average, Benchmark
+from gge.run.document import (
+    AverageStats,
+    BenchmarkEntry,
+    Figures,
+    GroupStats,
+    Intervals,
+    MeanStats,
+    OfficialTable,
+    insert_after,
+    oracle_at,
+    pass_at,
+    share,
+)
 from gge.scoring.analysis import OUTCOMES, ScoreKind, analyse
-from gge.scoring.grouping import Stats, average, group_by, group_stats, pct, table, wilson_interval
+from gge.scoring.grouping import average, group_by, group_stats, pct, table, wilson_interval
 from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import STRATEGIES
 
@@ -28,7 +41,7 @@ def benchmark_metrics(
     strategy: str,
     exchangeable_from: int | None = None,
     score_kind: ScoreKind | None = None,
-) -> Stats:
+) -> BenchmarkEntry:
     """Every number gge reports for one benchmark (the ``results.json`` entry).
 
     Args:
@@ -41,79 +54,84 @@ def benchmark_metrics(
         score_kind: How to read the critic's scores (``probability`` or ``rank``; None infers it).
 
     Returns:
-        The benchmark's entry of results.json (see the README for the names). Its unqualified
-        ``top1`` and ``oracle@1`` .. ``oracle@K`` are the benchmark's official headline (its
-        ``official`` rule: micro or a macro mean over label values; ``official`` holds the same with
-        the rule's name); ``micro`` holds the micro means (hits over samples) under the same names,
-        and ``intervals`` are the Wilson intervals of the micro ``top1`` and ``oracle@K``.
-        ``critic_gap`` is the headline Oracle@K minus the headline Top-1. With ``k == 1`` (a
-        one-answer run) ``critic_gap``, ``top1_given_oracle`` and ``critic_gain`` are None.
+        The benchmark's entry of results.json (:class:`gge.run.document.BenchmarkEntry`; see the
+        README for the names). Its unqualified ``top1`` and ``oracle@1`` .. ``oracle@K`` are the
+        benchmark's official headline (its ``official`` rule: micro or a macro mean over label
+        values; ``official`` holds the same with the rule's name); ``micro`` holds the micro means
+        (hits over samples) under the same names, and ``intervals`` are the Wilson intervals of the
+        micro ``top1`` and ``oracle@K``. ``critic_gap`` is the headline Oracle@K minus the headline
+        Top-1. With ``k == 1`` (a one-answer run) ``critic_gap``, ``top1_given_oracle`` and
+        ``critic_gain`` are None.
     """
     n = len(results)
     top1_hits = sum(r.top1.get(strategy, False) for r in results)
     oracle_hits = sum(r.hit_at(k) for r in results)
     both = sum(r.top1.get(strategy, False) and r.hit_at(k) for r in results)
-    official = average(results, benchmark.official, k, strategy)
-    micro: Stats = {"top1": pct(top1_hits, n)}
-    entry: Stats = {"samples": n, "top1": official["top1"]}
-    for j in range(1, k + 1):
-        micro[f"oracle@{j}"] = pct(sum(r.hit_at(j) for r in results), n)
-        entry[f"oracle@{j}"] = (
-            official[f"oracle@{k}"]
-            if j == k
-            else average(results, benchmark.official, j, strategy)[f"oracle@{j}"]
-        )
-    top1 = entry["top1"]
-    oracle = entry[f"oracle@{k}"]
-    entry["micro"] = micro
-    entry["official"] = official
-    entry["averages"] = {
-        a.name: average(results, a, k, strategy) for a in (Average("micro"), *benchmark.extra_averages)
+    official = cast(AverageStats, average(results, benchmark.official, k, strategy))
+    headline = {
+        f"oracle@{j}": oracle_at(official if j == k else average(results, benchmark.official, j, strategy), j)
+        for j in range(1, k + 1)
     }
-    entry["intervals"] = {
-        "top1": wilson_interval(top1_hits, n),
-        f"oracle@{k}": wilson_interval(oracle_hits, n),
-    }
-    entry["format_errors"] = sum(r.format_error for r in results)
-    entry["truncated"] = sum(r.truncated for r in results)
-    entry["image_errors"] = [
-        {"id": r.id, "error": r.image_error} for r in results if r.image_error is not None
-    ]
-    entry["unparsed_candidates"] = sum(not c.parsed for r in results for c in r.candidates)
-    entry["critic_format_errors"] = sum(r.critic_format_error for r in results)
-    entry["abstentions"] = sum(r.abstained(strategy) for r in results)
+    micro = {"top1": pct(top1_hits, n)}
+    micro.update({f"oracle@{j}": pct(sum(r.hit_at(j) for r in results), n) for j in range(1, k + 1)})
+    top1 = official["top1"]
+    oracle = oracle_at(official, k)
     one_answer = k == 1  # a one-answer run: no critic chose, Oracle@1 is Top-1
-    entry["critic_gap"] = None if one_answer or top1 is None or oracle is None else oracle - top1
-    entry["top1_given_oracle"] = None if one_answer else pct(both, oracle_hits)
-    entry["selection"] = {s: pct(sum(r.top1.get(s, False) for r in results), n) for s in STRATEGIES}
-    entry["breakdown"] = {
-        key: {
-            value[0]: group_stats(group, k, strategy)
-            for value, group in sorted(group_by(results, [key]).items())
-        }
-        for key in benchmark.label_keys
-        if any(key in r.labels for r in results)
-    }
-    entry["tables"] = [
-        table(results, spec, k, strategy)
-        for spec in benchmark.tables
-        if any(spec.rows in r.labels for r in results)
-    ]
-    entry.update(
-        analyse(
-            results,
-            tables=benchmark.tables,
-            k=k,
-            strategy=strategy,
-            selection=entry["selection"],
-            exchangeable_from=exchangeable_from,
-            score_kind=score_kind,
-        )
+    selection = {s: pct(sum(r.top1.get(s, False) for r in results), n) for s in STRATEGIES}
+    analysis = analyse(
+        results,
+        tables=benchmark.tables,
+        k=k,
+        strategy=strategy,
+        selection=selection,
+        exchangeable_from=exchangeable_from,
+        score_kind=score_kind,
     )
-    return entry
+    entry: BenchmarkEntry = {
+        "samples": n,
+        "top1": top1,
+        "micro": cast(Figures, micro),
+        "official": official,
+        "averages": {
+            a.name: cast(AverageStats, average(results, a, k, strategy))
+            for a in (Average("micro"), *benchmark.extra_averages)
+        },
+        "intervals": cast(
+            Intervals, {"top1": wilson_interval(top1_hits, n), f"oracle@{k}": wilson_interval(oracle_hits, n)}
+        ),
+        "format_errors": sum(r.format_error for r in results),
+        "truncated": sum(r.truncated for r in results),
+        "image_errors": [{"id": r.id, "error": r.image_error} for r in results if r.image_error is not None],
+        "unparsed_candidates": sum(not c.parsed for r in results for c in r.candidates),
+        "critic_format_errors": sum(r.critic_format_error for r in results),
+        "abstentions": sum(r.abstained(strategy) for r in results),
+        "critic_gap": None if one_answer or top1 is None or oracle is None else oracle - top1,
+        "top1_given_oracle": None if one_answer else pct(both, oracle_hits),
+        "selection": selection,
+        "breakdown": {
+            key: {
+                value[0]: cast(GroupStats, group_stats(group, k, strategy))
+                for value, group in sorted(group_by(results, [key]).items())
+            }
+            for key in benchmark.label_keys
+            if any(key in r.labels for r in results)
+        },
+        "tables": [
+            cast(OfficialTable, table(results, spec, k, strategy))
+            for spec in benchmark.tables
+            if any(spec.rows in r.labels for r in results)
+        ],
+        "decomposition": analysis["decomposition"],
+        "critic_gain": analysis["critic_gain"],
+        "pass_at_k": analysis["pass_at_k"],
+        "size_buckets": analysis["size_buckets"],
+        "miss_distance": analysis["miss_distance"],
+        "calibration": analysis["calibration"],
+    }
+    return insert_after(entry, "top1", headline)
 
 
-def mean_over_benchmarks(entries: Mapping[str, Stats], k: int) -> Stats:
+def mean_over_benchmarks(entries: Mapping[str, BenchmarkEntry], k: int) -> MeanStats:
     """The unweighted mean of the benchmarks' official headlines (the "average over six" papers print).
 
     Args:
@@ -124,31 +142,17 @@ def mean_over_benchmarks(entries: Mapping[str, Stats], k: int) -> Stats:
         ``{"benchmarks": [...], "top1": pct, "oracle@K": pct}`` over the benchmarks with samples.
     """
     names = [n for n, e in entries.items() if e["official"]["top1"] is not None]
-    out: Stats = {"benchmarks": names}
+    out: dict[str, Any] = {"benchmarks": names}
     for key in ("top1", f"oracle@{k}"):
-        out[key] = sum(entries[n]["official"][key] for n in names) / len(names) if names else None
-    return out
+        out[key] = (
+            sum(cast(Mapping[str, Any], entries[n]["official"])[key] for n in names) / len(names)
+            if names
+            else None
+        )
+    return cast(MeanStats, out)
 
 
-def micro_of(entry: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The micro means (hits over samples) of a results.json entry: ``top1``, ``oracle@1`` ... ``oracle@K``.
-
-    An entry written before the headlines moved has no ``micro`` key: its unqualified ``top1`` and
-    ``oracle@j`` are the micro means.
-
-    Example:
-        >>> micro_of({"top1": 40.0, "oracle@2": 60.0, "samples": 5})
-        {'top1': 40.0, 'oracle@2': 60.0}
-        >>> micro_of({"top1": 45.0, "micro": {"top1": 40.0, "oracle@2": 60.0}})["top1"]
-        40.0
-    """
-    micro = entry.get("micro")
-    if isinstance(micro, Mapping):
-        return micro
-    return {key: v for key, v in entry.items() if key == "top1" or key.startswith("oracle@")}
-
-
-def scalar_metrics(entries: Mapping[str, Stats], k: int) -> dict[str, float]:
+def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, float]:
     """The scalars a logger plots: ``grounding/<benchmark>/<name>`` for each benchmark, and the mean.
 
     Per benchmark: ``top1`` and ``oracle@K`` (the official headline), ``micro/top1`` and
@@ -159,9 +163,6 @@ def scalar_metrics(entries: Mapping[str, Stats], k: int) -> dict[str, float]:
     reported, and the critic's ``calibration/auroc`` (``/ece``, ``/brier``, ``/aurc`` for
     probabilities). Missing values are left out. With ``k == 1`` (a one-answer run) the scalars are
     Top-1 only: no ``oracle@1``, no ``critic_miss`` (no other answer could have hit), no critic gain.
-
-    An entry written before the headlines moved (no ``micro`` key: its ``top1`` is the micro mean)
-    gives the same names, its ``official`` read as the headline.
 
     Args:
         entries: results.json entries by benchmark name.
@@ -174,7 +175,7 @@ def scalar_metrics(entries: Mapping[str, Stats], k: int) -> dict[str, float]:
     values: dict[str, float] = {}
     for name, e in entries.items():
         off = e["official"]
-        micro = micro_of(e)
+        micro = e["micro"]
         pairs: list[tuple[str, Any]] = [
             ("top1", off["top1"]),
             ("micro/top1", micro["top1"]),
@@ -182,26 +183,37 @@ def scalar_metrics(entries: Mapping[str, Stats], k: int) -> dict[str, float]:
         ]
         if not one_answer:
             pairs += [
-                (f"oracle@{k}", off[f"oracle@{k}"]),
-                (f"micro/oracle@{k}", micro[f"oracle@{k}"]),
-                (f"official/oracle@{k}", off[f"oracle@{k}"]),
+                (f"oracle@{k}", oracle_at(off, k)),
+                (f"micro/oracle@{k}", oracle_at(micro, k)),
+                (f"official/oracle@{k}", oracle_at(off, k)),
             ]
         pairs += [("format_errors", e["format_errors"]), ("image_errors", len(e["image_errors"]))]
-        dec = (e.get("decomposition") or {}).get("overall") or {}
+        dec = e["decomposition"]["overall"]
         kinds = [kind for kind in OUTCOMES if not (one_answer and kind == "critic_miss")]
-        pairs += [(kind, dec.get(kind)) for kind in kinds]
-        gain = (None if one_answer else e.get("critic_gain")) or {}
-        pairs += [(f"critic_gain/{key}", gain.get(key)) for key in ("over_first", "over_best_spatial")]
-        pk = e.get("pass_at_k")
+        pairs += [(kind, share(dec, kind)) for kind in kinds]
+        gain = None if one_answer else e["critic_gain"]
+        if gain is not None:
+            pairs += [
+                ("critic_gain/over_first", gain["over_first"]),
+                ("critic_gain/over_best_spatial", gain["over_best_spatial"]),
+            ]
+        pk = e["pass_at_k"]
         if pk:
-            pairs.append((f"pass@{pk['n']}", pk[f"pass@{pk['n']}"]))
-        cal = e.get("calibration") or {}
-        pairs += [(f"calibration/{key}", cal.get(key)) for key in ("auroc", "ece", "brier", "aurc")]
+            pairs.append((f"pass@{pk['n']}", pass_at(pk, pk["n"])))
+        cal = e["calibration"]
+        if cal is not None:
+            pairs += [
+                ("calibration/auroc", cal["auroc"]),
+                ("calibration/ece", cal["ece"]),
+                ("calibration/brier", cal["brier"]),
+                ("calibration/aurc", cal["aurc"]),
+            ]
         for key, value in pairs:
             if value is not None:
                 values[f"grounding/{name}/{key}"] = float(value)
     mean = mean_over_benchmarks(entries, k)
-    for key in ("top1",) if one_answer else ("top1", f"oracle@{k}"):
-        if mean[key] is not None:
-            values[f"grounding/mean/{key}"] = float(mean[key])
+    if mean["top1"] is not None:
+        values["grounding/mean/top1"] = float(mean["top1"])
+    if not one_answer and oracle_at(mean, k) is not None:
+        values[f"grounding/mean/oracle@{k}"] = float(oracle_at(mean, k))
     return values

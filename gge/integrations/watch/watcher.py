@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from gge.errors import GgeError, unknown_name
 from gge.integrations.watch.metrics_log import (
@@ -37,6 +37,7 @@ from gge.integrations.watch.state import (
     _State,
     is_configuration_error,
 )
+from gge.run.document import BenchmarkEntry, MeanStats, ResultsDocument, oracle_at
 from gge.run.runstate import LOCK_FILE, check_output_dir, output_dir_lock
 
 DEFAULT_OUT_NAME = "gge_watch"
@@ -110,6 +111,19 @@ def _watch_lock(out: Path) -> Iterator[None]:
             f"{out} is in use by another gge watch ({holder}): one watcher per output folder; "
             "stop that one, or choose another --out"
         ) from None
+
+
+def _results(document: Mapping[str, Any], step_dir: Path) -> ResultsDocument:
+    """The document eval returned, read from ``step_dir/results.json``."""
+    return cast(ResultsDocument, document)
+
+
+def _headlines(figures: BenchmarkEntry | MeanStats, k: int) -> dict[str, float | None]:
+    """``top1`` and ``oracle@K`` of an entry or the mean (Top-1 only for a one-answer run, k == 1)."""
+    heads = {"top1": figures["top1"]}
+    if k != 1:
+        heads[f"oracle@{k}"] = oracle_at(figures, k)
+    return heads
 
 
 def _titles(benchmarks: Mapping[str, Any]) -> dict[str, str]:
@@ -257,8 +271,8 @@ class _Watcher:
         evaluated_before = _has_samples(step_dir)  # an earlier attempt's samples, resumed by this one
         try:
             cfg = settings.parse_args([*self.eval_args, f"ckpt={ck.path}", f"output_dir={step_dir}"])
-            document = standalone.run(cfg, out=self.stdout)
-            k = int(document["k"])
+            document = _results(standalone.run(cfg, out=self.stdout), step_dir)
+            k = document["k"]
             scalars = scalar_metrics(document["benchmarks"], k)
             subset = subset_text(document.get("subset"), _titles(document["benchmarks"]))
             _write_metrics_csv(self.out / METRICS_FILE, ck.step, scalars, subset)
@@ -298,18 +312,14 @@ class _Watcher:
             _release_memory()
             return False
         mean = document["mean"]
-        # the headlines; a one-answer run (k == 1) has Top-1 only, no Oracle@K
-        keys = ["top1"] if k == 1 else ["top1", f"oracle@{k}"]
         entry.pop("error", None)
         entry.update(
             status="done",
             finished=_now(),
             k=k,
             subset=document.get("subset"),
-            **{key: mean.get(key) for key in keys},
-            benchmarks={
-                name: {key: e.get(key) for key in keys} for name, e in document["benchmarks"].items()
-            },
+            **_headlines(mean, k),
+            benchmarks={name: _headlines(e, k) for name, e in document["benchmarks"].items()},
         )
         self.state.save()
         self.report.evaluated.append(ck.step)
@@ -317,7 +327,7 @@ class _Watcher:
         def pct(v: float | None) -> str:
             return "n/a" if v is None else f"{v:.1f}"
 
-        oracle = "" if k == 1 else f", Oracle@{k} {pct(mean.get(f'oracle@{k}'))}"
+        oracle = "" if k == 1 else f", Oracle@{k} {pct(oracle_at(mean, k))}"
         self.say(
             f"step {ck.step}: Top-1 {pct(mean['top1'])}{oracle} "
             f"(mean of {len(mean['benchmarks'])} benchmarks{'; ' + subset if subset else ''}) -> {step_dir}"

@@ -1,0 +1,472 @@
+"""The documents a run writes, as types: results.json (:class:`ResultsDocument`) and compare.json.
+
+Their one producer each (:func:`gge.scoring.metrics.benchmark_metrics` and
+:func:`gge.run.assemble.build_document` for results.json, :func:`gge.compare.pairing.compare_runs` for
+compare.json) returns these TypedDicts and every reader (report.md and report.html, ``gge compare``,
+the loggers, ``gge watch``) takes them, so mypy checks all of them against this one schema. A key
+that only some runs write is ``NotRequired``; a section that can be empty is ``... | None``.
+
+Keys that name a number (``oracle@1`` ... ``oracle@K``, ``pass@1`` ... ``pass@n``, an outcome
+kind's percentage) cannot be TypedDict fields: the TypedDicts list the fixed keys, and
+:func:`oracle_at`, :func:`pass_at` and :func:`share` read the others.
+
+Example:
+    >>> oracle_at({"samples": 4, "top1": 50.0, "oracle@2": 75.0}, 2)
+    75.0
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict, TypeVar, cast
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
+    from typing_extensions import NotRequired
+
+__all__ = [
+    "AverageStats",
+    "BenchmarkEntry",
+    "CompareDocument",
+    "CompareEntry",
+    "GroupStats",
+    "PairStat",
+    "ResultsDocument",
+    "insert_after",
+    "oracle_at",
+    "pass_at",
+    "share",
+]
+
+Interval = Sequence[float]
+"""``[low, high]`` in percent (a tuple when computed, a list once read back from JSON)."""
+
+
+# -- results.json: the pieces of a benchmark's entry ------------------------------------------------
+class GroupStats(TypedDict):
+    """A group's micro figures (:func:`gge.scoring.grouping.group_stats`), plus ``"oracle@K"``."""
+
+    samples: int
+    top1: float | None
+
+
+class AverageStats(TypedDict):
+    """An average by one rule (:func:`gge.scoring.grouping.average`), plus ``"oracle@K"``."""
+
+    rule: str
+    top1: float | None
+    groups: NotRequired[int]  # macro rules: the label values averaged over
+
+
+class Figures(TypedDict):
+    """Micro means: ``top1``, plus ``"oracle@1"`` ... ``"oracle@K"``."""
+
+    top1: float | None
+
+
+class Intervals(TypedDict):
+    """95% Wilson intervals of the micro ``top1``, plus ``"oracle@K"`` (None without samples)."""
+
+    top1: Interval | None
+
+
+class ImageError(TypedDict):
+    """An unreadable screenshot (scored as a miss)."""
+
+    id: str
+    error: str
+
+
+class OfficialTable(TypedDict):
+    """One official table (:func:`gge.scoring.grouping.table`); a 1-D table has no columns."""
+
+    title: str
+    rows: str
+    cols: str | None
+    row_values: list[str]
+    row_avg: dict[str, GroupStats]
+    all: GroupStats
+    col_values: NotRequired[list[str]]
+    cells: NotRequired[dict[str, dict[str, GroupStats]]]
+    col_avg: NotRequired[dict[str, GroupStats]]
+
+
+class OutcomeSplit(TypedDict):
+    """How a group's samples split over the outcome kinds (:func:`gge.scoring.analysis.decompose`)."""
+
+    samples: int
+    counts: dict[str, int]
+    hit: float | None
+    critic_miss: float | None
+    proposer_miss: float | None
+    abstained: float | None
+    format_error: float | None
+    image_error: float | None
+
+
+class OutcomeCell(OutcomeSplit):
+    """The outcome split of one official table cell."""
+
+    row: str
+    col: str | None
+
+
+class OutcomeTable(TypedDict):
+    """The outcome split of every cell of one official table."""
+
+    title: str
+    rows: str
+    cols: str | None
+    cells: list[OutcomeCell]
+
+
+class Decomposition(TypedDict):
+    """Where the misses are: overall and per official table cell."""
+
+    strategy: str
+    overall: OutcomeSplit
+    tables: list[OutcomeTable]
+
+
+class CriticGain(TypedDict):
+    """The critic's Top-1 minus that of ``first`` and of the best spatial baseline, in points."""
+
+    over_first: float | None
+    over_best_spatial: float | None
+    best_spatial: str | None
+
+
+class PassAtK(TypedDict):
+    """Unbiased pass@k of sampled answers, plus ``"pass@1"`` ... ``"pass@n"``."""
+
+    n: int
+    first_slot: int
+
+
+class SizeBucket(TypedDict):
+    """Top-1 (and ``"oracle@K"``) of the targets of one size bucket."""
+
+    label: str
+    low: float
+    high: float
+    samples: int
+    top1: float | None
+    median_area: float | None
+
+
+class SizeBuckets(TypedDict):
+    """Results by target size (:func:`gge.scoring.analysis.size_buckets`)."""
+
+    edges: list[float]
+    buckets: list[SizeBucket]
+    no_area: int
+    unreadable: int
+
+
+class Quartiles(TypedDict):
+    """First quartile, median and third quartile."""
+
+    q1: float
+    median: float
+    q3: float
+
+
+class MissDistance(TypedDict):
+    """How far missing picks land from the target (:func:`gge.scoring.analysis.miss_distances`)."""
+
+    misses: int
+    target_sizes: Quartiles | None
+    screen: Quartiles | None
+
+
+class ReliabilityBin(TypedDict):
+    """One bin of the reliability diagram."""
+
+    low: float
+    high: float
+    count: int
+    confidence: float | None
+    accuracy: float | None
+
+
+class RiskCoveragePoint(TypedDict):
+    """One point of the risk-coverage curve."""
+
+    threshold: float
+    coverage: float
+    kept: int
+    top1: float
+
+
+class Calibration(TypedDict):
+    """The critic's calibration (:func:`gge.scoring.analysis.calibration`); probabilities only: ECE..."""
+
+    score_kind: str
+    candidates: int
+    positives: int
+    auroc: float | None
+    ece: float | None
+    brier: float | None
+    reliability: list[ReliabilityBin] | None
+    risk_coverage: list[RiskCoveragePoint] | None
+    aurc: float | None
+    unscored_samples: int | None
+
+
+class LoadSummary(TypedDict):
+    """What a benchmark's files held (:meth:`gge.benchmarks.base.Collector.result`)."""
+
+    files: list[str]
+    records: int
+    degenerate_boxes: int
+    degenerate_ids: NotRequired[list[str]]
+    boxes_outside_image: int
+    outside_image_ids: NotRequired[list[str]]
+    unreadable_images: int
+    unreadable_image_ids: NotRequired[list[str]]
+    variant: dict[str, Any]
+    notes: list[str]
+
+
+class ResponseCounts(TypedDict):
+    """Responses per sample in a trainer's dump (summarize-verl)."""
+
+    min: int
+    max: int
+
+
+class BenchmarkEntry(TypedDict):
+    """One benchmark of results.json (:func:`gge.scoring.metrics.benchmark_metrics`, then extras).
+
+    ``top1`` and ``"oracle@1"`` ... ``"oracle@K"`` (read with :func:`oracle_at`) are the official
+    headline; ``micro`` the micro means. Eval adds ``load`` and ``samples_digest`` (and, replaying,
+    ``unmatched_predictions`` and ``missing_predictions``); summarize-verl adds
+    ``responses_per_sample`` (and, with its export, ``missing_responses``) and may replace
+    ``pass_at_k``.
+    """
+
+    samples: int
+    top1: float | None
+    micro: Figures
+    official: AverageStats
+    averages: dict[str, AverageStats]
+    intervals: Intervals
+    format_errors: int
+    truncated: int
+    image_errors: list[ImageError]
+    unparsed_candidates: int
+    critic_format_errors: int
+    abstentions: int
+    critic_gap: float | None
+    top1_given_oracle: float | None
+    selection: dict[str, float | None]
+    breakdown: dict[str, dict[str, GroupStats]]
+    tables: list[OfficialTable]
+    decomposition: Decomposition
+    critic_gain: CriticGain | None
+    pass_at_k: PassAtK | None
+    size_buckets: SizeBuckets
+    miss_distance: MissDistance
+    calibration: Calibration | None
+    load: NotRequired[LoadSummary]
+    samples_digest: NotRequired[str]
+    unmatched_predictions: NotRequired[list[str]]
+    missing_predictions: NotRequired[int]
+    responses_per_sample: NotRequired[ResponseCounts]
+    missing_responses: NotRequired[int]
+
+
+class MeanStats(TypedDict):
+    """The unweighted mean of the official headlines, plus ``"oracle@K"``."""
+
+    benchmarks: list[str]
+    top1: float | None
+
+
+class SubsetCounts(TypedDict):
+    """Samples a subset run evaluated of a benchmark's total."""
+
+    evaluated: int
+    total: int
+
+
+class Subset(TypedDict):
+    """What ``max_samples`` kept (:func:`gge.benchmarks.loading.subset_record`)."""
+
+    max_samples: int
+    benchmarks: dict[str, SubsetCounts]
+
+
+class ResultsDocument(TypedDict):
+    """results.json (:func:`gge.run.assemble.build_document`); see the README's Output section.
+
+    ``notes`` is written when the run differs from a full evaluation (summarize-verl), ``subset`` by
+    eval (None for a full run).
+    """
+
+    gge_version: str
+    protocol: str
+    notes: NotRequired[list[str]]
+    benchmarks: dict[str, BenchmarkEntry]
+    mean: MeanStats
+    k: int
+    subset: NotRequired[Subset | None]
+    selection: str
+    model: dict[str, Any]
+    config: dict[str, Any]
+
+
+# -- compare.json -----------------------------------------------------------------------------------
+class RunSummary(TypedDict):
+    """One of the two runs compared."""
+
+    path: str
+    label: str
+    selection: str
+    k: int
+    protocol: str
+
+
+class Bootstrap(TypedDict):
+    """How the intervals were resampled."""
+
+    resamples: int
+    seed: int
+    cluster: str
+    level: float
+
+
+class PairStat(TypedDict):
+    """Paired micro statistics of one figure (percent and points; None without samples)."""
+
+    a: float | None
+    b: float | None
+    diff: float | None
+    ci: list[float] | None
+    mcnemar_p: float
+    mdd: float | None
+    b_only: int
+    a_only: int
+    samples: int
+    screenshots: int
+
+
+class HeadlineDiff(TypedDict):
+    """One official headline of A and B, their difference and its interval."""
+
+    rule: str
+    a: float | None
+    b: float | None
+    diff: float | None
+    ci: list[float] | None
+
+
+class PairedFigures(TypedDict):
+    """The micro PairStats: ``top1``, plus ``"oracle@K"`` (K > 1)."""
+
+    top1: PairStat
+
+
+class PairedCell(TypedDict):
+    """The PairStats of one official table cell: ``top1``, plus ``"oracle@K"`` (K > 1)."""
+
+    row: str
+    col: str | None
+    samples: int
+    top1: PairStat
+
+
+class PairedTable(TypedDict):
+    """One official table's cells, paired."""
+
+    title: str
+    rows: str
+    cols: str | None
+    cells: list[PairedCell]
+
+
+class ErrorCounts(TypedDict):
+    """A count of run A and of run B."""
+
+    a: int
+    b: int
+
+
+class CompareEntry(TypedDict):
+    """One benchmark of compare.json: ``top1`` (and ``"oracle@K"``) are the official headlines."""
+
+    title: str
+    samples: int
+    screenshots: int
+    cluster: str
+    top1: HeadlineDiff
+    official: HeadlineDiff
+    micro: PairedFigures
+    format_errors: ErrorCounts
+    image_errors: ErrorCounts
+    tables: list[PairedTable]
+    won: list[str]
+    lost: list[str]
+
+
+class CompareMean(TypedDict):
+    """The mean of the official Top-1 headlines over the benchmarks that have one."""
+
+    benchmarks: int
+    a: float | None
+    b: float | None
+    diff: float | None
+
+
+class CompareDocument(TypedDict):
+    """compare.json (:func:`gge.compare.pairing.compare_runs`)."""
+
+    a: RunSummary
+    b: RunSummary
+    k: int
+    bootstrap: Bootstrap
+    benchmarks: dict[str, CompareEntry]
+    mean: CompareMean
+    warnings: list[str]
+    notes: list[str]
+
+
+# -- keys a TypedDict cannot name -------------------------------------------------------------------
+def oracle_at(figures: Mapping[str, Any], k: int) -> Any:
+    """``figures["oracle@<k>"]``: Oracle@k of an entry, a group, an average, a mean or a pairing.
+
+    Example:
+        >>> oracle_at({"top1": 40.0, "oracle@5": 60.0}, 5)
+        60.0
+    """
+    return figures[f"oracle@{k}"]
+
+
+def pass_at(table: PassAtK, j: int) -> float | None:
+    """pass@j of a pass@k table (``table["pass@<j>"]``)."""
+    return cast("float | None", cast(Mapping[str, Any], table)[f"pass@{j}"])
+
+
+def share(split: OutcomeSplit, kind: str) -> float | None:
+    """The percentage of the samples of an outcome split whose outcome is ``kind``."""
+    return cast("float | None", cast(Mapping[str, Any], split)[kind])
+
+
+_D = TypeVar("_D", bound=Mapping[str, Any])
+
+
+def insert_after(document: _D, key: str, extra: Mapping[str, Any]) -> _D:
+    """``document`` with the keys of ``extra`` placed right after ``key`` (where results.json has them).
+
+    Example:
+        >>> insert_after({"samples": 2, "top1": 50.0, "micro": {}}, "top1", {"oracle@1": 50.0})
+        {'samples': 2, 'top1': 50.0, 'oracle@1': 50.0, 'micro': {}}
+    """
+    out: dict[str, Any] = {}
+    for name, value in document.items():
+        out[name] = value
+        if name == key:
+            out.update(extra)
+    return cast(_D, out)
