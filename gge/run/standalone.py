@@ -31,6 +31,7 @@ from gge.models.dry_run import dry_run
 from gge.models.registry import ModelKind, kind_of
 from gge.models.replay import parse_line
 from gge.run.assemble import build_document, write_run
+from gge.run.document import ResultsDocument
 from gge.run.evaluate import merge_results, needs_images
 from gge.run.predlog import existing_logs, read_records
 from gge.run.runstate import (
@@ -320,7 +321,8 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         records = read_records([output_dir / "predictions.jsonl"], repair=False)
         results = _rescore(records, samples, k, radius)
         try:
-            log_standalone(stack, cfg, output_dir, document, benches, samples, results, out)
+            written = cast(ResultsDocument, document)  # read back from the results.json it wrote
+            log_standalone(stack, cfg, output_dir, written, benches, samples, results, out)
         except Exception as e:
             if not type(e).__module__.startswith("wandb"):
                 raise
