@@ -23,9 +23,12 @@ from scipy.stats import norm
 from gge.cli.commands import main
 from gge.compare import compare_runs, load_run, render_markdown, write_compare
 from gge.errors import GgeError
+from gge.run.document import SCHEMA_VERSION
 from gge.scoring.stats import resample_weights
 
 SEL = "critic"
+ABSENT = object()
+"""``write_run(schema_version=ABSENT)``: a results.json without ``schema_version``."""
 
 
 def _cands(n: int) -> list[list[float]]:
@@ -80,16 +83,18 @@ def write_run(
     *,
     k: int = 5,
     selection: str = SEL,
+    schema_version: Any = SCHEMA_VERSION,
     digests: dict[str, str] | str | None = "ids",
     variant: Any = "original",
     headline: dict[str, float] | None = None,
 ) -> Path:
     """Write results.json (numbers by plain formulas), predictions.jsonl and run.json into ``folder``.
 
-    The entries are S1's (unqualified = official headline, micro in ``micro``). ``digests`` "ids": a
-    digest of each benchmark's ids; a dict: those digests; None: no run.json. ``variant`` "original":
-    ``load.variant = {}``; None: no ``load`` (as summarize-verl writes). ``headline``: the official Top-1
-    written per benchmark (default: the micro one).
+    The entries are S1's (unqualified = official headline, micro in ``micro``); ``schema_version`` is
+    written first (``ABSENT``: none). ``digests`` "ids": a digest of each benchmark's ids; a dict:
+    those digests; None: no run.json. ``variant`` "original": ``load.variant = {}``; None: no ``load``
+    (as summarize-verl writes). ``headline``: the official Top-1 written per benchmark (default: the
+    micro one).
     """
     folder.mkdir(parents=True, exist_ok=True)
     by_bench: dict[str, list[dict[str, Any]]] = {}
@@ -113,7 +118,8 @@ def write_run(
         if variant is not None:
             entry["load"] = {"variant": {} if variant == "original" else variant}
         benchmarks[name] = entry
-    doc: dict[str, Any] = {"gge_version": "0.1.0", "k": k, "selection": selection, "protocol": "hand-built"}
+    doc: dict[str, Any] = {} if schema_version is ABSENT else {"schema_version": schema_version}
+    doc |= {"gge_version": "0.1.0", "k": k, "selection": selection, "protocol": "hand-built"}
     doc["benchmarks"] = benchmarks
     (folder / "results.json").write_text(json.dumps(doc))
     (folder / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
@@ -178,6 +184,27 @@ def test_a_run_without_a_digest_is_paired_by_ids_with_a_note(tmp_path: Path) -> 
     doc = compare_runs(load_run(a), load_run(c), resamples=20)
     notes = [n for n in doc["notes"] if "digest" in n]
     assert len(notes) == 1 and "screenspot_v2" in notes[0] and str(c) in notes[0]
+
+
+# -- results.json is read by its schema_version -----------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [ABSENT, 99])
+def test_refuses_a_results_json_of_another_schema_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: Any
+) -> None:
+    a = write_run(tmp_path / "A", ss_lines(A_OUT))
+    b = write_run(tmp_path / "B", ss_lines(B_OUT), schema_version=version)
+    err = _refused(capsys, a, b)
+    found = "no schema_version (written by gge 0.1.0)" if version is ABSENT else "schema_version 99"
+    assert err.startswith(f"gge: error: {b / 'results.json'}: {found}")
+    assert f"reads schema_version {SCHEMA_VERSION}" in err
+    assert f"python eval.py model=replay model.predictions={b / 'predictions.jsonl'}" in err
+    with pytest.raises(GgeError, match="schema_version"):
+        load_run(b)
+    # a JSON object that is no gge document at all says so
+    (b / "results.json").write_text("{}")
+    assert "no schema_version (no gge_version: not written by gge?)" in _refused(capsys, a, b)
 
 
 # -- item 1: predictions.jsonl must reproduce its own results.json ----------------------------------

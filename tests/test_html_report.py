@@ -28,6 +28,7 @@ from gge.report.compare_page import render_compare_html
 from gge.report.gallery import gallery_entries
 from gge.report.html import render_report_html, write_report_html
 from gge.report.html_format import GALLERY_BACKGROUND, KIND_COLOURS, TABLE_HEADER_COLOUR, asset
+from gge.run.document import SCHEMA_VERSION
 from gge.scoring.analysis import MISS_KINDS
 from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Box, Candidate, Prediction, Sample
@@ -239,6 +240,7 @@ def base_entry(top1: float, oracle: float, *, samples: int = 10) -> dict[str, An
 def make_document() -> dict[str, Any]:
     """A results document: ScreenSpot-Pro with every "why" section, OSWorld-G with the plain ones."""
     return {
+        "schema_version": SCHEMA_VERSION,
         "gge_version": "0.1.0",
         "protocol": "demo protocol",
         "benchmarks": {
@@ -284,6 +286,7 @@ def make_compare() -> dict[str, Any]:
     }
     top1 = {"rule": "micro", "a": 40.0, "b": 46.0, "diff": 6.0, "ci": [2.25, 9.75]}
     return {
+        "schema_version": SCHEMA_VERSION,
         "a": side,
         "b": side | {"path": "/runs/b/results.json", "label": "candidate <new>"},
         "k": 5,

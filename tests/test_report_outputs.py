@@ -14,6 +14,7 @@ from typing import Any
 from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenchmark, TableSpec
 from gge.report.html import render_report_html
 from gge.report.markdown import fmt, render_benchmark, render_summary
+from gge.run.document import SCHEMA_VERSION
 from gge.scoring.grouping import wilson_interval
 from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
 from gge.scoring.scoring import SampleResult, score_sample
@@ -179,6 +180,7 @@ def test_a_one_answer_run_is_top1_only_in_report_md() -> None:
 def _document(entries: dict[str, Any], k: int, **extra: Any) -> dict[str, Any]:
     """A results document (every required field) of these entries."""
     return {
+        "schema_version": SCHEMA_VERSION,
         "gge_version": "0.1.0",
         "protocol": "p",
         "benchmarks": entries,
@@ -300,6 +302,7 @@ def _compare_doc(k: int) -> dict[str, Any]:
         bench["tables"][0]["cells"][0][f"oracle@{k}"] = _pair_stat(30.0, 30.0, -5.0, 5.0)
     side = {"path": "runs/a", "label": "A", "selection": "critic", "k": k, "protocol": "p"}
     return {
+        "schema_version": SCHEMA_VERSION,
         "a": side,
         "b": side | {"path": "runs/b", "label": "B"},
         "k": k,

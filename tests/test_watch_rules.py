@@ -547,3 +547,37 @@ def test_the_transient_failures_gge_meets_are_marked_so(
         str(log.value) == f"cannot read prediction log {tmp_path / 'p.jsonl'}: [Errno 5] Input/output error"
     )
     assert not is_configuration_error(TransientError("x"), samples_added=False)
+
+
+# --- results.json is read by its schema_version --------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [None, 99])
+def test_a_results_json_of_another_schema_version_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: int | None
+) -> None:
+    from gge.run import standalone
+    from gge.run.document import SCHEMA_VERSION
+
+    root = tmp_path / "run"
+    _hf_checkpoint(root, step=1)
+
+    def stale_run(cfg: Any, out: Any = None) -> dict[str, Any]:  # eval's document, as it read it back
+        doc: dict[str, Any] = {"gge_version": "0.0.9", "benchmarks": {}, "k": 5, "mean": {}}
+        if version is not None:
+            doc = {"schema_version": version, **doc}
+        folder = Path(cfg.output_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "results.json").write_text(json.dumps(doc), encoding="utf-8")
+        return doc
+
+    monkeypatch.setattr(standalone, "run", stale_run)
+    report = watch(root, ["model=qwen3_vl"], once=True, settle_s=0, stdout=(said := io.StringIO()))
+    results = root / "gge_watch" / "step_1" / "results.json"
+    found = "no schema_version (written by gge 0.0.9)" if version is None else "schema_version 99"
+    error = report.config_errors[1]
+    assert error.startswith(f"{results}: {found}") and "\n" not in error
+    assert f"reads schema_version {SCHEMA_VERSION}: re-score" in error
+    assert f"model.predictions={results.parent / 'predictions.jsonl'}" in error
+    assert f"step 1: configuration error: {error}" in said.getvalue()
+    assert _read_state(root / "gge_watch")["steps"]["1"]["status"] == "config_error"

@@ -18,6 +18,7 @@ from gge.compare.runs import Line, Run, _pct
 from gge.errors import GgeError
 from gge.report.markdown import subset_text
 from gge.run.document import (
+    SCHEMA_VERSION,
     BenchmarkEntry,
     CompareDocument,
     CompareEntry,
@@ -336,10 +337,11 @@ def compare_runs(
 ) -> CompareDocument:
     """Pair two runs sample by sample: the compare.json document.
 
-    The document (:class:`~gge.run.document.CompareDocument`) has ``a``/``b`` (path, label, selection, k,
-    protocol), ``k`` (the common K = min(kA, kB)), ``bootstrap`` (resamples, seed, cluster, level),
-    ``benchmarks``, ``mean`` (of the official Top-1 headlines, over the benchmarks that have one:
-    ``benchmarks``, ``a``, ``b``, ``diff``), and ``warnings`` / ``notes`` (lists of strings).
+    The document (:class:`~gge.run.document.CompareDocument`) has ``schema_version`` (first), ``a``/``b``
+    (path, label, selection, k, protocol), ``k`` (the common K = min(kA, kB)), ``bootstrap`` (resamples,
+    seed, cluster, level), ``benchmarks``, ``mean`` (of the official Top-1 headlines, over the benchmarks
+    that have one: ``benchmarks``, ``a``, ``b``, ``diff``), and ``warnings`` / ``notes`` (lists of
+    strings).
 
     Per benchmark, as results.json (S1): ``top1`` and ``oracle@K`` are the **official headline**
     differences (``{"rule", "a", "b", "diff", "ci"}``; ``official`` is the same as ``top1``);
@@ -402,6 +404,7 @@ def compare_runs(
         mean_b = sum(cast(float, h["b"]) for h in heads) / len(heads)
         mean["a"], mean["b"], mean["diff"] = mean_a, mean_b, mean_b - mean_a
     return {
+        "schema_version": SCHEMA_VERSION,
         "a": a.summary(),
         "b": b.summary(),
         "k": k,

@@ -14,7 +14,7 @@ from typing import Any
 
 from gge.benchmarks.base import read_json, read_text
 from gge.errors import GgeError
-from gge.run.document import ResultsDocument, RunSummary, oracle_at
+from gge.run.document import ResultsDocument, RunSummary, oracle_at, read_results
 from gge.run.records import json_lines
 from gge.run.runstate import RUN_FILE
 from gge.types import LabelValue
@@ -108,10 +108,8 @@ class Run:
 
 
 def _read_results(path: Path) -> ResultsDocument:
-    """results.json, with the fields a comparison reads checked."""
-    doc = read_json(path)
-    if not isinstance(doc, dict):
-        raise GgeError(f"{path}: expected a JSON object (gge results.json), got {type(doc).__name__}")
+    """results.json of this gge's schema_version, with the fields a comparison reads checked."""
+    doc = read_results(path)
     for key, kind in (("benchmarks", dict), ("k", int), ("selection", str)):
         if not isinstance(doc.get(key), kind):
             raise GgeError(f"{path}: not a gge results.json: '{key}' missing or not {kind.__name__}")

@@ -164,7 +164,7 @@ def render_compare_html(compare: CompareDocument) -> str:
         ...          "top1": head, "official": head, "micro": {"top1": pair},
         ...          "format_errors": {"a": 0, "b": 0}, "image_errors": {"a": 0, "b": 0},
         ...          "tables": [], "won": [], "lost": []}
-        >>> doc = {"a": side, "b": side, "k": 1,
+        >>> doc = {"schema_version": 1, "a": side, "b": side, "k": 1,
         ...        "bootstrap": {"resamples": 50, "seed": 0, "cluster": "screenshot", "level": 0.95},
         ...        "benchmarks": {"x": bench}, "mean": {"benchmarks": 1, "a": 50.0, "b": 60.0, "diff": 10.0},
         ...        "warnings": [], "notes": []}

@@ -30,7 +30,7 @@ This module draws the results page's sections; the charts are :mod:`gge.report.s
 formatters and page skeleton they share :mod:`gge.report.html_format`.
 
 Example:
-    >>> doc = {"gge_version": "0.1.0", "protocol": "demo", "benchmarks": {},
+    >>> doc = {"schema_version": 1, "gge_version": "0.1.0", "protocol": "demo", "benchmarks": {},
     ...        "mean": {"benchmarks": [], "top1": None, "oracle@5": None}, "k": 5, "selection": "critic",
     ...        "model": {}, "config": {}}
     >>> page = render_report_html(doc, [])

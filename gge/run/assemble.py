@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from gge.benchmarks.base import Benchmark
-from gge.run.document import BenchmarkEntry, ResultsDocument, Subset
+from gge.run.document import SCHEMA_VERSION, BenchmarkEntry, ResultsDocument, Subset
 from gge.run.records import result_record
 from gge.run.runstate import atomic_write
 from gge.scoring.scoring import SampleResult
@@ -116,7 +116,8 @@ def build_document(
             ``score_kind``).
 
     Returns:
-        The document (as results.json holds it) and the report's text.
+        The document (as results.json holds it: :data:`~gge.run.document.SCHEMA_VERSION` first) and
+        the report's text.
     """
     import gge
     from gge.report.markdown import render_benchmark, render_summary, subset_text
@@ -137,7 +138,11 @@ def build_document(
         head.append(subset_text(cast(Subset, subset), titles))
     head += [f"Note: {n}" for n in notes or ()]
     report = "\n\n".join(["\n".join(head), *sections, render_summary(titles, entries, mean, k=k)])
-    document: dict[str, Any] = {"gge_version": gge.__version__, "protocol": protocol}
+    document: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "gge_version": gge.__version__,
+        "protocol": protocol,
+    }
     if notes is not None:
         document["notes"] = list(notes)
     document.update(benchmarks=entries, mean=mean, k=k)

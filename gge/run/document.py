@@ -10,16 +10,25 @@ Keys that name a number (``oracle@1`` ... ``oracle@K``, ``pass@1`` ... ``pass@n`
 kind's percentage) cannot be TypedDict fields: the TypedDicts list the fixed keys, and
 :func:`oracle_at`, :func:`pass_at` and :func:`share` read the others.
 
+Each document records :data:`SCHEMA_VERSION` as its first key; a reader of a file checks it
+(:func:`check_version`) and refuses another version, or none, in one line saying how to re-score.
+
 Example:
-    >>> oracle_at({"samples": 4, "top1": 50.0, "oracle@2": 75.0}, 2)
-    75.0
+    >>> check_version({"schema_version": SCHEMA_VERSION}, "out/results.json")
+    >>> check_version({"gge_version": "0.0.9"}, "old/results.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gge.errors.GgeError: old/results.json: no schema_version (written by gge 0.0.9), but this gge ...
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypedDict, TypeVar, cast
+
+from gge.errors import GgeError
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired
@@ -27,6 +36,7 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired
 
 __all__ = [
+    "SCHEMA_VERSION",
     "AverageStats",
     "BenchmarkEntry",
     "CompareDocument",
@@ -34,11 +44,16 @@ __all__ = [
     "GroupStats",
     "PairStat",
     "ResultsDocument",
+    "check_version",
     "insert_after",
     "oracle_at",
     "pass_at",
+    "read_results",
     "share",
 ]
+
+SCHEMA_VERSION = 1
+"""The layout of results.json and compare.json this gge writes and reads (their first key)."""
 
 Interval = Sequence[float]
 """``[low, high]`` in percent (a tuple when computed, a list once read back from JSON)."""
@@ -306,6 +321,7 @@ class ResultsDocument(TypedDict):
     eval (None for a full run).
     """
 
+    schema_version: int
     gge_version: str
     protocol: str
     notes: NotRequired[list[str]]
@@ -423,6 +439,7 @@ class CompareMean(TypedDict):
 class CompareDocument(TypedDict):
     """compare.json (:func:`gge.compare.pairing.compare_runs`)."""
 
+    schema_version: int
     a: RunSummary
     b: RunSummary
     k: int
@@ -470,3 +487,54 @@ def insert_after(document: _D, key: str, extra: Mapping[str, Any]) -> _D:
         if name == key:
             out.update(extra)
     return cast(_D, out)
+
+
+# -- reading by version -----------------------------------------------------------------------------
+def check_version(document: Mapping[str, Any], path: str | Path) -> None:
+    """Refuse a document (results.json) of another layout than this gge's, naming the file.
+
+    Args:
+        document: The parsed JSON object.
+        path: Its file, for the message.
+
+    Raises:
+        GgeError: one line: the file, the version found (or that there is none, with the gge that
+            wrote it) and how to re-score the run with this gge (a replay of its predictions.jsonl,
+            which needs no model).
+    """
+    version = document.get("schema_version")
+    if version == SCHEMA_VERSION and type(version) is int:
+        return
+    import gge
+
+    wrote = document.get("gge_version")
+    by = f"written by gge {wrote}" if wrote is not None else "no gge_version: not written by gge?"
+    found = f"no schema_version ({by})" if version is None else f"schema_version {version!r} ({by})"
+    predictions = Path(path).parent / "predictions.jsonl"
+    raise GgeError(
+        f"{path}: {found}, but this gge ({gge.__version__}) reads schema_version {SCHEMA_VERSION}: re-score "
+        f"the run with it, `python eval.py model=replay model.predictions={predictions}` with the run's "
+        "benchmarks and data_root (no model needed), and use that output folder"
+    )
+
+
+def read_results(path: str | Path) -> ResultsDocument:
+    """Read a results.json of this gge's layout (:func:`check_version`).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The document.
+
+    Raises:
+        GgeError: naming the file, for a missing or malformed file, one that is not a JSON object, or
+            one of another schema_version.
+    """
+    from gge.benchmarks.base import read_json
+
+    document = read_json(Path(path))
+    if not isinstance(document, dict):
+        raise GgeError(f"{path}: expected a JSON object (gge results.json), got {type(document).__name__}")
+    check_version(document, path)
+    return cast(ResultsDocument, document)

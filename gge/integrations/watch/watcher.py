@@ -37,7 +37,7 @@ from gge.integrations.watch.state import (
     _State,
     is_configuration_error,
 )
-from gge.run.document import BenchmarkEntry, MeanStats, ResultsDocument, oracle_at
+from gge.run.document import BenchmarkEntry, MeanStats, ResultsDocument, check_version, oracle_at
 from gge.run.runstate import LOCK_FILE, check_output_dir, output_dir_lock
 
 DEFAULT_OUT_NAME = "gge_watch"
@@ -114,7 +114,8 @@ def _watch_lock(out: Path) -> Iterator[None]:
 
 
 def _results(document: Mapping[str, Any], step_dir: Path) -> ResultsDocument:
-    """The document eval returned, read from ``step_dir/results.json``."""
+    """The document eval returned, read from ``step_dir/results.json``: refused unless of this schema."""
+    check_version(document, step_dir / "results.json")
     return cast(ResultsDocument, document)
 
 
