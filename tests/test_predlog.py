@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,94 @@ def test_paths_and_listing(tmp_path: Path) -> None:
         "predictions.rank11.jsonl",
     ]
     assert read_records(existing_logs(tmp_path)) == {}
+
+
+# -- the codec of a line: encode / decode ---------------------------------------------------------
+# a line as gge writes it, typed out by hand: three candidates (a point, an abstention, an unparseable
+# answer) with the critic's scores, the critic's text, a two-valued label, each strategy's pick
+LINE = (
+    '{"benchmark": "screenspot_pro", "id": "vscode_0", "candidates": [[12.5, 40.0], null, "unparsed"], '
+    '"scores": [0.75, 0.5, null], "raw": "(12.5, 40)", "format_error": false, "truncated": true, '
+    '"critic_raw": "1", "critic_format_error": false, "hits": [true, false, false], '
+    '"image": "/shots/vscode_0.png", "labels": {"group": "Dev", "kind": ["text", "icon"]}, '
+    '"top1": {"critic": true, "first": true, "mean": false}, '
+    '"picks": {"critic": [12.5, 40.0], "first": [12.5, 40.0], "mean": null}}'
+)
+
+
+def test_the_codec_reads_a_hand_written_line_and_writes_it_back_byte_for_byte() -> None:
+    from gge.run.records import PredictionRecord, decode, encode
+    from gge.scoring.scoring import SampleResult
+
+    rec = decode(json.loads(LINE), "p.jsonl:1")
+    assert (rec.benchmark, rec.id, rec.raw, rec.truncated) == (
+        "screenspot_pro",
+        "vscode_0",
+        "(12.5, 40)",
+        True,
+    )
+    assert [(c.point, c.score, c.parsed) for c in rec.candidates] == [
+        ((12.5, 40.0), 0.75, True),
+        (None, 0.5, True),
+        (None, None, False),
+    ]
+    assert (rec.format_error, rec.image_error, rec.critic_raw, rec.critic_format_error) == (
+        False,
+        None,
+        "1",
+        False,
+    )
+    assert rec.hits == (True, False, False) and rec.image == "/shots/vscode_0.png"
+    assert rec.labels == {"group": "Dev", "kind": ("text", "icon")}
+    assert rec.top1 == {"critic": True, "first": True, "mean": False}
+    assert rec.picks == {"critic": Candidate((12.5, 40.0)), "first": Candidate((12.5, 40.0)), "mean": None}
+    assert json.dumps(rec.to_json()) == LINE  # written back as it was read
+    # the scored sample this line is the record of: encode writes the hand-written line
+    point = Candidate((12.5, 40.0), 0.75)
+    result = SampleResult(
+        "screenspot_pro",
+        "vscode_0",
+        {"group": "Dev", "kind": ("text", "icon")},
+        3,
+        (point, Candidate(None, 0.5), Candidate(None, parsed=False)),
+        (True, False, False),
+        picks={"critic": point, "first": point, "mean": None},
+        top1={"critic": True, "first": True, "mean": False},
+        raw="(12.5, 40)",
+        critic_raw="1",
+        truncated=True,
+        image_path="/shots/vscode_0.png",
+    )
+    assert json.dumps(encode(result)) == LINE
+    back = decode(encode(result), "p.jsonl:1")
+    assert back == rec  # what the file holds (a pick is written without its score)
+    assert PredictionRecord.of(result).to_json() == rec.to_json()
+    # replay reads the same line as the prediction it holds
+    pred = parse_line(json.loads(LINE), "p.jsonl:1")
+    assert pred.candidates == rec.candidates and pred.truncated and pred.critic_raw == "1"
+
+
+def test_a_replay_line_has_no_outcomes_and_bad_fields_name_the_file_and_line() -> None:
+    from gge.run.records import decode
+
+    rec = decode({"benchmark": "b", "id": 7, "candidates": [[-1, -1], [3, 4]]}, "r.jsonl:1")
+    assert rec.id == "7" and [c.point for c in rec.candidates] == [None, (3.0, 4.0)]
+    assert (rec.hits, rec.top1, rec.picks, rec.image, rec.labels) == (None, None, None, None, None)
+    assert rec.to_json() == {
+        "benchmark": "b",
+        "id": "7",
+        "candidates": [None, [3.0, 4.0]],
+        "raw": "",
+        "format_error": False,
+    }
+    base = json.loads(LINE)
+    for field, value, needle in (
+        ("hits", [1, 0, 0], "field 'hits' must be a list of true/false"),
+        ("top1", {"critic": "yes"}, "field 'top1' must be an object of true/false"),
+        ("picks", {"critic": [1.0]}, "the 'critic' pick must be [x, y]"),
+        ("image", 3, "field 'image' must be a string"),
+        ("labels", {"group": 3}, "label 'group' must be a string or a list of strings"),
+        ("candidates", "x", "field 'candidates' must be a list"),
+    ):
+        with pytest.raises(GgeError, match=rf"^p\.jsonl:3: {re.escape(needle)}"):
+            decode(base | {field: value}, "p.jsonl:3")

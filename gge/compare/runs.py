@@ -15,7 +15,7 @@ from typing import Any
 from gge.benchmarks.base import read_json, read_text
 from gge.errors import GgeError
 from gge.run.document import ResultsDocument, RunSummary, oracle_at, read_results
-from gge.run.records import json_lines
+from gge.run.records import PredictionRecord, decode, json_lines, wire_point
 from gge.run.runstate import RUN_FILE
 from gge.types import LabelValue
 
@@ -119,42 +119,21 @@ def _read_results(path: Path) -> ResultsDocument:
     return doc
 
 
-def _labels(value: Any, where: str) -> Mapping[str, LabelValue] | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise GgeError(f"{where}: 'labels' must be an object, got {value!r}")
-    out: dict[str, LabelValue] = {}
-    for key, v in value.items():
-        if isinstance(v, str):
-            out[key] = v
-        elif isinstance(v, list) and all(isinstance(x, str) for x in v):
-            out[key] = tuple(v)
-        else:
-            raise GgeError(f"{where}: label '{key}' must be a string or a list of strings, got {v!r}")
-    return out
-
-
 _PICKS_A_CANDIDATE = ("critic", "first", "medoid")
 """Strategies whose pick is one of the sample's candidates (the spatial ones build new points)."""
 
 
-def _is_point(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) == 2
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
-    )
-
-
-def _check_possible(rec: Mapping[str, Any], where: str, hits: list[bool], top1: Mapping[str, Any]) -> None:
+def _check_possible(
+    rec: PredictionRecord, where: str, hits: tuple[bool, ...], top1: Mapping[str, bool]
+) -> None:
     """Refuse a line no gge run can write: its Top-1 outcomes contradict its candidates and hits.
 
     A pick of ``null`` is an abstention (or no answer at all); it may hit, where the target is a
-    refusal (OSWorld-G), so only a pick's agreement with the candidate it is can be checked.
+    refusal (OSWorld-G), so only a pick's agreement with the candidate it is can be checked. Picks
+    and candidates are compared as the line writes them (:func:`gge.run.records.wire_point`).
     """
-    cands = rec.get("candidates")
-    if isinstance(cands, list) and len(cands) != len(hits):
+    cands = [wire_point(c) for c in rec.candidates]
+    if len(cands) != len(hits):
         raise GgeError(f"{where}: {len(hits)} hits for {len(cands)} candidates (a hand-edited line?)")
     for strategy in _PICKS_A_CANDIDATE:
         if top1.get(strategy) is True and not any(hits):
@@ -162,19 +141,18 @@ def _check_possible(rec: Mapping[str, Any], where: str, hits: list[bool], top1: 
                 f"{where}: a Top-1 hit of '{strategy}' but no candidate hits "
                 f"(Top-1 above Oracle; a hand-edited line?)"
             )
-    picks = rec.get("picks")
-    if not isinstance(cands, list) or not isinstance(picks, dict):
+    if rec.picks is None:
         return
     for strategy in _PICKS_A_CANDIDATE:
-        if strategy not in picks:
+        if strategy not in rec.picks:
             continue
-        pick = picks[strategy]
+        pick = wire_point(rec.picks[strategy])
         if pick not in cands:
-            if _is_point(pick):
+            if isinstance(pick, list):
                 raise GgeError(f"{where}: the '{strategy}' pick {pick} is not one of the line's candidates")
             continue  # no answer: no candidates, or the abstention of a majority (medoid)
         i = cands.index(pick)
-        if isinstance(top1.get(strategy), bool) and top1[strategy] != hits[i]:
+        if strategy in top1 and top1[strategy] != hits[i]:
             did = "hits" if top1[strategy] else "misses"
             raise GgeError(
                 f"{where}: Top-1 of '{strategy}' {did} but its pick, candidate {i + 1}, "
@@ -182,35 +160,29 @@ def _check_possible(rec: Mapping[str, Any], where: str, hits: list[bool], top1: 
             )
 
 
-def _parse_line(rec: Any, where: str, lineno: int, selection: str) -> tuple[str, Line]:
-    if not isinstance(rec, dict):
-        raise GgeError(f"{where}: expected a JSON object, got {type(rec).__name__}")
-    for key in ("benchmark", "id", "hits", "top1"):
-        if key not in rec:
-            raise GgeError(f"{where}: no field '{key}' (not a gge predictions.jsonl line)")
-    bench, sid, hits, top1 = rec["benchmark"], rec["id"], rec["hits"], rec["top1"]
-    if not isinstance(bench, str) or not isinstance(sid, str):
-        raise GgeError(f"{where}: 'benchmark' and 'id' must be strings")
-    if not isinstance(hits, list) or not all(isinstance(h, bool) for h in hits):
-        raise GgeError(f"{where}: 'hits' must be a list of true/false, got {hits!r}")
-    if not isinstance(top1, dict) or not isinstance(top1.get(selection), bool):
-        have = ", ".join(top1) if isinstance(top1, dict) else repr(top1)
-        raise GgeError(f"{where}: no Top-1 for the run's selection '{selection}' (top1 has: {have})")
-    image = rec.get("image")
-    if image is not None and not isinstance(image, str):
-        raise GgeError(f"{where}: 'image' must be a string, got {image!r}")
+def _parse_line(obj: Any, where: str, lineno: int, selection: str) -> tuple[str, Line]:
+    """One line read by the codec (:func:`gge.run.records.decode`), then checked for what compare needs."""
+    rec = decode(obj, where)
+    if rec.hits is None or rec.top1 is None:
+        missing = "hits" if rec.hits is None else "top1"
+        raise GgeError(f"{where}: no field '{missing}' (not a gge predictions.jsonl line)")
+    hits, top1 = rec.hits, rec.top1
+    if selection not in top1:
+        raise GgeError(
+            f"{where}: no Top-1 for the run's selection '{selection}' (top1 has: {', '.join(top1)})"
+        )
     _check_possible(rec, where, hits, top1)
     line = Line(
-        sid,
+        rec.id,
         lineno,
         top1[selection],
-        tuple(hits),
-        image,
-        _labels(rec.get("labels"), where),
-        format_error=rec.get("format_error") is True,
-        image_error=rec.get("image_error") is not None,
+        hits,
+        rec.image,
+        rec.labels,
+        format_error=rec.format_error,
+        image_error=rec.image_error is not None,
     )
-    return bench, line
+    return rec.benchmark, line
 
 
 def _evaluated_digests(document: ResultsDocument) -> dict[str, str] | None:

@@ -29,39 +29,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from gge.errors import GgeError
-from gge.types import Candidate, Point, Prediction, Sample
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _candidate(value: Any, score: float | None, where: str) -> Candidate:
-    if value == "unparsed":
-        return Candidate(None, score, parsed=False)
-    return Candidate(_point(value, where), score)
-
-
-def _point(value: Any, where: str) -> Point | None:
-    if value is None:
-        return None
-    if not (isinstance(value, list) and len(value) == 2 and all(_number(v) for v in value)):
-        raise GgeError(
-            f'{where}: a candidate must be [x, y] with finite numbers, null or "unparsed"; got {value!r}'
-        )
-    x, y = float(value[0]), float(value[1])
-    return None if x < 0 and y < 0 else (x, y)
+from gge.run.records import decode
+from gge.types import Prediction, Sample
 
 
 def parse_line(obj: Any, where: str) -> Prediction:
     """Validate one replay record and turn it into a Prediction.
+
+    The line is read by the one codec of predictions.jsonl (:func:`gge.run.records.decode`).
 
     Args:
         obj: The parsed JSON value of the line.
@@ -73,60 +54,7 @@ def parse_line(obj: Any, where: str) -> Prediction:
     Raises:
         GgeError: naming the file, line and field at fault.
     """
-    if not isinstance(obj, dict):
-        raise GgeError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    for key in ("benchmark", "id", "candidates"):
-        if key not in obj:
-            raise GgeError(f"{where}: missing field '{key}'")
-    bench, sid = obj["benchmark"], obj["id"]
-    if not isinstance(bench, str):
-        raise GgeError(f"{where}: field 'benchmark' must be a string, got {bench!r}")
-    if isinstance(sid, bool) or not isinstance(sid, (str, int)):
-        raise GgeError(f"{where}: field 'id' must be a string or an integer, got {sid!r}")
-    cands = obj["candidates"]
-    if not isinstance(cands, list):
-        raise GgeError(f"{where}: field 'candidates' must be a list, got {cands!r}")
-    scores = obj.get("scores")
-    if scores is not None and not (
-        isinstance(scores, list)
-        and len(scores) == len(cands)
-        and all(s is None or _number(s) for s in scores)
-    ):
-        raise GgeError(
-            f"{where}: field 'scores' must be a list of {len(cands)} numbers or nulls (one per candidate), "
-            f"got {scores!r}"
-        )
-    raw = obj.get("raw", "")
-    if not isinstance(raw, str):
-        raise GgeError(f"{where}: field 'raw' must be a string, got {raw!r}")
-    fmt = obj.get("format_error", False)
-    if not isinstance(fmt, bool):
-        raise GgeError(f"{where}: field 'format_error' must be true or false, got {fmt!r}")
-    image_error = obj.get("image_error")
-    if image_error is not None and not isinstance(image_error, str):
-        raise GgeError(f"{where}: field 'image_error' must be a string, got {image_error!r}")
-    truncated = obj.get("truncated", False)
-    if not isinstance(truncated, bool):
-        raise GgeError(f"{where}: field 'truncated' must be true or false, got {truncated!r}")
-    critic_raw = obj.get("critic_raw", "")
-    critic_fmt = obj.get("critic_format_error", False)
-    if not isinstance(critic_raw, str) or not isinstance(critic_fmt, bool):
-        raise GgeError(f"{where}: 'critic_raw' must be a string and 'critic_format_error' true or false")
-    candidates = tuple(
-        _candidate(c, None if scores is None or scores[i] is None else float(scores[i]), where)
-        for i, c in enumerate(cands)
-    )
-    return Prediction(
-        bench,
-        str(sid),
-        candidates,
-        format_error=fmt,
-        raw=raw,
-        critic_format_error=critic_fmt,
-        critic_raw=critic_raw,
-        truncated=truncated,
-        image_error=image_error,
-    )
+    return decode(obj, where).prediction()
 
 
 class ReplayModel:

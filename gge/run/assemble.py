@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from gge.benchmarks.base import Benchmark
 from gge.run.document import SCHEMA_VERSION, BenchmarkEntry, ResultsDocument, Subset
-from gge.run.records import result_record
+from gge.run.records import encode
 from gge.run.runstate import atomic_write
 from gge.scoring.scoring import SampleResult
 from gge.types import Sample
@@ -31,7 +31,7 @@ def write_outputs(
         report: The rendered tables.
     """
     output_dir.mkdir(parents=True, exist_ok=True)
-    lines = "".join(json.dumps(result_record(r), ensure_ascii=False) + "\n" for r in records)
+    lines = "".join(json.dumps(encode(r), ensure_ascii=False) + "\n" for r in records)
     atomic_write(output_dir / "predictions.jsonl", lines)
     atomic_write(output_dir / "report.md", report + "\n")
     atomic_write(output_dir / "results.json", json.dumps(results_json, indent=2, ensure_ascii=False) + "\n")

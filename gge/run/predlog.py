@@ -1,10 +1,11 @@
 """The resumable per-sample log: one append-only JSONL file per rank, one result record per line.
 
-Each rank appends :func:`gge.run.records.result_record` dicts to ``predictions.rank{rank}.jsonl`` as
+Each rank appends :func:`gge.run.records.encode` dicts to ``predictions.rank{rank}.jsonl`` as
 samples finish; every :meth:`PredictionLog.append` writes complete lines and fsyncs. A line counts once
 its newline is on disk. A rerun reads every rank file an earlier run left (any world size) with
-:func:`read_records` and skips the samples found there. Each line is also a valid replay line
-(:func:`gge.models.replay.parse_line`).
+:func:`read_records` and skips the samples found there; a line's key is read by the codec
+(:func:`gge.run.records.record_key`), the whole line by :func:`gge.run.records.decode`. Each line is
+also a valid replay line (:func:`gge.models.replay.parse_line`).
 
 Example:
     >>> import tempfile
@@ -27,6 +28,7 @@ from types import TracebackType
 from typing import Any, BinaryIO
 
 from gge.errors import GgeError, TransientError
+from gge.run.records import record_key
 
 __all__ = ["PredictionLog", "Records", "existing_logs", "rank_log_path", "read_records"]
 
@@ -129,20 +131,6 @@ def _repair(path: Path, data: bytes, end: int) -> None:
             os.fsync(f.fileno())
 
 
-def _key(obj: Any, where: str) -> Key:
-    if not isinstance(obj, dict):
-        raise GgeError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    for field in ("benchmark", "id"):
-        if field not in obj:
-            raise GgeError(f"{where}: missing field '{field}'")
-    bench, sid = obj["benchmark"], obj["id"]
-    if not isinstance(bench, str):
-        raise GgeError(f"{where}: field 'benchmark' must be a string, got {bench!r}")
-    if isinstance(sid, bool) or not isinstance(sid, (str, int)):
-        raise GgeError(f"{where}: field 'id' must be a string or an integer, got {sid!r}")
-    return bench, str(sid)
-
-
 class Records(dict[Key, dict[str, Any]]):
     """What :func:`read_records` returns: a dict ``(benchmark, id) -> record``, plus duplicate counts.
 
@@ -219,7 +207,7 @@ def read_records(paths: Iterable[str | Path], *, repair: bool = True) -> Records
                 raise GgeError(f"{where}: not UTF-8 text") from None
             except json.JSONDecodeError as e:
                 raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
-            key = _key(obj, where)
+            key = record_key(obj, where)
             if key in records:
                 records.duplicates += 1
                 records.duplicate_keys.append(key)
@@ -269,7 +257,7 @@ class PredictionLog:
         """Append one line per record, then flush and fsync (all lines in one write).
 
         Args:
-            records: Result records (:func:`gge.run.records.result_record`), each with ``benchmark`` and
+            records: Result records (:func:`gge.run.records.encode`), each with ``benchmark`` and
                 ``id``.
 
         Raises:

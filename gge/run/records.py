@@ -1,63 +1,333 @@
-"""The per-sample record: how one :class:`~gge.scoring.scoring.SampleResult` is written to predictions.jsonl.
+"""The per-sample record: one line of predictions.jsonl, written and read back by one codec.
+
+:class:`PredictionRecord` is a line's fields; :func:`encode` writes a
+:class:`~gge.scoring.scoring.SampleResult` as a line (the object :func:`json.dumps` writes) and
+:func:`decode` reads one back, checking every field it knows and naming the file and line of the
+first one at fault. The readers (replay, ``gge compare``, the resumable log) read lines through
+:func:`decode` (the log, which only needs a line's key, through :func:`record_key`), never the JSON
+keys themselves.
 
 ``predictions.jsonl`` is a valid replay file (``model=replay model.predictions=...``): re-scoring it
-with another selection strategy or K needs no model.
+with another selection strategy or K needs no model. A replay file written by hand needs only the
+replay fields (``benchmark``, ``id``, ``candidates``; ``scores``, ``raw``, ``format_error``...); the
+outcome fields gge writes beside them (``hits``, ``top1``, ``picks``, ``image``, ``labels``) are None
+in its records.
 
 Example:
     >>> from gge.types import Candidate
     >>> from gge.scoring.scoring import SampleResult
     >>> r = SampleResult("b", "1", {}, 5, (Candidate((1.0, 2.0), 0.5),), (True,))
-    >>> result_record(r)["candidates"]
+    >>> encode(r)["candidates"]
     [[1.0, 2.0]]
+    >>> rec = decode(encode(r), "p.jsonl:1")
+    >>> rec.candidates[0].point, rec.candidates[0].score, rec.hits
+    ((1.0, 2.0), 0.5, (True,))
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gge.errors import GgeError
 from gge.scoring.scoring import SampleResult
-from gge.types import Candidate
+from gge.types import Candidate, LabelValue, Point, Prediction
+
+__all__ = [
+    "UNPARSED",
+    "PredictionRecord",
+    "decode",
+    "encode",
+    "json_lines",
+    "record_key",
+    "result_record",
+    "wire_point",
+]
 
 UNPARSED = "unparsed"
 """How predictions.jsonl writes the slot of an unparseable sampled answer (replay reads it back)."""
 
 
-def _point(c: Candidate | None) -> list[float] | str | None:
+@dataclass(frozen=True)
+class PredictionRecord:
+    """One line of predictions.jsonl.
+
+    Attributes:
+        benchmark: Benchmark name.
+        id: Native sample id (an integer id in a replay file is read as its string).
+        candidates: The answers in proposer order, with the critic's scores; ``null`` (or a point
+            with both coordinates negative) is an abstention, ``"unparsed"`` an unparseable answer.
+        raw: The model's text.
+        format_error: The model's answer was unparseable (or missing).
+        truncated: The answer was cut by the token budget.
+        image_error: Why the screenshot could not be read, or None.
+        critic_raw: The critic's text.
+        critic_format_error: The critic's answer was unparseable.
+        hits: Whether each scored candidate hits (None: a replay file without outcomes).
+        top1: Whether each selection strategy's pick hits (None: no outcomes).
+        picks: Each strategy's pick: a candidate, or None for no pick (or an abstention, which the
+            file writes as ``null`` too); None: no outcomes.
+        image: The screenshot's path, or None (lines written before gge recorded it).
+        labels: The sample's breakdown labels, or None (lines written before gge recorded them).
+    """
+
+    benchmark: str
+    id: str
+    candidates: tuple[Candidate, ...]
+    raw: str = ""
+    format_error: bool = False
+    truncated: bool = False
+    image_error: str | None = None
+    critic_raw: str = ""
+    critic_format_error: bool = False
+    hits: tuple[bool, ...] | None = None
+    top1: Mapping[str, bool] | None = None
+    picks: Mapping[str, Candidate | None] | None = None
+    image: str | None = None
+    labels: Mapping[str, LabelValue] | None = None
+
+    @classmethod
+    def of(cls, r: SampleResult) -> PredictionRecord:
+        """The record of a scored sample (what :func:`encode` writes)."""
+        return cls(
+            r.benchmark,
+            r.id,
+            r.candidates,
+            raw=r.raw,
+            format_error=r.format_error,
+            truncated=r.truncated,
+            image_error=r.image_error,
+            critic_raw=r.critic_raw,
+            critic_format_error=r.critic_format_error,
+            hits=tuple(r.hits),
+            top1=dict(r.top1),
+            picks=dict(r.picks),
+            image=r.image_path or None,
+            labels=r.labels,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The line's JSON object: the replay fields, then the outcome fields present."""
+        rec: dict[str, Any] = {
+            "benchmark": self.benchmark,
+            "id": self.id,
+            "candidates": [wire_point(c) for c in self.candidates],
+        }
+        if any(c.score is not None for c in self.candidates):
+            rec["scores"] = [c.score for c in self.candidates]
+        rec["raw"] = self.raw
+        rec["format_error"] = self.format_error
+        if self.truncated:
+            rec["truncated"] = True
+        if self.image_error is not None:
+            rec["image_error"] = self.image_error
+        if self.critic_raw or self.critic_format_error:
+            rec["critic_raw"] = self.critic_raw
+            rec["critic_format_error"] = self.critic_format_error
+        if self.hits is not None:
+            rec["hits"] = list(self.hits)
+        if self.image:
+            rec["image"] = self.image
+        if self.labels:
+            rec["labels"] = {key: v if isinstance(v, str) else list(v) for key, v in self.labels.items()}
+        if self.top1 is not None:
+            rec["top1"] = dict(self.top1)
+        if self.picks is not None:
+            rec["picks"] = {name: wire_point(p) for name, p in self.picks.items()}
+        return rec
+
+    def prediction(self) -> Prediction:
+        """The model's answer this line holds, as replay answers it."""
+        return Prediction(
+            self.benchmark,
+            self.id,
+            self.candidates,
+            format_error=self.format_error,
+            raw=self.raw,
+            critic_format_error=self.critic_format_error,
+            critic_raw=self.critic_raw,
+            truncated=self.truncated,
+            image_error=self.image_error,
+        )
+
+
+def wire_point(c: Candidate | None) -> list[float] | str | None:
+    """How a line writes a candidate or a pick: ``[x, y]``, ``"unparsed"``, or ``null`` (none, abstention)."""
     if c is not None and not c.parsed:
         return UNPARSED
     return None if c is None or c.point is None else [c.point[0], c.point[1]]
 
 
-def result_record(r: SampleResult) -> dict[str, Any]:
-    """One line of predictions.jsonl: the replay fields plus the per-sample outcome."""
-    rec: dict[str, Any] = {
-        "benchmark": r.benchmark,
-        "id": r.id,
-        "candidates": [_point(c) for c in r.candidates],
-    }
-    if any(c.score is not None for c in r.candidates):
-        rec["scores"] = [c.score for c in r.candidates]
-    rec["raw"] = r.raw
-    rec["format_error"] = r.format_error
-    if r.truncated:
-        rec["truncated"] = True
-    if r.image_error is not None:
-        rec["image_error"] = r.image_error
-    if r.critic_raw or r.critic_format_error:
-        rec["critic_raw"] = r.critic_raw
-        rec["critic_format_error"] = r.critic_format_error
-    rec["hits"] = list(r.hits)
-    if r.image_path:
-        rec["image"] = r.image_path
-    if r.labels:
-        rec["labels"] = {key: v if isinstance(v, str) else list(v) for key, v in r.labels.items()}
-    rec["top1"] = dict(r.top1)
-    rec["picks"] = {name: _point(p) for name, p in r.picks.items()}
-    return rec
+def encode(r: SampleResult) -> dict[str, Any]:
+    """One line of predictions.jsonl: the replay fields plus the per-sample outcome.
+
+    Args:
+        r: The scored sample.
+
+    Returns:
+        The JSON object of the line (:meth:`PredictionRecord.to_json` of :meth:`PredictionRecord.of`).
+    """
+    return PredictionRecord.of(r).to_json()
+
+
+result_record = encode
+"""The name the evaluation loop writes its log lines with (:func:`encode`)."""
+
+
+# -- reading a line back ----------------------------------------------------------------------------
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _point(value: Any, where: str, what: str = "a candidate") -> Point | None:
+    if value is None:
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and all(_number(v) for v in value)):
+        raise GgeError(
+            f'{where}: {what} must be [x, y] with finite numbers, null or "unparsed"; got {value!r}'
+        )
+    x, y = float(value[0]), float(value[1])
+    return None if x < 0 and y < 0 else (x, y)
+
+
+def _candidate(value: Any, score: float | None, where: str, what: str = "a candidate") -> Candidate:
+    if value == UNPARSED:
+        return Candidate(None, score, parsed=False)
+    return Candidate(_point(value, where, what), score)
+
+
+def _pick(value: Any, where: str, strategy: str) -> Candidate | None:
+    return None if value is None else _candidate(value, None, where, f"the '{strategy}' pick")
+
+
+def _bools(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, bool) for v in value)
+
+
+def _labels(value: Any, where: str) -> Mapping[str, LabelValue] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise GgeError(f"{where}: field 'labels' must be an object, got {value!r}")
+    out: dict[str, LabelValue] = {}
+    for key, v in value.items():
+        if isinstance(v, str):
+            out[key] = v
+        elif isinstance(v, list) and all(isinstance(x, str) for x in v):
+            out[key] = tuple(v)
+        else:
+            raise GgeError(f"{where}: label '{key}' must be a string or a list of strings, got {v!r}")
+    return out
+
+
+def record_key(obj: Any, where: str) -> tuple[str, str]:
+    """The ``(benchmark, id)`` of one line (the id as a string), checked as :func:`decode` checks it.
+
+    Raises:
+        GgeError: naming ``where``, for a line that is not an object with a string ``benchmark`` and
+            a string or integer ``id``.
+    """
+    if not isinstance(obj, dict):
+        raise GgeError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    for field in ("benchmark", "id"):
+        if field not in obj:
+            raise GgeError(f"{where}: missing field '{field}'")
+    bench, sid = obj["benchmark"], obj["id"]
+    if not isinstance(bench, str):
+        raise GgeError(f"{where}: field 'benchmark' must be a string, got {bench!r}")
+    if isinstance(sid, bool) or not isinstance(sid, (str, int)):
+        raise GgeError(f"{where}: field 'id' must be a string or an integer, got {sid!r}")
+    return bench, str(sid)
+
+
+def decode(obj: Any, where: str) -> PredictionRecord:
+    """Read one line of predictions.jsonl (or of a replay file) back, checking every field it knows.
+
+    Keys it does not know are ignored; the outcome fields are optional (None when absent).
+
+    Args:
+        obj: The parsed JSON value of the line.
+        where: ``file:line`` for messages.
+
+    Returns:
+        The record.
+
+    Raises:
+        GgeError: naming ``where`` and the field at fault.
+
+    Example:
+        >>> rec = decode({"benchmark": "b", "id": 7, "candidates": [[1, 2], None, "unparsed"]}, "p:1")
+        >>> rec.id, [c.point for c in rec.candidates], rec.candidates[2].parsed, rec.hits
+        ('7', [(1.0, 2.0), None, None], False, None)
+    """
+    bench, sid = record_key(obj, where)
+    if "candidates" not in obj:
+        raise GgeError(f"{where}: missing field 'candidates'")
+    cands = obj["candidates"]
+    if not isinstance(cands, list):
+        raise GgeError(f"{where}: field 'candidates' must be a list, got {cands!r}")
+    scores = obj.get("scores")
+    if scores is not None and not (
+        isinstance(scores, list)
+        and len(scores) == len(cands)
+        and all(s is None or _number(s) for s in scores)
+    ):
+        raise GgeError(
+            f"{where}: field 'scores' must be a list of {len(cands)} numbers or nulls (one per candidate), "
+            f"got {scores!r}"
+        )
+    raw = obj.get("raw", "")
+    if not isinstance(raw, str):
+        raise GgeError(f"{where}: field 'raw' must be a string, got {raw!r}")
+    fmt = obj.get("format_error", False)
+    if not isinstance(fmt, bool):
+        raise GgeError(f"{where}: field 'format_error' must be true or false, got {fmt!r}")
+    image_error = obj.get("image_error")
+    if image_error is not None and not isinstance(image_error, str):
+        raise GgeError(f"{where}: field 'image_error' must be a string, got {image_error!r}")
+    truncated = obj.get("truncated", False)
+    if not isinstance(truncated, bool):
+        raise GgeError(f"{where}: field 'truncated' must be true or false, got {truncated!r}")
+    critic_raw = obj.get("critic_raw", "")
+    critic_fmt = obj.get("critic_format_error", False)
+    if not isinstance(critic_raw, str) or not isinstance(critic_fmt, bool):
+        raise GgeError(f"{where}: 'critic_raw' must be a string and 'critic_format_error' true or false")
+    candidates = tuple(
+        _candidate(c, None if scores is None or scores[i] is None else float(scores[i]), where)
+        for i, c in enumerate(cands)
+    )
+    hits = obj.get("hits")
+    if hits is not None and not _bools(hits):
+        raise GgeError(f"{where}: field 'hits' must be a list of true/false, got {hits!r}")
+    top1 = obj.get("top1")
+    if top1 is not None and not (isinstance(top1, dict) and _bools(list(top1.values()))):
+        raise GgeError(f"{where}: field 'top1' must be an object of true/false by strategy, got {top1!r}")
+    picks = obj.get("picks")
+    if picks is not None and not isinstance(picks, dict):
+        raise GgeError(f"{where}: field 'picks' must be an object (a pick by strategy), got {picks!r}")
+    image = obj.get("image")
+    if image is not None and not isinstance(image, str):
+        raise GgeError(f"{where}: field 'image' must be a string, got {image!r}")
+    return PredictionRecord(
+        bench,
+        sid,
+        candidates,
+        raw=raw,
+        format_error=fmt,
+        truncated=truncated,
+        image_error=image_error,
+        critic_raw=critic_raw,
+        critic_format_error=critic_fmt,
+        hits=None if hits is None else tuple(hits),
+        top1=top1,
+        picks=None if picks is None else {name: _pick(p, where, name) for name, p in picks.items()},
+        image=image,
+        labels=_labels(obj.get("labels"), where),
+    )
 
 
 def json_lines(text: str, file: str | Path) -> Iterator[tuple[int, str, Any]]:
