@@ -27,7 +27,8 @@ from pytorch_lightning.utilities import rank_zero_warn
 from pytorch_lightning.utilities.model_helpers import is_overridden
 
 from gge.errors import GgeError
-from gge.models.base import Policy
+from gge.models.base import Predictor
+from gge.run.document import BenchmarkEntry
 from gge.run.online import BenchmarkSpec, EvaluatorViews, OnlineEvaluator, check_every, check_policy, is_due
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 from gge.types import Sample
@@ -84,7 +85,7 @@ class GroundingEvalCallback(EvaluatorViews, pl.Callback):
         benchmarks: Sequence[str] | Mapping[str, BenchmarkSpec],
         *,
         data_root: str | Path | None = None,
-        policy: Callable[[pl.LightningModule], Policy] | None = None,
+        policy: Callable[[pl.LightningModule], Predictor] | None = None,
         every_n_epochs: int | None = 1,
         every_n_steps: int | None = None,
         max_samples_per_benchmark: int | None = None,
@@ -169,7 +170,7 @@ class GroundingEvalCallback(EvaluatorViews, pl.Callback):
             self.evaluate(trainer, pl_module)
 
     # -- the evaluation -------------------------------------------------------------------------
-    def _policy(self, pl_module: pl.LightningModule) -> Policy:
+    def _policy(self, pl_module: pl.LightningModule) -> Predictor:
         policy = self.policy_fn(pl_module) if self.policy_fn is not None else pl_module
         return check_policy(
             policy,
@@ -179,7 +180,7 @@ class GroundingEvalCallback(EvaluatorViews, pl.Callback):
             "module's model)",
         )
 
-    def evaluate(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> dict[str, dict[str, Any]]:
+    def evaluate(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> dict[str, BenchmarkEntry]:
         """Run every benchmark now, log the numbers, and return the results.json-style entries.
 
         Every rank must call this (it gathers results across ranks). The module is put in eval mode

@@ -55,7 +55,8 @@ from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState,
 from transformers.trainer_callback import ExportableState
 
 from gge.errors import GgeError
-from gge.models.base import Policy
+from gge.models.base import Predictor
+from gge.run.document import BenchmarkEntry
 from gge.run.online import (
     WANDB_STEP_KEY,
     BenchmarkSpec,
@@ -69,7 +70,7 @@ from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 
 OWNER = "GroundingEvalTrainerCallback"
 
-PolicyFn = Callable[[Any, Any], Policy]
+PolicyFn = Callable[[Any, Any], Predictor]
 """``policy(model, processing_class) -> Policy``: the unwrapped model and the trainer's processing class."""
 
 _POLICY_HINT = (
@@ -435,11 +436,11 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
             metrics.update({f"eval_{key}": value for key, value in self._last_scalars.items()})
 
     # -- the evaluation -------------------------------------------------------------------------
-    def _policy(self, model: Any, processing_class: Any) -> Policy:
+    def _policy(self, model: Any, processing_class: Any) -> Predictor:
         policy = self.policy_fn(model, processing_class) if self.policy_fn is not None else model
         return check_policy(policy, OWNER, type(model).__name__, _POLICY_HINT)
 
-    def evaluate(self) -> dict[str, dict[str, Any]]:
+    def evaluate(self) -> dict[str, BenchmarkEntry]:
         """Run every benchmark on the model being trained now, log the numbers, return the entries.
 
         Every process must call this (it gathers results across processes); the callback's events

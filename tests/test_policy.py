@@ -32,7 +32,7 @@ from gge.models.replay import parse_line
 from gge.run.data import make_loader
 from gge.run.evaluate import evaluate_batches, evaluate_samples
 from gge.run.lightning import GroundingEvalModule, move_policy
-from gge.run.records import result_record
+from gge.run.records import encode
 from gge.scoring.analysis import policy_analysis_options
 from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import score_sample
@@ -136,7 +136,7 @@ def test_sampling_one_call_greedy_first_and_unparsed_texts_keep_their_slot() -> 
     assert r.hits == (True, False, False, False, True) and r.hit_at(1)
     entry = benchmark_metrics(_Bench(), [r], k=5, strategy="critic")
     assert entry["unparsed_candidates"] == 1 and entry["format_errors"] == 0
-    rec = result_record(r)
+    rec = encode(r)
     assert rec["candidates"][1] == "unparsed"
     again = parse_line(rec, "x:1")
     assert [c.parsed for c in again.candidates] == [True, False, True, True, True]

@@ -9,7 +9,7 @@ import pytest
 from gge.errors import GgeError
 from gge.models.replay import parse_line
 from gge.run.predlog import PredictionLog, existing_logs, rank_log_path, read_records
-from gge.run.records import result_record
+from gge.run.records import encode
 from gge.scoring.scoring import score_sample
 from gge.types import Box, Candidate, Prediction, Sample
 
@@ -17,7 +17,7 @@ from gge.types import Box, Candidate, Prediction, Sample
 def _record(i: int, bench: str = "demo") -> dict[str, object]:
     s = Sample(bench, str(i), "/x.png", (100, 100), "click", Box(10, 10, 20, 20), {"group": "a"})
     p = Prediction(bench, str(i), (Candidate((15.0, 15.0), 0.9), Candidate((50.0, 50.0), 0.1)), raw="é")
-    return result_record(score_sample(s, p, k=5))
+    return encode(score_sample(s, p, k=5))
 
 
 def _lines(path: Path) -> list[object]:

@@ -9,7 +9,9 @@ Points are in original-image pixels. ``null``, or a point whose two coordinates 
 is an abstention ("the element is not there"); the string ``"unparsed"`` keeps the slot of an
 answer that could not be parsed (it never hits). ``scores`` (critic scores, one per candidate, numbers
 or null) is optional; so are ``raw`` (the model's text) and ``format_error`` (true when the model's
-answer could not be parsed). Other keys are ignored, so gge's own ``predictions.jsonl`` replays.
+answer could not be parsed). gge's own ``predictions.jsonl`` replays: its other fields (hits, picks,
+image, labels) are checked for their shape (:class:`gge.run.records.PredictionRecord`), unknown keys are
+ignored.
 A sample with no line counts as a format error; a line whose id no loaded sample has is counted and
 reported, not an error.
 

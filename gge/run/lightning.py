@@ -27,7 +27,7 @@ from gge.models.base import Predictor, capabilities
 from gge.run.data import Item, Prefetch, make_loader
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
 from gge.run.predlog import PredictionLog, rank_log_path
-from gge.run.records import result_record
+from gge.run.records import encode
 from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 from gge.types import Sample
@@ -150,7 +150,7 @@ class GroundingEvalModule(pl.LightningModule):
 
     def _append(self, results: list[SampleResult]) -> None:
         if self._log is not None:
-            self._log.append(result_record(r) for r in results)
+            self._log.append(encode(r) for r in results)
 
     def predict_step(self, batch: list[Item], batch_idx: int, dataloader_idx: int = 0) -> int:
         """Propose, rank and score one batch; append the results to this rank's log."""

@@ -32,8 +32,9 @@ from gge.benchmarks.base import Benchmark, BenchmarkOptions
 from gge.benchmarks.loading import default_data_root, load_benchmarks
 from gge.benchmarks.sampling import strata_keys, stratified_subset
 from gge.errors import GgeError
-from gge.models.base import Policy, answers_per_sample
+from gge.models.base import Predictor, answers_per_sample
 from gge.run.data import make_loader
+from gge.run.document import BenchmarkEntry, oracle_at
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
 from gge.run.settings import RunSettings
 from gge.scoring.analysis import policy_analysis_options
@@ -75,7 +76,7 @@ def check_every(owner: str, **values: int | None) -> None:
             raise GgeError(f"{owner}: {label} must be at least 1, got {value!r}")
 
 
-def check_policy(policy: object, owner: str, what: str, hint: str) -> Policy:
+def check_policy(policy: object, owner: str, what: str, hint: str) -> Predictor:
     """``policy`` if it has a ``predict(samples)``, else a :class:`GgeError` saying what to pass.
 
     Args:
@@ -109,7 +110,7 @@ class Evaluation:
 
     subsets: dict[str, list[Sample]]
     results: dict[str, list[SampleResult]]
-    entries: dict[str, dict[str, Any]]
+    entries: dict[str, BenchmarkEntry]
     scalars: dict[str, float] = field(default_factory=dict)
     k: int = 5
 
@@ -265,7 +266,7 @@ class OnlineEvaluator:
     # -- the evaluation -------------------------------------------------------------------------
     def run(
         self,
-        policy: Policy,
+        policy: Predictor,
         *,
         rank: int = 0,
         world: int = 1,
@@ -299,7 +300,7 @@ class OnlineEvaluator:
         modes = [(sub, sub.training) for sub in module.modules()] if module is not None else []
         if module is not None:
             module.eval()
-        entries: dict[str, dict[str, Any]] = {}
+        entries: dict[str, BenchmarkEntry] = {}
         all_results: dict[str, list[SampleResult]] = {}
         try:
             with torch.no_grad():
@@ -403,12 +404,9 @@ class OnlineEvaluator:
         Oracle@K for a one-answer evaluation), as ``grounding/<name>/top1`` plots them.
         """
         k = evaluation.k
-        keys = ("top1",) if k == 1 else ("top1", f"oracle@{k}")
-        entry: dict[str, Any] = {
-            "epoch": epoch,
-            "step": step,
-            **{n: {key: e[key] for key in keys} for n, e in evaluation.entries.items()},
-        }
+        entry: dict[str, Any] = {"epoch": epoch, "step": step}
+        for n, e in evaluation.entries.items():
+            entry[n] = {"top1": e["top1"]} if k == 1 else {"top1": e["top1"], f"oracle@{k}": oracle_at(e, k)}
         self.history.append(entry)
         return entry
 

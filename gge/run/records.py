@@ -44,7 +44,6 @@ __all__ = [
     "encode",
     "json_lines",
     "record_key",
-    "result_record",
     "wire_point",
 ]
 
@@ -172,10 +171,6 @@ def encode(r: SampleResult) -> dict[str, Any]:
         The JSON object of the line (:meth:`PredictionRecord.to_json` of :meth:`PredictionRecord.of`).
     """
     return PredictionRecord.of(r).to_json()
-
-
-result_record = encode
-"""The name the evaluation loop writes its log lines with (:func:`encode`)."""
 
 
 # -- reading a line back ----------------------------------------------------------------------------
