@@ -28,6 +28,14 @@ class Noting:
         self.inner = inner
         self.answered = answered
         self.settings_ = inner.settings_
+        # what the loop asks a policy (gge.models.base.Policy), forwarded: the wrapper evaluates as it
+        self.needs_images = inner.needs_images
+        self.proposer_mode = inner.proposer_mode
+        self.critic_mode = inner.critic_mode
+        self.score_kind = inner.score_kind
+        self.max_candidates = inner.max_candidates
+        self.settings = inner.settings
+        self.device_modules = inner.device_modules
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         out = self.inner.predict(samples)

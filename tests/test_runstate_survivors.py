@@ -187,7 +187,6 @@ def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary_file(
         ("seed=0", "seed=1", "seed: 0 -> 1"),
         ("decode_max_pixels=null", "decode_max_pixels=100000", "decode_max_pixels: null -> 100000"),
         ("model.max_new_tokens=256", "model.max_new_tokens=128", "model.max_new_tokens: 256 -> 128"),
-        ("model.critic_ckpt=CRITIC", "model.critic_ckpt=CRITIC", "files.critic_ckpt.digest: "),
     ],
 )
 def test_a_rerun_that_changes_a_predictive_setting_refuses_and_names_it(
@@ -209,10 +208,39 @@ def test_a_rerun_that_changes_a_predictive_setting_refuses_and_names_it(
 
     run(parse_args(args(first)), out=io.StringIO())
     run(parse_args(args(first)), out=io.StringIO())  # unchanged: resumes
-    critic.write_bytes(b"critic weights, round 2")  # the critic checkpoint retrained in place
-    if "critic_ckpt" not in first:
-        run(parse_args(args(first)), out=io.StringIO())  # a critic file no run names changes nothing
+    critic.write_bytes(b"critic weights, round 2")  # a critic file that replay never reads
+    run(parse_args(args(first)), out=io.StringIO())  # changes nothing: it is not in the fingerprint
     with pytest.raises(GgeError) as e:
         run(parse_args(args(second)), out=io.StringIO())
     assert named in str(e.value)
     assert str(e.value).count(" -> ") == 1  # that key alone
+
+
+def test_a_checkpoint_retrained_in_place_refuses_the_resume(demo_suite: Path, tmp_path: Path) -> None:
+    """The fingerprint holds the digest of each file the model kind reads (the demo: its ckpt)."""
+    import torch
+
+    from gge.demo.model import default_checkpoint
+
+    ckpt = tmp_path / "demo.pt"
+    ckpt.write_bytes(default_checkpoint().read_bytes())
+    out = tmp_path / "out"
+    args = [f"data_root={demo_suite}", f"ckpt={ckpt}", f"output_dir={out}", "benchmarks=[screenspot_v2]"]
+    run(parse_args([*args, "max_samples=2"]), out=io.StringIO())
+    run(parse_args([*args, "max_samples=2"]), out=io.StringIO())  # the same file: resumes
+    blob = torch.load(ckpt, map_location="cpu", weights_only=True)
+    name = next(k for k, v in blob["state_dict"].items() if torch.is_floating_point(v))
+    blob["state_dict"][name] = blob["state_dict"][name] + 1.0  # one more training step, same path
+    torch.save(blob, ckpt)
+    with pytest.raises(GgeError) as e:
+        run(parse_args([*args, "max_samples=2"]), out=io.StringIO())
+    assert "files.ckpt.digest: " in str(e.value) and str(e.value).count(" -> ") == 1
+
+
+def test_a_preset_fingerprints_its_checkpoint_and_its_critic_checkpoint() -> None:
+    from gge.models.registry import kind_of
+
+    cfg = parse_args(["model=qwen2_5_vl", "ckpt=/m/policy", "model.critic_ckpt=/m/critic"])
+    assert kind_of(cfg.model).fingerprint_files(cfg) == {"ckpt": "/m/policy", "critic_ckpt": "/m/critic"}
+    replay = parse_args(["model.predictions=/p.jsonl", "model.critic_ckpt=/m/critic"])
+    assert kind_of(replay.model).fingerprint_files(replay) == {"predictions": "/p.jsonl"}

@@ -295,8 +295,9 @@ def export_verl(
     """
     from PIL import Image
 
-    from gge.models.factory import PROCESSOR_MAX_PIXELS, dry_run_policy, preset_config, preset_names
+    from gge.models.factory import PROCESSOR_MAX_PIXELS, preset_config, preset_names
     from gge.models.protocol import protocol_statement
+    from gge.models.registry import kind_of
     from gge.run.settings import RunSettings
 
     pa, pq = _pyarrow()
@@ -308,7 +309,7 @@ def export_verl(
         if value is not None and value < 1:
             raise GgeError(f"{name} must be a positive integer, got {value}")
     m = preset_config(model, dict(model_overrides or {}))
-    policy = dry_run_policy(m, k)
+    policy = kind_of(m).dry_run_policy(m, k)
     settings = policy.settings_
     factor = settings.patch_factor
     proc_min = settings.min_pixels
