@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gge.benchmarks import DEFAULT_BENCHMARKS, get_benchmark
 from gge.benchmarks.loading import benchmark_root, load_benchmarks
@@ -25,6 +25,13 @@ from gge.integrations.verl.resize import (
     _check_flavor,
     trainer_seen_size,
 )
+from gge.types import Sample
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+    from gge.benchmarks.base import Benchmark
+    from gge.models.policy import AdapterSettings, GroundingPolicy
 
 IMAGE_TOKEN = "<image>"
 """The placeholder both trainers split prompts at."""
@@ -235,6 +242,296 @@ def prepare_out(out: Path, *, overwrite: bool, keep: Sequence[Path] = ()) -> Non
         raise GgeError(f"out={out}: cannot create the folder: {e.strerror or e}") from None
 
 
+@dataclass(frozen=True)
+class _View:
+    """The image sizes of an export: the model's resize factor and the pixel limits it works within.
+
+    Attributes:
+        factor: The model's resize factor (patch x merge).
+        proc_min: The processor's smallest image area (the preset's).
+        proc_max: The processor's largest image area (the preset's ``max_pixels``, or the processor's).
+        t_min: The trainer's smallest image area.
+        t_max: The trainer's largest image area.
+        lo: The smallest area the model sees (trainer and processor limits together).
+        hi: The largest area the model sees.
+    """
+
+    factor: int
+    proc_min: int
+    proc_max: int
+    t_min: int
+    t_max: int
+    lo: int
+    hi: int
+
+
+@dataclass
+class _Rows:
+    """What every row of one export shares, and what its rows tell the manifest.
+
+    Attributes:
+        policy: The preset's policy over a stand-in that renders the requests.
+        settings: Its settings.
+        model: The preset's name.
+        flavor: ``verl`` or ``easyr1``.
+        fold_system: EasyR1: join the request's messages into one user turn.
+        resize_images: Write screenshots at the size the model sees.
+        view: The image sizes.
+        prefills: The assistant prefills dropped (the trainers cannot send them).
+        tokens: An upper bound of the longest prompt's tokens so far.
+        folded: Whether some EasyR1 prompt joined several messages.
+    """
+
+    policy: GroundingPolicy
+    settings: AdapterSettings
+    model: str
+    flavor: str
+    fold_system: bool
+    resize_images: bool
+    view: _View
+    prefills: set[str] = field(default_factory=set)
+    tokens: int = 0
+    folded: bool = False
+
+
+def _check_arguments(
+    benchmarks: Sequence[str],
+    model: str,
+    flavor: str,
+    k: int,
+    max_samples: int | None,
+    max_pixels: int | None,
+    min_pixels: int | None,
+) -> None:
+    """Refuse an unknown flavor or preset, bad shared options (as eval.py does), pixel limits below 1."""
+    from gge.models.factory import preset_names
+    from gge.run.settings import RunSettings
+
+    _check_flavor(flavor)
+    if model not in preset_names():
+        raise unknown_name("preset (model=)", model, preset_names())
+    RunSettings(tuple(benchmarks), k=k, max_samples=max_samples)
+    for name, value in (("max_pixels", max_pixels), ("min_pixels", min_pixels)):
+        if value is not None and value < 1:
+            raise GgeError(f"{name} must be a positive integer, got {value}")
+
+
+def _resolve_view(
+    m: DictConfig,
+    settings: AdapterSettings,
+    flavor: str,
+    model: str,
+    max_pixels: int | None,
+    min_pixels: int | None,
+) -> _View:
+    """The factor and pixel limits of the preset ``m`` under the trainer's (refusing limits that cross)."""
+    from gge.models.factory import PROCESSOR_MAX_PIXELS
+
+    factor = settings.patch_factor
+    proc_min = settings.min_pixels
+    proc_max = int(m.max_pixels) if m.max_pixels is not None else PROCESSOR_MAX_PIXELS
+    if flavor == "verl":
+        t_min = proc_min if min_pixels is None else min_pixels
+        t_max = proc_max if max_pixels is None else max_pixels
+    else:
+        t_min = EASYR1_MIN_PIXELS if min_pixels is None else min_pixels
+        t_max = EASYR1_MAX_PIXELS if max_pixels is None else max_pixels
+    lo, hi = max(proc_min, t_min), min(proc_max, t_max)
+    if lo > hi:
+        raise GgeError(f"min_pixels {lo} exceeds max_pixels {hi} (trainer and model {model} limits together)")
+    return _View(factor, proc_min, proc_max, t_min, t_max, lo, hi)
+
+
+def _prepare(
+    benchmarks: Sequence[str],
+    data_root: Path,
+    options: Mapping[str, Any],
+    out: Path,
+    overwrite: bool,
+) -> None:
+    """:func:`prepare_out`, keeping the benchmarks' folders (known before any benchmark is read)."""
+    roots = []
+    for name in benchmarks:
+        bench = get_benchmark(name)
+        roots.append(benchmark_root(bench, data_root, options.get(name) or bench.options_type()))
+    prepare_out(out, overwrite=overwrite, keep=roots)
+
+
+def _image(
+    sample: Sample, where: str, flavor: str, resize_images: bool, view: _View
+) -> tuple[bytes, tuple[int, int], tuple[int, int]]:
+    """The screenshot's bytes to write, the size written, and the size the model sees."""
+    from PIL import Image
+
+    try:
+        with Image.open(sample.image_path) as im:
+            rgb = im.convert("RGB")
+            decoded = rgb.size
+    except OSError as e:
+        raise GgeError(f"{where}: cannot read {sample.image_path}: {e}") from None
+    if resize_images:
+        h, w = smart_resize(
+            decoded[1], decoded[0], factor=view.factor, min_pixels=view.lo, max_pixels=view.hi
+        )
+        seen = (w, h)
+        image = rgb if seen == rgb.size else rgb.resize(seen, Image.Resampling.BICUBIC)
+        data, exported = _encode_png(image), seen
+    else:
+        data, exported = Path(sample.image_path).read_bytes(), decoded
+        seen = trainer_seen_size(
+            flavor,
+            decoded,
+            factor=view.factor,
+            min_pixels=view.t_min,
+            max_pixels=view.t_max,
+            processor_min_pixels=view.proc_min,
+            processor_max_pixels=view.proc_max,
+        )
+    return data, exported, seen
+
+
+def _ground_truth(
+    ctx: _Rows,
+    bench_name: str,
+    sample: Sample,
+    exported: tuple[int, int],
+    seen: tuple[int, int],
+    frame: tuple[int, int],
+) -> str:
+    """The row's ground truth (what the reward needs to score a response as eval does), as JSON."""
+    settings, view = ctx.settings, ctx.view
+    return GroundTruth(
+        benchmark=bench_name,
+        id=sample.id,
+        region=sample.region,
+        image_size=sample.image_size,
+        exported_size=exported,
+        seen_size=seen,
+        frame=frame,
+        labels=sample.labels,
+        instruction=sample.instruction,
+        image_path=str(sample.image_path),
+        preset=ctx.model,
+        convention=settings.convention,
+        proposer=settings.proposer,
+        k=settings.k,
+        box_pairs=settings.box_pairs,
+        patch_factor=view.factor,
+        prompt_max_pixels=settings.prompt_max_pixels,
+        processor_min_pixels=view.proc_min,
+        processor_max_pixels=view.proc_max,
+        flavor=ctx.flavor,
+        trainer_min_pixels=view.t_min,
+        trainer_max_pixels=view.t_max,
+    ).to_json()
+
+
+def _sample_row(ctx: _Rows, bench_name: str, index: int, sample: Sample) -> dict[str, Any]:
+    """One sample's parquet row, asked as eval asks it (noting its prefill and prompt length in ``ctx``)."""
+    settings, view = ctx.settings, ctx.view
+    where = f"{bench_name} {sample.id}"
+    data, exported, seen = _image(sample, where, ctx.flavor, ctx.resize_images, view)
+    frame = ctx.policy.prompt_size(sample, seen)
+    (spec,) = ctx.policy.proposer_requests(sample, seen)
+    messages = _flat_messages(spec.messages, where)
+    if spec.prefill:
+        ctx.prefills.add(spec.prefill)
+    # image tokens (one per factor x factor patch) + text: a byte-level BPE token (Qwen's) is at
+    # least one UTF-8 byte, so the bytes bound the text's tokens; 64 for the chat template's own
+    text_bytes = sum(len(msg["content"].encode("utf-8")) for msg in messages)
+    ctx.tokens = max(ctx.tokens, (seen[0] // view.factor) * (seen[1] // view.factor) + text_bytes + 64)
+    gt = _ground_truth(ctx, bench_name, sample, exported, seen, frame)
+    source = DATA_SOURCE_PREFIX + bench_name
+    if ctx.flavor == "easyr1":
+        prompt = _easyr1_prompt(messages, ctx.fold_system, ctx.model)
+        ctx.folded = ctx.folded or len(messages) > 1
+        return {"prompt": prompt, "answer": gt, "images": [{"bytes": data}], "data_source": source}
+    return {
+        "data_source": source,
+        "prompt": messages,
+        "images": [{"bytes": data, "min_pixels": view.t_min, "max_pixels": view.t_max}],
+        "ability": ABILITY,
+        "reward_model": {"style": "rule", "ground_truth": gt},
+        "extra_info": {
+            "index": index,
+            "split": "test",
+            "benchmark": bench_name,
+            "sample_id": sample.id,
+            "instruction": sample.instruction,
+            "image_size": list(sample.image_size),
+            "seen_size": list(seen),
+            "preset": ctx.model,
+            "convention": settings.convention,
+            "prefill_dropped": spec.prefill,
+        },
+    }
+
+
+def _manifest(
+    ctx: _Rows,
+    m: DictConfig,
+    out: Path,
+    files: list[Path],
+    benches: Sequence[Benchmark],
+    counts: dict[str, int],
+    *,
+    model_overrides: Mapping[str, Any] | None,
+    data_root: str | Path,
+    max_samples: int | None,
+) -> dict[str, Any]:
+    """The export's ``manifest.json``: settings, counts, the trainer options to set."""
+    from gge.models.protocol import protocol_statement
+
+    settings, view, prefills = ctx.settings, ctx.view, ctx.prefills
+    manifest = {
+        "gge_export": GROUND_TRUTH_VERSION,
+        "flavor": ctx.flavor,
+        "preset": ctx.model,
+        "model_overrides": dict(model_overrides or {}),
+        "protocol": protocol_statement(m),
+        "settings": settings.record(),
+        "files": {b.name: str(f) for b, f in zip(benches, files, strict=True)},
+        "samples": counts,
+        "data_root": str(data_root),
+        "max_samples": max_samples,
+        "image": {
+            "resized": ctx.resize_images,
+            "factor": view.factor,
+            "trainer_min_pixels": view.t_min,
+            "trainer_max_pixels": view.t_max,
+            "processor_min_pixels": view.proc_min,
+            "processor_max_pixels": view.proc_max,
+        },
+        "prefill_dropped": sorted(prefills)[0] if len(prefills) == 1 else sorted(prefills) or None,
+        "request_changed": (
+            "the preset's assistant prefill is not sent (the trainers cannot prefill)" if prefills else None
+        ),
+        "folded_messages": ctx.folded,
+        "trainer_options": trainer_options(
+            ctx.flavor,
+            out,
+            files,
+            settings.proposer,
+            settings.k,
+            view.t_min,
+            view.t_max,
+            settings.max_new_tokens,
+            -(-ctx.tokens // 256) * 256,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            top_k=settings.top_k,
+        ),
+        "trainer_notes": trainer_notes(ctx.flavor, settings.proposer, settings.k, sum(counts.values())),
+    }
+    if ctx.folded:
+        notes = [
+            str(manifest["request_changed"] or ""),
+            "the request's messages are joined into one user turn",
+        ]
+        manifest["request_changed"] = "; ".join(x for x in notes if x)
+    return manifest
+
+
 def export_verl(
     benchmarks: Sequence[str],
     data_root: str | Path,
@@ -293,192 +590,43 @@ def export_verl(
         >>> [f.name for f in files]
         ['osworld_g.parquet']
     """
-    from PIL import Image
-
-    from gge.models.factory import PROCESSOR_MAX_PIXELS, preset_config, preset_names
-    from gge.models.protocol import protocol_statement
+    from gge.models.factory import preset_config
     from gge.models.registry import kind_of
-    from gge.run.settings import RunSettings
 
     pa, pq = _pyarrow()
-    _check_flavor(flavor)
-    if model not in preset_names():
-        raise unknown_name("preset (model=)", model, preset_names())
-    RunSettings(tuple(benchmarks), k=k, max_samples=max_samples)
-    for name, value in (("max_pixels", max_pixels), ("min_pixels", min_pixels)):
-        if value is not None and value < 1:
-            raise GgeError(f"{name} must be a positive integer, got {value}")
+    _check_arguments(benchmarks, model, flavor, k, max_samples, max_pixels, min_pixels)
     m = preset_config(model, dict(model_overrides or {}))
     policy = kind_of(m).dry_run_policy(m, k)
-    settings = policy.settings_
-    factor = settings.patch_factor
-    proc_min = settings.min_pixels
-    proc_max = int(m.max_pixels) if m.max_pixels is not None else PROCESSOR_MAX_PIXELS
-    if flavor == "verl":
-        t_min = proc_min if min_pixels is None else min_pixels
-        t_max = proc_max if max_pixels is None else max_pixels
-    else:
-        t_min = EASYR1_MIN_PIXELS if min_pixels is None else min_pixels
-        t_max = EASYR1_MAX_PIXELS if max_pixels is None else max_pixels
-    lo, hi = max(proc_min, t_min), min(proc_max, t_max)
-    if lo > hi:
-        raise GgeError(f"min_pixels {lo} exceeds max_pixels {hi} (trainer and model {model} limits together)")
+    view = _resolve_view(m, policy.settings_, flavor, model, max_pixels, min_pixels)
 
     options = bench_options or {}
-    roots = []
-    for name in benchmarks:  # the folders prepare_out keeps: known before any benchmark is read
-        bench = get_benchmark(name)
-        roots.append(benchmark_root(bench, Path(data_root), options.get(name) or bench.options_type()))
     out = Path(out)
-    prepare_out(out, overwrite=overwrite, keep=roots)
+    _prepare(benchmarks, Path(data_root), options, out, overwrite)
     loaded = load_benchmarks(benchmarks, Path(data_root), options, max_samples=max_samples)
     benches = list(loaded.benchmarks.values())
     schema = _schema(pa, flavor)
+    ctx = _Rows(policy, policy.settings_, model, flavor, fold_system, resize_images, view)
     files: list[Path] = []
     counts: dict[str, int] = {}
-    prefills: set[str] = set()
-    tokens = 0
-    folded = False
     for bench in benches:
         samples = loaded.samples[bench.name]
-        rows: list[dict[str, Any]] = []
-        for index, sample in enumerate(samples):
-            where = f"{bench.name} {sample.id}"
-            try:
-                with Image.open(sample.image_path) as im:
-                    rgb = im.convert("RGB")
-                    decoded = rgb.size
-            except OSError as e:
-                raise GgeError(f"{where}: cannot read {sample.image_path}: {e}") from None
-            if resize_images:
-                h, w = smart_resize(decoded[1], decoded[0], factor=factor, min_pixels=lo, max_pixels=hi)
-                seen = (w, h)
-                image = rgb if seen == rgb.size else rgb.resize(seen, Image.Resampling.BICUBIC)
-                data, exported = _encode_png(image), seen
-            else:
-                data, exported = Path(sample.image_path).read_bytes(), decoded
-                seen = trainer_seen_size(
-                    flavor,
-                    decoded,
-                    factor=factor,
-                    min_pixels=t_min,
-                    max_pixels=t_max,
-                    processor_min_pixels=proc_min,
-                    processor_max_pixels=proc_max,
-                )
-            frame = policy.prompt_size(sample, seen)
-            (spec,) = policy.proposer_requests(sample, seen)
-            messages = _flat_messages(spec.messages, where)
-            if spec.prefill:
-                prefills.add(spec.prefill)
-            # image tokens (one per factor x factor patch) + text: a byte-level BPE token (Qwen's) is at
-            # least one UTF-8 byte, so the bytes bound the text's tokens; 64 for the chat template's own
-            text_bytes = sum(len(msg["content"].encode("utf-8")) for msg in messages)
-            tokens = max(tokens, (seen[0] // factor) * (seen[1] // factor) + text_bytes + 64)
-            gt = GroundTruth(
-                benchmark=bench.name,
-                id=sample.id,
-                region=sample.region,
-                image_size=sample.image_size,
-                exported_size=exported,
-                seen_size=seen,
-                frame=frame,
-                labels=sample.labels,
-                instruction=sample.instruction,
-                image_path=str(sample.image_path),
-                preset=model,
-                convention=settings.convention,
-                proposer=settings.proposer,
-                k=settings.k,
-                box_pairs=settings.box_pairs,
-                patch_factor=factor,
-                prompt_max_pixels=settings.prompt_max_pixels,
-                processor_min_pixels=proc_min,
-                processor_max_pixels=proc_max,
-                flavor=flavor,
-                trainer_min_pixels=t_min,
-                trainer_max_pixels=t_max,
-            ).to_json()
-            source = DATA_SOURCE_PREFIX + bench.name
-            if flavor == "easyr1":
-                prompt = _easyr1_prompt(messages, fold_system, model)
-                folded = folded or len(messages) > 1
-                rows.append(
-                    {"prompt": prompt, "answer": gt, "images": [{"bytes": data}], "data_source": source}
-                )
-                continue
-            rows.append(
-                {
-                    "data_source": source,
-                    "prompt": messages,
-                    "images": [{"bytes": data, "min_pixels": t_min, "max_pixels": t_max}],
-                    "ability": ABILITY,
-                    "reward_model": {"style": "rule", "ground_truth": gt},
-                    "extra_info": {
-                        "index": index,
-                        "split": "test",
-                        "benchmark": bench.name,
-                        "sample_id": sample.id,
-                        "instruction": sample.instruction,
-                        "image_size": list(sample.image_size),
-                        "seen_size": list(seen),
-                        "preset": model,
-                        "convention": settings.convention,
-                        "prefill_dropped": spec.prefill,
-                    },
-                }
-            )
+        rows = [_sample_row(ctx, bench.name, index, sample) for index, sample in enumerate(samples)]
         path = out / "data" / f"{bench.name}.parquet"
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
         files.append(path)
         counts[bench.name] = len(rows)
     (out / "gge_reward.py").write_text(REWARD_MODULE, encoding="utf-8")
-    manifest = {
-        "gge_export": GROUND_TRUTH_VERSION,
-        "flavor": flavor,
-        "preset": model,
-        "model_overrides": dict(model_overrides or {}),
-        "protocol": protocol_statement(m),
-        "settings": settings.record(),
-        "files": {b.name: str(f) for b, f in zip(benches, files, strict=True)},
-        "samples": counts,
-        "data_root": str(data_root),
-        "max_samples": max_samples,
-        "image": {
-            "resized": resize_images,
-            "factor": factor,
-            "trainer_min_pixels": t_min,
-            "trainer_max_pixels": t_max,
-            "processor_min_pixels": proc_min,
-            "processor_max_pixels": proc_max,
-        },
-        "prefill_dropped": sorted(prefills)[0] if len(prefills) == 1 else sorted(prefills) or None,
-        "request_changed": (
-            "the preset's assistant prefill is not sent (the trainers cannot prefill)" if prefills else None
-        ),
-        "folded_messages": folded,
-        "trainer_options": trainer_options(
-            flavor,
-            out,
-            files,
-            settings.proposer,
-            settings.k,
-            t_min,
-            t_max,
-            settings.max_new_tokens,
-            -(-tokens // 256) * 256,
-            temperature=settings.temperature,
-            top_p=settings.top_p,
-            top_k=settings.top_k,
-        ),
-        "trainer_notes": trainer_notes(flavor, settings.proposer, settings.k, sum(counts.values())),
-    }
-    if folded:
-        notes = [
-            str(manifest["request_changed"] or ""),
-            "the request's messages are joined into one user turn",
-        ]
-        manifest["request_changed"] = "; ".join(x for x in notes if x)
+    manifest = _manifest(
+        ctx,
+        m,
+        out,
+        files,
+        benches,
+        counts,
+        model_overrides=model_overrides,
+        data_root=data_root,
+        max_samples=max_samples,
+    )
     (out / "manifest.json").write_text(
         json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
