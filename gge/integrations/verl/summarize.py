@@ -10,10 +10,10 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gge.benchmarks import REGISTRY, get_benchmark
 from gge.benchmarks.base import read_text
@@ -25,6 +25,10 @@ from gge.run.records import json_lines
 from gge.run.runstate import check_output_dir
 from gge.scoring.scoring import SampleResult
 from gge.types import Sample
+
+if TYPE_CHECKING:
+    from gge.benchmarks.base import Benchmark
+    from gge.run.document import ResultsDocument
 
 
 @dataclass(frozen=True)
@@ -274,6 +278,229 @@ def _check_summary_out(out: str | Path) -> Path:
     return path
 
 
+_Key = tuple[int | None, str, str]
+"""A sample of one validation: (step, benchmark, id)."""
+_Grouped = dict[_Key, tuple[GroundTruth, list[str]]]
+"""Per sample, its ground truth and its responses in the dump's order."""
+
+
+def _read_dumps(paths: Sequence[str | Path], step: int | None) -> tuple[list[Dump], int | None]:
+    """Every dump read, refusing a file given twice or responses of several steps; and their step."""
+    dumps = [read_dump(p, step=step) for p in paths]
+    files = [d.file.resolve() for d in dumps]
+    for i, f in enumerate(files):
+        if f in files[:i]:
+            raise GgeError(f"{dumps[i].file} is given twice: its responses would count twice")
+    steps = {st for d in dumps for st in d.steps}
+    if len(steps) > 1:
+        listed = "; ".join(f"{d.file}: {', '.join(_step_name(st) for st in d.steps)}" for d in dumps)
+        raise GgeError(
+            f"the dump spans {len(steps)} training steps ({listed}): summarize one validation at a time, "
+            "choosing its step with --step N (summarize_verl(step=N))"
+        )
+    return dumps, next(iter(steps))
+
+
+def _group_responses(
+    dumps: Sequence[Dump], the_step: int | None, export: str | Path | None
+) -> tuple[_Grouped, dict[str, int]]:
+    """The responses grouped by sample; the ``export``'s samples without one added, counted per benchmark."""
+    grouped: _Grouped = {}
+    for r in (r for d in dumps for r in d.records):
+        key = (r.step, r.ground_truth.benchmark, r.ground_truth.id)
+        grouped.setdefault(key, (r.ground_truth, []))[1].append(r.output)
+    missing: dict[str, int] = {}
+    if export is not None:
+        for gt in _export_ground_truths(Path(export)):
+            if (the_step, gt.benchmark, gt.id) not in grouped:
+                grouped[(the_step, gt.benchmark, gt.id)] = (gt, [])
+                missing[gt.benchmark] = missing.get(gt.benchmark, 0) + 1
+    return grouped, missing
+
+
+def _refuse_uneven(grouped: _Grouped, sizes: Counter[int]) -> None:
+    """The error for samples with different numbers of responses (without ``allow_uneven``)."""
+    by_count = sorted(sizes, key=lambda n: (-sizes[n], n))
+    counts = "; ".join(f"{sizes[n]} sample{'s' if sizes[n] > 1 else ''} with n={n}" for n in by_count)
+    common = max(sizes, key=lambda n: sizes[n])
+    odd = next((key, texts) for key, (_, texts) in grouped.items() if texts and len(texts) != common)
+    raise GgeError(
+        f"samples have different numbers of responses ({counts}; e.g. {odd[0][1]} {odd[0][2]} has "
+        f"{len(odd[1])}): a prompt listed twice in val_files, dumps pooled, or EasyR1's log of a random "
+        "subset. Pass --allow-uneven (allow_uneven=True) to score each sample with its own n: pass@k "
+        f"for k up to the smallest n ({min(sizes)}), Oracle@K over each sample's first K responses"
+    )
+
+
+def _choose_k(grouped: _Grouped, sizes: Counter[int], k: int | None, one_point: bool) -> int:
+    """The K scored: ``k``, or the fewest responses (``single_pass``: the preset's K), checked."""
+    n_min, n_max = min(sizes), max(sizes)
+    kk = k if k is not None else (n_min if one_point else max(gt.k for gt, _ in grouped.values()))
+    if kk < 1:
+        raise GgeError(f"k must be at least 1, got {kk}")
+    most = n_max if one_point else max(gt.k for gt, _ in grouped.values())
+    if kk > most:
+        what = "responses" if one_point else "points a single_pass answer holds"
+        raise GgeError(
+            f"k={kk}, but no sample has more than {most} {what}: Oracle@{kk} would be Oracle@{most} "
+            f"under another name; give --k {most} or less (or leave it out)"
+        )
+    return kk
+
+
+def _score(
+    grouped: _Grouped, kk: int, one_point: bool, view: dict[str, Any]
+) -> tuple[
+    dict[str, list[SampleResult]], dict[tuple[str, str], tuple[int, int]], dict[tuple[str, str], Sample]
+]:
+    """Each sample scored at ``kk``; per sample, its (responses, hits among all of them) and its Sample."""
+    by_bench: dict[str, list[SampleResult]] = {}
+    hits_of: dict[tuple[str, str], tuple[int, int]] = {}
+    samples: dict[tuple[str, str], Sample] = {}
+    for (_, name, sid), (gt, texts) in grouped.items():
+        scored = gt.score(texts, k=kk, **view)
+        by_bench.setdefault(name, []).append(scored)
+        samples[(name, sid)] = gt.sample()
+        if one_point:  # every response, for pass@k from the sample's own n
+            every = scored if kk == max(1, len(texts)) else gt.score(texts, k=max(1, len(texts)), **view)
+            hits_of[(name, sid)] = (len(texts), sum(every.hits))
+    return by_bench, hits_of, samples
+
+
+def _benchmark_extras(
+    grouped: _Grouped,
+    the_step: int | None,
+    by_bench: dict[str, list[SampleResult]],
+    hits_of: dict[tuple[str, str], tuple[int, int]],
+    *,
+    one_point: bool,
+    pass_n: int,
+    missing: dict[str, int],
+    has_export: bool,
+) -> tuple[dict[str, Benchmark], dict[str, dict[str, Any]], list[SampleResult]]:
+    """In gge's order: the benchmarks, each one's extras and every result.
+
+    The extras: pass@k (one-point answers), responses per sample, missing responses (with an export).
+    """
+    from gge.scoring.analysis import pass_at_k
+
+    all_results: list[SampleResult] = []
+    benches = {}
+    extras: dict[str, dict[str, Any]] = {}
+    order = list(REGISTRY)  # the order gge reports benchmarks in
+    for name in sorted(by_bench, key=lambda b: (b not in order, order.index(b) if b in order else 0, b)):
+        benches[name] = get_benchmark(name)
+        results = by_bench[name]
+        extra: dict[str, Any] = {}
+        if one_point:
+            nc = [hits_of[(name, r.id)] for r in results]
+            table: dict[str, Any] = {"n": pass_n, "first_slot": 0}
+            for j in range(1, pass_n + 1):
+                total = sum(pass_at_k(n, c, j) for n, c in nc if n)  # no response: a miss
+                table[f"pass@{j}"] = 100.0 * total / len(nc)
+            extra["pass_at_k"] = table
+        got = [len(grouped[(the_step, name, r.id)][1]) for r in results]
+        extra["responses_per_sample"] = {"min": min(got), "max": max(got)}
+        if has_export:
+            extra["missing_responses"] = missing.get(name, 0)
+        extras[name] = extra
+        all_results += results
+    return benches, extras, all_results
+
+
+def _protocol(fmt: str, preset: Sequence[str], per_sample: str, kk: int, easyr1: bool) -> str:
+    """The document's protocol line: what was scored, and how."""
+    protocol = (
+        f"{fmt} validation generations ({per_sample} per sample) of the {', '.join(preset)} request "
+        "exported by gge; "
+        + (
+            "one answer scored per sample: Top-1 only"
+            if kk == 1
+            else "Top-1 is the first response, Oracle@K some response among the first K"
+        )
+    )
+    if easyr1:
+        protocol += (
+            "; EasyR1's generations.log holds a random sample of the validation's responses: the numbers "
+            "are over the logged responses only, and each sample's Top-1 is its first logged response, "
+            "a random one of its responses"
+        )
+    return protocol
+
+
+def _notes(
+    easyr1: bool,
+    sizes: Counter[int],
+    pass_n: int,
+    kk: int,
+    missing: dict[str, int],
+    skipped: int,
+    repaired: Sequence[str],
+) -> list[str]:
+    """The document's notes: what differs from a full validation."""
+    n_min, n_max = min(sizes), max(sizes)
+    notes: list[str] = []
+    if easyr1:
+        notes.append(
+            "EasyR1 logs only trainer.val_generations_to_log responses per validation, chosen by a "
+            "(fixed-seed) shuffle of all of them, and appends each validation to generations.log without "
+            "its step: this summary is over a random sample of the validation's responses (all of them "
+            "only when trainer.val_generations_to_log reaches their number), pooling every validation in "
+            "the file (keep one validation's blocks in it), and each sample's Top-1 is whichever of its "
+            "responses was logged first, not the model's first answer"
+        )
+    if n_min != n_max:
+        notes.append(
+            f"responses per sample differ (n = {n_min} to {n_max}; "
+            + ", ".join(f"{sizes[n]} with n={n}" for n in sorted(sizes))
+            + f"): pass@k is each sample's unbiased estimate from its own n, for k up to {pass_n}; "
+            f"Oracle@K reads each sample's first K={kk} responses"
+        )
+    if missing:
+        notes.append(
+            f"{sum(missing.values())} exported samples have no response in the dump and count as misses "
+            "(pass@k 0)"
+            + (
+                ": right only when the log holds every response of the validation"
+                if easyr1
+                else " (dropped by the trainer, e.g. by its prompt-length filter)"
+            )
+        )
+    if skipped:
+        notes.append(
+            f"skipped {skipped} response{'s' if skipped > 1 else ''} whose ground truth is not gge's "
+            "(other data validated alongside)"
+        )
+    if repaired:
+        notes.append(
+            f"{len(repaired)} response{'s' if len(repaired) > 1 else ''} held lone surrogates (invalid "
+            f"Unicode, first at {repaired[0]}), each replaced by U+FFFD to be written as UTF-8; the "
+            "answers were read and scored with the rest of their text as dumped"
+        )
+    return notes
+
+
+def _write_summary(
+    out: Path,
+    document: ResultsDocument,
+    report: str,
+    all_results: Sequence[SampleResult],
+    samples: Mapping[tuple[str, str], Sample],
+    benches: Mapping[str, Benchmark],
+    report_misses: int,
+) -> dict[str, Any]:
+    """Write the summary's folder; the results document as written (errors name the file)."""
+    from gge.run.assemble import write_run
+
+    try:
+        written = write_run(out, document, report, all_results, samples, benches, misses=report_misses)
+        loaded: dict[str, Any] = json.loads(written.read_text(encoding="utf-8"))
+    except OSError as e:
+        where = e.filename2 or e.filename or out  # os.replace: filename2 is the destination
+        raise GgeError(f"--out {out}: cannot write {where}: {e.strerror or e}") from None
+    return loaded
+
+
 def summarize_verl(
     dump: str | Path | Sequence[str | Path],
     out: str | Path,
@@ -324,155 +551,44 @@ def summarize_verl(
             a file or is not writable (checked before any dump is read), or an ``export`` folder
             without ``manifest.json``.
     """
-    from gge.run.assemble import build_document, write_run
-    from gge.scoring.analysis import pass_at_k
+    from gge.run.assemble import build_document
 
     paths = [dump] if isinstance(dump, (str, Path)) else list(dump)
     if not paths:
         raise GgeError("no dump given")
     out = _check_summary_out(out)
-    dumps = [read_dump(p, step=step) for p in paths]
-    files = [d.file.resolve() for d in dumps]
-    for i, f in enumerate(files):
-        if f in files[:i]:
-            raise GgeError(f"{dumps[i].file} is given twice: its responses would count twice")
-    steps = {st for d in dumps for st in d.steps}
-    if len(steps) > 1:
-        listed = "; ".join(f"{d.file}: {', '.join(_step_name(st) for st in d.steps)}" for d in dumps)
-        raise GgeError(
-            f"the dump spans {len(steps)} training steps ({listed}): summarize one validation at a time, "
-            "choosing its step with --step N (summarize_verl(step=N))"
-        )
-    records = [r for d in dumps for r in d.records]
+    dumps, the_step = _read_dumps(paths, step)
     formats = sorted({d.format for d in dumps})
     skipped = sum(d.skipped for d in dumps)
     view = _view_kwargs({"max_pixels": max_pixels, "min_pixels": min_pixels})
-    grouped: dict[tuple[int | None, str, str], tuple[GroundTruth, list[str]]] = {}
-    for r in records:
-        key = (r.step, r.ground_truth.benchmark, r.ground_truth.id)
-        grouped.setdefault(key, (r.ground_truth, []))[1].append(r.output)
-    the_step = next(iter(steps))
-    missing: dict[str, int] = {}
-    if export is not None:
-        for gt in _export_ground_truths(Path(export)):
-            if (the_step, gt.benchmark, gt.id) not in grouped:
-                grouped[(the_step, gt.benchmark, gt.id)] = (gt, [])
-                missing[gt.benchmark] = missing.get(gt.benchmark, 0) + 1
+    grouped, missing = _group_responses(dumps, the_step, export)
     one_point = all(gt.proposer != "single_pass" for gt, _ in grouped.values())
     sizes = Counter(len(texts) for _, texts in grouped.values() if texts)
     n_min, n_max = min(sizes), max(sizes)
     if one_point and len(sizes) > 1 and not allow_uneven:
-        by_count = sorted(sizes, key=lambda n: (-sizes[n], n))
-        counts = "; ".join(f"{sizes[n]} sample{'s' if sizes[n] > 1 else ''} with n={n}" for n in by_count)
-        common = max(sizes, key=lambda n: sizes[n])
-        odd = next((key, texts) for key, (_, texts) in grouped.items() if texts and len(texts) != common)
-        raise GgeError(
-            f"samples have different numbers of responses ({counts}; e.g. {odd[0][1]} {odd[0][2]} has "
-            f"{len(odd[1])}): a prompt listed twice in val_files, dumps pooled, or EasyR1's log of a random "
-            "subset. Pass --allow-uneven (allow_uneven=True) to score each sample with its own n: pass@k "
-            f"for k up to the smallest n ({n_min}), Oracle@K over each sample's first K responses"
-        )
-    kk = k if k is not None else (n_min if one_point else max(gt.k for gt, _ in grouped.values()))
-    if kk < 1:
-        raise GgeError(f"k must be at least 1, got {kk}")
-    most = n_max if one_point else max(gt.k for gt, _ in grouped.values())
-    if kk > most:
-        what = "responses" if one_point else "points a single_pass answer holds"
-        raise GgeError(
-            f"k={kk}, but no sample has more than {most} {what}: Oracle@{kk} would be Oracle@{most} "
-            f"under another name; give --k {most} or less (or leave it out)"
-        )
-    by_bench: dict[str, list[SampleResult]] = {}
-    hits_of: dict[tuple[str, str], tuple[int, int]] = {}
-    samples: dict[tuple[str, str], Sample] = {}
-    for (_, name, sid), (gt, texts) in grouped.items():
-        scored = gt.score(texts, k=kk, **view)
-        by_bench.setdefault(name, []).append(scored)
-        samples[(name, sid)] = gt.sample()
-        if one_point:  # every response, for pass@k from the sample's own n
-            every = scored if kk == max(1, len(texts)) else gt.score(texts, k=max(1, len(texts)), **view)
-            hits_of[(name, sid)] = (len(texts), sum(every.hits))
+        _refuse_uneven(grouped, sizes)
+    kk = _choose_k(grouped, sizes, k, one_point)
+    by_bench, hits_of, samples = _score(grouped, kk, one_point, view)
     pass_n = min(kk, n_min)
-    all_results: list[SampleResult] = []
-    benches = {}
-    extras: dict[str, dict[str, Any]] = {}
+    benches, extras, all_results = _benchmark_extras(
+        grouped,
+        the_step,
+        by_bench,
+        hits_of,
+        one_point=one_point,
+        pass_n=pass_n,
+        missing=missing,
+        has_export=export is not None,
+    )
     exchangeable = 0 if one_point else None
-    order = list(REGISTRY)  # the order gge reports benchmarks in
-    for name in sorted(by_bench, key=lambda b: (b not in order, order.index(b) if b in order else 0, b)):
-        benches[name] = get_benchmark(name)
-        results = by_bench[name]
-        extra: dict[str, Any] = {}
-        if one_point:
-            nc = [hits_of[(name, r.id)] for r in results]
-            table: dict[str, Any] = {"n": pass_n, "first_slot": 0}
-            for j in range(1, pass_n + 1):
-                total = sum(pass_at_k(n, c, j) for n, c in nc if n)  # no response: a miss
-                table[f"pass@{j}"] = 100.0 * total / len(nc)
-            extra["pass_at_k"] = table
-        got = [len(grouped[(the_step, name, r.id)][1]) for r in results]
-        extra["responses_per_sample"] = {"min": min(got), "max": max(got)}
-        if export is not None:
-            extra["missing_responses"] = missing.get(name, 0)
-        extras[name] = extra
-        all_results += results
     gts = [gt for gt, _ in grouped.values()]
     preset = sorted({gt.preset for gt in gts})
     fmt = "/".join(formats)
     easyr1 = "easyr1" in formats
     per_sample = f"{n_min}" if n_min == n_max else f"{n_min} to {n_max}"
-    protocol = (
-        f"{fmt} validation generations ({per_sample} per sample) of the {', '.join(preset)} request "
-        "exported by gge; "
-        + (
-            "one answer scored per sample: Top-1 only"
-            if kk == 1
-            else "Top-1 is the first response, Oracle@K some response among the first K"
-        )
-    )
-    notes: list[str] = []
-    if easyr1:
-        protocol += (
-            "; EasyR1's generations.log holds a random sample of the validation's responses: the numbers "
-            "are over the logged responses only, and each sample's Top-1 is its first logged response, "
-            "a random one of its responses"
-        )
-        notes.append(
-            "EasyR1 logs only trainer.val_generations_to_log responses per validation, chosen by a "
-            "(fixed-seed) shuffle of all of them, and appends each validation to generations.log without "
-            "its step: this summary is over a random sample of the validation's responses (all of them "
-            "only when trainer.val_generations_to_log reaches their number), pooling every validation in "
-            "the file (keep one validation's blocks in it), and each sample's Top-1 is whichever of its "
-            "responses was logged first, not the model's first answer"
-        )
-    if n_min != n_max:
-        notes.append(
-            f"responses per sample differ (n = {n_min} to {n_max}; "
-            + ", ".join(f"{sizes[n]} with n={n}" for n in sorted(sizes))
-            + f"): pass@k is each sample's unbiased estimate from its own n, for k up to {pass_n}; "
-            f"Oracle@K reads each sample's first K={kk} responses"
-        )
-    if missing:
-        notes.append(
-            f"{sum(missing.values())} exported samples have no response in the dump and count as misses "
-            "(pass@k 0)"
-            + (
-                ": right only when the log holds every response of the validation"
-                if easyr1
-                else " (dropped by the trainer, e.g. by its prompt-length filter)"
-            )
-        )
-    if skipped:
-        notes.append(
-            f"skipped {skipped} response{'s' if skipped > 1 else ''} whose ground truth is not gge's "
-            "(other data validated alongside)"
-        )
+    protocol = _protocol(fmt, preset, per_sample, kk, easyr1)
     repaired = [where for d in dumps for where in d.repaired]
-    if repaired:
-        notes.append(
-            f"{len(repaired)} response{'s' if len(repaired) > 1 else ''} held lone surrogates (invalid "
-            f"Unicode, first at {repaired[0]}), each replaced by U+FFFD to be written as UTF-8; the "
-            "answers were read and scored with the rest of their text as dumped"
-        )
+    notes = _notes(easyr1, sizes, pass_n, kk, missing, skipped, repaired)
     document, report = build_document(
         benches,
         by_bench,
@@ -501,10 +617,6 @@ def summarize_verl(
         notes=notes,
         metrics_options={"exchangeable_from": exchangeable},
     )
-    try:
-        written = write_run(out, document, report, all_results, samples, benches, misses=report_misses)
-        loaded: dict[str, Any] = json.loads(written.read_text(encoding="utf-8"))
-    except OSError as e:
-        where = e.filename2 or e.filename or out  # os.replace: filename2 is the destination
-        raise GgeError(f"--out {out}: cannot write {where}: {e.strerror or e}") from None
-    return loaded  # as written (what eval.py's run returns too)
+    return _write_summary(  # as written (what eval.py's run returns too)
+        out, document, report, all_results, samples, benches, report_misses
+    )
