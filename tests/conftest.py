@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# the modules that tests of several folders share (tiny_checkpoints, wandb_reader, paths, ...), by name
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 
 @pytest.fixture(scope="session")

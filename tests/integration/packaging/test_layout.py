@@ -1,0 +1,80 @@
+"""The house plan holds: no import circle in gge, only the entry points import gge.cli, no huge module."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from paths import ROOT
+
+GGE = ROOT / "gge"
+MAX_LINES = 720  # "about 700": a file past it usually holds two ideas (DESIGN.md)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in GGE.rglob("*.py")}
+
+
+def imported(path: Path, *, top_level_only: bool) -> set[str]:
+    """The gge modules ``path`` imports (``from gge.a import b`` is gge.a.b when that is a module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = tree.body if top_level_only else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("gge")}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("gge"):
+            for a in node.names:
+                sub = f"{node.module}.{a.name}"
+                found.add(sub if sub in MODULES else str(node.module))
+    return {m for m in found if m in MODULES}
+
+
+def test_a_module_graph_is_what_this_test_reads() -> None:
+    """The reader sees the edges it must (else the two tests below would pass on an empty graph)."""
+    assert "gge.run.settings" in imported(GGE / "run" / "standalone.py", top_level_only=True)
+    assert "gge.scoring.grouping" in imported(GGE / "scoring" / "metrics.py", top_level_only=True)
+
+
+def test_no_import_circle_among_gge_modules() -> None:
+    graph = {name: imported(path, top_level_only=True) - {name} for name, path in MODULES.items()}
+    state: dict[str, int] = {}
+    circles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if nxt.startswith(node + ".") or node.startswith(nxt + "."):
+                continue  # a package and its own submodules: Python imports the package first
+            if state.get(nxt) == 1:
+                circles.append([*stack[stack.index(nxt) :], nxt] if nxt in stack else [node, nxt])
+            elif nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not circles, f"import circles: {circles}"
+
+
+def test_only_the_entry_points_import_gge_cli() -> None:
+    offenders = {
+        name
+        for name, path in MODULES.items()
+        if not name.startswith("gge.cli")
+        and any(m == "gge.cli" or m.startswith("gge.cli.") for m in imported(path, top_level_only=False))
+    }
+    assert not offenders, f"library modules importing gge.cli: {sorted(offenders)}"
+
+
+def test_no_library_module_is_huge() -> None:
+    sizes = {name: len(p.read_text(encoding="utf-8").splitlines()) for name, p in MODULES.items()}
+    big = {name: n for name, n in sizes.items() if n > MAX_LINES}
+    assert not big, f"modules over {MAX_LINES} lines: {big}"
