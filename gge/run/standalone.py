@@ -13,8 +13,9 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -22,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import LoadedBenchmark
-from gge.benchmarks.loading import check_images, default_data_root, load_benchmarks
+from gge.benchmarks.loading import BenchmarkSet, check_images, default_data_root, load_benchmarks
 from gge.errors import GgeError, did_you_mean
 from gge.loggers.standalone import log_standalone
 from gge.models import ReplayModel, settings_record
@@ -190,6 +191,190 @@ def _quiet_lightning(stack: ExitStack) -> None:
     )  # a rank with no samples
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What the steps of one run share once its model and benchmarks are loaded.
+
+    Attributes:
+        cfg: The run's configuration.
+        kind: The model's kind.
+        policy: The model's policy.
+        k: Answers scored per sample.
+        strategy: The selection strategy (``selection``).
+        radius: The cluster radius of the selection.
+        data_root: The folder the benchmarks are read from.
+        output_dir: The run's output folder.
+        loaded: The benchmarks, what each loaded, and the samples evaluated.
+    """
+
+    cfg: DictConfig
+    kind: ModelKind
+    policy: Policy
+    k: int
+    strategy: str
+    radius: float
+    data_root: Path
+    output_dir: Path
+    loaded: BenchmarkSet
+
+
+def _load(
+    cfg: DictConfig,
+    strategy: str,
+    radius: float,
+    data_root: Path,
+    is_demo: bool,
+    output_dir: Path,
+    out: TextIO,
+) -> _Run:
+    """Build the model's policy and load the benchmarks (their images checked when the policy reads them)."""
+    kind = kind_of(cfg.model)
+    policy = _make_policy(kind, cfg, data_root, is_demo, out)
+    k = answers_per_sample(policy, int(cfg.k))
+
+    loaded = load_benchmarks(
+        cfg.benchmarks, data_root, bench_options(cfg), max_samples=cfg.max_samples, out=out
+    )
+    if needs_images(policy):
+        check_images(loaded.samples, strict=bool(cfg.strict_images), out=out)
+    return _Run(cfg, kind, policy, k, strategy, radius, data_root, output_dir, loaded)
+
+
+def _resume(run: _Run, stack: ExitStack, out: TextIO) -> tuple[list[SampleResult], dict[str, set[str]]]:
+    """Lock and prepare the output folder (rank 0); the results an earlier run finished, and their ids."""
+    cfg, output_dir, samples = run.cfg, run.output_dir, run.loaded.samples
+    if _is_launcher_rank():
+        stack.enter_context(output_dir_lock(output_dir))
+        if cfg.resume:
+            check_not_smaller(
+                output_dir, {name: len(group) for name, group in samples.items()}, cfg.max_samples
+            )
+        prepare_output_dir(output_dir, _fingerprint(run.kind, cfg, run.loaded.loads), resume=bool(cfg.resume))
+    restored = _restore(output_dir, samples, run.k, run.radius)
+    if restored:
+        print(f"resuming: {len(restored)} samples already finished in {output_dir}", file=out)
+    done_ids: dict[str, set[str]] = {}
+    for r in restored:
+        done_ids.setdefault(r.benchmark, set()).add(r.id)
+    return restored, done_ids
+
+
+def _finalize(
+    run: _Run, restored: list[SampleResult], options: Mapping[str, Any], gathered: list[SampleResult]
+) -> None:
+    """On rank 0, in whichever process runs it: merge, score, write the output folder."""
+    cfg, policy, loaded = run.cfg, run.policy, run.loaded
+    benches, loads, samples = loaded.benchmarks, loaded.loads, loaded.samples
+    results = {name: merge_results([restored, gathered], samples[name]) for name in benches}
+    extras: dict[str, dict[str, Any]] = {}
+    for name in benches:
+        # what this run evaluated (its first max_samples), which gge compare pairs on
+        extras[name] = {"load": loads[name].summary, "samples_digest": samples_digest(samples[name])}
+        if isinstance(policy, ReplayModel):
+            every = (s.id for s in loads[name].samples)
+            extras[name]["unmatched_predictions"] = policy.unknown_ids(name, every)
+            evaluated = (s.id for s in samples[name])
+            extras[name]["missing_predictions"] = len(policy.missing_ids(name, evaluated))
+    config = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(config, dict)
+    config["data_root"] = str(run.data_root)
+    document, report = build_document(
+        benches,
+        results,
+        k=run.k,
+        strategy=run.strategy,
+        protocol=run.kind.protocol(cfg.model),
+        model=settings_record(policy),
+        config=cast(dict[str, Any], config),
+        extras=extras,
+        subset=loaded.subset(),
+        metrics_options=options,
+    )
+    every_result = [r for name in benches for r in results[name]]
+    write_run(
+        run.output_dir,
+        document,
+        report,
+        every_result,
+        loaded.by_key(),
+        benches,
+        misses=int(cfg.report_misses),
+    )
+
+
+def _predict(
+    run: _Run, done_ids: dict[str, set[str]], finalize: Callable[[list[SampleResult]], None]
+) -> bool:
+    """Evaluate through a Lightning Trainer; whether this process is rank 0 of the launch (it reports).
+
+    A results.json left in the output folder is removed first (rank 0): it must not pass for this run's.
+    """
+    from gge.run.lightning import GroundingEvalModule
+
+    cfg = run.cfg
+    module = GroundingEvalModule(
+        run.policy,
+        run.loaded.samples,
+        k=run.k,
+        cluster_radius=run.radius,
+        batch_size=int(cfg.batch_size),
+        num_workers=int(cfg.num_workers),
+        decode_max_pixels=cfg.decode_max_pixels,
+        output_dir=run.output_dir,
+        done_ids=done_ids,
+        pad_batches=bool(cfg.pad_batches),
+        strict_images=bool(cfg.strict_images),
+        on_gathered=finalize,
+    )
+    results_path = run.output_dir / "results.json"
+    if results_path.exists() and _is_launcher_rank():
+        results_path.unlink()  # a stale file must not pass for this run's
+    trainer = _trainer(cfg)
+    trainer.predict(module, return_predictions=False)
+    return bool(trainer.global_rank == 0 and _is_launcher_rank())
+
+
+def _warn_after(run: _Run, document: Mapping[str, Any], out: TextIO) -> None:
+    """Warn of prediction lines that match no sample, samples without one, and other benchmarks' lines."""
+    for name, entry in document["benchmarks"].items():
+        if entry.get("unmatched_predictions"):
+            n_un = len(entry["unmatched_predictions"])
+            ex = ", ".join(entry["unmatched_predictions"][:3])
+            print(f"warning: {name}: {n_un} prediction lines match no sample (e.g. {ex})", file=out)
+        if entry.get("missing_predictions"):
+            print(
+                f"warning: {name}: {entry['missing_predictions']} samples have no prediction "
+                "(counted as format errors)",
+                file=out,
+            )
+    policy = run.policy
+    if isinstance(policy, ReplayModel):
+        for other in sorted(policy.benchmarks() - set(run.cfg.benchmarks)):
+            hint = "" if other in REGISTRY else f": not a benchmark{did_you_mean(other, REGISTRY)}"
+            print(
+                f"warning: the predictions file has lines for '{other}', not evaluated in this run{hint}",
+                file=out,
+            )
+
+
+def _log(run: _Run, stack: ExitStack, document: dict[str, Any], results_path: Path, out: TextIO) -> None:
+    """Log the written run to the configured logger (a wandb failure said in one line)."""
+    cfg, output_dir, samples = run.cfg, run.output_dir, run.loaded.samples
+    records = read_records([output_dir / "predictions.jsonl"], repair=False)
+    results = _rescore(records, samples, run.k, run.radius)
+    try:
+        written = cast(ResultsDocument, document)  # read back from the results.json it wrote
+        log_standalone(stack, cfg, output_dir, written, run.loaded.benchmarks, samples, results, out)
+    except Exception as e:
+        if not type(e).__module__.startswith("wandb"):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise GgeError(
+            f"logger=wandb: {first} The results are written ({results_path}); to log them, run "
+            "`wandb login`, or set WANDB_MODE=offline (sync later with `wandb sync`)"
+        ) from None
+
+
 def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any]:
     out = out or sys.stdout
     if not _is_launcher_rank():
@@ -203,132 +388,26 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     output_dir = check_output_dir(cfg.output_dir)
     if cfg.dry_run:
         return dry_run(cfg, data_root, output_dir, out)
-    kind = kind_of(cfg.model)
-    policy = _make_policy(kind, cfg, data_root, is_demo, out)
-    k = answers_per_sample(policy, int(cfg.k))
-
-    loaded = load_benchmarks(
-        cfg.benchmarks, data_root, bench_options(cfg), max_samples=cfg.max_samples, out=out
-    )
-    benches, loads, samples = loaded.benchmarks, loaded.loads, loaded.samples
-    if needs_images(policy):
-        check_images(samples, strict=bool(cfg.strict_images), out=out)
-
-    if _is_launcher_rank():
-        stack.enter_context(output_dir_lock(output_dir))
-        if cfg.resume:
-            check_not_smaller(
-                output_dir, {name: len(group) for name, group in samples.items()}, cfg.max_samples
-            )
-        prepare_output_dir(output_dir, _fingerprint(kind, cfg, loads), resume=bool(cfg.resume))
-    restored = _restore(output_dir, samples, k, radius)
-    if restored:
-        print(f"resuming: {len(restored)} samples already finished in {output_dir}", file=out)
-    done_ids: dict[str, set[str]] = {}
-    for r in restored:
-        done_ids.setdefault(r.benchmark, set()).add(r.id)
-
-    from gge.run.lightning import GroundingEvalModule
+    run = _load(cfg, strategy, radius, data_root, is_demo, output_dir, out)
+    restored, done_ids = _resume(run, stack, out)
 
     # pass@k needs exchangeable answers, and calibration the critic's score kind: the kind says which
-    options = kind.analysis_options(cfg.model, policy)
+    options = run.kind.analysis_options(cfg.model, run.policy)
 
     def finalize(gathered: list[SampleResult]) -> None:
-        """On rank 0, in whichever process runs it: merge, score, write the output folder."""
-        results = {name: merge_results([restored, gathered], samples[name]) for name in benches}
-        extras: dict[str, dict[str, Any]] = {}
-        for name in benches:
-            # what this run evaluated (its first max_samples), which gge compare pairs on
-            extras[name] = {"load": loads[name].summary, "samples_digest": samples_digest(samples[name])}
-            if isinstance(policy, ReplayModel):
-                every = (s.id for s in loads[name].samples)
-                extras[name]["unmatched_predictions"] = policy.unknown_ids(name, every)
-                evaluated = (s.id for s in samples[name])
-                extras[name]["missing_predictions"] = len(policy.missing_ids(name, evaluated))
-        config = OmegaConf.to_container(cfg, resolve=True)
-        assert isinstance(config, dict)
-        config["data_root"] = str(data_root)
-        document, report = build_document(
-            benches,
-            results,
-            k=k,
-            strategy=strategy,
-            protocol=kind.protocol(cfg.model),
-            model=settings_record(policy),
-            config=cast(dict[str, Any], config),
-            extras=extras,
-            subset=loaded.subset(),
-            metrics_options=options,
-        )
-        every_result = [r for name in benches for r in results[name]]
-        write_run(
-            output_dir,
-            document,
-            report,
-            every_result,
-            loaded.by_key(),
-            benches,
-            misses=int(cfg.report_misses),
-        )
+        _finalize(run, restored, options, gathered)
 
-    module = GroundingEvalModule(
-        policy,
-        samples,
-        k=k,
-        cluster_radius=radius,
-        batch_size=int(cfg.batch_size),
-        num_workers=int(cfg.num_workers),
-        decode_max_pixels=cfg.decode_max_pixels,
-        output_dir=output_dir,
-        done_ids=done_ids,
-        pad_batches=bool(cfg.pad_batches),
-        strict_images=bool(cfg.strict_images),
-        on_gathered=finalize,
-    )
-    results_path = output_dir / "results.json"
-    if results_path.exists() and _is_launcher_rank():
-        results_path.unlink()  # a stale file must not pass for this run's
-    trainer = _trainer(cfg)
-    trainer.predict(module, return_predictions=False)
-    if trainer.global_rank != 0 or not _is_launcher_rank():
+    if not _predict(run, done_ids, finalize):
         return {}
     # Under fork/spawn launchers rank 0 ran in a child process: read back what it wrote. No file means
     # no rank ran the loop (no benchmark has a sample), so nothing new was evaluated.
+    results_path = output_dir / "results.json"
     if not results_path.exists():
         finalize([])
     document: dict[str, Any] = json.loads(results_path.read_text(encoding="utf-8"))
-    for name, entry in document["benchmarks"].items():
-        if entry.get("unmatched_predictions"):
-            n_un = len(entry["unmatched_predictions"])
-            ex = ", ".join(entry["unmatched_predictions"][:3])
-            print(f"warning: {name}: {n_un} prediction lines match no sample (e.g. {ex})", file=out)
-        if entry.get("missing_predictions"):
-            print(
-                f"warning: {name}: {entry['missing_predictions']} samples have no prediction "
-                "(counted as format errors)",
-                file=out,
-            )
-    if isinstance(policy, ReplayModel):
-        for other in sorted(policy.benchmarks() - set(cfg.benchmarks)):
-            hint = "" if other in REGISTRY else f": not a benchmark{did_you_mean(other, REGISTRY)}"
-            print(
-                f"warning: the predictions file has lines for '{other}', not evaluated in this run{hint}",
-                file=out,
-            )
+    _warn_after(run, document, out)
     print("\n" + (output_dir / "report.md").read_text(encoding="utf-8").rstrip("\n"), file=out)
     print(f"\nwrote {results_path} (and report.html: open it in a browser)", file=out)
     if cfg.logger is not None:
-        records = read_records([output_dir / "predictions.jsonl"], repair=False)
-        results = _rescore(records, samples, k, radius)
-        try:
-            written = cast(ResultsDocument, document)  # read back from the results.json it wrote
-            log_standalone(stack, cfg, output_dir, written, benches, samples, results, out)
-        except Exception as e:
-            if not type(e).__module__.startswith("wandb"):
-                raise
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise GgeError(
-                f"logger=wandb: {first} The results are written ({results_path}); to log them, run "
-                "`wandb login`, or set WANDB_MODE=offline (sync later with `wandb sync`)"
-            ) from None
+        _log(run, stack, document, results_path, out)
     return document
