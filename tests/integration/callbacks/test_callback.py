@@ -1,7 +1,13 @@
-"""GroundingEvalCallback on a real Trainer.fit: when it runs, what it logs, checkpoints, DDP, W&B."""
+"""GroundingEvalCallback on a real Trainer.fit: when it runs, what it logs, checkpoints, DDP, W&B.
+
+Its fixed subset follows its seed and the official tables' cells; ``pad_batches`` under ``ddp_fork``
+gives the numbers of one process.
+"""
 
 from __future__ import annotations
 
+import io
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,8 +20,11 @@ from lightning_fit import _trainer
 from pytorch_lightning.callbacks import ModelCheckpoint
 from torch.utils.data import DataLoader, TensorDataset
 
+from gge.benchmarks import get_benchmark
 from gge.benchmarks.sampling import stratified_subset
 from gge.errors import GgeError
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 from gge.scoring.analysis import OUTCOMES
 from gge.types import Candidate, Prediction, Sample
 
@@ -203,13 +212,9 @@ def test_wandb_tables_from_a_training_run(demo_suite: Path, wandb_env: Path) -> 
 
 
 def test_standalone_eval_logs_to_wandb_and_finishes_its_run(demo_suite: Path, wandb_env: Path) -> None:
-    import io
 
     import wandb
     from wandb_reader import find_run_dirs, read_run
-
-    from gge.run.settings import parse_args
-    from gge.run.standalone import run
 
     out = wandb_env / "eval"
     args = [
@@ -232,10 +237,6 @@ def test_standalone_eval_logs_to_wandb_and_finishes_its_run(demo_suite: Path, wa
 
 
 def test_standalone_eval_logs_to_csv(demo_suite: Path, tmp_path: Path) -> None:
-    import io
-
-    from gge.run.settings import parse_args
-    from gge.run.standalone import run
 
     args = [
         f"data_root={demo_suite}",
@@ -249,3 +250,130 @@ def test_standalone_eval_logs_to_csv(demo_suite: Path, tmp_path: Path) -> None:
     (metrics,) = tmp_path.rglob("metrics.csv")
     assert "grounding/mean/top1" in metrics.read_text().splitlines()[0]
     assert len(list((tmp_path / "grounding" / "screenspot_v2").rglob("*.jpg"))) == 2
+
+
+# -- the callback's fixed subset follows its seed and the official table's cells -------------------
+
+
+def _load(demo: Path, name: str) -> list[Sample]:
+    bench = get_benchmark(name)
+    return bench.load(demo / bench.directory, bench.options_type()).samples
+
+
+TABLE_CELLS = {  # the first official table of each benchmark: rows, columns
+    "screenspot_v2": ("split", "data_type"),
+    "screenspot_pro": ("group", "ui_type"),
+    "mmbench_gui": ("platform", "grounding_type"),
+    "osworld_g": ("category",),
+}
+
+
+def _cell(sample: Sample, keys: Sequence[str]) -> tuple[str, ...]:
+    out = []
+    for key in keys:
+        value = sample.labels[key]
+        out.append(value if isinstance(value, str) else value[0])  # multi-label: its first value
+    return tuple(out)
+
+
+def _callback_subset(demo: Path, n: int, seed: int) -> dict[str, list[str]]:
+    cb = GroundingEvalCallback(
+        benchmarks=list(TABLE_CELLS), data_root=demo, max_samples_per_benchmark=n, seed=seed
+    )
+    cb.setup(None, None, "validate")  # type: ignore[arg-type]  # setup reads only the files
+    chosen = cb._select()
+    assert cb.sample_ids == {name: [s.id for s in chosen[name]] for name in TABLE_CELLS}
+    return cb.sample_ids
+
+
+def test_callback_subset_follows_the_seed_and_the_table_cells(demo_suite: Path) -> None:
+    n = 12
+    a, b = _callback_subset(demo_suite, n, 0), _callback_subset(demo_suite, n, 1)
+    for name, keys in TABLE_CELLS.items():
+        samples = {s.id: s for s in _load(demo_suite, name)}
+        assert len(a[name]) == len(b[name]) == n
+        assert a[name] != b[name], name  # another seed, another draw
+        expected = Counter(_cell(s, keys) for s in stratified_subset(list(samples.values()), n, keys, seed=5))
+        for ids in (a[name], b[name]):
+            assert Counter(_cell(samples[i], keys) for i in ids) == expected, name
+
+
+# -- padding through the callback ------------------------------------------------------------------
+
+
+class _Counting(pl.LightningModule):
+    """Clicks each target's centre; appends each predict call's size to a file per rank."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.zeros(1))
+        self.folder = folder
+
+    def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        return (self.w**2).sum()
+
+    def validation_step(self, batch: Any, batch_idx: int) -> None:
+        pass
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    def train_dataloader(self) -> DataLoader[Any]:
+        return DataLoader(TensorDataset(torch.zeros(2, 1)), batch_size=1)
+
+    def val_dataloader(self) -> DataLoader[Any]:
+        return DataLoader(TensorDataset(torch.zeros(2, 1)), batch_size=1)
+
+    def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
+        with (self.folder / f"calls.{self.global_rank}").open("a") as f:
+            f.write(" ".join(s.id for s in samples) + "\n")
+        out = []
+        for s in samples:  # a hit first for two samples in three, second otherwise
+            box = s.region.pixel_box()
+            hit = None if box is None else ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+            miss = (0.5, 0.5) if box is None else None
+            pts = (hit, miss) if int(s.id.rsplit("_", 1)[-1]) % 3 else (miss, hit)
+            out.append(Prediction(s.benchmark, s.id, tuple(Candidate(p) for p in pts)))
+        return out
+
+
+def _fit(folder: Path, demo: Path, devices: int, pad: bool | None) -> dict[str, float]:
+    folder.mkdir(parents=True)
+    cb = GroundingEvalCallback(
+        benchmarks=["screenspot_v2"],
+        data_root=demo,
+        max_samples_per_benchmark=5,
+        batch_size=2,
+        pad_batches=pad,
+    )
+    trainer = pl.Trainer(
+        default_root_dir=str(folder),
+        accelerator="cpu",
+        devices=devices,
+        strategy="ddp_fork" if devices > 1 else "auto",
+        max_epochs=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        callbacks=[cb],
+    )
+    trainer.fit(_Counting(folder))
+    return {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("grounding/")}
+
+
+def test_callback_pad_batches_equals_no_padding(demo_suite: Path, tmp_path: Path) -> None:
+    single = _fit(tmp_path / "one", demo_suite, 1, None)
+    padded = _fit(tmp_path / "pad", demo_suite, 2, True)
+    assert single and padded == single
+    calls = {
+        r: [line.split() for line in (tmp_path / "pad" / f"calls.{r}").read_text().splitlines()]
+        for r in (0, 1)
+    }
+    # 5 samples, batches of 2: rank 0 has 3 (2 batches), rank 1 has 2 (1 batch), padded to 2
+    assert [len(c) for c in calls[0]] == [2, 1] and [len(c) for c in calls[1]] == [2, 1]
+    assert calls[1][1] == calls[1][0][:1]  # the padding item repeats the rank's first sample
+    real = [i for c in calls[0] for i in c] + [i for c in calls[1][:1] for i in c]
+    assert len(real) == len(set(real)) == 5
+    assert 0 < single["grounding/screenspot_v2/top1"] < 100  # the numbers can tell a wrong merge

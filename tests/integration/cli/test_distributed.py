@@ -2,7 +2,7 @@
 
 ``ddp_fork`` runs in-process (cheap); one real ``python eval.py trainer.devices=2`` launch uses a
 subprocess, as users would. A killed run's resume is test_cli_kill_resume.py (killed at a known
-line count, no timing).
+line count, no timing). ``merge_results`` keeps the first result of each (benchmark, id).
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ from typing import Any
 import pytest
 from paths import ROOT
 
+from gge.run.evaluate import merge_results
 from gge.run.predlog import existing_logs
 from gge.run.settings import parse_args
 from gge.run.standalone import run
+from gge.scoring.scoring import SampleResult
+from gge.types import Absent, Candidate, Sample
 
 
 def _args(demo: Path, out: Path, *extra: str) -> list[str]:
@@ -159,3 +162,28 @@ def test_eval_py_two_devices_equals_one(demo_suite: Path, tmp_path: Path) -> Non
         docs.append(json.loads((out / "results.json").read_text()))
     assert docs[0]["benchmarks"] == docs[1]["benchmarks"]
     assert docs[1]["config"]["trainer"]["devices"] == 2
+
+
+# -- merging the ranks' results --------------------------------------------------------------------
+
+
+def _result(bench: str, sid: str, hit: bool) -> SampleResult:
+    c = Candidate((1.0, 1.0))
+    return SampleResult(bench, sid, {}, 1, (c,), (hit,), {"critic": c}, {"critic": hit})
+
+
+def test_merge_results_first_occurrence_wins_per_benchmark_and_id() -> None:
+    order = [Sample(b, i, "/x.png", (9, 9), "x", Absent()) for b in ("a", "b") for i in ("0", "1")]
+    first = [_result("a", "0", True), _result("b", "0", False)]
+    later = [
+        _result("a", "0", False),
+        _result("b", "0", True),
+        _result("a", "1", True),
+        _result("c", "0", True),
+    ]
+    merged = merge_results([first, later, [_result("a", "1", False)]], order)
+    assert [(r.benchmark, r.id, r.hits[0]) for r in merged] == [
+        ("a", "0", True),  # first part wins over the later conflicting one
+        ("a", "1", True),  # first occurrence, not the last
+        ("b", "0", False),  # same id, other benchmark: its own result
+    ]  # ("b", "1") has no result; ("c", "0") is not in order

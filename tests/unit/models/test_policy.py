@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark, LoadedBenchmark
 from gge.errors import GgeError
 from gge.geometry import CONVENTIONS, from_original, smart_resize, to_original
@@ -276,6 +277,20 @@ def test_smart_resize_known_values(
     assert w % kwargs.get("factor", 28) == 0 and h % kwargs.get("factor", 28) == 0
 
 
+def test_smart_resize_tall_image_floors_the_height_under_max_pixels() -> None:
+    # 1000 x 3000 (w x h), factor 28, max 1_000_000 pixels. Rounded: h = 107 * 28 = 2996,
+    # w = 36 * 28 = 1008; 2996 * 1008 = 3_019_968 > 1_000_000, so both sides are scaled by
+    # beta = sqrt(3000 * 1000 / 1_000_000) = sqrt(3) = 1.7320508...
+    # h: 3000 / 1.7320508 = 1732.05; / 28 = 61.86 -> floor 61 -> 1708 (rounding would give 1736)
+    # w: 1000 / 1.7320508 = 577.35; / 28 = 20.62 -> floor 20 -> 560
+    assert smart_resize(3000, 1000, factor=28, max_pixels=1_000_000) == (1708, 560)
+    assert 1708 * 560 <= 1_000_000
+    # the same image lying on its side: the branches swap roles
+    assert smart_resize(1000, 3000, factor=28, max_pixels=1_000_000) == (560, 1708)
+    # factor 32: h 3000 / 1.7320508 / 32 = 54.13 -> 54 * 32 = 1728; w 577.35 / 32 = 18.04 -> 576
+    assert smart_resize(3000, 1000, factor=32, max_pixels=1_000_000) == (1728, 576)
+
+
 def test_pre_resized_screenshot_still_gives_original_pixels() -> None:
     """The data pipeline may decode a smaller copy: points map to the sample's recorded size."""
     backend = Scripted([["(500, 250)"], ["(500, 250)"]])
@@ -360,7 +375,6 @@ def test_a_policy_with_only_predict_gets_every_default() -> None:
 
 def test_a_policy_with_only_predict_is_evaluated_through_the_loop(demo_suite: Path) -> None:
     """The loop and the Lightning module run it as they run gge's own policies (no screenshot decoded)."""
-    from gge.benchmarks import get_benchmark
 
     bench = get_benchmark("screenspot_v2")
     samples = bench.load(demo_suite / bench.directory, bench.options_type()).samples[:5]

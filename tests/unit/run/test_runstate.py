@@ -1,11 +1,19 @@
-"""A resume never mixes runs; a folder in use refuses a second run (issue 13, point 1)."""
+"""A resume never mixes runs; a folder in use refuses a second run; what the run's fingerprint holds.
+
+The fingerprint holds the digests of the files the model kind reads (a checkpoint folder retrained in
+place, a file over 64 MiB digested by its size and 16 chunks) and of the samples (id, instruction,
+screenshot name); ``differences`` tells an absent key from a null one; writes are atomic.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +21,22 @@ from typing import Any
 
 import pytest
 import torch
+from tiny_checkpoints import build_tiny_qwen2_5_vl
 
 from gge.demo.model import default_checkpoint
 from gge.errors import GgeError
-from gge.run.runstate import differences, output_dir_lock
+from gge.run import runstate
+from gge.run.runstate import (
+    atomic_write,
+    checkpoint_digest,
+    differences,
+    file_digest,
+    output_dir_lock,
+    samples_digest,
+)
 from gge.run.settings import parse_args
 from gge.run.standalone import run
+from gge.types import Absent, Sample
 
 BENCHES = "benchmarks=[screenspot_v2,osworld_g]"
 
@@ -121,3 +139,229 @@ def test_a_folder_in_use_refuses_and_a_killed_holder_leaves_no_lock(demo_suite: 
         proc.send_signal(signal.SIGKILL)
         proc.wait()  # reaped: its descriptors, and so the lock, are gone
     assert _demo(demo_suite, out)["benchmarks"]
+
+
+MiB = 1 << 20
+
+
+# -- the checkpoint digest ----------------------------------------------------------------------------
+
+
+def _flip_a_weight(path: Path) -> None:
+    """Retrain in place: change one byte of a safetensors file's tensor data (same size, same header)."""
+    data = bytearray(path.read_bytes())
+    (header,) = struct.unpack("<Q", data[:8])
+    offset = 8 + header + 16
+    data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_an_hf_folder_retrained_in_place_refuses_to_resume(demo_suite: Path, tmp_path: Path) -> None:
+    ckpt = build_tiny_qwen2_5_vl(tmp_path / "Qwen2.5-VL-tiny")
+    out = tmp_path / "out"
+    args = [
+        f"data_root={demo_suite}",
+        f"output_dir={out}",
+        "benchmarks=[screenspot_v2]",
+        "max_samples=1",
+        f"ckpt={ckpt}",
+        "model.max_pixels=50000",
+        "model.max_new_tokens=4",
+        "model.device=cpu",
+    ]
+    run(parse_args(args), out=io.StringIO())
+    before = checkpoint_digest(ckpt)
+    _flip_a_weight(ckpt / "model.safetensors")
+    assert checkpoint_digest(ckpt) != before
+    with pytest.raises(GgeError) as e:
+        run(parse_args(args), out=io.StringIO())
+    after = checkpoint_digest(ckpt)
+    assert f'files.ckpt.digest: "{before[:40]}' in str(e.value) and f'-> "{after[:40]}' in str(e.value)
+    assert str(e.value).count(" -> ") == 1  # the weights alone changed
+
+
+def test_every_weight_and_config_file_of_a_folder_is_in_its_digest(tmp_path: Path) -> None:
+    names = [
+        "model.safetensors",
+        "pytorch_model.bin",
+        "config.json",
+        "tokenizer.model",
+        "chat_template.jinja",
+    ]
+    for name in names:
+        (tmp_path / name).write_bytes(name.encode())
+    (tmp_path / "notes.md").write_text("not a checkpoint file")
+    expected = hashlib.sha256()
+    for name in sorted(names):
+        expected.update(f"{name}\0{hashlib.sha256(name.encode()).hexdigest()}\n".encode())
+    assert checkpoint_digest(tmp_path) == expected.hexdigest()
+    (tmp_path / "notes.md").write_text("changed")
+    assert checkpoint_digest(tmp_path) == expected.hexdigest()
+
+
+def test_a_file_over_64_mib_is_digested_by_its_size_and_16_evenly_spaced_chunks(tmp_path: Path) -> None:
+    path = tmp_path / "big.safetensors"
+    size = 64 * MiB + 4097
+    with path.open("wb") as f:  # sparse: cheap to write and read
+        f.truncate(size)
+    offsets = [(size - MiB) * i // 15 for i in range(16)]
+    marks = {offsets[0]: b"A", offsets[7] + 5: b"B", size - 1: b"Z"}
+    with path.open("r+b") as f:
+        for at, byte in marks.items():
+            f.seek(at)
+            f.write(byte)
+    data = bytearray(size)
+    for at, byte in marks.items():
+        data[at] = byte[0]
+    h = hashlib.sha256(str(size).encode())
+    for at in offsets:
+        h.update(bytes(data[at : at + MiB]))
+    assert file_digest(path) == "sampled:" + h.hexdigest()
+    # a change in the last sampled chunk (the file's last byte) changes the digest
+    with path.open("r+b") as f:
+        f.seek(size - 1)
+        f.write(b"Y")
+    assert file_digest(path) != "sampled:" + h.hexdigest()
+    # a file of exactly 64 MiB is read whole
+    whole = tmp_path / "whole.bin"
+    with whole.open("wb") as f:
+        f.truncate(64 * MiB)
+    assert file_digest(whole) == hashlib.sha256(bytes(64 * MiB)).hexdigest()
+
+
+# -- the samples digest -------------------------------------------------------------------------------
+
+
+def _sample(sid: str, instruction: str, image: str) -> Sample:
+    return Sample("b", sid, image, (100, 100), instruction, Absent())
+
+
+def test_the_samples_digest_covers_id_instruction_and_screenshot_name() -> None:
+    base = [_sample("1", "open the menu", "/data/a.png"), _sample("2", "close it", "/data/b.png")]
+    digest = samples_digest(base)
+    expected = hashlib.sha256()
+    for sid, text, name in [("1", "open the menu", "a.png"), ("2", "close it", "b.png")]:
+        expected.update(json.dumps([sid, text, name]).encode())
+    assert digest == expected.hexdigest()
+    assert samples_digest(base[::-1]) == digest  # order of loading does not matter
+    assert samples_digest([base[0], _sample("2", "close it", "/elsewhere/b.png")]) == digest  # folder moved
+    assert samples_digest([base[0], _sample("2", "close the menu", "/data/b.png")]) != digest
+    assert samples_digest([base[0], _sample("3", "close it", "/data/b.png")]) != digest
+    assert samples_digest([base[0], _sample("2", "close it", "/data/c.png")]) != digest
+
+
+# -- differences --------------------------------------------------------------------------------------
+
+
+def test_differences_tells_an_absent_key_from_a_null_one() -> None:
+    assert differences({"a": None}, {}) == ["a: null -> (absent)"]
+    assert differences({}, {"model": {"x": None}}) == ["model.x: (absent) -> null"]
+    assert differences({"a": None, "b": 1}, {"a": None, "b": 1}) == []
+
+
+# -- atomic writes ------------------------------------------------------------------------------------
+
+
+def test_an_atomic_write_is_flushed_to_disk_before_it_replaces_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_text("old")
+    seen: list[tuple[str, str]] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        temp = os.readlink(f"/proc/self/fd/{fd}")
+        seen.append((Path(temp).read_text(), path.read_text()))  # the temp file whole, the old file in place
+        real_fsync(fd)
+
+    monkeypatch.setattr(runstate.os, "fsync", fsync)
+    atomic_write(path, "new text")
+    assert seen == [("new text", "old")]
+    assert path.read_text() == "new text"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
+
+
+@pytest.mark.parametrize("error", [OSError("disk full"), KeyboardInterrupt()])
+def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary_file(
+    error: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "report.md"
+    path.write_text("old")
+
+    def replace(src: Any, dst: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(runstate.os, "replace", replace)
+    with pytest.raises(type(error)):
+        atomic_write(path, "new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+    assert path.read_text() == "old"
+
+
+# -- the fingerprint ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "named"),
+    [
+        ("seed=0", "seed=1", "seed: 0 -> 1"),
+        ("decode_max_pixels=null", "decode_max_pixels=100000", "decode_max_pixels: null -> 100000"),
+        ("model.max_new_tokens=256", "model.max_new_tokens=128", "model.max_new_tokens: 256 -> 128"),
+    ],
+)
+def test_a_rerun_that_changes_a_predictive_setting_refuses_and_names_it(
+    first: str, second: str, named: str, demo_suite: Path, tmp_path: Path
+) -> None:
+    critic = tmp_path / "critic.pt"
+    critic.write_bytes(b"critic weights, round 1")
+    out = tmp_path / "out"
+
+    def args(setting: str) -> list[str]:
+        return [
+            f"data_root={demo_suite}",
+            f"model.predictions={demo_suite / 'predictions.jsonl'}",
+            f"output_dir={out}",
+            "benchmarks=[screenspot_v2]",
+            "max_samples=2",
+            setting.replace("CRITIC", str(critic)),
+        ]
+
+    run(parse_args(args(first)), out=io.StringIO())
+    run(parse_args(args(first)), out=io.StringIO())  # unchanged: resumes
+    critic.write_bytes(b"critic weights, round 2")  # a critic file that replay never reads
+    run(parse_args(args(first)), out=io.StringIO())  # changes nothing: it is not in the fingerprint
+    with pytest.raises(GgeError) as e:
+        run(parse_args(args(second)), out=io.StringIO())
+    assert named in str(e.value)
+    assert str(e.value).count(" -> ") == 1  # that key alone
+
+
+def test_a_checkpoint_retrained_in_place_refuses_the_resume(demo_suite: Path, tmp_path: Path) -> None:
+    """The fingerprint holds the digest of each file the model kind reads (the demo: its ckpt)."""
+    import torch
+
+    from gge.demo.model import default_checkpoint
+
+    ckpt = tmp_path / "demo.pt"
+    ckpt.write_bytes(default_checkpoint().read_bytes())
+    out = tmp_path / "out"
+    args = [f"data_root={demo_suite}", f"ckpt={ckpt}", f"output_dir={out}", "benchmarks=[screenspot_v2]"]
+    run(parse_args([*args, "max_samples=2"]), out=io.StringIO())
+    run(parse_args([*args, "max_samples=2"]), out=io.StringIO())  # the same file: resumes
+    blob = torch.load(ckpt, map_location="cpu", weights_only=True)
+    name = next(k for k, v in blob["state_dict"].items() if torch.is_floating_point(v))
+    blob["state_dict"][name] = blob["state_dict"][name] + 1.0  # one more training step, same path
+    torch.save(blob, ckpt)
+    with pytest.raises(GgeError) as e:
+        run(parse_args([*args, "max_samples=2"]), out=io.StringIO())
+    assert "files.ckpt.digest: " in str(e.value) and str(e.value).count(" -> ") == 1
+
+
+def test_a_preset_fingerprints_its_checkpoint_and_its_critic_checkpoint() -> None:
+    from gge.models.registry import kind_of
+
+    cfg = parse_args(["model=qwen2_5_vl", "ckpt=/m/policy", "model.critic_ckpt=/m/critic"])
+    assert kind_of(cfg.model).fingerprint_files(cfg) == {"ckpt": "/m/policy", "critic_ckpt": "/m/critic"}
+    replay = parse_args(["model.predictions=/p.jsonl", "model.critic_ckpt=/m/critic"])
+    assert kind_of(replay.model).fingerprint_files(replay) == {"predictions": "/p.jsonl"}

@@ -1,8 +1,27 @@
+"""The hit test and score_sample: box edges, polygons, abstentions, unparsed answers, Top-1 strategies.
+
+An unparsed answer never hits, not even a refusal target: on one sample, through a replayed run, and
+through a sampling proposer whose every answer is garbage.
+"""
+
 from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gge.benchmarks import get_benchmark
 from gge.geometry import point_in_box, point_in_polygon
+from gge.models.base import Generation, GenerationRequest
+from gge.models.policy import AdapterSettings, GroundingPolicy
+from gge.run.evaluate import evaluate_samples
+from gge.run.settings import parse_args
+from gge.run.standalone import run
+from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import candidate_hits, score_sample
 from gge.types import Absent, Box, Candidate, Polygon, Prediction, Sample
 
@@ -145,3 +164,97 @@ def test_refusal_sample() -> None:
 def test_k_must_be_positive() -> None:
     with pytest.raises(ValueError):
         score_sample(_sample(Absent()), Prediction("b", "0"), k=0)
+
+
+# -- an unparsed answer never hits a refusal target, through a run ---------------------------------
+
+
+def _load(demo: Path, name: str) -> list[Sample]:
+    bench = get_benchmark(name)
+    return bench.load(demo / bench.directory, bench.options_type()).samples
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _cli(
+    demo: Path, predictions: Path, out: Path, *extra: str, buf: io.StringIO | None = None
+) -> dict[str, Any]:
+    args = [f"data_root={demo}", f"model.predictions={predictions}", f"output_dir={out}", *extra]
+    return run(parse_args(args), out=buf if buf is not None else io.StringIO())
+
+
+def _slot_hits(sample: Sample, slot: Any) -> bool:
+    """The replay file's slot against the sample, by the README's rules (written out here)."""
+    if slot == "unparsed":
+        return False
+    if slot is None or (slot[0] < 0 and slot[1] < 0):
+        return isinstance(sample.region, Absent)
+    return sample.region.contains(float(slot[0]), float(slot[1]))
+
+
+def test_unparsed_slots_on_refusals_do_not_raise_oracle_end_to_end(demo_suite: Path, tmp_path: Path) -> None:
+    samples = _load(demo_suite, "osworld_g")
+    refusals = [s.id for s in samples if isinstance(s.region, Absent)]
+    assert len(refusals) >= 2
+    by_id = {r["id"]: r for r in _lines(demo_suite / "predictions.jsonl") if r["benchmark"] == "osworld_g"}
+    # every refusal answered by garbage only, except one whose abstention comes third
+    for sid in refusals:
+        by_id[sid] = {
+            "benchmark": "osworld_g",
+            "id": sid,
+            "candidates": ["unparsed"] * 5,
+            "scores": [0.9, 0.8, 0.7, 0.6, 0.5],
+        }
+    by_id[refusals[-1]]["candidates"] = ["unparsed", "unparsed", None, "unparsed", "unparsed"]
+    path = _write(tmp_path / "p.jsonl", list(by_id.values()))
+    doc = _cli(demo_suite, path, tmp_path / "o", "benchmarks=[osworld_g]")
+    e = doc["benchmarks"]["osworld_g"]
+
+    n = len(samples)
+    for j in range(1, 6):
+        hits = sum(any(_slot_hits(s, c) for c in by_id[s.id]["candidates"][:j]) for s in samples)
+        assert e[f"oracle@{j}"] == pytest.approx(100 * hits / n), j
+    refusal = e["breakdown"]["category"]["refusal"]
+    assert refusal["samples"] == len(refusals)
+    assert refusal["oracle@5"] == pytest.approx(100 / len(refusals))  # the one real abstention
+    assert refusal["top1"] == 0.0  # the critic picks the first (unparsed) slot everywhere
+    assert e["unparsed_candidates"] == 5 * len(refusals) - 1
+
+
+class _Garbage:
+    """A sampling backend whose every sampled text is unparseable."""
+
+    TEXTS = ("I am not sure", "lorem ipsum", "((", "the button", "?")
+
+    def seen_size(self, width: int, height: int) -> tuple[int, int]:
+        return width, height
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        return [Generation([self.TEXTS[i % 5] for i in range(r.num_sequences)]) for r in requests]
+
+    def yes_probability(self, requests: Sequence[GenerationRequest], yes: str, no: str) -> list[float]:
+        return [0.5] * len(requests)
+
+    def settings(self) -> dict[str, Any]:
+        return {"backend": "garbage"}
+
+
+def test_sampling_proposer_garbage_on_refusals_scores_zero(demo_suite: Path) -> None:
+    bench = get_benchmark("osworld_g")
+    refusals = [s for s in _load(demo_suite, "osworld_g") if isinstance(s.region, Absent)]
+    settings = AdapterSettings(convention="abs_original", proposer="sampling", critic="none", k=5)
+    results = evaluate_samples(GroundingPolicy(_Garbage(), settings), refusals, k=5)
+    assert all(len(r.candidates) == 5 and not any(c.parsed for c in r.candidates) for r in results)
+    e = benchmark_metrics(bench, results, k=5, strategy="critic")
+    assert e["samples"] == len(refusals)
+    assert e["oracle@5"] == 0.0 and e["top1"] == 0.0 and e["official"]["oracle@5"] == 0.0
+    assert all(v == 0.0 for v in e["selection"].values())
+    assert e["format_errors"] == len(refusals) and e["abstentions"] == 0
+    assert e["unparsed_candidates"] == 5 * len(refusals)
