@@ -550,7 +550,7 @@ def test_fsdp_root_parameters_are_gathered_only_under_fsdp(monkeypatch: pytest.M
 
     A recording stand-in for ``FullyShardedDataParallel.summon_full_params`` notes how it was called and
     when its context is entered and left (the real one, on a real FSDP root, is in
-    ``test_hf_callback_rules.py``).
+    ``test_trainer_callback_ranks_and_state.py``).
     """
     import contextlib
 

@@ -1,4 +1,4 @@
-"""``gge watch``'s rules on hand-built checkpoint folders: no model is loaded, nothing is evaluated.
+"""``gge watch`` on hand-built checkpoint folders: no model is loaded, nothing is evaluated.
 
 A checkpoint here is a folder of files of the right shapes: a ``config.json`` and ``.safetensors``
 files written byte by byte (an 8-byte little-endian header length, the JSON header, the tensor

@@ -1,4 +1,4 @@
-"""verl / EasyR1: the rules users rely on that no other test pins, each against an independent computation.
+"""verl / EasyR1 edge cases and refusals, each against an independent computation.
 
 Export folders (a non-empty ``out`` is refused unless ``overwrite=true``), dump folders of several
 steps, lone surrogates in dumped responses, one-response dumps (a Top-1-only summary), the reward's

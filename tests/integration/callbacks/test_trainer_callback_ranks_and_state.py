@@ -1,4 +1,4 @@
-"""GroundingEvalTrainerCallback rules pinned one by one: stale scalars, padding, ranks, views, twins.
+"""GroundingEvalTrainerCallback across ranks and saved states: stale scalars, padding, ranks, views, twins.
 
 Real transformers ``Trainer`` runs on CPU with the toy grounder of ``test_trainer_callback`` (exact
 numbers); the process index and world size of a 2-process run are given to one process by setting

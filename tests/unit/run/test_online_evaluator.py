@@ -1,4 +1,4 @@
-"""OnlineEvaluator rules the trainer callbacks rely on: settings, the module's own modes, one-answer runs."""
+"""OnlineEvaluator, as the trainer callbacks use it: settings, the module's own modes, one-answer runs."""
 
 from __future__ import annotations
 
