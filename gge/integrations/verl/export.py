@@ -244,54 +244,31 @@ def prepare_out(out: Path, *, overwrite: bool, keep: Sequence[Path] = ()) -> Non
 
 @dataclass(frozen=True)
 class _View:
-    """The image sizes of an export: the model's resize factor and the pixel limits it works within.
+    """The image sizes of an export: the model's resize factor and the pixel limits it works within."""
 
-    Attributes:
-        factor: The model's resize factor (patch x merge).
-        proc_min: The processor's smallest image area (the preset's).
-        proc_max: The processor's largest image area (the preset's ``max_pixels``, or the processor's).
-        t_min: The trainer's smallest image area.
-        t_max: The trainer's largest image area.
-        lo: The smallest area the model sees (trainer and processor limits together).
-        hi: The largest area the model sees.
-    """
-
-    factor: int
-    proc_min: int
+    factor: int  # the model's resize factor (patch x merge)
+    proc_min: int  # the processor's smallest and largest areas (the preset's)
     proc_max: int
-    t_min: int
+    t_min: int  # the trainer's
     t_max: int
-    lo: int
+    lo: int  # both together: the areas the model sees
     hi: int
 
 
 @dataclass
 class _Rows:
-    """What every row of one export shares, and what its rows tell the manifest.
+    """What every row of one export shares, and what its rows tell the manifest."""
 
-    Attributes:
-        policy: The preset's policy over a stand-in that renders the requests.
-        settings: Its settings.
-        model: The preset's name.
-        flavor: ``verl`` or ``easyr1``.
-        fold_system: EasyR1: join the request's messages into one user turn.
-        resize_images: Write screenshots at the size the model sees.
-        view: The image sizes.
-        prefills: The assistant prefills dropped (the trainers cannot send them).
-        tokens: An upper bound of the longest prompt's tokens so far.
-        folded: Whether some EasyR1 prompt joined several messages.
-    """
-
-    policy: GroundingPolicy
+    policy: GroundingPolicy  # the preset's, over a stand-in that renders the requests
     settings: AdapterSettings
     model: str
     flavor: str
     fold_system: bool
     resize_images: bool
     view: _View
-    prefills: set[str] = field(default_factory=set)
-    tokens: int = 0
-    folded: bool = False
+    prefills: set[str] = field(default_factory=set)  # the assistant prefills dropped
+    tokens: int = 0  # an upper bound of the longest prompt's tokens
+    folded: bool = False  # whether some EasyR1 prompt joined several messages
 
 
 def _check_arguments(
@@ -474,7 +451,6 @@ def _manifest(
     files: list[Path],
     benches: Sequence[Benchmark],
     counts: dict[str, int],
-    *,
     model_overrides: Mapping[str, Any] | None,
     data_root: str | Path,
     max_samples: int | None,
@@ -616,17 +592,7 @@ def export_verl(
         files.append(path)
         counts[bench.name] = len(rows)
     (out / "gge_reward.py").write_text(REWARD_MODULE, encoding="utf-8")
-    manifest = _manifest(
-        ctx,
-        m,
-        out,
-        files,
-        benches,
-        counts,
-        model_overrides=model_overrides,
-        data_root=data_root,
-        max_samples=max_samples,
-    )
+    manifest = _manifest(ctx, m, out, files, benches, counts, model_overrides, data_root, max_samples)
     (out / "manifest.json").write_text(
         json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
