@@ -36,8 +36,6 @@ from gge.integrations.verl.export import (
     ExportConfig,
     export_verl,
     prepare_out,
-    trainer_notes,
-    trainer_options,
 )
 from gge.integrations.verl.ground_truth import (
     DATA_SOURCE_PREFIX,
@@ -76,6 +74,7 @@ from gge.integrations.verl.summarize import (
     read_dump,
     summarize_verl,
 )
+from gge.integrations.verl.trainer_options import trainer_notes, trainer_options
 
 __all__ = [
     "ABILITY",
