@@ -1,4 +1,18 @@
-"""Shared fixtures: the synthetic demo suite, written once per test session."""
+"""Shared fixtures (the synthetic demo suite, written once per test session; W&B offline) and the test layout.
+
+tests/unit/<package> tests one package of gge; tests/integration/<surface> a surface a user meets (the
+CLI, the callbacks, verl, watch, the report in a browser, real model classes, the README, the wheel);
+tests/helpers holds what tests of several folders share, imported by module name (this file puts it on
+``sys.path``); tests/data the official requests of each preset.
+
+Markers (registered in pyproject.toml, ``--strict-markers``):
+
+- ``slow``: takes over about 5 s on a CPU machine; ``python -m pytest -m "not slow"`` leaves them out.
+- ``distributed``: starts several processes of one DDP run (``ddp_fork``, forked gloo ranks, or
+  ``eval.py trainer.devices=2``).
+- ``browser``: opens report.html in a real headless Chromium; skips where none is on ``PATH``.
+- ``verl``: runs the real verl package in the Python that ``GGE_VERL_PYTHON`` names; skips without it.
+"""
 
 from __future__ import annotations
 

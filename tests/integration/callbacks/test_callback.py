@@ -158,6 +158,7 @@ def test_stratified_subset_is_fixed_and_proportional(demo_suite: Path) -> None:
     assert stratified_subset(samples, None, ("split",), seed=3) == samples
 
 
+@pytest.mark.distributed
 def test_ddp_fork_gives_the_single_process_numbers(demo_suite: Path, tmp_path: Path) -> None:
     single = _trainer(tmp_path / "one", [_cb(demo_suite, every_n_epochs=1)], max_epochs=1)
     single.fit(Toy())
@@ -363,6 +364,7 @@ def _fit(folder: Path, demo: Path, devices: int, pad: bool | None) -> dict[str, 
     return {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("grounding/")}
 
 
+@pytest.mark.distributed
 def test_callback_pad_batches_equals_no_padding(demo_suite: Path, tmp_path: Path) -> None:
     single = _fit(tmp_path / "one", demo_suite, 1, None)
     padded = _fit(tmp_path / "pad", demo_suite, 2, True)

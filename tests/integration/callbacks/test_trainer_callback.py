@@ -362,6 +362,7 @@ def test_on_evaluate_feeds_metric_for_best_model(demo_suite: Path, tmp_path: Pat
     assert metrics["eval_grounding/mean/top1"] == pytest.approx(mean)
 
 
+@pytest.mark.distributed
 def test_ddp_two_processes_give_the_single_process_numbers(demo_suite: Path, tmp_path: Path) -> None:
     single = _ddp_worker(0, 1, 0, tmp_path / "one", demo_suite)
     with socket.socket() as s:
@@ -506,6 +507,7 @@ def test_bad_arguments_and_set_up(demo_suite: Path, tmp_path: Path) -> None:
 README = ROOT / "README.md"
 
 
+@pytest.mark.slow
 def test_readme_snippet_runs_as_written(tiny_vl: Path, demo_suite: Path, tmp_path: Path) -> None:
     """The README's ``GroundingEvalTrainerCallback`` block, as written, under a real ``Trainer.train``."""
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)

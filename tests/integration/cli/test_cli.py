@@ -382,6 +382,7 @@ def test_data_root_demo_has_no_predictions_default(demo_suite: Path) -> None:
         )
 
 
+@pytest.mark.slow
 def test_eval_py_with_no_arguments(tmp_path: Path) -> None:
     """The README's main command: the demo suite generated into the cache, tables printed."""
     env = {**os.environ, "GGE_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}

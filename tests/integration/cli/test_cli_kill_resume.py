@@ -21,6 +21,8 @@ from paths import ROOT
 
 from gge.run.predlog import existing_logs
 
+pytestmark = pytest.mark.slow
+
 BENCHES = "benchmarks=[screenspot_v2,osworld_g,mmbench_gui]"
 TOTAL = 3 * 36
 

@@ -50,6 +50,7 @@ def single(demo_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     return out
 
 
+@pytest.mark.distributed
 @pytest.mark.parametrize(
     ("devices", "max_samples"),
     [(2, None), (3, None), (2, 7), (3, 7), (3, 2)],  # uneven shards; 2 samples on 3 ranks: one rank has none
@@ -74,6 +75,7 @@ def test_ddp_fork_equals_single_process(
     assert len(existing_logs(tmp_path)) == min(devices, max_samples or devices)  # an empty rank writes none
 
 
+@pytest.mark.distributed
 def test_pad_batches_through_the_cli_equals_no_padding(
     demo_suite: Path, tmp_path: Path, single: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -108,6 +110,8 @@ def test_pad_batches_through_the_cli_equals_no_padding(
     assert len(keys) == len(set(keys)) == 3 * 7
 
 
+@pytest.mark.distributed
+@pytest.mark.slow
 def test_ddp_fork_with_decoding_workers_equals_single_process(demo_suite: Path, tmp_path: Path) -> None:
     """The demo model looks at the screenshots: each rank's workers decode them and hand them over."""
 
@@ -151,6 +155,8 @@ def _env() -> dict[str, str]:
     return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
 
 
+@pytest.mark.distributed
+@pytest.mark.slow
 def test_eval_py_two_devices_equals_one(demo_suite: Path, tmp_path: Path) -> None:
     docs = []
     for devices in (1, 2):

@@ -81,6 +81,7 @@ def test_a_garbage_demo_checkpoint(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "weights_only" not in err
 
 
+@pytest.mark.slow
 def test_wandb_without_a_key_says_the_results_are_written(demo_suite: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
     env.update(HOME=str(tmp_path), WANDB_CONFIG_DIR=str(tmp_path / "cfg"), WANDB_DIR=str(tmp_path))

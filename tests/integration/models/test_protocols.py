@@ -208,6 +208,7 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(before)
 
 
+@pytest.mark.slow
 def test_prefill_and_greedy_first_on_a_real_checkpoint(one_thread: None, tmp_path: Path) -> None:
     folder = build_tiny_qwen2_5_vl(tmp_path / "tiny")
     prefill = '<tool_call>\n{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": ['

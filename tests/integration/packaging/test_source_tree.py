@@ -13,7 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from paths import ROOT
+
+pytestmark = pytest.mark.slow
 
 PROBE = """
 import sys

@@ -19,6 +19,8 @@ from torch.utils.data import DataLoader, TensorDataset
 from gge.models.hf_loading import load_model
 from gge.types import Prediction, Sample
 
+pytestmark = pytest.mark.slow
+
 README = ROOT / "README.md"
 
 

@@ -29,9 +29,12 @@ from gge.report.html import render_report_html, write_report_html
 from gge.report.html_format import GALLERY_BACKGROUND, KIND_COLOURS, TABLE_HEADER_COLOUR
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium binary (chromium, chromium-browser or google-chrome) on PATH"
-)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no Chromium binary (chromium, chromium-browser or google-chrome) on PATH"
+    ),
+]
 
 CONSOLE = re.compile(r":CONSOLE[:(]")
 WIDTH, HEIGHT = 1280, 4000

@@ -1054,6 +1054,8 @@ json.dump(found, open(sys.argv[2], "w"))
 """
 
 
+@pytest.mark.verl
+@pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("GGE_VERL_PYTHON"), reason="GGE_VERL_PYTHON (a Python with verl) is not set"
 )

@@ -368,6 +368,7 @@ def _lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else 0
 
 
+@pytest.mark.slow
 def test_killed_watcher_resumes_without_evaluating_twice(
     models: dict[int, Path], demo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

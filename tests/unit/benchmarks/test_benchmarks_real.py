@@ -348,6 +348,7 @@ def test_summaries_are_json(loaded: dict[str, LoadedBenchmark]) -> None:
         assert json.loads(json.dumps(r.summary)) == r.summary
 
 
+@pytest.mark.slow
 def test_eval_cli_on_real_layouts(
     roots: dict[str, Path], loaded: dict[str, LoadedBenchmark], tmp_path: Path
 ) -> None:

@@ -177,6 +177,7 @@ def test_rl_steps_move_the_proposer_towards_the_rewarded_element(tmp_path: Path)
     assert target_mass() > 3 * before
 
 
+@pytest.mark.slow
 def test_training_with_the_callback_logs_metrics_each_epoch_and_saves_a_loadable_checkpoint(
     demo_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -219,6 +220,7 @@ def test_the_shipped_checkpoint_is_the_default_model() -> None:
     assert load_demo_policy().settings()["checkpoint"] == str(default_checkpoint())
 
 
+@pytest.mark.slow
 def test_training_logs_to_wandb_offline_and_finishes_its_run(
     demo_suite: Path, wandb_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
