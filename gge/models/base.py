@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from PIL import Image
 
+from gge.scoring.analysis import analysis_options
 from gge.types import Candidate, Prediction, Sample
 
 PredictImages = Callable[[Sequence[Sample], Sequence[Image.Image]], list[Prediction]]
@@ -140,6 +141,12 @@ def capabilities(policy: object) -> Capabilities:
     run's K answers, no mode (no pass@k, the score kind inferred from the scores), its class name as
     its record, nothing moved to a device. Declaring any member (``needs_images = True`` with a
     ``predict_images``, ``max_candidates()``...) is enough for the loop to use it.
+
+    A wrapper that forwards only the settings object (``settings_``, with ``proposer`` / ``critic``) and
+    the backends (``backend`` / ``critic_backend``, each with a torch ``model``) of a
+    :class:`~gge.models.policy.GroundingPolicy` is read through them, as before the members were
+    declared: its modes are the settings', a ``greedy`` proposer gives one answer, and the backends'
+    models are the ones put on the device. So wrapping a policy never changes what is scored.
     """
 
     def declared(name: str) -> Any:
@@ -151,18 +158,42 @@ def capabilities(policy: object) -> Capabilities:
 
     predict_images = declared("predict_images")
     settings = declared("settings")
+    inner = declared("settings_")  # a GroundingPolicy's settings, forwarded by a wrapper
+    proposer = (
+        declared("proposer_mode") if hasattr(policy, "proposer_mode") else getattr(inner, "proposer", None)
+    )
+    critic = declared("critic_mode") if hasattr(policy, "critic_mode") else getattr(inner, "critic", None)
     most = called("max_candidates")
+    if most is None and proposer == "greedy":
+        most = 1  # one greedy answer per sample, whatever K the run asks
+    modules = called("device_modules")
+    if modules is None:  # not declared: the backends' torch models
+        backends = (declared("backend"), declared("critic_backend"))
+        modules = tuple(m for b in backends if (m := getattr(b, "model", None)) is not None)
     return Capabilities(
         type_name=type(policy).__name__,
         needs_images=bool(declared("needs_images")),
         predict_images=predict_images if callable(predict_images) else None,
-        proposer_mode=declared("proposer_mode"),
-        critic_mode=declared("critic_mode"),
+        proposer_mode=proposer,
+        critic_mode=critic,
         score_kind=declared("score_kind"),
         max_candidates=None if most is None else int(most),
-        device_modules=tuple(called("device_modules") or ()),
+        device_modules=tuple(modules),
         settings=settings if callable(settings) else None,
     )
+
+
+def policy_analysis_options(policy: object) -> dict[str, Any]:
+    """:func:`gge.scoring.analysis.analysis_options` of a policy, from what it declares.
+
+    Its proposer and critic modes, and its ``score_kind`` where it declares one (the demo's critic gives
+    plain scores); what it does not declare (:func:`capabilities`): no pass@k, the score kind inferred.
+    """
+    caps = capabilities(policy)
+    options = analysis_options(caps.proposer_mode, caps.critic_mode)
+    if caps.score_kind in ("probability", "rank", "score"):
+        options["score_kind"] = caps.score_kind
+    return options
 
 
 @dataclass(frozen=True)

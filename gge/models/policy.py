@@ -45,7 +45,7 @@ from PIL import Image
 
 from gge.errors import GgeError
 from gge.geometry import CONVENTIONS, smart_resize, to_original
-from gge.models.base import Backend, Generation, GenerationRequest, Judgement, Proposal, TorchBackend
+from gge.models.base import Backend, Generation, GenerationRequest, Judgement, Proposal
 from gge.models.markers import MarkerStyle, draw_markers
 from gge.models.parsing import parse_points, parse_ranking
 from gge.types import Candidate, Prediction, Sample
@@ -369,11 +369,17 @@ class GroundingPolicy:
         return 1 if self.settings_.proposer == "greedy" else None
 
     def device_modules(self) -> tuple[Any, ...]:
-        """The torch models of its backends (a separate critic's too), each once."""
+        """The models of its backends (a separate critic's too), each once: any backend's ``model``.
+
+        Every backend with a ``model`` counts (a :class:`~gge.models.base.TorchBackend`, or one of your
+        own that has only some of its methods), as before the member was declared; the loop moves
+        those that are torch modules.
+        """
         modules: list[Any] = []
         for backend in (self.backend, self.critic_backend):
-            if isinstance(backend, TorchBackend) and all(m is not backend.model for m in modules):
-                modules.append(backend.model)
+            model = getattr(backend, "model", None)
+            if model is not None and all(m is not model for m in modules):
+                modules.append(model)
         return tuple(modules)
 
     # -- helpers --------------------------------------------------------------------------------

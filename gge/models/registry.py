@@ -17,17 +17,19 @@ Example:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from omegaconf import DictConfig, OmegaConf
 
-from gge.errors import GgeError, unknown_name
-from gge.models.base import Policy
+from gge.errors import GgeError, did_you_mean, unknown_name
+from gge.models.base import Policy, policy_analysis_options
 from gge.models.factory import grounding_policy, load_preset, preset_names, size_only_policy
 from gge.models.policy import GroundingPolicy
 from gge.models.replay import ReplayModel
-from gge.scoring.analysis import analysis_options, policy_analysis_options
+from gge.scoring.analysis import analysis_options
+from gge.types import Sample
 
 NOT_COMPARABLE = "gge proposer/critic with gge's generic prompts: not comparable to published numbers"
 """The protocol of a preset that states no published source (and of gge's endpoint preset)."""
@@ -88,6 +90,30 @@ class ModelKind(ABC):
     @abstractmethod
     def analysis_options(self, m: DictConfig, policy: Policy) -> dict[str, Any]:
         """The analysis options of a run (:func:`gge.scoring.analysis.analysis_options`)."""
+
+    def entry_extras(
+        self, policy: Policy, benchmark: str, every: Sequence[Sample], evaluated: Sequence[Sample]
+    ) -> dict[str, Any]:
+        """What this kind adds to a benchmark's results.json entry (default: nothing).
+
+        Args:
+            policy: The run's policy (built by :meth:`build`).
+            benchmark: The benchmark's name.
+            every: All the samples its files hold.
+            evaluated: The samples the run evaluated.
+        """
+        del policy, benchmark, every, evaluated
+        return {}
+
+    def run_warnings(self, policy: Policy, benchmarks: Sequence[str]) -> list[str]:
+        """Warnings about the run as a whole, printed after its tables (default: none).
+
+        Args:
+            policy: The run's policy.
+            benchmarks: The benchmarks the run evaluated.
+        """
+        del policy, benchmarks
+        return []
 
     def dry_run_policy(self, m: DictConfig, k: int) -> GroundingPolicy:
         """A policy over no model that renders the requests a run would send (``renders_requests``).
@@ -171,6 +197,27 @@ class ReplayKind(ModelKind):
     def analysis_options(self, m: DictConfig, policy: Policy) -> dict[str, Any]:
         """pass@k when the replayed run says ``model.proposer=sampling``; the score kind inferred."""
         return analysis_options(str(m.proposer), None)
+
+    def entry_extras(
+        self, policy: Policy, benchmark: str, every: Sequence[Sample], evaluated: Sequence[Sample]
+    ) -> dict[str, Any]:
+        """The file's lines that match no sample of the benchmark, and how many evaluated samples lack one."""
+        assert isinstance(policy, ReplayModel)
+        return {
+            "unmatched_predictions": policy.unknown_ids(benchmark, (s.id for s in every)),
+            "missing_predictions": len(policy.missing_ids(benchmark, (s.id for s in evaluated))),
+        }
+
+    def run_warnings(self, policy: Policy, benchmarks: Sequence[str]) -> list[str]:
+        """One per benchmark the file has lines for that the run did not evaluate (a typo named as such)."""
+        from gge.benchmarks import REGISTRY
+
+        assert isinstance(policy, ReplayModel)
+        warnings = []
+        for other in sorted(policy.benchmarks() - set(benchmarks)):
+            hint = "" if other in REGISTRY else f": not a benchmark{did_you_mean(other, REGISTRY)}"
+            warnings.append(f"the predictions file has lines for '{other}', not evaluated in this run{hint}")
+        return warnings
 
 
 class PresetKind(ModelKind):

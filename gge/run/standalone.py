@@ -21,12 +21,11 @@ from typing import Any, TextIO, cast
 
 from omegaconf import DictConfig, OmegaConf
 
-from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import LoadedBenchmark
 from gge.benchmarks.loading import BenchmarkSet, check_images, default_data_root, load_benchmarks
-from gge.errors import GgeError, did_you_mean
+from gge.errors import GgeError
 from gge.loggers.standalone import log_standalone
-from gge.models import ReplayModel, settings_record
+from gge.models import settings_record
 from gge.models.base import Policy, answers_per_sample
 from gge.models.dry_run import dry_run
 from gge.models.registry import ModelKind, kind_of
@@ -157,7 +156,8 @@ def run(cfg: DictConfig, out: TextIO | None = None) -> dict[str, Any]:
     writes the outputs.
 
     Args:
-        cfg: A configuration from :func:`parse_args` (or ``OmegaConf.structured(EvalConfig)``).
+        cfg: A configuration from :func:`gge.run.settings.parse_args` (or
+            ``OmegaConf.structured(gge.run.settings.EvalConfig)``).
         out: Where the tables are printed (default stdout).
 
     Returns:
@@ -270,11 +270,7 @@ def _finalize(
     for name in benches:
         # what this run evaluated (its first max_samples), which gge compare pairs on
         extras[name] = {"load": loads[name].summary, "samples_digest": samples_digest(samples[name])}
-        if isinstance(policy, ReplayModel):
-            every = (s.id for s in loads[name].samples)
-            extras[name]["unmatched_predictions"] = policy.unknown_ids(name, every)
-            evaluated = (s.id for s in samples[name])
-            extras[name]["missing_predictions"] = len(policy.missing_ids(name, evaluated))
+        extras[name].update(run.kind.entry_extras(policy, name, loads[name].samples, samples[name]))
     config = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(config, dict)
     config["data_root"] = str(run.data_root)
@@ -347,14 +343,8 @@ def _warn_after(run: _Run, document: Mapping[str, Any], out: TextIO) -> None:
                 "(counted as format errors)",
                 file=out,
             )
-    policy = run.policy
-    if isinstance(policy, ReplayModel):
-        for other in sorted(policy.benchmarks() - set(run.cfg.benchmarks)):
-            hint = "" if other in REGISTRY else f": not a benchmark{did_you_mean(other, REGISTRY)}"
-            print(
-                f"warning: the predictions file has lines for '{other}', not evaluated in this run{hint}",
-                file=out,
-            )
+    for warning in run.kind.run_warnings(run.policy, list(run.cfg.benchmarks)):
+        print(f"warning: {warning}", file=out)
 
 
 def _log(run: _Run, stack: ExitStack, document: dict[str, Any], results_path: Path, out: TextIO) -> None:

@@ -701,19 +701,3 @@ def analysis_options(proposer: str | None, critic: str | None) -> dict[str, Any]
         "exchangeable_from": 1 if proposer == "sampling" else None,
         "score_kind": kinds.get(critic or ""),
     }
-
-
-def policy_analysis_options(policy: object) -> dict[str, Any]:
-    """:func:`analysis_options` of a policy object, from what it declares.
-
-    Its proposer and critic modes (a :class:`gge.models.policy.GroundingPolicy`'s settings), and its
-    ``score_kind`` where it declares one (the demo's critic gives plain scores); what it does not
-    declare (:func:`gge.models.base.capabilities`): no pass@k, the score kind inferred.
-    """
-    from gge.models.base import capabilities  # imported here: importing gge.models imports this module
-
-    caps = capabilities(policy)
-    options = analysis_options(caps.proposer_mode, caps.critic_mode)
-    if caps.score_kind in ("probability", "rank", "score"):
-        options["score_kind"] = caps.score_kind
-    return options
