@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # gge.<name> -> the source tree's folder that pyproject's package-dir installs under that name
 _PACKAGE_DIR = {"gge.callbacks": "callbacks", "gge.configs": "configs"}

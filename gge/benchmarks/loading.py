@@ -114,7 +114,7 @@ def load_benchmarks(
         root = benchmark_root(bench, data_root, opts)
         loaded = bench.load(root, opts)
         if out is not None:
-            n_odd = loaded.summary.get("degenerate_boxes", 0)
+            n_odd = loaded.summary["degenerate_boxes"]
             odd = f" ({n_odd} degenerate boxes kept as released)" if n_odd else ""
             print(f"{name}: {len(loaded.samples)} samples from {root}{odd}", file=out)
             if not loaded.samples:

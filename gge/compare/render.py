@@ -69,7 +69,7 @@ def render_markdown(doc: CompareDocument) -> str:
     cells and its won and lost samples. With a common K of 1 the tables are Top-1 only.
 
     Args:
-        doc: A :func:`compare_runs` document.
+        doc: A :func:`gge.compare.pairing.compare_runs` document.
 
     Returns:
         Markdown text.
@@ -191,7 +191,7 @@ def write_compare(doc: CompareDocument, out_dir: Path, markdown: str | None = No
     """Write compare.json, compare.md and compare.html (:func:`gge.report.compare_page.render_compare_html`).
 
     Args:
-        doc: A :func:`compare_runs` document.
+        doc: A :func:`gge.compare.pairing.compare_runs` document.
         out_dir: The folder (created if needed).
         markdown: The rendered table (default: :func:`render_markdown` of ``doc``).
 

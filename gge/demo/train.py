@@ -44,7 +44,8 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, get_benchmark
+from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
+from gge.benchmarks.loading import load_benchmarks
 from gge.demo.model import DemoNet, DemoPolicy, View, cell_points, make_view, sample_cells, save_checkpoint
 from gge.demo.suite import cache_dir, write_demo_suite
 from gge.types import Absent, Region, Sample
@@ -114,11 +115,9 @@ def load_training_samples(seeds: Sequence[int], per_benchmark: int) -> list[Samp
         root = cache_dir() / f"demo-train-{per_benchmark}-seed{seed}"
         if not (root / "demo_manifest.json").is_file():
             write_demo_suite(root, seed=seed, per_benchmark=per_benchmark)
+        loaded = load_benchmarks(TRAIN_BENCHMARKS, root)
         for name in TRAIN_BENCHMARKS:
-            bench = get_benchmark(name)
-            for s in bench.load(root / bench.directory, bench.options_type()).samples:
-                if not isinstance(s.region, Absent):
-                    out.append(s)
+            out += [s for s in loaded.samples[name] if not isinstance(s.region, Absent)]
     return out
 
 

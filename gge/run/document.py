@@ -231,7 +231,7 @@ class Calibration(TypedDict):
 
 
 class LoadSummary(TypedDict):
-    """What a benchmark's files held (:meth:`gge.benchmarks.base.Collector.result`)."""
+    """What a benchmark's files held (:meth:`gge.benchmarks.base.LoadCollector.result`)."""
 
     files: list[str]
     records: int

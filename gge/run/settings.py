@@ -2,8 +2,9 @@
 
 :class:`EvalConfig` is the schema :func:`parse_args` merges the ``key=value`` arguments over (after the
 preset that ``model=`` names or ``ckpt=`` picks); :func:`validate` checks what the schema alone cannot.
-A run and a dry run both read the benchmarks it names (:func:`load`) and warn about a checkpoint of
-another model type (:func:`warn_model_type`).
+A run and a dry run both read the benchmarks it names with their options (:func:`bench_options`, for
+:func:`gge.benchmarks.loading.load_benchmarks`) and warn about a checkpoint of another model type
+(:func:`warn_model_type`); :class:`RunSettings` checks the options every evaluation shares.
 """
 
 from __future__ import annotations

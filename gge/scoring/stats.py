@@ -252,7 +252,8 @@ def min_detectable_difference(se: float) -> float:
     screenshot-clustered bootstrap SE of the observed difference, so it accounts for correlated
     samples). It estimates the SE from the observed disagreements: it would be 0 when the two runs
     never disagree, which says nothing about a difference that would show up as disagreements, so
-    :func:`compare_runs` reports no MDD there (and none below :data:`MIN_CLUSTERS` screenshots). (Connor's
+    :func:`gge.compare.pairing.compare_runs` reports no MDD there (and none below
+    :data:`gge.compare.pairing.MIN_CLUSTERS` screenshots). (Connor's
     1987 sample size for McNemar needs the discordance rate under the alternative and ignores the
     clustering; the bootstrap SE needs neither.)
 

@@ -12,7 +12,7 @@ from gge.errors import GgeError
 from gge.geometry import smart_resize
 
 FLAVORS = ("verl", "easyr1")
-"""The trainers :func:`export_verl` writes for."""
+"""The trainers :func:`gge.integrations.verl.export.export_verl` writes for."""
 EASYR1_MIN_PIXELS = 262144
 """EasyR1's default ``data.min_pixels`` (``verl/trainer/config.py`` ``DataConfig``)."""
 EASYR1_MAX_PIXELS = 4194304

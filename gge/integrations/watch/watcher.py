@@ -57,7 +57,7 @@ class WatchReport:
         evaluated: Steps evaluated by this call, in the order evaluated.
         failed: Steps whose evaluation failed in this call (recorded in ``watch.json``).
         config_errors: Steps that met a configuration error in this call, with the error (recorded
-            as ``config_error``; see :func:`is_configuration_error`).
+            as ``config_error``; see :func:`gge.integrations.watch.state.is_configuration_error`).
         pending: Steps not complete at the last scan, with the reason.
         state: ``watch.json`` as saved last.
     """
