@@ -25,6 +25,7 @@ from gge.models.base import (
     Predictor,
     answers_per_sample,
     capabilities,
+    policy_analysis_options,
     settings_record,
 )
 from gge.models.markers import DEFAULT_COLORS, MarkerStyle, draw_markers
@@ -34,7 +35,6 @@ from gge.run.data import make_loader
 from gge.run.evaluate import evaluate_batches, evaluate_samples
 from gge.run.lightning import GroundingEvalModule, move_policy
 from gge.run.records import encode
-from gge.scoring.analysis import policy_analysis_options
 from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import score_sample
 from gge.types import Box, Candidate, Prediction, Sample

@@ -373,7 +373,8 @@ def test_wandb_decomposition_rows_name_every_cell() -> None:
 
 def test_score_kind_is_read_off_the_scores_or_declared_by_the_policy() -> None:
     from gge.demo.model import load_demo_policy
-    from gge.scoring.analysis import infer_score_kind, policy_analysis_options
+    from gge.models.base import policy_analysis_options
+    from gge.scoring.analysis import infer_score_kind
 
     ranked = [_result(BOX, [(0, 0), (150, 120), (5, 5)], [2.0, 3.0, 1.0], sid="r")]
     probs = [_result(BOX, [(0, 0), (150, 120)], [0.2, 1.0], sid="p")]
