@@ -431,3 +431,30 @@ def test_a_transformers_backend_s_model_is_declared_once_for_the_device() -> Non
     other = torch.nn.Linear(2, 2)
     assert GroundingPolicy(Torch(net), AdapterSettings(), Torch(other)).device_modules() == (net, other)
     assert GroundingPolicy(Scripted([]), AdapterSettings(), Torch(other)).device_modules() == (other,)
+
+
+def test_a_wrapper_forwarding_only_settings_and_backends_evaluates_as_the_policy() -> None:
+    """What a wrapper of one's own forwards (settings_, backend) keeps K, pass@k and the device move."""
+
+    class Wrapper:
+        def __init__(self, inner: GroundingPolicy) -> None:
+            self.inner, self.settings_, self.backend = inner, inner.settings_, inner.backend
+
+        def predict(self, samples: Any) -> Any:
+            return self.inner.predict(samples)
+
+    class Torch(Scripted):
+        def __init__(self, model: torch.nn.Module) -> None:
+            super().__init__([])
+            self.model = model
+
+    net = torch.nn.Linear(2, 2)
+    greedy = Wrapper(GroundingPolicy(Torch(net), AdapterSettings(proposer="greedy", critic="none")))
+    sampling = Wrapper(
+        GroundingPolicy(Scripted([]), AdapterSettings(proposer="sampling", critic="pointwise"))
+    )
+    assert answers_per_sample(greedy, 5) == 1  # one greedy answer, whatever K the run asks
+    assert answers_per_sample(sampling, 5) == 5
+    assert policy_analysis_options(sampling) == {"exchangeable_from": 1, "score_kind": "probability"}
+    assert policy_analysis_options(greedy) == {"exchangeable_from": None, "score_kind": None}
+    assert capabilities(greedy).device_modules == (net,)
