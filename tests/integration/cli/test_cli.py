@@ -16,15 +16,16 @@ from typing import Any
 
 import pytest
 from paths import ROOT
+from replay_runs import load_samples, read_lines, replay_run, write_lines
 from scipy.stats import binomtest
 
-from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, get_benchmark
+from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
 from gge.cli.eval import main
 from gge.errors import GgeError
 from gge.run.settings import parse_args
 from gge.run.standalone import run
 from gge.scoring.selection import STRATEGIES
-from gge.types import Absent, Sample
+from gge.types import Absent
 
 ALL = [*DEFAULT_BENCHMARKS, "osworld_g_refined"]
 TITLES = {name: REGISTRY[name].title for name in DEFAULT_BENCHMARKS}
@@ -447,41 +448,20 @@ def test_lines_for_benchmarks_not_evaluated_are_reported(demo_suite: Path, tmp_p
 # -- replay under max_samples; two benchmarks sharing ids in one run -------------------------------
 
 
-def _load(demo: Path, name: str) -> list[Sample]:
-    bench = get_benchmark(name)
-    return bench.load(demo / bench.directory, bench.options_type()).samples
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-
-
-def _write(path: Path, records: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return path
-
-
-def _cli(
-    demo: Path, predictions: Path, out: Path, *extra: str, buf: io.StringIO | None = None
-) -> dict[str, Any]:
-    args = [f"data_root={demo}", f"model.predictions={predictions}", f"output_dir={out}", *extra]
-    return run(parse_args(args), out=buf if buf is not None else io.StringIO())
-
-
 def test_replay_under_max_samples_reports_only_the_evaluated_samples(
     demo_suite: Path, tmp_path: Path
 ) -> None:
     m = 5
     names = ("screenspot_v2", "osworld_g")
-    src = _lines(demo_suite / "predictions.jsonl")
-    firsts = {name: [s.id for s in _load(demo_suite, name)] for name in names}
+    src = read_lines(demo_suite / "predictions.jsonl")
+    firsts = {name: [s.id for s in load_samples(demo_suite, name)] for name in names}
     # drop one evaluated sample's line and one beyond max_samples, per benchmark
     dropped = {(name, firsts[name][1]) for name in names} | {(name, firsts[name][m + 2]) for name in names}
     kept = [r for r in src if (r["benchmark"], r["id"]) not in dropped]
     buf = io.StringIO()
-    doc = _cli(
+    doc = replay_run(
         demo_suite,
-        _write(tmp_path / "p.jsonl", kept),
+        write_lines(tmp_path / "p.jsonl", kept),
         tmp_path / "o",
         f"benchmarks=[{','.join(names)}]",
         f"max_samples={m}",
@@ -500,25 +480,27 @@ def test_replay_under_max_samples_reports_only_the_evaluated_samples(
 def test_osworld_g_and_refined_with_shared_ids_keep_their_own_numbers(
     demo_suite: Path, tmp_path: Path
 ) -> None:
-    plain = [r for r in _lines(demo_suite / "predictions.jsonl") if r["benchmark"] == "osworld_g"]
+    plain = [r for r in read_lines(demo_suite / "predictions.jsonl") if r["benchmark"] == "osworld_g"]
     refined = []
-    for s in _load(demo_suite, "osworld_g_refined"):  # a near-perfect model on the refined variant
+    for s in load_samples(demo_suite, "osworld_g_refined"):  # a near-perfect model on the refined variant
         box = s.region.pixel_box()
         centre = None if box is None else [(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]
         refined.append({"benchmark": "osworld_g_refined", "id": s.id, "candidates": [centre]})
     assert {r["id"] for r in plain} == {r["id"] for r in refined}
-    path = _write(tmp_path / "p.jsonl", plain + refined)
-    both = _cli(demo_suite, path, tmp_path / "both", "benchmarks=[osworld_g,osworld_g_refined]")
+    path = write_lines(tmp_path / "p.jsonl", plain + refined)
+    both = replay_run(demo_suite, path, tmp_path / "both", "benchmarks=[osworld_g,osworld_g_refined]")
     for name in ("osworld_g", "osworld_g_refined"):
-        alone = _cli(demo_suite, path, tmp_path / name, f"benchmarks=[{name}]")
+        alone = replay_run(demo_suite, path, tmp_path / name, f"benchmarks=[{name}]")
         assert both["benchmarks"][name] == alone["benchmarks"][name], name
     buf = io.StringIO()  # a rerun into the same folder restores both from the log, apart
-    again = _cli(demo_suite, path, tmp_path / "both", "benchmarks=[osworld_g,osworld_g_refined]", buf=buf)
+    again = replay_run(
+        demo_suite, path, tmp_path / "both", "benchmarks=[osworld_g,osworld_g_refined]", buf=buf
+    )
     assert f"resuming: {2 * len(plain)} samples already finished" in buf.getvalue()
     assert again["benchmarks"] == both["benchmarks"]
     g, r = both["benchmarks"]["osworld_g"], both["benchmarks"]["osworld_g_refined"]
     assert r["top1"] == 100.0 > g["top1"]  # the two really differ
-    recs = _lines(tmp_path / "both" / "predictions.jsonl")
+    recs = read_lines(tmp_path / "both" / "predictions.jsonl")
     assert Counter(x["benchmark"] for x in recs) == {
         "osworld_g": len(plain),
         "osworld_g_refined": len(refined),

@@ -6,21 +6,18 @@ through a sampling proposer whose every answer is garbage.
 
 from __future__ import annotations
 
-import io
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from replay_runs import load_samples, read_lines, replay_run, write_lines
 
 from gge.benchmarks import get_benchmark
 from gge.geometry import point_in_box, point_in_polygon
 from gge.models.base import Generation, GenerationRequest
 from gge.models.policy import AdapterSettings, GroundingPolicy
 from gge.run.evaluate import evaluate_samples
-from gge.run.settings import parse_args
-from gge.run.standalone import run
 from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import candidate_hits, score_sample
 from gge.types import Absent, Box, Candidate, Polygon, Prediction, Sample
@@ -169,27 +166,6 @@ def test_k_must_be_positive() -> None:
 # -- an unparsed answer never hits a refusal target, through a run ---------------------------------
 
 
-def _load(demo: Path, name: str) -> list[Sample]:
-    bench = get_benchmark(name)
-    return bench.load(demo / bench.directory, bench.options_type()).samples
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-
-
-def _write(path: Path, records: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return path
-
-
-def _cli(
-    demo: Path, predictions: Path, out: Path, *extra: str, buf: io.StringIO | None = None
-) -> dict[str, Any]:
-    args = [f"data_root={demo}", f"model.predictions={predictions}", f"output_dir={out}", *extra]
-    return run(parse_args(args), out=buf if buf is not None else io.StringIO())
-
-
 def _slot_hits(sample: Sample, slot: Any) -> bool:
     """The replay file's slot against the sample, by the README's rules (written out here)."""
     if slot == "unparsed":
@@ -200,10 +176,12 @@ def _slot_hits(sample: Sample, slot: Any) -> bool:
 
 
 def test_unparsed_slots_on_refusals_do_not_raise_oracle_end_to_end(demo_suite: Path, tmp_path: Path) -> None:
-    samples = _load(demo_suite, "osworld_g")
+    samples = load_samples(demo_suite, "osworld_g")
     refusals = [s.id for s in samples if isinstance(s.region, Absent)]
     assert len(refusals) >= 2
-    by_id = {r["id"]: r for r in _lines(demo_suite / "predictions.jsonl") if r["benchmark"] == "osworld_g"}
+    by_id = {
+        r["id"]: r for r in read_lines(demo_suite / "predictions.jsonl") if r["benchmark"] == "osworld_g"
+    }
     # every refusal answered by garbage only, except one whose abstention comes third
     for sid in refusals:
         by_id[sid] = {
@@ -213,8 +191,8 @@ def test_unparsed_slots_on_refusals_do_not_raise_oracle_end_to_end(demo_suite: P
             "scores": [0.9, 0.8, 0.7, 0.6, 0.5],
         }
     by_id[refusals[-1]]["candidates"] = ["unparsed", "unparsed", None, "unparsed", "unparsed"]
-    path = _write(tmp_path / "p.jsonl", list(by_id.values()))
-    doc = _cli(demo_suite, path, tmp_path / "o", "benchmarks=[osworld_g]")
+    path = write_lines(tmp_path / "p.jsonl", list(by_id.values()))
+    doc = replay_run(demo_suite, path, tmp_path / "o", "benchmarks=[osworld_g]")
     e = doc["benchmarks"]["osworld_g"]
 
     n = len(samples)
@@ -248,7 +226,7 @@ class _Garbage:
 
 def test_sampling_proposer_garbage_on_refusals_scores_zero(demo_suite: Path) -> None:
     bench = get_benchmark("osworld_g")
-    refusals = [s for s in _load(demo_suite, "osworld_g") if isinstance(s.region, Absent)]
+    refusals = [s for s in load_samples(demo_suite, "osworld_g") if isinstance(s.region, Absent)]
     settings = AdapterSettings(convention="abs_original", proposer="sampling", critic="none", k=5)
     results = evaluate_samples(GroundingPolicy(_Garbage(), settings), refusals, k=5)
     assert all(len(r.candidates) == 5 and not any(c.parsed for c in r.candidates) for r in results)
