@@ -26,6 +26,7 @@ import pytest
 pytest.importorskip("transformers")
 
 import torch
+from test_watch import SMALL  # the same tiny-model eval arguments
 from tiny_checkpoints import build_tiny_qwen3_vl
 
 from gge.errors import GgeError
@@ -37,18 +38,6 @@ from gge.run import settings
 from gge.run.predlog import PredictionLog
 from gge.run.runstate import output_dir_lock
 
-SMALL = [
-    "benchmarks=[screenspot_v2]",
-    "max_samples=2",
-    "batch_size=1",
-    "report_misses=0",
-    "trainer.accelerator=cpu",
-    "model.max_pixels=50000",
-    "model.min_pixels=3136",
-    "model.max_new_tokens=12",
-    "model.critic_max_new_tokens=6",
-    "model.device=cpu",
-]
 QWEN3_FAMILIES = 4  # presets listing model_type qwen3_vl: qwen3_vl, mai_ui, ui_venus_1_5, gui_owl_1_5
 
 
