@@ -216,7 +216,7 @@ class RiskCoveragePoint(TypedDict):
 
 
 class Calibration(TypedDict):
-    """The critic's calibration (:func:`gge.scoring.analysis.calibration`); probabilities only: ECE..."""
+    """The critic's calibration (:func:`gge.scoring.calibration.calibration`); probabilities only: ECE..."""
 
     score_kind: str
     candidates: int

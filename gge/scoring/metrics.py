@@ -27,7 +27,8 @@ from gge.run.document import (
     pass_at,
     share,
 )
-from gge.scoring.analysis import OUTCOMES, ScoreKind, analyse
+from gge.scoring.analysis import OUTCOMES, analyse
+from gge.scoring.calibration import ScoreKind
 from gge.scoring.grouping import average, group_by, group_stats, pct, table, wilson_interval
 from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import STRATEGIES

@@ -27,26 +27,28 @@ from gge.scoring.analysis import (
     SIZE_EDGES,
     analyse,
     analysis_options,
-    auroc,
-    brier_score,
     bucket_labels,
-    calibration,
-    candidate_scores,
     critic_gain,
     decompose,
-    expected_calibration_error,
-    infer_score_kind,
     miss_distance,
     miss_distances,
     outcome,
     pass_at_k,
     pass_at_k_table,
     region_area,
-    reliability,
-    risk_coverage,
     size_bucket,
     size_buckets,
     target_area_fraction,
+)
+from gge.scoring.calibration import (
+    auroc,
+    brier_score,
+    calibration,
+    candidate_scores,
+    expected_calibration_error,
+    infer_score_kind,
+    reliability,
+    risk_coverage,
 )
 from gge.scoring.scoring import SampleResult, score_sample
 from gge.types import Absent, Box, Candidate, Polygon, Prediction, Region, Sample
@@ -374,7 +376,7 @@ def test_wandb_decomposition_rows_name_every_cell() -> None:
 def test_score_kind_is_read_off_the_scores_or_declared_by_the_policy() -> None:
     from gge.demo.model import load_demo_policy
     from gge.models.base import policy_analysis_options
-    from gge.scoring.analysis import infer_score_kind
+    from gge.scoring.calibration import infer_score_kind
 
     ranked = [_result(BOX, [(0, 0), (150, 120), (5, 5)], [2.0, 3.0, 1.0], sid="r")]
     probs = [_result(BOX, [(0, 0), (150, 120)], [0.2, 1.0], sid="p")]
