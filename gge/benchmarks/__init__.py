@@ -1,5 +1,8 @@
 """The benchmark registry: one module per benchmark, one line here per benchmark.
 
+Benchmarks outside gge join through the ``gge.benchmarks`` entry-point group
+(:mod:`gge.benchmarks.plugins`, docs/extending.md).
+
 Example:
     >>> get_benchmark("screenspot_pro").title
     'ScreenSpot-Pro'
@@ -10,13 +13,15 @@ from __future__ import annotations
 from gge.benchmarks.base import Benchmark
 from gge.benchmarks.mmbench_gui import MMBenchGUI
 from gge.benchmarks.osworld_g import OSWorldG, OSWorldGRefined
+from gge.benchmarks.plugins import entry_point_benchmarks
+from gge.benchmarks.records import RecordsBenchmark
 from gge.benchmarks.screenspot_pro import ScreenSpotPro
 from gge.benchmarks.screenspot_v2 import ScreenSpotV2
 from gge.benchmarks.ui_i2e_bench import UII2EBench
 from gge.benchmarks.ui_vision import UIVision
 from gge.errors import unknown_name
 
-REGISTRY: dict[str, Benchmark] = {
+BUILTIN: dict[str, Benchmark] = {
     b.name: b
     for b in (
         ScreenSpotV2(),
@@ -26,8 +31,13 @@ REGISTRY: dict[str, Benchmark] = {
         UIVision(),
         MMBenchGUI(),
         UII2EBench(),
+        RecordsBenchmark(),
     )
 }
+"""The benchmarks gge ships, in the order it reports them."""
+
+REGISTRY: dict[str, Benchmark] = {**BUILTIN, **entry_point_benchmarks(BUILTIN)}
+"""Every benchmark a run can name: gge's own, then those of installed packages (entry points)."""
 
 DEFAULT_BENCHMARKS: tuple[str, ...] = (
     "screenspot_v2",

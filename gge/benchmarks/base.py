@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from PIL import Image
-
+from gge.benchmarks.images import image_exists, open_image
 from gge.errors import GgeError, TransientError
 from gge.types import Absent, Box, LabelValue, Polygon, Region, Sample
 
@@ -32,9 +31,15 @@ class BenchmarkOptions:
 
     Attributes:
         root: The folder the user unpacked the benchmark into; default ``<data_root>/<directory>``.
+        source: Which layout the folder holds: ``release`` (the official files), ``parquet`` or
+            ``tsv`` (a Hub copy, images embedded), or ``auto`` (detected from what the folder holds).
+        allow_copy_differences: Evaluate a Hub copy whose records differ from the release (the
+            differences are recorded in ``provenance``; without it such a copy is refused).
     """
 
     root: str | None = None
+    source: str = "auto"
+    allow_copy_differences: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,21 @@ class Average:
 MICRO = Average("micro")
 
 
+@dataclass(frozen=True)
+class BootstrapCI:
+    """A benchmark's official bootstrap interval of its headline accuracy (seeded in gge).
+
+    Attributes:
+        resamples: Bootstrap resamples.
+        confidence: Confidence level.
+        method: ``percentile`` (scipy.stats.bootstrap's ``method``).
+    """
+
+    resamples: int = 9999
+    confidence: float = 0.95
+    method: str = "percentile"
+
+
 @dataclass
 class LoadedBenchmark:
     """The samples of one benchmark and what the loader noticed on the way.
@@ -112,6 +132,9 @@ class Benchmark(ABC):
     """Other averages papers report (shown beside the official one and labelled as such)."""
     tables: ClassVar[tuple[TableSpec, ...]]
     """Official tables; a table whose row key no sample carries is not shown."""
+    headline_ci: ClassVar[BootstrapCI | None] = None
+    """The official headline's interval when the benchmark's own code gives one (a bootstrap); None:
+    gge's Wilson interval of the micro mean."""
 
     @abstractmethod
     def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
@@ -315,7 +338,7 @@ def image_size_from_header(path: str, *, where: str, sample_id: str) -> tuple[in
         sample is then an unreadable screenshot: listed, and a counted miss when evaluated).
     """
     try:
-        with Image.open(path) as im:
+        with open_image(path) as im:
             return int(im.size[0]), int(im.size[1])
     except (OSError, ValueError):
         return UNKNOWN_SIZE
@@ -413,7 +436,7 @@ class LoadCollector:
 
 def _header_readable(sample: Sample) -> bool:
     """Whether a sample's screenshot exists (and, for a size read from it, its header was readable)."""
-    return os.path.isfile(sample.image_path) and sample.image_size != UNKNOWN_SIZE
+    return image_exists(sample.image_path) and sample.image_size != UNKNOWN_SIZE
 
 
 def region_outside_image(region: Region, size: tuple[int, int]) -> bool:

@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any, TextIO
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
+from gge.benchmarks.images import image_exists
 from gge.errors import GgeError
 from gge.types import Sample
 
@@ -166,7 +166,7 @@ def check_images(samples: Mapping[str, Sequence[Sample]], *, strict: bool, out: 
     missing: dict[str, list[str]] = {}
     for group in samples.values():
         for s in group:
-            if not os.path.isfile(s.image_path):
+            if not image_exists(s.image_path):
                 missing.setdefault(s.image_path, []).append(f"{s.benchmark} {s.id}")
     if not missing:
         return

@@ -30,6 +30,7 @@ import numpy as np
 from PIL import Image
 
 from gge.benchmarks.base import Benchmark
+from gge.benchmarks.images import open_image
 from gge.loggers.overlays import draw_overlay, thumbnail
 from gge.loggers.wandb import log_evaluation_wandb
 from gge.run.document import BenchmarkEntry
@@ -95,7 +96,7 @@ def _overlays(
         if result is None or sample is None:
             continue
         try:
-            with Image.open(sample.image_path) as im:
+            with open_image(sample.image_path) as im:
                 small, _ = thumbnail(im, max_width)
         except (OSError, ValueError) as e:
             warnings.warn(f"gge: cannot read image of sample {sid!r}: {e}", stacklevel=3)

@@ -41,8 +41,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PIL import Image
-
+from gge.benchmarks.images import open_image
 from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
 from gge.run.document import BenchmarkEntry, oracle_at, pass_at, share
 from gge.scoring.analysis import OUTCOMES, outcome
@@ -346,7 +345,7 @@ def size_rows(entry: BenchmarkEntry, k: int) -> list[list[Any]]:
 def _image_cell(wandb: Any, sample: Sample, result: SampleResult, strategy: str, max_width: int) -> Any:
     """The wandb.Image of one sample (JPEG thumbnail with box layers), or None if it cannot be read."""
     try:
-        with Image.open(sample.image_path) as im:
+        with open_image(sample.image_path) as im:
             thumb, scale = target_thumbnail(im, sample, max_width=max_width)
     except (OSError, ValueError) as e:
         warnings.warn(f"gge: W&B table: cannot read image of sample {sample.id!r}: {e}", stacklevel=3)

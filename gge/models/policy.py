@@ -43,6 +43,7 @@ from typing import Any
 
 from PIL import Image
 
+from gge.benchmarks.images import open_image
 from gge.errors import GgeError
 from gge.geometry import CONVENTIONS, smart_resize, to_original
 from gge.models.base import Backend, Generation, GenerationRequest, Judgement, Proposal
@@ -567,7 +568,7 @@ class GroundingPolicy:
         images = []
         for sample in samples:
             try:
-                with Image.open(sample.image_path) as im:
+                with open_image(sample.image_path) as im:
                     images.append(im.convert("RGB"))
             except OSError as e:
                 raise GgeError(

@@ -12,9 +12,8 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PIL import Image
-
 from gge.benchmarks.base import TableSpec
+from gge.benchmarks.images import open_image
 from gge.loggers.overlays import draw_overlay, pick_rank
 from gge.report.html_format import _count, _frac, _mapping, _num, esc, kind_colour
 from gge.scoring.analysis import MISS_KINDS, OUTCOMES, outcome
@@ -117,7 +116,7 @@ def overlay_data_uri(
         for a missing, truncated or otherwise unreadable file).
     """
     try:
-        with Image.open(sample.image_path) as im:
+        with open_image(sample.image_path) as im:
             w, h = im.size
             width = max(1, min(max_width, max_width * w // h)) if h > w else max_width
             if im.format == "JPEG":

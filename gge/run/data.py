@@ -46,6 +46,7 @@ import torch
 import torch.utils.data
 from PIL import Image
 
+from gge.benchmarks.images import open_image
 from gge.errors import GgeError
 from gge.run.slots import SlotFolder, SlotGone, SlotTicket, SlotWriter
 from gge.types import Sample
@@ -335,7 +336,7 @@ def decode_image(sample: Sample, *, max_pixels: int | None = None) -> Image.Imag
     if max_pixels is not None and max_pixels < 1:
         raise ValueError(f"max_pixels must be >= 1, got {max_pixels}")
     try:
-        with Image.open(sample.image_path) as im:
+        with open_image(sample.image_path) as im:
             im.load()
             # convert() of an RGB image is a copy (8 MB of fresh pages for a screenshot): skip it.
             rgb: Image.Image = im if im.mode == "RGB" else im.convert("RGB")

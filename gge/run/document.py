@@ -230,6 +230,33 @@ class Calibration(TypedDict):
     unscored_samples: int | None
 
 
+class ProvenanceFile(TypedDict):
+    """One file a benchmark was read from, with its digest."""
+
+    path: str
+    """Relative to the benchmark's root."""
+    sha256: str
+    bytes: int
+
+
+class Provenance(TypedDict):
+    """Where a benchmark's records came from and whether they are the release's.
+
+    ``source`` is ``release`` (the official layout), ``parquet`` or ``tsv`` (a Hub copy), or
+    ``records`` (a user's own file). ``copy`` names the known Hub copy it was identified as (None for
+    the release layout). ``release_check`` says whether the records match the release: ``matches``
+    (True, False, or None when gge cannot tell), ``differences`` (one line each) and what they were
+    checked against. ``allowed_differences`` is ``allow_copy_differences``: a differing copy ran only
+    because it was set, and its headline is then not the official one.
+    """
+
+    source: str
+    files: list[ProvenanceFile]
+    copy: dict[str, Any] | None
+    release_check: dict[str, Any]
+    allowed_differences: bool
+
+
 class LoadSummary(TypedDict):
     """What a benchmark's files held (:meth:`gge.benchmarks.base.LoadCollector.result`)."""
 
@@ -243,6 +270,7 @@ class LoadSummary(TypedDict):
     unreadable_image_ids: NotRequired[list[str]]
     variant: dict[str, Any]
     notes: list[str]
+    provenance: NotRequired[Provenance]
 
 
 class ResponseCounts(TypedDict):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gge.benchmarks import DEFAULT_BENCHMARKS, get_benchmark
+from gge.benchmarks.images import image_bytes, open_image
 from gge.benchmarks.loading import benchmark_root, load_benchmarks
 from gge.errors import GgeError, unknown_name
 from gge.geometry import smart_resize
@@ -342,7 +343,7 @@ def _image(
     from PIL import Image
 
     try:
-        with Image.open(sample.image_path) as im:
+        with open_image(sample.image_path) as im:
             rgb = im.convert("RGB")
             decoded = rgb.size
     except OSError as e:
@@ -355,7 +356,7 @@ def _image(
         image = rgb if seen == rgb.size else rgb.resize(seen, Image.Resampling.BICUBIC)
         data, exported = _encode_png(image), seen
     else:
-        data, exported = Path(sample.image_path).read_bytes(), decoded
+        data, exported = image_bytes(sample.image_path), decoded
         seen = trainer_seen_size(
             flavor,
             decoded,
