@@ -41,6 +41,10 @@ class BenchmarkOptions:
     source: str = "auto"
     allow_copy_differences: bool = False
 
+    NOT_PREDICTIVE: ClassVar[tuple[str, ...]] = ("root", "source", "allow_copy_differences")
+    """Options left out of a run's fingerprint: where the records are read from, not what is asked
+    (the samples digest covers what was read)."""
+
 
 @dataclass(frozen=True)
 class TableSpec:

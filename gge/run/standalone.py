@@ -21,6 +21,7 @@ from typing import Any, TextIO, cast
 
 from omegaconf import DictConfig, OmegaConf
 
+from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import LoadedBenchmark
 from gge.benchmarks.loading import BenchmarkSet, check_images, default_data_root, load_benchmarks
 from gge.errors import GgeError
@@ -84,7 +85,8 @@ def _fingerprint(kind: ModelKind, cfg: DictConfig, loads: Mapping[str, LoadedBen
     for name, loaded in loads.items():
         options = OmegaConf.to_container(cfg.bench[name], resolve=True)
         assert isinstance(options, dict)
-        options.pop("root", None)
+        for key in get_benchmark(name).options_type.NOT_PREDICTIVE:
+            options.pop(key, None)
         benchmarks[name] = {"options": options, "samples": samples_digest(loaded.samples)}
     return {
         "model": model,
