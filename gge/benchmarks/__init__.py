@@ -11,14 +11,18 @@ Example:
 from __future__ import annotations
 
 from gge.benchmarks.base import Benchmark
+from gge.benchmarks.cagui_grounding import CAGUIGrounding
 from gge.benchmarks.mmbench_gui import MMBenchGUI
 from gge.benchmarks.osworld_g import OSWorldG, OSWorldGRefined
 from gge.benchmarks.plugins import entry_point_benchmarks
 from gge.benchmarks.records import RecordsBenchmark
 from gge.benchmarks.screenspot_pro import ScreenSpotPro
+from gge.benchmarks.screenspot_v1 import ScreenSpotV1
 from gge.benchmarks.screenspot_v2 import ScreenSpotV2
+from gge.benchmarks.showdown_clicks import ShowdownClicks
 from gge.benchmarks.ui_i2e_bench import UII2EBench
 from gge.benchmarks.ui_vision import UIVision
+from gge.benchmarks.venusbench_gd import VenusBenchGD
 from gge.errors import unknown_name
 
 BUILTIN: dict[str, Benchmark] = {
@@ -31,6 +35,10 @@ BUILTIN: dict[str, Benchmark] = {
         UIVision(),
         MMBenchGUI(),
         UII2EBench(),
+        ScreenSpotV1(),
+        ShowdownClicks(),
+        CAGUIGrounding(),
+        VenusBenchGD(),
         RecordsBenchmark(),
     )
 }
