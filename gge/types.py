@@ -117,7 +117,19 @@ class Polygon:
 
 @dataclass(frozen=True)
 class Absent:
-    """The target is not on the screen: only an abstention is correct (OSWorld-G refusal)."""
+    """The target is not on the screen: only an abstention is correct (OSWorld-G refusal).
+
+    Example:
+        >>> Absent() == Absent(abstention_hits=True), Absent(abstention_hits=False).kind
+        (True, 'refusal')
+
+    Attributes:
+        abstention_hits: Whether an abstention hits it: True is the official rule; False makes the
+            sample a plain miss that nothing hits, not even an abstention (OSWorld-G's
+            ``refusals=miss``, as harnesses that keep refusals as ``[0, 0, 0, 0]`` boxes count them).
+    """
+
+    abstention_hits: bool = True
 
     def contains(self, x: float, y: float) -> bool:
         """No point hits an absent target."""

@@ -11,14 +11,25 @@ Layout (FORMATS.md, section 3); the root is ``benchmark/`` itself or a folder th
 ``polygon`` a flat ``[x1, y1, x2, y2, ...]`` (even-odd ray casting), ``refusal`` (only an abstention is
 correct). Ids are the records' ``id``, the same in both variants.
 
+Three denominators circulate (FORMATS.md, section 11); ``bench.osworld_g.refusals=`` picks one and
+the load summary's ``variant`` records it with the number of samples loaded (``denominator``):
+
+* ``scored`` (default, the official 564): the 54 refusal samples are scored, only an abstention hits;
+* ``miss`` (564): refusal samples stay in the denominator and are never hit, not even by an
+  abstention (Tongyi-MAI/MAI-UI keeps them as ``[0, 0, 0, 0]`` boxes that always miss);
+* ``excluded`` (510): refusal records are left out (mlfoundations/Gelato, ZJU-REAL/ClawGUI).
+
 Example:
     >>> polygon_from_flat([0, 0, 4, 0, 4, 4]).vertices
     ((0.0, 0.0), (4.0, 0.0), (4.0, 4.0))
+    >>> OSWorldGOptions(refusals="excluded").refusals
+    'excluded'
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -38,7 +49,7 @@ from gge.benchmarks.base import (
     require_str,
     xywh_box,
 )
-from gge.errors import GgeError
+from gge.errors import GgeError, did_you_mean
 from gge.types import Absent, LabelValue, Polygon, Region, Sample
 
 CLASSIFICATION_FILE = "classification_result.json"
@@ -51,6 +62,51 @@ CATEGORIES = (
     "unclassified",
 )
 UNCLASSIFIED = ("unclassified",)
+
+REFUSALS = {
+    "scored": "the official rule (the official table divides by every sample, refusals included)",
+    "miss": "as Tongyi-MAI/MAI-UI counts them; not the official rule",
+    "excluded": "as mlfoundations/Gelato and ZJU-REAL/ClawGUI count; not the official rule",
+}
+"""The values of the ``refusals`` option, with whose count each one is."""
+
+
+@dataclass
+class OSWorldGOptions(BenchmarkOptions):
+    """Options of OSWorld-G (and of its refined variant).
+
+    Attributes:
+        refusals: How the refusal samples (target absent) count: ``scored`` (the official rule: only
+            an abstention hits them), ``miss`` (kept in the denominator, never hit) or ``excluded``
+            (left out).
+    """
+
+    refusals: str = "scored"
+
+
+def refusals_option(name: str, options: BenchmarkOptions) -> str:
+    """The ``refusals`` option, checked (a plain BenchmarkOptions reads ``scored``).
+
+    Args:
+        name: The benchmark's name, for the message.
+        options: Its options.
+
+    Returns:
+        ``scored``, ``miss`` or ``excluded``.
+
+    Example:
+        >>> refusals_option("osworld_g", OSWorldGOptions(refusals="mis"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gge.errors.GgeError: bench.osworld_g.refusals='mis' (did you mean 'miss'?): must be scored, ...
+    """
+    value = getattr(options, "refusals", "scored")
+    if value not in REFUSALS:
+        raise GgeError(
+            f"bench.{name}.refusals={value!r}{did_you_mean(str(value), REFUSALS)}: "
+            "must be scored, miss or excluded"
+        )
+    return str(value)
 
 
 def polygon_from_flat(values: Sequence[float]) -> Polygon:
@@ -108,20 +164,23 @@ def read_categories(path: Path) -> dict[str, set[str]]:
     return categories
 
 
-def osworld_region(rec: Mapping[str, Any], *, where: str, sample_id: str) -> Region:
+def osworld_region(
+    rec: Mapping[str, Any], *, where: str, sample_id: str, abstention_hits: bool = True
+) -> Region:
     """The target of a record, by its ``box_type``.
 
     Args:
         rec: The record.
         where: The file (for the message).
         sample_id: The sample's id (for the message).
+        abstention_hits: Whether an abstention hits a refusal target (False: ``refusals=miss``).
 
     Returns:
         A pixel Box, a Polygon or Absent.
     """
     box_type = require_str(rec, "box_type", where=where, sample_id=sample_id)
     if box_type == "refusal":
-        return Absent()
+        return Absent(abstention_hits=abstention_hits)
     if box_type == "bbox":
         return xywh_box(require_numbers(rec, "box_coordinates", 4, where=where, sample_id=sample_id))
     if box_type == "polygon":
@@ -143,6 +202,7 @@ class OSWorldG(Benchmark):
     name = "osworld_g"
     title = "OSWorld-G"
     directory = "osworld_g"
+    options_type = OSWorldGOptions
     annotation_file: ClassVar[str] = "OSWorld-G.json"
     instructions: ClassVar[str] = "original"
     label_keys = ("box_type", "category")
@@ -156,11 +216,13 @@ class OSWorldG(Benchmark):
 
         Args:
             root: The ``benchmark/`` folder, or a folder containing it.
-            options: Common options (none specific).
+            options: An :class:`OSWorldGOptions` (a plain BenchmarkOptions scores the refusals).
 
         Returns:
-            The samples and the load summary (``variant.instructions`` says which file).
+            The samples and the load summary: ``variant`` says which instruction file, how the
+            refusals count and the denominator (samples loaded); a note says what that choice means.
         """
+        refusals = refusals_option(self.name, options)
         require_root(root, self.name)
         folder = benchmark_folder(root, self.annotation_file)
         out = LoadCollector(self.name, root)
@@ -176,9 +238,15 @@ class OSWorldG(Benchmark):
                 "so the per-category table is not shown (see the per-box_type table)"
             )
         where = str(path)
+        record_ids: set[str] = set()
+        dropped = 0
         for i, rec in enumerate(records):
             sid = require_str(rec, "id", where=where, sample_id=f"#{i}")
-            region = osworld_region(rec, where=where, sample_id=sid)
+            record_ids.add(sid)
+            region = osworld_region(rec, where=where, sample_id=sid, abstention_hits=refusals == "scored")
+            if isinstance(region, Absent) and refusals == "excluded":
+                dropped += 1
+                continue
             labels: dict[str, LabelValue] = {"box_type": region.kind}
             if categories is not None:
                 found = categories.get(sid)
@@ -195,12 +263,41 @@ class OSWorldG(Benchmark):
             )
             out.add(sample, f"{path.name} record {i}")
         if categories is not None:
-            unknown = set(categories) - {s.id for s in out.samples}
+            unknown = set(categories) - record_ids
             if unknown:
                 out.notes.append(
                     f"{CLASSIFICATION_FILE} lists {len(unknown)} id(s) not in {self.annotation_file}"
                 )
-        return out.result({"instructions": self.instructions})
+        refusal_samples = sum(isinstance(s.region, Absent) for s in out.samples)
+        out.notes.append(refusals_note(refusals, len(out.samples), refusal_samples + dropped))
+        loaded = out.result({"instructions": self.instructions, "refusals": refusals})
+        loaded.summary["variant"]["denominator"] = len(out.samples)
+        return loaded
+
+
+def refusals_note(refusals: str, denominator: int, refusal_records: int) -> str:
+    """The load summary's note on the ``refusals`` choice: what it means and which one is official.
+
+    Args:
+        refusals: The option's value.
+        denominator: Samples loaded.
+        refusal_records: Refusal records in the file.
+
+    Returns:
+        One line.
+
+    Example:
+        >>> refusals_note("excluded", 510, 54)  # doctest: +ELLIPSIS
+        'refusals=excluded: the 54 refusal records are left out (denominator 510): ...'
+    """
+    what = {
+        "scored": f"the {refusal_records} refusal samples are scored, only an abstention hits them",
+        "miss": f"the {refusal_records} refusal samples stay in the denominator and are never hit, "
+        "not even by an abstention",
+        "excluded": f"the {refusal_records} refusal records are left out",
+    }[refusals]
+    official = "" if refusals == "scored" else "; the official table scores them (refusals=scored)"
+    return f"refusals={refusals}: {what} (denominator {denominator}): {REFUSALS[refusals]}{official}"
 
 
 class OSWorldGRefined(OSWorldG):

@@ -127,6 +127,7 @@ def log_evaluation(
     strategy: str,
     log_dir: str | Path | None,
     max_width: int = 960,
+    variant: str | None = None,
 ) -> list[Path]:
     """Show one benchmark's evaluation in every logger that takes images, else write JPEG overlays.
 
@@ -144,6 +145,8 @@ def log_evaluation(
         log_dir: Folder for the JPEG fallback; None takes the first logger's ``log_dir``, and
             without one nothing is written.
         max_width: Largest image width in pixels.
+        variant: The benchmark's variant for the W&B tables' ``variant`` column
+            (:func:`gge.run.document.variant_text`); None reads the entry's ``load.variant``.
 
     Returns:
         The JPEG files written (empty when a logger took the images).
@@ -165,6 +168,7 @@ def log_evaluation(
                 strategy=strategy,
                 max_width=max_width,
                 step_key=LIGHTNING_STEP_KEY,
+                variant=variant,
             )
             took_images = True
     if tensorboard:

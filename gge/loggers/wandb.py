@@ -16,7 +16,12 @@ without wandb installed. Every evaluation logs, under ``grounding/<benchmark>/``
   bar plot; ``size_buckets`` (Top-1 and Oracle@K per target-area bucket) and the ``top1_by_size``
   bar plot; ``pass_at_k`` (a line plot, sampling runs); ``calibration/reliability`` (table and
   ``calibration/reliability_plot``) and ``calibration/risk_coverage`` (a line plot) for a critic
-  giving probabilities. The samples table's last column, ``outcome``, names each sample's kind.
+  giving probabilities. The samples table's ``outcome`` column names each sample's kind.
+
+Where the benchmark's variant is known (``load.variant`` of its entry, or the ``variant`` argument:
+the instruction file, language, how refusals count and the denominator), every table named above
+ends with a ``variant`` column holding it in the report's wording (``instructions: original ·
+refusals: scored · denominator: 564``); a benchmark without variant keys gets no such column.
 
 Box layers and their class ids: ``ground_truth`` 0 "target" (a polygon's bounding box; its outline
 is drawn into the pixels; an absent target has no box and a banner drawn into the pixels);
@@ -38,12 +43,12 @@ import importlib
 import json
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gge.benchmarks.images import open_image
 from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
-from gge.run.document import BenchmarkEntry, oracle_at, pass_at, share
+from gge.run.document import BenchmarkEntry, oracle_at, pass_at, share, variant_text
 from gge.scoring.analysis import OUTCOMES, outcome
 from gge.scoring.scoring import SampleResult
 from gge.types import Candidate, Polygon, Sample
@@ -342,6 +347,26 @@ def size_rows(entry: BenchmarkEntry, k: int) -> list[list[Any]]:
     ]
 
 
+VARIANT_COLUMN = "variant"
+"""The trailing column naming the benchmark's variant (only where it has one)."""
+
+
+def with_variant(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], variant: str
+) -> tuple[list[str], list[list[Any]]]:
+    """A table's columns and rows with a trailing ``variant`` column, or unchanged when ``variant`` is "".
+
+    Example:
+        >>> with_variant(["k"], [[1], [2]], "refusals: miss · denominator: 564")[1]
+        [[1, 'refusals: miss · denominator: 564'], [2, 'refusals: miss · denominator: 564']]
+        >>> with_variant(["k"], [[1]], "")
+        (['k'], [[1]])
+    """
+    if not variant:
+        return list(columns), [list(r) for r in rows]
+    return [*columns, VARIANT_COLUMN], [[*r, variant] for r in rows]
+
+
 def _image_cell(wandb: Any, sample: Sample, result: SampleResult, strategy: str, max_width: int) -> Any:
     """The wandb.Image of one sample (JPEG thumbnail with box layers), or None if it cannot be read."""
     try:
@@ -368,6 +393,7 @@ def log_evaluation_wandb(
     strategy: str,
     max_width: int = 960,
     step_key: str | None = None,
+    variant: str | None = None,
 ) -> None:
     """Log one benchmark's evaluation to a W&B run: the samples table, the breakdown, the Oracle@k curve.
 
@@ -391,8 +417,16 @@ def log_evaluation_wandb(
             ``"trainer/global_step"``) to log ``{step_key: step, ...}`` without ``step=``, so that
             W&B's own step counter, which Lightning advances on every ``log_metrics`` call, is never
             asked to go back (W&B drops such rows with only a debug-log warning).
+        variant: The benchmark's variant as :func:`gge.run.document.variant_text` words it; None
+            reads the entry's ``load.variant`` (an entry without ``load`` then names none).
     """
     wandb = _import_wandb()
+    named = variant_text(entry) if variant is None else variant
+
+    def table(columns: Sequence[str], data: Sequence[Sequence[Any]]) -> Any:
+        cols, rows = with_variant(columns, data, named)
+        return wandb.Table(columns=cols, data=rows)
+
     by_id = {r.id: r for r in results}
     rows: list[list[Any]] = []
     for sid in table_ids:
@@ -420,17 +454,15 @@ def log_evaluation_wandb(
     prefix = f"grounding/{benchmark_name}/"
     oracle_column = [] if k == 1 else [f"oracle@{k}"]
     payload: dict[str, Any] = {
-        prefix + "samples": wandb.Table(columns=sample_columns(k), data=rows),
-        prefix + "breakdown": wandb.Table(
-            columns=[*BREAKDOWN_COLUMNS, *oracle_column], data=breakdown_rows(entry, k)
-        ),
+        prefix + "samples": table(sample_columns(k), rows),
+        prefix + "breakdown": table([*BREAKDOWN_COLUMNS, *oracle_column], breakdown_rows(entry, k)),
     }
     if k > 1:  # a one-answer run has no Oracle@k curve
         curve = wandb.Table(columns=["k", "oracle"], data=oracle_curve_rows(entry, k))
         payload[prefix + "oracle_at_k"] = wandb.plot.line(
             curve, "k", "oracle", title=f"{title}: Oracle@k (%)"
         )
-    payload.update(_analysis_payload(wandb, prefix, title, entry, k))
+    payload.update(_analysis_payload(wandb, prefix, title, entry, k, table))
     if step_key is None:
         run.log(payload, step=step)
     else:
@@ -438,13 +470,23 @@ def log_evaluation_wandb(
         run.log(payload)
 
 
-def _analysis_payload(wandb: Any, prefix: str, title: str, entry: BenchmarkEntry, k: int) -> dict[str, Any]:
-    """Tables and plots of the "why" sections (pass@k and calibration when not None)."""
+def _analysis_payload(
+    wandb: Any,
+    prefix: str,
+    title: str,
+    entry: BenchmarkEntry,
+    k: int,
+    named: Callable[[Sequence[str], Sequence[Sequence[Any]]], Any],
+) -> dict[str, Any]:
+    """Tables and plots of the "why" sections (pass@k and calibration when not None).
+
+    ``named(columns, rows)`` makes the tables shown as tables (with the variant column); the tables
+    behind plots are plain.
+    """
     out: dict[str, Any] = {}
     dec_rows = decomposition_rows(entry)
     if dec_rows:
-        table = wandb.Table(columns=list(DECOMPOSITION_COLUMNS), data=dec_rows)
-        out[prefix + "decomposition"] = table
+        out[prefix + "decomposition"] = named(list(DECOMPOSITION_COLUMNS), dec_rows)
         overall = wandb.Table(
             columns=["outcome", "percent"],
             data=[[kind, dec_rows[0][2 + i] or 0.0] for i, kind in enumerate(OUTCOMES)],
@@ -454,8 +496,7 @@ def _analysis_payload(wandb: Any, prefix: str, title: str, entry: BenchmarkEntry
         )
     s_rows = size_rows(entry, k)
     if any(r[3] for r in s_rows):
-        table = wandb.Table(columns=[*SIZE_COLUMNS, *([] if k == 1 else [f"oracle@{k}"])], data=s_rows)
-        out[prefix + "size_buckets"] = table
+        out[prefix + "size_buckets"] = named([*SIZE_COLUMNS, *([] if k == 1 else [f"oracle@{k}"])], s_rows)
         shown = wandb.Table(columns=["bucket", "top1"], data=[[r[0], r[4]] for r in s_rows if r[3]])
         out[prefix + "top1_by_size"] = wandb.plot.bar(
             shown, "bucket", "top1", title=f"{title}: Top-1 by target area (% of screen)"
@@ -470,8 +511,7 @@ def _analysis_payload(wandb: Any, prefix: str, title: str, entry: BenchmarkEntry
     reliability = cal["reliability"] if cal is not None else None
     if reliability:
         rel = [[r["low"], r["high"], r["count"], r["confidence"], r["accuracy"]] for r in reliability]
-        table = wandb.Table(columns=list(RELIABILITY_COLUMNS), data=rel)
-        out[prefix + "calibration/reliability"] = table
+        out[prefix + "calibration/reliability"] = named(list(RELIABILITY_COLUMNS), rel)
         pts = wandb.Table(columns=["confidence", "accuracy"], data=[[r[3], r[4]] for r in rel if r[2]])
         out[prefix + "calibration/reliability_plot"] = wandb.plot.line(
             pts, "confidence", "accuracy", title=f"{title}: critic reliability"
@@ -488,6 +528,7 @@ def _analysis_payload(wandb: Any, prefix: str, title: str, entry: BenchmarkEntry
 
 __all__ = [
     "LAYER_CLASS_LABELS",
+    "VARIANT_COLUMN",
     "box_layers",
     "breakdown_rows",
     "candidates_json",
@@ -498,4 +539,5 @@ __all__ = [
     "sample_columns",
     "scores_json",
     "size_rows",
+    "with_variant",
 ]

@@ -64,16 +64,19 @@ from gge.report.html_format import (
     _title_of,
     esc,
 )
-from gge.report.markdown import subset_text
+from gge.report.markdown import bootstrap_label, subset_text
 from gge.report.svg import Series, grouped_bars_svg, line_chart_svg, stacked_bars_svg
 from gge.run.document import (
+    COPY_DIFFERS,
     BenchmarkEntry,
     GroupStats,
     OfficialTable,
     Quartiles,
     ResultsDocument,
+    copy_differs,
     oracle_at,
     pass_at,
+    variant_text,
 )
 from gge.run.runstate import atomic_write
 
@@ -226,6 +229,12 @@ def _headline(entry: BenchmarkEntry, k: int) -> str:
     intervals = entry["intervals"]
     micro = entry["micro"]
     bits = [f"official ({esc(rule)}): Top-1 <b>{_pct(top1)}</b>"]
+    boot = entry.get("headline_interval")
+    if boot is not None and boot["top1"] is not None:
+        of = "" if rule == "micro" else "micro Top-1 "
+        bits[0] += (
+            f' <span class="ci">({of}{_ci(boot["top1"], signed=False)} {esc(bootstrap_label(boot))})</span>'
+        )
     if not one:
         bits += [f"Oracle@{k} <b>{_pct(oracle)}</b>", f"gap {_pct(_gap(top1, oracle))}"]
     line2 = [f"n = {_count(entry['samples'])}"]
@@ -426,10 +435,13 @@ def _benchmark_section(name: str, entry: BenchmarkEntry, document: ResultsDocume
         _calibration(entry),
     ]
     grid = "".join(f"<div>{b}</div>" for b in blocks if b)
+    variant = variant_text(entry)
+    label = f"{esc(name)} · {esc(variant)}" if variant else esc(name)
+    warning = f' <span class="warning copy-differs">{esc(COPY_DIFFERS)}</span>' if copy_differs(entry) else ""
     return (
         f'<section class="bench" id="{_anchor(name)}"><h2>{esc(_title_of(name))} '
-        f'<span class="muted">({esc(name)})</span></h2>{_headline(entry, k)}<div class="grid">{grid}</div>'
-        "</section>"
+        f'<span class="muted">({label})</span>{warning}</h2>{_headline(entry, k)}'
+        f'<div class="grid">{grid}</div></section>'
     )
 
 

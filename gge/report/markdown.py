@@ -13,15 +13,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gge.run.document import (
+    COPY_DIFFERS,
     BenchmarkEntry,
     GroupStats,
+    HeadlineInterval,
     Interval,
     MeanStats,
     OfficialTable,
     Subset,
+    copy_differs,
     oracle_at,
     pass_at,
     share,
+    variant_text,
 )
 from gge.scoring.selection import STRATEGIES
 
@@ -102,13 +106,28 @@ def subset_text(subset: Subset | None, titles: Mapping[str, str]) -> str:
     return f"subset: {what}; max_samples={n}: not comparable with published numbers"
 
 
+def bootstrap_label(spec: HeadlineInterval) -> str:
+    """How a benchmark's declared headline interval is named beside it.
+
+    Example:
+        >>> bootstrap_label({"method": "percentile", "resamples": 9999, "confidence": 0.95, "seed": 0,
+        ...                  "top1": [50.0, 60.0]})
+        '95% CI (percentile bootstrap, 9999 resamples, seed 0)'
+    """
+    level = f"{100 * spec['confidence']:g}"
+    return f"{level}% CI ({spec['method']} bootstrap, {spec['resamples']} resamples, seed {spec['seed']})"
+
+
 def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str) -> str:
     """The headline lines and every table of one benchmark.
 
-    The first line is the official headline (with its Wilson intervals when the official rule is
-    micro); a macro headline is followed by the micro means and their intervals. With ``k == 1`` (a
-    one-answer run) every line and table is Top-1 only: no Oracle@k, no selection strategies, no
-    critic gap or gain.
+    The heading names the benchmark's variant (``load.variant``: instruction file, language, how
+    refusals count, denominator) and warns when the records come from a Hub copy that differs from
+    the release. The first line is the official headline (with its Wilson intervals when the
+    official rule is micro; the Top-1 interval is the benchmark's own bootstrap where it declares
+    one, ``headline_interval``); a macro headline is followed by the micro means and their
+    intervals. With ``k == 1`` (a one-answer run) every line and table is Top-1 only: no Oracle@k,
+    no selection strategies, no critic gap or gain.
     """
     n = entry["samples"]
     ci = entry["intervals"]
@@ -119,13 +138,20 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
     def interval(bounds: Interval | None) -> str:
         return "" if bounds is None else f" [{fmt(bounds[0])}, {fmt(bounds[1])}]"
 
-    load = entry.get("load")
-    variant = (load["variant"] if load is not None else None) or {}
-    label = "".join(f" · {key}: {value}" for key, value in variant.items())
+    variant = variant_text(entry)
+    label = f" · {variant}" if variant else ""
     how = "one answer per sample (Top-1 only)" if one else f"Top-1 by `{strategy}` · K={k}"
+    warning = f" · {COPY_DIFFERS}" if copy_differs(entry) else ""
     is_micro = off["rule"] == "micro"
+    boot = entry.get("headline_interval")
+    boot_ci = (
+        "" if boot is None or boot["top1"] is None else f"{interval(boot['top1'])} {bootstrap_label(boot)}"
+    )
     wilson = " (95% Wilson)" if is_micro and ci["top1"] is not None else ""
     top1_ci = interval(ci["top1"]) if is_micro else ""
+    if is_micro and boot_ci:
+        top1_ci = boot_ci  # the benchmark's own interval of its headline; Oracle@K keeps Wilson's
+        wilson = "" if one or oracle_at(ci, k) is None else " (95% Wilson)"
     head = f"- Official headline ({off['rule']}): Top-1 **{fmt(off['top1'])}**{top1_ci}"
     if not one:
         o_top1, o_oracle = off["top1"], oracle_at(off, k)
@@ -137,12 +163,18 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
         )
     else:
         head += wilson
-    lines = [f"## {title} — {n} samples{label} · {how}", "", head]
+    lines = [f"## {title} — {n} samples{label} · {how}{warning}", "", head]
     if not is_micro:
-        line = f"- Micro (hits over samples): Top-1 {fmt(micro['top1'])}{interval(ci['top1'])}"
-        if not one:
-            line += f" · Oracle@{k} {fmt(oracle_at(micro, k))}{interval(oracle_at(ci, k))}"
-        lines.append(line + (" (95% Wilson)" if ci["top1"] is not None else ""))
+        if boot_ci:  # the declared interval is of the micro Top-1
+            line = f"- Micro (hits over samples): Top-1 {fmt(micro['top1'])}{boot_ci}"
+            wilson_of = "" if one else f" · Oracle@{k} {fmt(oracle_at(micro, k))}{interval(oracle_at(ci, k))}"
+            tail = " (95% Wilson)" if wilson_of and ci["top1"] is not None else ""
+            lines.append(line + wilson_of + tail)
+        else:
+            line = f"- Micro (hits over samples): Top-1 {fmt(micro['top1'])}{interval(ci['top1'])}"
+            if not one:
+                line += f" · Oracle@{k} {fmt(oracle_at(micro, k))}{interval(oracle_at(ci, k))}"
+            lines.append(line + (" (95% Wilson)" if ci["top1"] is not None else ""))
     others = [a for name, a in entry["averages"].items() if name != off["rule"] and name != "micro"]
     for a in others:
         line = f"- Also reported ({a['rule']}, not official): Top-1 {fmt(a['top1'])}"

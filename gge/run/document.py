@@ -36,20 +36,24 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired
 
 __all__ = [
+    "COPY_DIFFERS",
     "SCHEMA_VERSION",
     "AverageStats",
     "BenchmarkEntry",
     "CompareDocument",
     "CompareEntry",
     "GroupStats",
+    "HeadlineInterval",
     "PairStat",
     "ResultsDocument",
     "check_version",
+    "copy_differs",
     "insert_after",
     "oracle_at",
     "pass_at",
     "read_results",
     "share",
+    "variant_text",
 ]
 
 SCHEMA_VERSION = 1
@@ -84,6 +88,22 @@ class Figures(TypedDict):
 class Intervals(TypedDict):
     """95% Wilson intervals of the micro ``top1``, plus ``"oracle@K"`` (None without samples)."""
 
+    top1: Interval | None
+
+
+class HeadlineInterval(TypedDict):
+    """A benchmark's own interval of its headline (:attr:`gge.benchmarks.base.Benchmark.headline_ci`).
+
+    The percentile bootstrap of the micro Top-1 (hits over samples, percent) over the samples, drawn
+    as ``scipy.stats.bootstrap(..., method="percentile", n_resamples=resamples,
+    rng=np.random.default_rng(seed))`` draws it (:func:`gge.scoring.stats.percentile_bootstrap`), so
+    it is reproducible from results.json alone. ``top1`` is None without samples.
+    """
+
+    method: str
+    resamples: int
+    confidence: float
+    seed: int
     top1: Interval | None
 
 
@@ -296,6 +316,7 @@ class BenchmarkEntry(TypedDict):
     official: AverageStats
     averages: dict[str, AverageStats]
     intervals: Intervals
+    headline_interval: NotRequired[HeadlineInterval]  # only a benchmark that declares headline_ci
     format_errors: int
     truncated: int
     image_errors: list[ImageError]
@@ -497,6 +518,47 @@ def pass_at(table: PassAtK, j: int) -> float | None:
 def share(split: OutcomeSplit, kind: str) -> float | None:
     """The percentage of the samples of an outcome split whose outcome is ``kind``."""
     return cast("float | None", cast(Mapping[str, Any], split)[kind])
+
+
+# -- what a benchmark's heading says of its data -----------------------------------------------------
+COPY_DIFFERS = (
+    "Hub copy that differs from the release (allow_copy_differences=true): not the official headline"
+)
+"""What a heading says of a benchmark read from a Hub copy whose records differ from the release."""
+
+
+def variant_text(entry: BenchmarkEntry) -> str:
+    """``key: value`` of each of the entry's ``load.variant`` keys joined by `` · ``; "" without one.
+
+    The one wording of the report.md and report.html headings and the W&B tables.
+
+    Example:
+        >>> variant_text({"load": {"variant": {"refusals": "scored", "denominator": 564}}})
+        'refusals: scored · denominator: 564'
+        >>> variant_text({})
+        ''
+    """
+    load = entry.get("load")
+    variant = (load["variant"] if load is not None else None) or {}
+    return " · ".join(f"{key}: {value}" for key, value in variant.items())
+
+
+def copy_differs(entry: BenchmarkEntry) -> bool:
+    """Whether the entry was read from a copy that differs from the release, run only because allowed.
+
+    That is ``load.provenance`` with ``release_check.matches`` False and ``allowed_differences``
+    True: its headline is not the official one (:data:`COPY_DIFFERS`).
+
+    Example:
+        >>> prov = {"release_check": {"matches": False}, "allowed_differences": True}
+        >>> copy_differs({"load": {"provenance": prov}}), copy_differs({"load": {}})
+        (True, False)
+    """
+    load = entry.get("load")
+    provenance = load.get("provenance") if load is not None else None
+    if provenance is None:
+        return False
+    return provenance["release_check"].get("matches") is False and provenance["allowed_differences"] is True
 
 
 _D = TypeVar("_D", bound=Mapping[str, Any])

@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from gge.benchmarks.base import Average, Benchmark
+import numpy as np
+
+from gge.benchmarks.base import Average, Benchmark, BootstrapCI
 from gge.run.document import (
     AverageStats,
     BenchmarkEntry,
     Figures,
     GroupStats,
+    HeadlineInterval,
     Intervals,
     MeanStats,
     OfficialTable,
@@ -32,6 +35,7 @@ from gge.scoring.calibration import ScoreKind
 from gge.scoring.grouping import average, group_by, group_stats, pct, table, wilson_interval
 from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import STRATEGIES
+from gge.scoring.stats import HEADLINE_SEED, percentile_bootstrap
 
 
 def benchmark_metrics(
@@ -60,9 +64,10 @@ def benchmark_metrics(
         benchmark's official headline (its ``official`` rule: micro or a macro mean over label
         values; ``official`` holds the same with the rule's name); ``micro`` holds the micro means
         (hits over samples) under the same names, and ``intervals`` are the Wilson intervals of the
-        micro ``top1`` and ``oracle@K``. ``critic_gap`` is the headline Oracle@K minus the headline
-        Top-1. With ``k == 1`` (a one-answer run) ``critic_gap``, ``top1_given_oracle`` and
-        ``critic_gain`` are None.
+        micro ``top1`` and ``oracle@K``. A benchmark that declares its own headline interval
+        (``headline_ci``) also gets ``headline_interval`` (:func:`headline_interval`). ``critic_gap``
+        is the headline Oracle@K minus the headline Top-1. With ``k == 1`` (a one-answer run)
+        ``critic_gap``, ``top1_given_oracle`` and ``critic_gain`` are None.
     """
     n = len(results)
     top1_hits = sum(r.top1.get(strategy, False) for r in results)
@@ -129,7 +134,46 @@ def benchmark_metrics(
         "miss_distance": analysis["miss_distance"],
         "calibration": analysis["calibration"],
     }
+    if benchmark.headline_ci is not None:
+        hits = [bool(r.top1.get(strategy, False)) for r in results]
+        extra = {"headline_interval": headline_interval(benchmark.headline_ci, hits)}
+        entry = insert_after(entry, "intervals", extra)
     return insert_after(entry, "top1", headline)
+
+
+def headline_interval(
+    spec: BootstrapCI, hits: Sequence[bool], *, seed: int = HEADLINE_SEED
+) -> HeadlineInterval:
+    """A benchmark's declared bootstrap interval of its micro Top-1, seeded (``headline_interval``).
+
+    Args:
+        spec: The benchmark's ``headline_ci`` (resamples, confidence, method).
+        hits: Whether each sample's Top-1 hits (a miss for format errors, abstentions that miss...).
+        seed: The seed (:data:`gge.scoring.stats.HEADLINE_SEED`, written into the entry).
+
+    Returns:
+        The method, resamples, confidence and seed, and ``top1: [low, high]`` in percent (None
+        without samples).
+
+    Example:
+        >>> headline_interval(BootstrapCI(), [True] * 4)["top1"]
+        [100.0, 100.0]
+    """
+    if spec.method != "percentile":
+        raise ValueError(f"headline_ci: only the percentile method is implemented, got {spec.method!r}")
+    bounds: list[float] | None = None
+    if hits:
+        lo, hi = percentile_bootstrap(
+            np.asarray(hits, dtype=float), resamples=spec.resamples, confidence=spec.confidence, seed=seed
+        )
+        bounds = [100.0 * lo, 100.0 * hi]
+    return {
+        "method": spec.method,
+        "resamples": spec.resamples,
+        "confidence": spec.confidence,
+        "seed": seed,
+        "top1": bounds,
+    }
 
 
 def mean_over_benchmarks(entries: Mapping[str, BenchmarkEntry], k: int) -> MeanStats:
@@ -158,8 +202,9 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
 
     Per benchmark: ``top1`` and ``oracle@K`` (the official headline), ``micro/top1`` and
     ``micro/oracle@K`` (hits over samples), ``official/top1`` and ``official/oracle@K`` (aliases of
-    the headline), ``format_errors``, ``image_errors``, the outcome split (``hit``, ``critic_miss``,
-    ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``; percent of samples),
+    the headline), ``top1_ci_low`` and ``top1_ci_high`` (the benchmark's declared headline interval,
+    only where it declares one), ``format_errors``, ``image_errors``, the outcome split (``hit``,
+    ``critic_miss``, ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``; percent of samples),
     ``critic_gain/over_first`` and ``critic_gain/over_best_spatial`` (points), ``pass@K`` when
     reported, and the critic's ``calibration/auroc`` (``/ece``, ``/brier``, ``/aurc`` for
     probabilities). Missing values are left out. With ``k == 1`` (a one-answer run) the scalars are
@@ -188,6 +233,9 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
                 (f"micro/oracle@{k}", oracle_at(micro, k)),
                 (f"official/oracle@{k}", oracle_at(off, k)),
             ]
+        bounds = e["headline_interval"]["top1"] if "headline_interval" in e else None
+        if bounds is not None:
+            pairs += [("top1_ci_low", bounds[0]), ("top1_ci_high", bounds[1])]
         pairs += [("format_errors", e["format_errors"]), ("image_errors", len(e["image_errors"]))]
         dec = e["decomposition"]["overall"]
         kinds = [kind for kind in OUTCOMES if not (one_answer and kind == "critic_miss")]

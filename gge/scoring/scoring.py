@@ -2,8 +2,9 @@
 
 A candidate hits when it lies in the sample's region by the benchmark's official rule
 (:meth:`gge.types.Box.contains` and friends); an abstention hits only an :class:`~gge.types.Absent`
-target (OSWorld-G refusals). Only the first ``k`` candidates, in proposer order, are scored; every
-selection strategy picks among those same ``k``.
+target (OSWorld-G refusals), and not one whose ``abstention_hits`` is False (refusals scored as
+misses). Only the first ``k`` candidates, in proposer order, are scored; every selection strategy
+picks among those same ``k``.
 
 Example:
     >>> from gge.types import Box, Candidate, Prediction, Sample
@@ -26,6 +27,8 @@ from gge.types import Absent, Candidate, LabelValue, Prediction, Region, Sample
 def candidate_hits(region: Region, candidate: Candidate | None) -> bool:
     """Whether one candidate hits the region (official rule; abstentions hit only absent targets).
 
+    An absent target with ``abstention_hits=False`` (OSWorld-G ``refusals=miss``) is hit by nothing.
+
     Args:
         region: The sample's target.
         candidate: A candidate, or None for "no answer".
@@ -36,7 +39,7 @@ def candidate_hits(region: Region, candidate: Candidate | None) -> bool:
     if candidate is None or not candidate.parsed:
         return False
     if candidate.point is None:
-        return isinstance(region, Absent)
+        return isinstance(region, Absent) and region.abstention_hits
     return region.contains(candidate.point[0], candidate.point[1])
 
 

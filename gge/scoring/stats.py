@@ -6,6 +6,9 @@ Pure functions (numpy only); :mod:`gge.compare` applies them to two runs paired 
   cluster bootstrap; :func:`resample_weights` gives the resampled multisets themselves.
 - :func:`mcnemar_exact`: the two-sided exact McNemar test (binomial on the discordant pairs).
 - :func:`min_detectable_difference`: ``(z_0.975 + z_0.80) * SE``.
+- :func:`percentile_bootstrap`: the seeded percentile interval of a mean over samples, drawn as
+  ``scipy.stats.bootstrap(..., method="percentile")`` draws it (a benchmark's declared headline
+  interval, :attr:`gge.benchmarks.base.Benchmark.headline_ci`).
 
 Example:
     >>> mcnemar_exact(0, 0), round(mcnemar_exact(1, 9), 4)
@@ -24,6 +27,7 @@ from statistics import NormalDist
 import numpy as np
 
 __all__ = [
+    "HEADLINE_SEED",
     "MDD_FACTOR",
     "Statistic",
     "macro_statistic",
@@ -31,6 +35,7 @@ __all__ = [
     "mean_statistic",
     "min_detectable_difference",
     "paired_bootstrap",
+    "percentile_bootstrap",
     "resample_weights",
 ]
 
@@ -205,6 +210,61 @@ def paired_bootstrap(
     lo, hi = np.quantile(diffs, [tail, 1.0 - tail])
     se = float(diffs.std(ddof=1)) if diffs.size > 1 else 0.0
     return (float(lo), float(hi), se)
+
+
+HEADLINE_SEED = 0
+"""The seed of a benchmark's declared headline interval (written into results.json with it)."""
+
+
+def percentile_bootstrap(
+    values: np.ndarray,
+    *,
+    resamples: int = 9999,
+    confidence: float = 0.95,
+    seed: int = HEADLINE_SEED,
+    chunk_cells: int = _CHUNK_CELLS,
+) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of ``values``, seeded.
+
+    Draws the resamples exactly as ``scipy.stats.bootstrap(..., method="percentile", n_resamples=R,
+    random_state=np.random.default_rng(seed))`` does: ``rng.integers(0, n, (R, n))`` (here in blocks
+    of rows, which continue the same stream), the mean of each resample, then the ``(1 - confidence)
+    / 2`` and ``(1 + confidence) / 2`` quantiles with linear interpolation. Samples are drawn one by
+    one (no clusters).
+
+    Args:
+        values: One value per sample (0/1 outcomes), shape (n,), n >= 1.
+        resamples: Number of resamples R.
+        confidence: Coverage of the interval.
+        seed: Seed of ``numpy.random.default_rng``.
+        chunk_cells: At most this many (resample, sample) indices are drawn at once.
+
+    Returns:
+        ``(low, high)`` in the units of ``values``.
+
+    Example:
+        >>> percentile_bootstrap(np.ones(5))
+        (1.0, 1.0)
+    """
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    if n == 0:
+        raise ValueError("percentile_bootstrap needs at least one sample")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    rng = np.random.default_rng(seed)
+    step = max(1, chunk_cells // n)
+    means = np.concatenate(
+        [
+            values[rng.integers(0, n, (min(step, resamples - start), n))].mean(axis=1)
+            for start in range(0, resamples, step)
+        ]
+    )
+    tail = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(means, [tail, 1.0 - tail])
+    return (float(lo), float(hi))
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:

@@ -385,7 +385,7 @@ def test_osworld_g_regions(tmp_path: Path) -> None:
     assert [s.labels["box_type"] for s in result.samples] == ["bbox", "polygon", "refusal"]
     assert all("category" not in s.labels for s in result.samples)
     assert any("classification_result.json" in n for n in result.summary["notes"])
-    assert result.summary["variant"] == {"instructions": "original"}
+    assert result.summary["variant"] == {"instructions": "original", "refusals": "scored", "denominator": 3}
 
 
 def test_osworld_g_categories(tmp_path: Path) -> None:
@@ -405,7 +405,7 @@ def test_osworld_g_categories(tmp_path: Path) -> None:
         ("layout_understanding",),
         ("unclassified",),
     ]
-    assert result.summary["notes"] == []
+    assert [n for n in result.summary["notes"] if not n.startswith("refusals=")] == []
     assert "classification_result.json" in result.summary["files"]
 
 
@@ -423,7 +423,7 @@ def test_osworld_g_refined_variant_same_ids(tmp_path: Path) -> None:
     assert [s.id for s in refined.samples] == [s.id for s in original.samples]
     assert refined.samples[0].instruction == "refined click"
     assert {s.benchmark for s in refined.samples} == {"osworld_g_refined"}
-    assert refined.summary["variant"] == {"instructions": "refined"}
+    assert refined.summary["variant"] == {"instructions": "refined", "refusals": "scored", "denominator": 3}
     assert refined.summary["files"] == ["OSWorld-G_refined.json"]
 
 
