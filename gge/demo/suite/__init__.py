@@ -1,8 +1,9 @@
-"""A small synthetic demo suite: the six benchmarks in their official layouts, plus a replay file.
+"""A small synthetic demo suite: the benchmarks in their official layouts, plus a replay file.
 
 Modules: :mod:`~gge.demo.suite.constants`, :mod:`~gge.demo.suite.instructions` (instruction texts),
 :mod:`~gge.demo.suite.cases` (the written sample and the writers' helpers), :mod:`~gge.demo.suite.writers`
-(the six benchmark writers), :mod:`~gge.demo.suite.simulation` (the simulated proposer/critic) and
+(the six benchmark writers), :mod:`~gge.demo.suite.writers_more` (the four added after them),
+:mod:`~gge.demo.suite.simulation` (the simulated proposer/critic) and
 :mod:`~gge.demo.suite.generate` (:func:`write_demo_suite`, :func:`demo_root` and the command line,
 ``python -m gge.demo.suite``).
 """

@@ -1,9 +1,11 @@
-"""A small synthetic demo suite: the six benchmarks in their official layouts, plus a replay file.
+"""A small synthetic demo suite: the benchmarks in their official layouts, plus a replay file.
 
 :func:`write_demo_suite` draws GUI-like screenshots (:mod:`gge.demo.screens`), writes a few dozen
 samples of each benchmark exactly as FORMATS.md lays the official release out (so that gge's loaders read
 them unchanged), and writes ``predictions.jsonl``: the candidates and critic scores of a simulated
-proposer/critic model, in original-image pixels, for every sample. :func:`demo_root` keeps one generated
+proposer/critic model, in original-image pixels, for every sample of the six benchmarks (the four added
+after them, :data:`~gge.demo.suite.writers_more.MORE_WRITERS`, have folders but no replay lines, so that
+the replay file and the six folders keep their bytes). :func:`demo_root` keeps one generated
 copy per generator version and seed in the user's cache.
 
 The simulated model is fixed by the seed and tuned so that the demo tables are informative: some
@@ -15,7 +17,7 @@ Example:
     >>> import tempfile
     >>> root = write_demo_suite(Path(tempfile.mkdtemp()) / "demo", seed=0, per_benchmark=12)
     >>> sorted(p.name for p in root.iterdir())[:3]
-    ['demo_manifest.json', 'mmbench_gui', 'osworld_g']
+    ['cagui_grounding', 'demo_manifest.json', 'mmbench_gui']
 
 Command line: ``python -m gge.demo.suite --out DIR [--seed N]``.
 """
@@ -35,16 +37,18 @@ from gge.demo.suite.cases import Case, _dump
 from gge.demo.suite.constants import BENCHMARKS, FOLDERS, MAX_PER_BENCHMARK, MIN_PER_BENCHMARK, VERSION, K
 from gge.demo.suite.simulation import expected_scores, simulate
 from gge.demo.suite.writers import _WRITERS
+from gge.demo.suite.writers_more import MORE_WRITERS
 
 
 def write_demo_suite(out: Path, seed: int = 0, per_benchmark: int = 36) -> Path:
-    """Write the demo suite: six benchmarks in their official layouts and a replay file.
+    """Write the demo suite: ten benchmarks in their official layouts and a replay file.
 
     The output depends only on ``seed`` and ``per_benchmark`` (same bytes every time). Layout under ``out``:
     ``screenspot_v2/``, ``screenspot_pro/``, ``osworld_g/`` (the official ``benchmark/`` folder),
-    ``ui_vision/``, ``mmbench_gui/``, ``ui_i2e_bench/``, ``predictions.jsonl`` (one line per sample of
-    the seven benchmark names, OSWorld-G original and refined) and ``demo_manifest.json`` (counts and the
-    expected Oracle@5 / first / top-score accuracy of the replay).
+    ``ui_vision/``, ``mmbench_gui/``, ``ui_i2e_bench/``, then ``screenspot_v1/``, ``showdown_clicks/``,
+    ``cagui_grounding/`` and ``venusbench_gd/``; ``predictions.jsonl`` (one line per sample of the first
+    six folders under seven benchmark names, OSWorld-G original and refined) and ``demo_manifest.json``
+    (counts and the expected Oracle@5 / first / top-score accuracy of the replay).
 
     Args:
         out: Folder to write into (created; existing files of the same names are overwritten).
@@ -73,6 +77,11 @@ def write_demo_suite(out: Path, seed: int = 0, per_benchmark: int = 36) -> Path:
     for name, writer in _WRITERS:
         cases[name] = writer(out / name, seed, per_benchmark)
     cases["osworld_g_refined"] = cases["osworld_g"]
+    # The benchmarks added after the six: their own random streams, written after the six (whose bytes,
+    # and the replay file's, must not change).
+    for name, writer in MORE_WRITERS:
+        writer(out / name, seed, per_benchmark)
+    # The ``records`` benchmark's demo folder (a user's own file) is written here, after the others.
     lines: list[dict[str, Any]] = []
     manifest: dict[str, Any] = {
         "version": VERSION,
