@@ -35,20 +35,21 @@ from typing import Any
 
 from gge.demo.suite.cases import Case, _dump
 from gge.demo.suite.constants import BENCHMARKS, FOLDERS, MAX_PER_BENCHMARK, MIN_PER_BENCHMARK, VERSION, K
+from gge.demo.suite.records_demo import write_records_demo
 from gge.demo.suite.simulation import expected_scores, simulate
 from gge.demo.suite.writers import _WRITERS
 from gge.demo.suite.writers_more import MORE_WRITERS
 
 
 def write_demo_suite(out: Path, seed: int = 0, per_benchmark: int = 36) -> Path:
-    """Write the demo suite: ten benchmarks in their official layouts and a replay file.
+    """Write the demo suite: eleven benchmark folders in their official layouts and a replay file.
 
     The output depends only on ``seed`` and ``per_benchmark`` (same bytes every time). Layout under ``out``:
     ``screenspot_v2/``, ``screenspot_pro/``, ``osworld_g/`` (the official ``benchmark/`` folder),
     ``ui_vision/``, ``mmbench_gui/``, ``ui_i2e_bench/``, then ``screenspot_v1/``, ``showdown_clicks/``,
-    ``cagui_grounding/`` and ``venusbench_gd/``; ``predictions.jsonl`` (one line per sample of the first
-    six folders under seven benchmark names, OSWorld-G original and refined) and ``demo_manifest.json``
-    (counts and the expected Oracle@5 / first / top-score accuracy of the replay).
+    ``cagui_grounding/``, ``venusbench_gd/`` and ``records/``; ``predictions.jsonl`` (one line per sample
+    of the first six folders under seven benchmark names, OSWorld-G original and refined) and
+    ``demo_manifest.json`` (counts and the expected Oracle@5 / first / top-score accuracy of the replay).
 
     Args:
         out: Folder to write into (created; existing files of the same names are overwritten).
@@ -81,7 +82,8 @@ def write_demo_suite(out: Path, seed: int = 0, per_benchmark: int = 36) -> Path:
     # and the replay file's, must not change).
     for name, writer in MORE_WRITERS:
         writer(out / name, seed, per_benchmark)
-    # The ``records`` benchmark's demo folder (a user's own file) is written here, after the others.
+    # The ``records`` benchmark's folder (a user's own file; no randomness), after the others.
+    write_records_demo(out)
     lines: list[dict[str, Any]] = []
     manifest: dict[str, Any] = {
         "version": VERSION,
