@@ -6,9 +6,9 @@ Pure functions (numpy only); :mod:`gge.compare` applies them to two runs paired 
   cluster bootstrap; :func:`resample_weights` gives the resampled multisets themselves.
 - :func:`mcnemar_exact`: the two-sided exact McNemar test (binomial on the discordant pairs).
 - :func:`min_detectable_difference`: ``(z_0.975 + z_0.80) * SE``.
-- :func:`percentile_bootstrap`: the seeded percentile interval of a mean over samples, drawn as
-  ``scipy.stats.bootstrap(..., method="percentile")`` draws it (a benchmark's declared headline
-  interval, :attr:`gge.benchmarks.base.Benchmark.headline_ci`).
+- :func:`percentile_bootstrap`: the seeded percentile interval of a mean over samples, resampled as
+  ``scipy.stats.bootstrap(..., method="percentile")`` resamples (:func:`bootstrap_means`; a
+  benchmark's declared headline interval, :attr:`gge.benchmarks.base.Benchmark.headline_ci`).
 
 Example:
     >>> mcnemar_exact(0, 0), round(mcnemar_exact(1, 9), 4)
@@ -30,6 +30,7 @@ __all__ = [
     "HEADLINE_SEED",
     "MDD_FACTOR",
     "Statistic",
+    "bootstrap_means",
     "macro_statistic",
     "mcnemar_exact",
     "mean_statistic",
@@ -216,6 +217,46 @@ HEADLINE_SEED = 0
 """The seed of a benchmark's declared headline interval (written into results.json with it)."""
 
 
+def bootstrap_means(
+    values: np.ndarray, *, resamples: int = 9999, seed: int = HEADLINE_SEED, chunk_cells: int = _CHUNK_CELLS
+) -> np.ndarray:
+    """The mean of each bootstrap resample of ``values``, drawn as ``scipy.stats.bootstrap`` draws them.
+
+    ``rng = numpy.random.default_rng(seed)`` then ``rng.integers(0, n, (resamples, n))``: row ``r``
+    holds the sample indices of resample ``r``. Here the rows are drawn in blocks, which continue the
+    same stream, so the result equals scipy's ``bootstrap_distribution`` for the statistic
+    ``numpy.mean`` with ``rng=numpy.random.default_rng(seed)`` (one batch). Samples are drawn one by
+    one (no clusters).
+
+    Args:
+        values: One value per sample, shape (n,), n >= 1.
+        resamples: Number of resamples R.
+        seed: Seed of ``numpy.random.default_rng``.
+        chunk_cells: At most this many (resample, sample) indices are drawn at once.
+
+    Returns:
+        Shape (R,).
+
+    Example:
+        >>> bootstrap_means(np.array([0.0, 1.0]), resamples=4, seed=0).tolist()
+        [1.0, 0.5, 0.0, 0.0]
+    """
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    if n == 0:
+        raise ValueError("a bootstrap needs at least one sample")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    rng = np.random.default_rng(seed)
+    step = max(1, chunk_cells // n)
+    return np.concatenate(
+        [
+            values[rng.integers(0, n, (min(step, resamples - start), n))].mean(axis=1)
+            for start in range(0, resamples, step)
+        ]
+    )
+
+
 def percentile_bootstrap(
     values: np.ndarray,
     *,
@@ -226,11 +267,10 @@ def percentile_bootstrap(
 ) -> tuple[float, float]:
     """The percentile bootstrap interval of the mean of ``values``, seeded.
 
-    Draws the resamples exactly as ``scipy.stats.bootstrap(..., method="percentile", n_resamples=R,
-    random_state=np.random.default_rng(seed))`` does: ``rng.integers(0, n, (R, n))`` (here in blocks
-    of rows, which continue the same stream), the mean of each resample, then the ``(1 - confidence)
-    / 2`` and ``(1 + confidence) / 2`` quantiles with linear interpolation. Samples are drawn one by
-    one (no clusters).
+    The resample means of :func:`bootstrap_means` (those of ``scipy.stats.bootstrap(...,
+    method="percentile", n_resamples=resamples, rng=np.random.default_rng(seed))``), then their
+    ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles with linear interpolation
+    (numpy's; scipy's own quantile may differ in the last bit).
 
     Args:
         values: One value per sample (0/1 outcomes), shape (n,), n >= 1.
@@ -246,22 +286,9 @@ def percentile_bootstrap(
         >>> percentile_bootstrap(np.ones(5))
         (1.0, 1.0)
     """
-    values = np.asarray(values, dtype=float)
-    n = len(values)
-    if n == 0:
-        raise ValueError("percentile_bootstrap needs at least one sample")
-    if resamples < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    rng = np.random.default_rng(seed)
-    step = max(1, chunk_cells // n)
-    means = np.concatenate(
-        [
-            values[rng.integers(0, n, (min(step, resamples - start), n))].mean(axis=1)
-            for start in range(0, resamples, step)
-        ]
-    )
+    means = bootstrap_means(values, resamples=resamples, seed=seed, chunk_cells=chunk_cells)
     tail = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(means, [tail, 1.0 - tail])
     return (float(lo), float(hi))
