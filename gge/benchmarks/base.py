@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from abc import ABC, abstractmethod
@@ -33,15 +34,19 @@ class BenchmarkOptions:
         root: The folder the user unpacked the benchmark into; default ``<data_root>/<directory>``.
         source: Which layout the folder holds: ``release`` (the official files), ``parquet`` or
             ``tsv`` (a Hub copy, images embedded), or ``auto`` (detected from what the folder holds).
-        allow_copy_differences: Evaluate a Hub copy whose records differ from the release (the
-            differences are recorded in ``provenance``; without it such a copy is refused).
+        allow_copy_differences: Evaluate a Hub copy whose records differ from the release, or that
+            cannot be checked against it (the differences are recorded in ``provenance``; without it
+            such a copy is refused).
+        release_root: A folder holding the release layout too: a copy is then compared with it record
+            by record (the differences name the first ids), not only with gge's release digests.
     """
 
     root: str | None = None
     source: str = "auto"
     allow_copy_differences: bool = False
+    release_root: str | None = None
 
-    NOT_PREDICTIVE: ClassVar[tuple[str, ...]] = ("root", "source", "allow_copy_differences")
+    NOT_PREDICTIVE: ClassVar[tuple[str, ...]] = ("root", "source", "allow_copy_differences", "release_root")
     """Options left out of a run's fingerprint: where the records are read from, not what is asked
     (the samples digest covers what was read)."""
 
@@ -370,6 +375,9 @@ class LoadCollector:
         samples: Samples in the order they were added.
         files: Relative paths of the files read.
         notes: Notes for the summary.
+        source: The summary's ``provenance.source`` (``release``; ``records`` for a user's own file).
+        provenance: The whole ``provenance`` when the loader builds it (a Hub copy's); None: built
+            here from ``source`` and the files read.
     """
 
     def __init__(self, name: str, root: Path) -> None:
@@ -378,6 +386,8 @@ class LoadCollector:
         self.samples: list[Sample] = []
         self.files: list[str] = []
         self.notes: list[str] = []
+        self.source = "release"
+        self.provenance: dict[str, Any] | None = None
         self._origin: dict[str, str] = {}
 
     def file(self, path: Path) -> Path:
@@ -435,7 +445,50 @@ class LoadCollector:
             summary["unreadable_image_ids"] = unreadable
         summary["variant"] = dict(variant or {})
         summary["notes"] = list(self.notes)
+        summary["provenance"] = self.provenance or self.release_provenance()
         return LoadedBenchmark(self.name, str(self.root), self.samples, summary)
+
+    def release_provenance(self) -> dict[str, Any]:
+        """``provenance`` of a load read from its own layout: the files read with their digests.
+
+        Returns:
+            A :class:`gge.run.document.Provenance` (screenshots are not hashed; the records are not
+            checked against the release: they are read as the release).
+        """
+        files = [file_record(self.root / rel, self.root) for rel in dict.fromkeys(self.files)]
+        return {
+            "source": self.source,
+            "files": files,
+            "copy": None,
+            "release_check": {
+                "matches": None,
+                "differences": [],
+                "checked_against": f"not checked: the {self.source} layout is read as it is",
+            },
+            "allowed_differences": False,
+        }
+
+
+def file_record(path: Path, root: Path) -> dict[str, Any]:
+    """``{path, sha256, bytes}`` of a file read (``provenance.files``): its path relative to ``root``.
+
+    Args:
+        path: The file.
+        root: The benchmark's folder.
+
+    Returns:
+        The record (``sha256`` and ``bytes`` are None for a file that cannot be read).
+    """
+    h = hashlib.sha256()
+    n = 0
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+                n += len(chunk)
+    except OSError:
+        return {"path": os.path.relpath(path, root), "sha256": None, "bytes": None}
+    return {"path": os.path.relpath(path, root), "sha256": h.hexdigest(), "bytes": n}
 
 
 def _header_readable(sample: Sample) -> bool:

@@ -7,6 +7,11 @@ policies, the exports, the loggers, the galleries) opens it through :func:`open_
 :func:`image_bytes`, so an embedded image is decoded only where and when it is needed (in the data
 workers), never extracted to disk.
 
+Two kinds are registered here: ``parquet`` (locator ``<row>/<column>``: an HF datasets ``Image`` struct
+or a plain binary cell; the file is opened once per process and only the row group holding the row is
+read) and ``tsv`` (locator ``<offset>/<column>``: the byte offset of a VLMEvalKit TSV record and the
+index of its base64 image cell; the reader seeks there and decodes that one cell).
+
 Example:
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "s.png")
@@ -20,9 +25,15 @@ Example:
 
 from __future__ import annotations
 
+import base64
+import binascii
+import bisect
+import csv
 import io
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from typing import IO, Any
 
 from PIL import Image
 
@@ -57,8 +68,8 @@ def embedded_ref(file: str, kind: str, locator: str) -> str:
         ``<file>::<kind>:<locator>``.
 
     Example:
-        >>> embedded_ref("/d/test.parquet", "parquet", "row=3;col=image")
-        '/d/test.parquet::parquet:row=3;col=image'
+        >>> embedded_ref("/d/test.parquet", "parquet", "3/image")
+        '/d/test.parquet::parquet:3/image'
     """
     return f"{file}{EMBEDDED}{kind}:{locator}"
 
@@ -139,5 +150,242 @@ def image_name(ref: str) -> str:
 
     Returns:
         The name (used in sample digests and messages).
+
+    Example:
+        >>> image_name("/d/test.parquet::parquet:3/image")
+        'test.parquet::parquet:3/image'
     """
-    return os.path.basename(ref)
+    parts = split_ref(ref)
+    if parts is None:
+        return os.path.basename(ref)
+    file, kind, locator = parts
+    return f"{os.path.basename(file)}{EMBEDDED}{kind}:{locator}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Embedded readers: parquet cells (pyarrow) and VLMEvalKit TSV cells (base64).
+
+HUB_EXTRA = "pip install 'gge[hub]'"
+"""What to install for the parquet reader."""
+
+
+def require_pyarrow() -> Any:
+    """``pyarrow.parquet``, or a one-line GgeError saying what to install.
+
+    Returns:
+        The module.
+    """
+    try:
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    except ImportError:
+        from gge.errors import GgeError
+
+        raise GgeError(f"reading parquet files needs pyarrow: {HUB_EXTRA}") from None
+    return pq
+
+
+def open_binary(path: str) -> IO[bytes]:
+    """Open a file for reading bytes (one place, so a test can count what a reader reads).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The open file.
+    """
+    return open(path, "rb")
+
+
+class _ParquetHandle:
+    """One parquet file opened once per process: its row-group starts and the last row group read."""
+
+    def __init__(self, path: str) -> None:
+        pq = require_pyarrow()
+        self.file = pq.ParquetFile(open_binary(path))
+        starts, n = [], 0
+        for i in range(self.file.metadata.num_row_groups):
+            starts.append(n)
+            n += self.file.metadata.row_group(i).num_rows
+        self.starts, self.rows = starts, n
+        self.last: tuple[int, str, Any] | None = None
+
+    def cell(self, row: int, column: str) -> Any:
+        """The value at ``row`` of ``column``, reading only the row group that holds it."""
+        if not 0 <= row < self.rows:
+            raise OSError(f"row {row} is not in the file ({self.rows} rows)")
+        group = bisect.bisect_right(self.starts, row) - 1
+        if self.last is None or self.last[:2] != (group, column):
+            if column not in self.file.schema_arrow.names:
+                raise OSError(f"no column '{column}'")
+            table = self.file.read_row_group(group, columns=[column])
+            self.last = (group, column, table.column(0))
+        return self.last[2][row - self.starts[group]].as_py()
+
+
+_PARQUET: dict[tuple[int, str], _ParquetHandle] = {}
+
+
+def _parquet_handle(path: str) -> _ParquetHandle:
+    """The process's handle of ``path`` (keyed by process id: a forked worker opens its own)."""
+    key = (os.getpid(), os.path.abspath(path))
+    handle = _PARQUET.get(key)
+    if handle is None:
+        handle = _PARQUET[key] = _ParquetHandle(path)
+    return handle
+
+
+def cell_image_bytes(value: Any) -> bytes:
+    """The image bytes of a parquet cell: an HF datasets ``Image`` struct ``{bytes, path}`` or plain bytes.
+
+    Args:
+        value: The cell, as pyarrow gives it (``as_py()``).
+
+    Returns:
+        The encoded image.
+
+    Raises:
+        OSError: The cell holds no bytes (an ``Image`` whose bytes were not embedded, or a null).
+
+    Example:
+        >>> cell_image_bytes({"bytes": b"PNG", "path": "a.png"})
+        b'PNG'
+    """
+    if isinstance(value, dict):
+        data = value.get("bytes")
+        if isinstance(data, bytes) and data:
+            return data
+        raise OSError(f"the image cell holds no bytes (path {value.get('path')!r}: not embedded)")
+    if isinstance(value, bytes) and value:
+        return value
+    raise OSError(f"the image cell is {type(value).__name__}, not image bytes")
+
+
+def read_parquet_image(file: str, locator: str) -> bytes:
+    """The image at ``<row>/<column>`` of a parquet file (reads one row group, cached per process).
+
+    Args:
+        file: The parquet file.
+        locator: ``<row>/<column>``: the 0-based row in the file and the image column.
+
+    Returns:
+        The encoded image.
+
+    Raises:
+        OSError: The row, column or bytes are not there.
+    """
+    row, _, column = locator.partition("/")
+    if not row.isdigit() or not column:
+        raise OSError(f"{file}: bad parquet image locator {locator!r} (expected <row>/<column>)")
+    try:
+        return cell_image_bytes(_parquet_handle(file).cell(int(row), column))
+    except OSError as e:
+        raise OSError(f"{file}: row {row}, column {column}: {e}") from None
+
+
+def raise_csv_field_limit() -> None:
+    """Let the csv module read cells of any size (a base64 screenshot is megabytes, the limit 128 KiB)."""
+    limit = sys.maxsize
+    while True:
+        try:
+            csv.field_size_limit(limit)
+            return
+        except OverflowError:
+            limit //= 10
+
+
+def tsv_record_lines(f: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """``(byte offset, raw bytes)`` of each record of a TSV file from the current position.
+
+    A record ends at a newline outside quotes (a quoted cell may hold newlines; ``""`` is a quote).
+
+    Args:
+        f: The file, opened in binary mode.
+
+    Yields:
+        The offset where the record starts and its bytes (with the line ending).
+    """
+    start = f.tell()
+    pending: list[bytes] = []
+    quotes = 0
+    for line in iter(f.readline, b""):
+        pending.append(line)
+        quotes += line.count(b'"')
+        if quotes % 2 == 0:
+            record = b"".join(pending)
+            yield start, record
+            start += len(record)
+            pending, quotes = [], 0
+    if pending:
+        yield start, b"".join(pending)
+
+
+def parse_tsv_record(raw: bytes) -> list[str]:
+    r"""The cells of one TSV record (tab-separated, csv quoting).
+
+    Args:
+        raw: The record's bytes.
+
+    Returns:
+        The cells.
+
+    Raises:
+        UnicodeDecodeError: The record is not UTF-8.
+
+    Example:
+        >>> parse_tsv_record(b'1\t"a\tb"\tc\n')
+        ['1', 'a\tb', 'c']
+    """
+    raise_csv_field_limit()
+    text = raw.decode("utf-8").rstrip("\r\n")
+    return next(csv.reader(io.StringIO(text, newline=""), delimiter="\t"), [])
+
+
+def decode_base64(cell: str) -> bytes:
+    """The bytes of a base64 cell (raises OSError, as an unreadable image does, when it is not base64).
+
+    Args:
+        cell: The cell.
+
+    Returns:
+        The decoded bytes.
+    """
+    try:
+        return base64.b64decode(cell, validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise OSError(f"not base64: {e}") from None
+
+
+def read_tsv_image(file: str, locator: str) -> bytes:
+    """The base64 image at ``<offset>/<column>`` of a TSV file (seeks to the record, decodes one cell).
+
+    Args:
+        file: The TSV file.
+        locator: ``<offset>/<column>``: the byte offset where the record starts and the 0-based index
+            of the image column.
+
+    Returns:
+        The encoded image.
+
+    Raises:
+        OSError: The record or cell is not there.
+    """
+    offset, _, column = locator.partition("/")
+    if not offset.isdigit() or not column.isdigit():
+        raise OSError(f"{file}: bad tsv image locator {locator!r} (expected <offset>/<column>)")
+    with open_binary(file) as f:
+        f.seek(int(offset))
+        raw = next(tsv_record_lines(f), (0, b""))[1]
+    try:
+        cells = parse_tsv_record(raw)
+    except UnicodeDecodeError as e:
+        raise OSError(f"{file}: byte {offset}: not UTF-8: {e}") from None
+    if int(column) >= len(cells):
+        raise OSError(f"{file}: byte {offset}: the record has no column {column}")
+    try:
+        return decode_base64(cells[int(column)])
+    except OSError as e:
+        raise OSError(f"{file}: byte {offset}, column {column}: {e}") from None
+
+
+register_reader("parquet", read_parquet_image)
+register_reader("tsv", read_tsv_image)

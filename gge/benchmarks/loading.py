@@ -2,8 +2,9 @@
 
 Every caller that reads benchmarks (``eval.py``, the trainer callbacks'
 :class:`~gge.run.online.OnlineEvaluator`, ``gge export verl``, and ``gge watch`` through eval) reads
-them through :func:`load_benchmarks`, so a benchmark's root, its options and the first-``max_samples``
-cut mean the same everywhere.
+them through :func:`load_benchmarks`, so a benchmark's root, its options (``source``: the release
+layout or a Hub copy, :mod:`gge.benchmarks.hub`) and the first-``max_samples`` cut mean the same
+everywhere.
 
 Example:
     >>> import tempfile
@@ -23,6 +24,7 @@ from typing import Any, TextIO
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
+from gge.benchmarks.hub import load_source
 from gge.benchmarks.images import image_exists
 from gge.errors import GgeError
 from gge.types import Sample
@@ -94,7 +96,7 @@ def load_benchmarks(
         names: Benchmark names, in the order the run reports them.
         data_root: The folder holding each benchmark's folder (``<data_root>/<directory>``).
         options: Per benchmark, its options (default: the benchmark's defaults); ``root`` overrides
-            ``data_root``.
+            ``data_root``; ``source`` picks the release layout or a Hub copy (:mod:`gge.benchmarks.hub`).
         max_samples: Evaluate only the first N samples of each benchmark (None: all).
         out: Where to print one line per benchmark (its count, root and odd boxes), or None.
 
@@ -112,16 +114,37 @@ def load_benchmarks(
         bench = get_benchmark(name)
         opts = (options or {}).get(name) or bench.options_type()
         root = benchmark_root(bench, data_root, opts)
-        loaded = bench.load(root, opts)
+        loaded = load_source(bench, root, opts)
         if out is not None:
             n_odd = loaded.summary["degenerate_boxes"]
             odd = f" ({n_odd} degenerate boxes kept as released)" if n_odd else ""
-            print(f"{name}: {len(loaded.samples)} samples from {root}{odd}", file=out)
+            print(f"{name}: {len(loaded.samples)} samples from {root}{odd}{copy_note(loaded)}", file=out)
             if not loaded.samples:
                 print(f"warning: {name}: the annotation files hold no samples", file=out)
         benches[name], loads[name], roots[name] = bench, loaded, root
         samples[name] = loaded.samples if max_samples is None else loaded.samples[:max_samples]
     return BenchmarkSet(benches, loads, samples, roots, max_samples)
+
+
+def copy_note(loaded: LoadedBenchmark) -> str:
+    """`` (a parquet copy ...: matches the release)`` for a load read from a Hub copy, else ``""``.
+
+    Example:
+        >>> copy_note(LoadedBenchmark("b", "/d", [], {"provenance": {"source": "release"}}))
+        ''
+    """
+    prov = loaded.summary.get("provenance") or {}
+    if prov.get("source") in (None, "release", "records"):
+        return ""
+    copy = prov.get("copy") or {}
+    check = prov.get("release_check") or {}
+    matches = check.get("matches")
+    said = {
+        True: "matches the release",
+        False: "DIFFERS from the release",
+        None: "not checked against the release",
+    }
+    return f" ({prov['source']} copy {copy.get('repository') or 'of unknown origin'}: {said[matches]})"
 
 
 def subset_record(

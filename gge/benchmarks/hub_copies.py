@@ -1,0 +1,547 @@
+"""The known Hub copies of each benchmark, as data, and how each copy layout maps onto the release's Samples.
+
+Most people download a benchmark from the Hub as parquet (images embedded, HF datasets ``Image``
+struct) or as a VLMEvalKit TSV (base64 images), not in its release layout. :data:`KNOWN_COPIES` lists
+the copies gge knows (repository, file pattern, count, what differs from the release) and, for those
+it reads, the :class:`CopyLayout` that turns the copy's rows into exactly the fields the release
+loader gives (same ids, labels, region type and space, instruction; the image stays embedded).
+Copies known but not read yet have ``layout=None``: selecting one is a one-line error.
+
+Ids follow FORMATS.md: a copy without the release's ids gets them by position, as the release does
+(``<split>_<i>`` in the copy's row order, the split from the file name or from ``data_source``); the
+release check (:mod:`gge.benchmarks.hub`) then tells whether that order, and everything else, is the
+release's.
+
+Example:
+    >>> [c.repository for c in copies_of("screenspot_v2") if c.layout is not None]
+    ['HongxinLi/ScreenSpot_v2', 'VLMEvalKit (opencompass.openxlab.space)']
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import fnmatch
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gge.benchmarks.base import BenchmarkOptions, normalized_box
+from gge.benchmarks.hub_files import CopyRow
+from gge.errors import GgeError
+from gge.types import Box, LabelValue, Region
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """One copy row as the release loader would give it (without the image reference).
+
+    Attributes:
+        id: The release id.
+        instruction: The instruction.
+        region: The target, as the release loader builds it.
+        labels: The release labels.
+        size: The image (width, height).
+    """
+
+    id: str
+    instruction: str
+    region: Region
+    labels: dict[str, LabelValue]
+    size: tuple[int, int]
+
+
+RowMapper = Callable[[Sequence[CopyRow], BenchmarkOptions], list[Mapped]]
+"""Maps every row of a copy (all its files, in order) onto the release's fields."""
+
+
+@dataclass(frozen=True)
+class CopyLayout:
+    """How one copy layout's columns map onto the release's Samples.
+
+    Attributes:
+        kind: ``parquet`` or ``tsv``.
+        columns: The plain columns it reads (all must be in the file: that identifies the layout).
+        image_column: The embedded image column.
+        header_sizes: Whether the image size comes from each image's header (False: a size column).
+        rows: The mapping.
+        variant: The release loader's ``variant`` summary for the options (what the copy is checked
+            against).
+    """
+
+    kind: str
+    columns: tuple[str, ...]
+    image_column: str
+    header_sizes: bool
+    rows: RowMapper
+    variant: Callable[[BenchmarkOptions], dict[str, Any]] = field(default=lambda options: {})
+
+
+@dataclass(frozen=True)
+class KnownCopy:
+    """One known Hub copy of a benchmark.
+
+    Attributes:
+        benchmark: The benchmark it copies.
+        repository: Where it is published.
+        files: File-name pattern (``fnmatch``) of its files.
+        kind: ``parquet`` or ``tsv``.
+        records: Its record count, when known.
+        layout: How gge reads it, or None (known, not read yet).
+        differs: What is known to differ from the release ("" when nothing is known to).
+    """
+
+    benchmark: str
+    repository: str
+    files: str
+    kind: str
+    records: int | None
+    layout: CopyLayout | None
+    differs: str = ""
+
+    def matches(self, names: Sequence[str]) -> bool:
+        """Whether every one of the file names fits this copy's pattern."""
+        return bool(names) and all(fnmatch.fnmatch(n, self.files) for n in names)
+
+
+COPY_SOURCES = ("parquet", "tsv")
+"""The copy kinds gge reads."""
+
+RELEASE_FILES: dict[str, tuple[str, ...]] = {
+    "screenspot_v2": ("screenspot_*_v2.json",),
+    "screenspot_v1": ("screenspot_mobile.json", "screenspot_desktop.json", "screenspot_web.json"),
+    "screenspot_pro": ("annotations/*.json",),
+    "osworld_g": ("OSWorld-G.json", "benchmark/OSWorld-G.json"),
+    "osworld_g_refined": ("OSWorld-G_refined.json", "benchmark/OSWorld-G_refined.json"),
+    "ui_vision": ("annotations/element_grounding/*.json",),
+    "mmbench_gui": ("L2_annotations.json",),
+    "ui_i2e_bench": ("I2E-bench-annotation.jsonl",),
+    "showdown_clicks": ("showdown-clicks-dev/data.csv", "data.csv"),
+    "cagui_grounding": ("code/*.jsonl",),
+    "venusbench_gd": ("instruction/*.json",),
+}
+"""Glob patterns (under the benchmark's folder) of each release's annotation files: ``source=auto``
+reads the release when one of them is there."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Cell readers (one-line errors naming the file, row and column)
+
+
+def cell(row: CopyRow, column: str) -> Any:
+    """A mandatory cell of a row.
+
+    Args:
+        row: The row.
+        column: Its column.
+
+    Returns:
+        The value.
+    """
+    value = row.values.get(column)
+    if value is None:
+        raise GgeError(f"{row.file}: row {row.row}: no value in column '{column}'")
+    return value
+
+
+def text(row: CopyRow, column: str) -> str:
+    """A mandatory string cell (see :func:`cell`)."""
+    value = cell(row, column)
+    if not isinstance(value, str):
+        raise GgeError(f"{row.file}: row {row.row}: column '{column}' must be a string, got {value!r}")
+    return value
+
+
+def numbers(row: CopyRow, column: str, n: int) -> list[float]:
+    """A cell of ``n`` numbers: a list (parquet) or its text ``"[x, y, ...]"`` (TSV).
+
+    Args:
+        row: The row.
+        column: Its column.
+        n: How many numbers.
+
+    Returns:
+        The numbers.
+    """
+    value = cell(row, column)
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError, SyntaxError):
+            value = ast.literal_eval(value.strip())
+    ok = isinstance(value, (list, tuple)) and len(value) == n
+    ok = ok and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    if not ok or not all(math.isfinite(v) for v in value):
+        raise GgeError(f"{row.file}: row {row.row}: column '{column}' must be {n} numbers, got {value!r}")
+    return [float(v) for v in value]
+
+
+def known_size(row: CopyRow) -> tuple[int, int]:
+    """The row's image size, which must have been read from the embedded image's header."""
+    if row.size[0] <= 0 or row.size[1] <= 0:
+        raise GgeError(f"{row.file}: row {row.row}: the embedded image is unreadable (its size is unknown)")
+    return row.size
+
+
+PIXEL_DECIMALS = 3
+"""Pixel coordinates recovered from a copy's [0, 1] boxes are rounded to this many decimals, so
+integer release boxes come back as the integers they were (the product leaves a 1e-13 residue)."""
+
+
+def from_normalized(values: Sequence[float], size: tuple[int, int]) -> list[float]:
+    """Pixel ``[x1, y1, x2, y2]`` from a box in [0, 1] units.
+
+    Example:
+        >>> from_normalized([0.1, 0.5, 0.2, 1.0], (1170, 2532))
+        [117.0, 1266.0, 234.0, 2532.0]
+    """
+    w, h = size
+    return [round(v * s, PIXEL_DECIMALS) for v, s in zip(values, (w, h, w, h), strict=True)]
+
+
+# ----------------------------------------------------------------------------------------------
+# ScreenSpot (v1, v2): ids <split>_<i>, labels split / data_type / data_source
+
+SPLITS = ("mobile", "desktop", "web")
+SPLIT_OF_SOURCE = {
+    "ios": "mobile",
+    "android": "mobile",
+    "macos": "desktop",
+    "windows": "desktop",
+    "tool": "web",
+    "shop": "web",
+    "gitlab": "web",
+    "forum": "web",
+}
+"""The split a ScreenSpot ``data_source`` belongs to (how copies without a split column are split)."""
+
+SPLIT_OF_TSV = {
+    f"ScreenSpot{version}_{split.capitalize()}.tsv": split for version in ("", "_v2") for split in SPLITS
+}
+"""VLMEvalKit's ScreenSpot TSV file names and the split each holds."""
+
+ScreenSpotTarget = Callable[[list[float], tuple[int, int], "list[float] | None"], Region]
+"""The release region from a pixel ``[x1, y1, x2, y2]``, the size, and the copy's [0, 1] box if it had one."""
+
+
+def pixel_target(xyxy: list[float], size: tuple[int, int], norm: list[float] | None) -> Region:
+    """ScreenSpot-v2's release region: a pixel box."""
+    return Box(xyxy[0], xyxy[1], xyxy[2], xyxy[3])
+
+
+def normalized_target(xyxy: list[float], size: tuple[int, int], norm: list[float] | None) -> Region:
+    """ScreenSpot v1's release region: the box divided by the image size.
+
+    The copy's own [0, 1] box is used when it has one, so the floats are the ones the release's
+    division gives.
+    """
+    if norm is not None:
+        return Box(norm[0], norm[1], norm[2], norm[3], space="normalized", size=size)
+    return normalized_box(xyxy[0], xyxy[1], xyxy[2], xyxy[3], size)
+
+
+def _screenspot_mapped(
+    row: CopyRow, split: str, counters: dict[str, int], instruction: str, region: Region
+) -> Mapped:
+    i = counters.get(split, 0)
+    counters[split] = i + 1
+    labels: dict[str, LabelValue] = {
+        "split": split,
+        "data_type": text(row, "data_type"),
+        "data_source": text(row, "data_source"),
+    }
+    return Mapped(f"{split}_{i}", instruction, region, labels, known_size(row))
+
+
+def split_of_source(row: CopyRow) -> str:
+    """The split of a row from its ``data_source``."""
+    source = text(row, "data_source")
+    if source not in SPLIT_OF_SOURCE:
+        raise GgeError(
+            f"{row.file}: row {row.row}: data_source {source!r} is none of {', '.join(SPLIT_OF_SOURCE)}"
+        )
+    return SPLIT_OF_SOURCE[source]
+
+
+def screenspot_hf_rows(target: ScreenSpotTarget) -> RowMapper:
+    """The rootsautomation/ScreenSpot schema, the split from ``data_source``.
+
+    Columns ``file_name``, ``bbox`` [x1, y1, x2, y2] in [0, 1], ``instruction``, ``data_type``,
+    ``data_source``, ``image``.
+    """
+
+    def rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Mapped]:
+        counters: dict[str, int] = {}
+        out = []
+        for row in copy:
+            size = known_size(row)
+            norm = numbers(row, "bbox", 4)
+            region = target(from_normalized(norm, size), size, norm)
+            out.append(
+                _screenspot_mapped(row, split_of_source(row), counters, text(row, "instruction"), region)
+            )
+        return out
+
+    return rows
+
+
+def screenspot_tsv_rows(target: ScreenSpotTarget) -> RowMapper:
+    """VLMEvalKit's ScreenSpot TSVs: the split from the file name, ``i`` the row's position in its file.
+
+    Columns ``question``, ``bbox`` "[x, y, w, h]" in pixels, ``data_type``, ``data_source``, ``image``.
+    """
+
+    def rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Mapped]:
+        counters: dict[str, int] = {}
+        out = []
+        for row in copy:
+            split = SPLIT_OF_TSV.get(row.file.name)
+            if split is None:
+                raise GgeError(f"{row.file}: not a ScreenSpot TSV name ({', '.join(SPLIT_OF_TSV)})")
+            x, y, w, h = numbers(row, "bbox", 4)
+            region = target([x, y, x + w, y + h], known_size(row), None)
+            out.append(_screenspot_mapped(row, split, counters, text(row, "question"), region))
+        return out
+
+    return rows
+
+
+SCREENSPOT_HF = ("file_name", "bbox", "instruction", "data_type", "data_source")
+SCREENSPOT_TSV = ("index", "question", "bbox", "data_type", "data_source")
+
+
+def _v1_variant(options: BenchmarkOptions) -> dict[str, Any]:
+    return {"version": "v1"}
+
+
+# ----------------------------------------------------------------------------------------------
+# ScreenSpot-Pro: ids and labels are the record's; the box is divided by img_size
+
+PRO_LABELS = ("group", "ui_type", "platform", "application")
+
+
+def _pro_language(options: BenchmarkOptions) -> str:
+    language = str(getattr(options, "language", "en"))
+    if language != "en":
+        raise GgeError(
+            f"screenspot_pro: bench.screenspot_pro.language={language}: the Hub copies hold English "
+            "instructions only (read the release layout for instruction_cn)"
+        )
+    return language
+
+
+def pro_lmms_rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Mapped]:
+    """lmms-lab/ScreenSpot-Pro: the release record's columns (``id``, pixel xyxy ``bbox``, ``img_size``)."""
+    _pro_language(options)
+    out = []
+    for row in copy:
+        w, h = numbers(row, "img_size", 2)
+        if w <= 0 or h <= 0:
+            raise GgeError(f"{row.file}: row {row.row}: column 'img_size' must be positive, got {[w, h]}")
+        size = (int(w), int(h))
+        labels: dict[str, LabelValue] = {k: text(row, k) for k in PRO_LABELS}
+        x1, y1, x2, y2 = numbers(row, "bbox", 4)
+        region = normalized_box(x1, y1, x2, y2, size)
+        out.append(Mapped(text(row, "id"), text(row, "instruction"), region, labels, size))
+    return out
+
+
+def _pro_variant(options: BenchmarkOptions) -> dict[str, Any]:
+    return {"language": _pro_language(options)}
+
+
+# ----------------------------------------------------------------------------------------------
+# The table
+
+LAYOUTS: dict[str, CopyLayout] = {
+    "screenspot_v2/hf": CopyLayout("parquet", SCREENSPOT_HF, "image", True, screenspot_hf_rows(pixel_target)),
+    "screenspot_v2/vlmevalkit": CopyLayout(
+        "tsv", SCREENSPOT_TSV, "image", True, screenspot_tsv_rows(pixel_target)
+    ),
+    "screenspot_v1/hf": CopyLayout(
+        "parquet", SCREENSPOT_HF, "image", True, screenspot_hf_rows(normalized_target), _v1_variant
+    ),
+    "screenspot_v1/vlmevalkit": CopyLayout(
+        "tsv", SCREENSPOT_TSV, "image", True, screenspot_tsv_rows(normalized_target), _v1_variant
+    ),
+    "screenspot_pro/lmms": CopyLayout(
+        "parquet",
+        ("id", "instruction", "bbox", "img_size", *PRO_LABELS),
+        "image",
+        False,
+        pro_lmms_rows,
+        _pro_variant,
+    ),
+}
+"""One mapping per copy layout, keyed ``<benchmark>/<layout>``."""
+
+NORMALISED = "bbox normalised [x1, y1, x2, y2] in [0, 1] (the release: pixel xywh); no split column"
+VLMEVALKIT = (
+    "VLMEvalKit scores x+w-1 (a one-pixel shrink) and raises on boxes outside [0, 1]; "
+    "gge scores the release rule"
+)
+
+KNOWN_COPIES: tuple[KnownCopy, ...] = (
+    KnownCopy(
+        "screenspot_v2",
+        "HongxinLi/ScreenSpot_v2",
+        "test-*-of-*.parquet",
+        "parquet",
+        1272,
+        LAYOUTS["screenspot_v2/hf"],
+        f"{NORMALISED}; row order per split not verified",
+    ),
+    KnownCopy(
+        "screenspot_v2",
+        "VLMEvalKit (opencompass.openxlab.space)",
+        "ScreenSpot_v2_*.tsv",
+        "tsv",
+        1272,
+        LAYOUTS["screenspot_v2/vlmevalkit"],
+        VLMEVALKIT,
+    ),
+    KnownCopy(
+        "screenspot_v2",
+        "lmms-lab/ScreenSpot-v2",
+        "train-*.parquet",
+        "parquet",
+        1272,
+        None,
+        "columns other than image, instruction, bbox (pixel xywh) not known",
+    ),
+    KnownCopy(
+        "screenspot_v1",
+        "rootsautomation/ScreenSpot",
+        "test-*-of-*.parquet",
+        "parquet",
+        1272,
+        LAYOUTS["screenspot_v1/hf"],
+        f"{NORMALISED} (already corners: never converted again)",
+    ),
+    KnownCopy(
+        "screenspot_v1",
+        "VLMEvalKit (opencompass.openxlab.space)",
+        "ScreenSpot_[MDW]*.tsv",
+        "tsv",
+        1272,
+        LAYOUTS["screenspot_v1/vlmevalkit"],
+        VLMEVALKIT,
+    ),
+    KnownCopy(
+        "screenspot_pro",
+        "lmms-lab/ScreenSpot-Pro",
+        "train-*.parquet",
+        "parquet",
+        1581,
+        LAYOUTS["screenspot_pro/lmms"],
+        "split named train; no instruction_cn",
+    ),
+    KnownCopy(
+        "screenspot_pro",
+        "HongxinLi/ScreenSpot-Pro",
+        "test-*-of-*.parquet",
+        "parquet",
+        1581,
+        None,
+        "bbox normalised; no id column (group, ui_type, application columns not known)",
+    ),
+    KnownCopy(
+        "screenspot_pro",
+        "VLMEvalKit (opencompass.openxlab.space)",
+        "ScreenSpot_Pro_*.tsv",
+        "tsv",
+        1581,
+        None,
+        "no release id (ids would need a join on image and instruction); group from the file name",
+    ),
+    KnownCopy(
+        "screenspot_pro",
+        "likaixin/ScreenSpot-Pro refs/convert/parquet",
+        "*.parquet",
+        "parquet",
+        None,
+        None,
+        "the Hub's imagefolder conversion: images and a folder label, no annotations (use the release files)",
+    ),
+    KnownCopy(
+        "osworld_g",
+        "VLMEvalKit (opencompass.openxlab.space)",
+        "OSWorld_G*.tsv",
+        "tsv",
+        None,
+        None,
+        "not read yet",
+    ),
+    KnownCopy(
+        "venusbench_gd",
+        "Zery/VBGD_Dataset",
+        "VenusBench*.tsv",
+        "tsv",
+        None,
+        None,
+        "VLMEvalKit's copy (question, bbox, image_path, category, ui_type, application); "
+        "no release records to check against",
+    ),
+)
+"""Every known Hub copy, by benchmark (those with ``layout=None`` are known, not read yet)."""
+
+
+def copies_of(benchmark: str) -> list[KnownCopy]:
+    """The known copies of a benchmark.
+
+    Args:
+        benchmark: Its name.
+
+    Returns:
+        The copies, in table order.
+    """
+    return [c for c in KNOWN_COPIES if c.benchmark == benchmark]
+
+
+def layouts_of(benchmark: str, kind: str) -> dict[str, CopyLayout]:
+    """The layouts gge reads for a benchmark's copies of one kind.
+
+    Args:
+        benchmark: Its name.
+        kind: ``parquet`` or ``tsv``.
+
+    Returns:
+        ``{key: layout}``.
+    """
+    prefix = f"{benchmark}/"
+    return {k: v for k, v in LAYOUTS.items() if k.startswith(prefix) and v.kind == kind}
+
+
+def identify(benchmark: str, kind: str, names: Sequence[str], layout: CopyLayout) -> KnownCopy | None:
+    """The known copy whose file pattern fits the file names and whose layout is ``layout``.
+
+    Args:
+        benchmark: The benchmark.
+        kind: The copy kind.
+        names: The copy's file names.
+        layout: The layout its columns fit.
+
+    Returns:
+        The copy, or None (an unknown copy of a known layout).
+    """
+    for c in copies_of(benchmark):
+        if c.kind == kind and c.layout is layout and c.matches(names):
+            return c
+    return None
+
+
+def unread_copy(benchmark: str, kind: str, names: Sequence[str]) -> KnownCopy | None:
+    """A known copy gge does not read yet whose file pattern fits ``names``."""
+    for c in copies_of(benchmark):
+        if c.kind == kind and c.layout is None and c.matches(names):
+            return c
+    return None
+
+
+def layout_key(layout: CopyLayout) -> str:
+    """The key of a layout in :data:`LAYOUTS`."""
+    return next(k for k, v in LAYOUTS.items() if v is layout)
+
+
+def describe(columns: Mapping[str, CopyLayout]) -> str:
+    """``key (col, col, ...)`` of each layout, for messages."""
+    return "; ".join(f"{k}: {', '.join(v.columns)}" for k, v in columns.items())
