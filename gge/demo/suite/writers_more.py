@@ -137,14 +137,22 @@ def _write_showdown_clicks(root: Path, seed: int, n: int) -> list[Case]:
     return cases
 
 
-_CAGUI: tuple[tuple[str, ScreenSpec], ...] = (
-    ("cap", ScreenSpec("cagui-cap-0", "phone", "android", (1080, 2400), "m_shop", "light_orange")),
-    ("cap", ScreenSpec("cagui-cap-1", "phone", "android", (1220, 2712), "m_social", "light")),
-    ("cap", ScreenSpec("cagui-cap-2", "phone", "android", (1080, 2400), "m_settings", "light_green")),
-    ("ocr", ScreenSpec("cagui-ocr-0", "phone", "android", (1080, 2400), "m_social", "light_purple")),
-    ("ocr", ScreenSpec("cagui-ocr-1", "phone", "android", (1440, 3200), "m_shop", "light")),
-    ("ocr", ScreenSpec("cagui-ocr-2", "phone", "android", (1080, 2400), "m_settings", "light")),
-)
+_CAGUI: dict[str, tuple[ScreenSpec, ...]] = {
+    "cap": (
+        ScreenSpec("cagui-cap-0", "phone", "android", (1080, 2400), "m_shop", "light_orange"),
+        ScreenSpec("cagui-cap-1", "phone", "android", (1220, 2712), "m_social", "light"),
+        ScreenSpec("cagui-cap-2", "phone", "android", (1080, 2400), "m_settings", "light_green"),
+        ScreenSpec("cagui-cap-3", "phone", "android", (1080, 2340), "m_social", "light_purple"),
+    ),
+    "ocr": (
+        ScreenSpec("cagui-ocr-0", "phone", "android", (1080, 2400), "m_social", "light_purple"),
+        ScreenSpec("cagui-ocr-1", "phone", "android", (1440, 3200), "m_shop", "light"),
+        ScreenSpec("cagui-ocr-2", "phone", "android", (1080, 2400), "m_settings", "light"),
+        ScreenSpec("cagui-ocr-3", "phone", "android", (1220, 2712), "m_shop", "light_green"),
+        ScreenSpec("cagui-ocr-4", "phone", "android", (1080, 2400), "m_settings", "light_orange"),
+    ),
+}
+"""Screens of cap.jsonl (Fun2Point) and ocr.jsonl (Text2Point, text targets only)."""
 
 
 def cagui_function(el: Element) -> str:
@@ -156,33 +164,33 @@ def cagui_function(el: Element) -> str:
 
 def _write_cagui_grounding(root: Path, seed: int, n: int) -> list[Case]:
     rng = _rng(seed, "cagui_grounding")
-    counts = {"cap": _allocate(n // 2, [1.0] * 3), "ocr": _allocate(n - n // 2, [1.0] * 3)}
+    totals = {"cap": n // 2, "ocr": n - n // 2}
     lines: dict[str, list[str]] = {"cap": [], "ocr": []}
     cases: list[Case] = []
-    for j, (file, spec) in enumerate(_CAGUI):
-        count = counts[file][j % 3]
-        screen = render(spec, seed)
-        data = _encoded(screen.image, "JPEG")
-        allowed = None if file == "cap" else (lambda e: e.kind != "icon")
-        for el in _pick(screen, count, rng, allowed=allowed):
-            k = len(lines[file])
-            folder = "" if file == "cap" else "ocr/"
-            _write_bytes(root / "images" / file / f"{k}.jpeg", data)
-            x1, y1, x2, y2 = (int(v) for v in el.box)
-            w, h = spec.size
-            rec = {
-                "task": "bbox2function" if file == "cap" else "bbox2text",
-                "image": f"grounding_eval/dataset/images/{folder}{k}.jpeg",
-                "id": k if rng.random() < 0.8 else max(0, k - 1),  # not unique, as in the release
-                "abs_position": f"<{x1}, {y1}, {x2}, {y2}>",
-                "rel_position": f"<{x1 / w}, {y1 / h}, {x2 / w}, {y2 / h}>",
-                "text": cagui_function(el) if file == "cap" else el.label,
-            }
-            subtask = "fun2point" if file == "cap" else "text2point"
-            cases.append(Case("cagui_grounding", f"{subtask}_{k}", Box(x1, y1, x2, y2), screen, el))
-            lines[file].append(json_line(rec))
+    for file, specs in _CAGUI.items():
+        for spec, count in zip(specs, _allocate(totals[file], [1.0] * len(specs)), strict=True):
+            screen = render(spec, seed)
+            data = _encoded(screen.image, "JPEG")
+            allowed = None if file == "cap" else (lambda e: e.kind != "icon")
+            for el in _pick(screen, count, rng, allowed=allowed):
+                k = len(lines[file])
+                folder = "" if file == "cap" else "ocr/"
+                _write_bytes(root / "images" / file / f"{k}.jpeg", data)
+                x1, y1, x2, y2 = (int(v) for v in el.box)
+                w, h = spec.size
+                rec = {
+                    "task": "bbox2function" if file == "cap" else "bbox2text",
+                    "image": f"grounding_eval/dataset/images/{folder}{k}.jpeg",
+                    "id": k if rng.random() < 0.8 else max(0, k - 1),  # not unique, as in the release
+                    "abs_position": f"<{x1}, {y1}, {x2}, {y2}>",
+                    "rel_position": f"<{x1 / w}, {y1 / h}, {x2 / w}, {y2 / h}>",
+                    "text": cagui_function(el) if file == "cap" else el.label,
+                }
+                subtask = "fun2point" if file == "cap" else "text2point"
+                cases.append(Case("cagui_grounding", f"{subtask}_{k}", Box(x1, y1, x2, y2), screen, el))
+                lines[file].append(json_line(rec))
+    (root / "code").mkdir(parents=True, exist_ok=True)
     for file, text in lines.items():
-        (root / "code").mkdir(parents=True, exist_ok=True)
         (root / "code" / f"{file}.jsonl").write_text("".join(text), encoding="utf-8")
     return cases
 
