@@ -268,7 +268,7 @@ def detect_source(bench: Benchmark, root: Path) -> str:
     if not found:
         return "release"
     if len(found) > 1:
-        listing = "; ".join(f"{k}: {', '.join(p.name for p in v[:3])}" for k, v in found.items())
+        listing = "; ".join(f"{k}: {', '.join(p.name for p in v[:3])}" for k, v in sorted(found.items()))
         raise GgeError(
             f"{bench.name}: {root} holds no release files and copies of {len(found)} kinds ({listing}): "
             f"set bench.{bench.name}.source=release|parquet|tsv"

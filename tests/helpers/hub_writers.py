@@ -1,0 +1,112 @@
+"""Writers of Hub-copy files for tests: HF datasets parquet (an ``Image`` struct column) and VLMEvalKit TSVs.
+
+They write what the Hub copies hold, from records the test gives (real records with placeholder
+images, or tiny synthetic ones); the loaders under test read them back.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+
+def png_bytes(size: tuple[int, int], mode: str = "1") -> bytes:
+    """A small PNG of ``size`` (1-bit black by default: a few hundred bytes even for a big screen)."""
+    buf = io.BytesIO()
+    Image.new(mode, size).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+class PngCache:
+    """One encoded PNG per size."""
+
+    def __init__(self) -> None:
+        self.by_size: dict[tuple[int, int], bytes] = {}
+
+    def __call__(self, size: Sequence[float]) -> bytes:
+        key = (int(size[0]), int(size[1]))
+        if key not in self.by_size:
+            self.by_size[key] = png_bytes(key)
+        return self.by_size[key]
+
+
+def write_hf_parquet(
+    path: Path,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    image_column: str = "image",
+    row_group_size: int = 64,
+    struct: bool = True,
+) -> Path:
+    """A parquet file as ``datasets.push_to_hub`` writes it: ``image`` an ``{bytes, path}`` struct.
+
+    Args:
+        path: Where to write.
+        rows: The rows; ``rows[i][image_column]`` is ``(bytes, name)``.
+        image_column: The image column.
+        row_group_size: Rows per row group.
+        struct: False writes the image as a plain binary column.
+
+    Returns:
+        The path.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in rows[0] if k != image_column}
+    images = [r[image_column] for r in rows]
+    arrays = {k: pa.array(v) for k, v in columns.items()}
+    if struct:
+        arrays[image_column] = pa.array(
+            [{"bytes": b, "path": name} for b, name in images],
+            type=pa.struct([("bytes", pa.binary()), ("path", pa.string())]),
+        )
+    else:
+        arrays[image_column] = pa.array([b for b, _ in images], type=pa.binary())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(arrays), path, row_group_size=row_group_size)
+    return path
+
+
+def tsv_cell(value: Any) -> str:
+    """A value as VLMEvalKit's TSV writes it (pandas ``to_csv(sep='\\t')``: lists as their repr)."""
+    text = str(value)
+    if any(c in text for c in '\t\n"'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def write_vlmevalkit_tsv(
+    path: Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *, share_images: bool = True
+) -> Path:
+    """A VLMEvalKit TSV: a header, an ``index`` column, base64 images in ``image``.
+
+    Args:
+        path: Where to write.
+        rows: The rows; ``row["image"]`` is the encoded image bytes.
+        columns: The columns after ``index`` and ``image``, in order.
+        share_images: A row whose image equals an earlier row's holds that row's ``index`` instead
+            (VLMEvalKit's "for saving space").
+
+    Returns:
+        The path.
+    """
+    first: dict[bytes, str] = {}
+    lines = ["\t".join(["index", "image", *columns])]
+    for i, row in enumerate(rows):
+        index = str(row.get("index", i))
+        data: bytes = row["image"]
+        if share_images and data in first:
+            image = first[data]
+        else:
+            image = base64.b64encode(data).decode("ascii")
+            first.setdefault(data, index)
+        lines.append("\t".join([index, image, *(tsv_cell(row[c]) for c in columns)]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
