@@ -23,6 +23,7 @@ from paths import ROOT
 from PIL import Image
 
 from gge.benchmarks.base import Benchmark, BenchmarkOptions
+from gge.benchmarks.images import embedded_ref, image_bytes, split_ref
 from gge.benchmarks.records import RecordsBenchmark, RecordsOptions
 from gge.demo.suite.records_demo import SCREENS, write_records_demo
 from gge.errors import GgeError
@@ -657,3 +658,24 @@ def test_eval_tables_break_down_by_label_columns(tmp_path: Path) -> None:
     }
     assert [t["title"] for t in entry["tables"]] == ["By app", "By platform"]
     assert "My set" in (out / "report.md").read_text()
+
+
+@pytest.mark.skipif(
+    split_ref(embedded_ref("/f.parquet", "parquet", "0/image")) is None,
+    reason="no parquet image reader registered in gge.benchmarks.images",
+)
+def test_parquet_images_embedded_as_hf_image_structs(tmp_path: Path) -> None:
+    import io
+
+    png = io.BytesIO()
+    Image.new("RGB", (120, 60), (1, 2, 3)).save(png, format="PNG")
+    _image(tmp_path)
+    rows = [
+        {**GOOD, "image": {"bytes": png.getvalue(), "path": "inside.png"}},
+        {**GOOD, "image": {"bytes": None, "path": "a.png"}},  # an Image struct that only names a file
+    ]
+    path = _parquet(tmp_path / "my.parquet", rows)
+    embedded, by_path = _load(path, **PIXELS)
+    assert embedded.image_path == f"{path.resolve()}::parquet:0/image" and embedded.image_size == (120, 60)
+    assert image_bytes(embedded.image_path) == png.getvalue()
+    assert by_path.image_path == str(tmp_path / "a.png") and by_path.image_size == SIZE
