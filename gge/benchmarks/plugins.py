@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from typing import Any
 
+from omegaconf import OmegaConf
+
 from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, TableSpec
 from gge.errors import GgeError
 
@@ -171,6 +173,16 @@ def check_benchmark(bench: Benchmark, name: str) -> None:
     opts = bench.options_type
     if not (isinstance(opts, type) and issubclass(opts, BenchmarkOptions) and dataclasses.is_dataclass(opts)):
         raise GgeError(f"{cls}.options_type must be a dataclass subclassing BenchmarkOptions, got {opts!r}")
+    # every registered benchmark's options become one field of eval's typed config: a class that
+    # cannot be one would stop every command, so it is checked here
+    try:
+        OmegaConf.structured(opts())
+    except Exception as e:
+        first = (str(e).splitlines() or [""])[0]
+        raise GgeError(
+            f"{cls}.options_type {opts.__name__} is not a config with defaults for every option "
+            f"(bench.{name}.<option>=): {type(e).__name__}: {first}"
+        ) from None
 
 
 # ----------------------------------------------------------------------------------------------

@@ -177,7 +177,9 @@ def _records_options(options: BenchmarkOptions) -> RecordsOptions:
     """``options`` as RecordsOptions (the defaults plus ``root`` when given the base options)."""
     if isinstance(options, RecordsOptions):
         return options
-    return RecordsOptions(root=options.root, source=options.source)
+    return RecordsOptions(
+        root=options.root, source=options.source, allow_copy_differences=options.allow_copy_differences
+    )
 
 
 def check_options(options: RecordsOptions) -> RecordsOptions:

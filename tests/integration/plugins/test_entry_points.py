@@ -76,7 +76,9 @@ class MyBench(Benchmark):
 '''
 
 BAD_MODULE = """
-from gge.benchmarks.base import Benchmark, TableSpec
+from dataclasses import dataclass, field
+
+from gge.benchmarks.base import Benchmark, BenchmarkOptions, TableSpec
 
 
 class NotABench:
@@ -104,6 +106,26 @@ class Abstract(Benchmark):
 
 class Clash(Misnamed):
     name = "screenspot_v2"
+
+
+@dataclass(kw_only=True)
+class NoDefault(BenchmarkOptions):
+    level: int
+
+
+@dataclass
+class NotAConfig(BenchmarkOptions):
+    levels: set[int] = field(default_factory=set)
+
+
+class BadOptions(Misnamed):
+    name = "bad_options"
+    options_type = NoDefault
+
+
+class BadConfig(Misnamed):
+    name = "bad_config"
+    options_type = NotAConfig
 
 
 class BadTable(Misnamed):
@@ -402,6 +424,13 @@ def test_a_class_or_an_instance(module: str) -> None:
         ("other_name", "BadTable", "BadTable.name is 'bad_table'"),
         ("bad_table", "BadTable", "table 'By b' uses ['b'], which are not in label_keys ('a',)"),
         ("not_a_bench", "NotABench", "{m}:NotABench is NotABench, not a subclass"),
+        (
+            "bad_options",
+            "BadOptions",
+            "BadOptions.options_type NoDefault is not a config with defaults for every option "
+            "(bench.bad_options.<option>=): TypeError: ",
+        ),
+        ("bad_config", "BadConfig", "NotAConfig is not a config with defaults for every option"),
     ],
 )
 def test_what_is_wrong_is_named(module: str, name: str, obj: str, why: str) -> None:
