@@ -346,6 +346,7 @@ def load_copy(bench: Benchmark, root: Path, options: BenchmarkOptions, kind: str
     if not files:
         raise GgeError(f"{bench.name}: source={kind}, but {root} holds no .{kind} file")
     layout = _layout(bench, root, kind, files)
+    files = sorted(files, key=layout.file_order)
     variant = layout.variant(options)
     rows, notes = read_rows(kind, files, layout)
     out = LoadCollector(bench.name, root)

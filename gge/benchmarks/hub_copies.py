@@ -8,7 +8,7 @@ loader gives (same ids, labels, region type and space, instruction; the image st
 Copies known but not read yet have ``layout=None``: selecting one is a one-line error.
 
 Ids follow FORMATS.md: a copy without the release's ids gets them by position, as the release does
-(``<split>_<i>`` in the copy's row order, the split from the file name or from ``data_source``); the
+(``<split>_<i>`` in the copy's row order, the split from the copy file's name or the screenshot's); the
 release check (:mod:`gge.benchmarks.hub`) then tells whether that order, and everything else, is the
 release's.
 
@@ -25,6 +25,7 @@ import fnmatch
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gge.benchmarks.base import BenchmarkOptions, normalized_box
@@ -68,6 +69,8 @@ class CopyLayout:
         rows: The mapping.
         variant: The release loader's ``variant`` summary for the options (what the copy is checked
             against).
+        file_order: Sort key of the copy's files (default: by name), so the samples come in the
+            release's order.
     """
 
     kind: str
@@ -76,6 +79,7 @@ class CopyLayout:
     header_sizes: bool
     rows: RowMapper
     variant: Callable[[BenchmarkOptions], dict[str, Any]] = field(default=lambda options: {})
+    file_order: Callable[[Path], Any] = field(default=lambda path: path.name)
 
 
 @dataclass(frozen=True)
@@ -202,17 +206,11 @@ def from_normalized(values: Sequence[float], size: tuple[int, int]) -> list[floa
 # ScreenSpot (v1, v2): ids <split>_<i>, labels split / data_type / data_source
 
 SPLITS = ("mobile", "desktop", "web")
-SPLIT_OF_SOURCE = {
-    "ios": "mobile",
-    "android": "mobile",
-    "macos": "desktop",
-    "windows": "desktop",
-    "tool": "web",
-    "shop": "web",
-    "gitlab": "web",
-    "forum": "web",
-}
-"""The split a ScreenSpot ``data_source`` belongs to (how copies without a split column are split)."""
+SPLIT_OF_PREFIX = {"mobile": "mobile", "pc": "desktop", "web": "web"}
+"""The split of a ScreenSpot screenshot by its file name's prefix (``mobile_``, ``pc_``, ``web_``): every
+release record's file name starts so, in both versions. ``data_source`` does not say the split:
+ScreenSpot-v2 has 52 ``shop`` records in mobile and 28 in desktop (mapping sources to splits, as
+GUI-Actor's ``domain_dict`` does for HongxinLi/ScreenSpot_v2, puts those 80 in web)."""
 
 SPLIT_OF_TSV = {
     f"ScreenSpot{version}_{split.capitalize()}.tsv": split for version in ("", "_v2") for split in SPLITS
@@ -252,18 +250,20 @@ def _screenspot_mapped(
     return Mapped(f"{split}_{i}", instruction, region, labels, known_size(row))
 
 
-def split_of_source(row: CopyRow) -> str:
-    """The split of a row from its ``data_source``."""
-    source = text(row, "data_source")
-    if source not in SPLIT_OF_SOURCE:
+def split_of_file_name(row: CopyRow) -> str:
+    """The split of a row from its ``file_name`` prefix (see :data:`SPLIT_OF_PREFIX`)."""
+    name = text(row, "file_name")
+    prefix = name.split("_", 1)[0]
+    if prefix not in SPLIT_OF_PREFIX:
         raise GgeError(
-            f"{row.file}: row {row.row}: data_source {source!r} is none of {', '.join(SPLIT_OF_SOURCE)}"
+            f"{row.file}: row {row.row}: file_name {name!r} starts with none of "
+            f"{', '.join(p + '_' for p in SPLIT_OF_PREFIX)} (the split is read from it)"
         )
-    return SPLIT_OF_SOURCE[source]
+    return SPLIT_OF_PREFIX[prefix]
 
 
 def screenspot_hf_rows(target: ScreenSpotTarget) -> RowMapper:
-    """The rootsautomation/ScreenSpot schema, the split from ``data_source``.
+    """The rootsautomation/ScreenSpot schema, the split from the ``file_name`` prefix.
 
     Columns ``file_name``, ``bbox`` [x1, y1, x2, y2] in [0, 1], ``instruction``, ``data_type``,
     ``data_source``, ``image``.
@@ -277,7 +277,7 @@ def screenspot_hf_rows(target: ScreenSpotTarget) -> RowMapper:
             norm = numbers(row, "bbox", 4)
             region = target(from_normalized(norm, size), size, norm)
             out.append(
-                _screenspot_mapped(row, split_of_source(row), counters, text(row, "instruction"), region)
+                _screenspot_mapped(row, split_of_file_name(row), counters, text(row, "instruction"), region)
             )
         return out
 
@@ -303,6 +303,12 @@ def screenspot_tsv_rows(target: ScreenSpotTarget) -> RowMapper:
         return out
 
     return rows
+
+
+def tsv_split_order(path: Path) -> tuple[int, str]:
+    """VLMEvalKit's ScreenSpot TSVs in the release's split order (mobile, desktop, web)."""
+    split = SPLIT_OF_TSV.get(path.name)
+    return (SPLITS.index(split) if split else len(SPLITS), path.name)
 
 
 SCREENSPOT_HF = ("file_name", "bbox", "instruction", "data_type", "data_source")
@@ -355,13 +361,19 @@ def _pro_variant(options: BenchmarkOptions) -> dict[str, Any]:
 LAYOUTS: dict[str, CopyLayout] = {
     "screenspot_v2/hf": CopyLayout("parquet", SCREENSPOT_HF, "image", True, screenspot_hf_rows(pixel_target)),
     "screenspot_v2/vlmevalkit": CopyLayout(
-        "tsv", SCREENSPOT_TSV, "image", True, screenspot_tsv_rows(pixel_target)
+        "tsv", SCREENSPOT_TSV, "image", True, screenspot_tsv_rows(pixel_target), file_order=tsv_split_order
     ),
     "screenspot_v1/hf": CopyLayout(
         "parquet", SCREENSPOT_HF, "image", True, screenspot_hf_rows(normalized_target), _v1_variant
     ),
     "screenspot_v1/vlmevalkit": CopyLayout(
-        "tsv", SCREENSPOT_TSV, "image", True, screenspot_tsv_rows(normalized_target), _v1_variant
+        "tsv",
+        SCREENSPOT_TSV,
+        "image",
+        True,
+        screenspot_tsv_rows(normalized_target),
+        _v1_variant,
+        tsv_split_order,
     ),
     "screenspot_pro/lmms": CopyLayout(
         "parquet",
@@ -374,7 +386,10 @@ LAYOUTS: dict[str, CopyLayout] = {
 }
 """One mapping per copy layout, keyed ``<benchmark>/<layout>``."""
 
-NORMALISED = "bbox normalised [x1, y1, x2, y2] in [0, 1] (the release: pixel xywh); no split column"
+NORMALISED = (
+    "bbox normalised [x1, y1, x2, y2] in [0, 1] (the release: pixel xywh); no split column (data_source "
+    "does not give it: gge reads the file_name prefix)"
+)
 VLMEVALKIT = (
     "VLMEvalKit scores x+w-1 (a one-pixel shrink) and raises on boxes outside [0, 1]; "
     "gge scores the release rule"

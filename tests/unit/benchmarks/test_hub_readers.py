@@ -142,14 +142,14 @@ def test_a_tsv_cell_naming_no_row_is_refused_with_its_line(tmp_path: Path) -> No
 RECORDS = {
     "mobile": [
         {
-            "img_filename": "m.png",
+            "img_filename": "mobile_m.png",
             "bbox": [10, 20, 30, 40],
             "instruction": "tap a",
             "data_type": "text",
             "data_source": "ios",
         },
         {
-            "img_filename": "m.png",
+            "img_filename": "mobile_m.png",
             "bbox": [0, 0, 5, 5],
             "instruction": "tap b",
             "data_type": "icon",
@@ -158,7 +158,7 @@ RECORDS = {
     ],
     "desktop": [
         {
-            "img_filename": "d.png",
+            "img_filename": "pc_d.png",
             "bbox": [100, 50, 20, 10],
             "instruction": "click c",
             "data_type": "icon",
@@ -167,7 +167,7 @@ RECORDS = {
     ],
     "web": [
         {
-            "img_filename": "w.png",
+            "img_filename": "web_w.png",
             "bbox": [7, 9, 11, 13],
             "instruction": "open d",
             "data_type": "text",
@@ -175,7 +175,7 @@ RECORDS = {
         },
     ],
 }
-SIZES = {"m.png": (117, 253), "d.png": (320, 200), "w.png": (128, 96)}
+SIZES = {"mobile_m.png": (117, 253), "pc_d.png": (320, 200), "web_w.png": (128, 96)}
 
 
 def tiny_release(root: Path) -> Path:
