@@ -167,7 +167,11 @@ class RecordsBenchmark(Benchmark):
             "source": "records",
             "files": [file_digest(path, folder)],
             "copy": None,
-            "release_check": {"matches": None, "differences": [], "against": None},
+            "release_check": {
+                "matches": None,
+                "differences": [],
+                "checked_against": "not checked: a user's own records have no release",
+            },
             "allowed_differences": bool(opts.allow_copy_differences),
         }
         return loaded
@@ -324,7 +328,9 @@ class _Rows:
         if instruction is None:
             raise GgeError(f"{where}: no column 'instruction' (the text to ground)")
         if not isinstance(instruction, str) or not instruction.strip():
-            raise GgeError(f"{where}: column 'instruction' must be a non-empty string, got {instruction!r}")
+            raise GgeError(
+                f"{where}: column 'instruction' must be a non-empty string, got {_show(instruction)}"
+            )
         sid = _sample_id(row.get("id"), index, where)
         box_format = _declared(row, "box_format", self.options.box_format, BOX_FORMATS, where)
         units = _declared(row, "units", self.options.units, UNITS, where)
@@ -340,12 +346,12 @@ class _Rows:
         region: Region
         if target == "absent":
             if row["absent"] is not True:
-                raise GgeError(f"{where}: column 'absent' must be true or false, got {row['absent']!r}")
+                raise GgeError(f"{where}: column 'absent' must be true or false, got {_show(row['absent'])}")
             region = Absent()
         elif target == "bbox":
             values = _numbers(row["bbox"], "bbox", where)
             if len(values) != 4:
-                raise GgeError(f"{where}: column 'bbox' must be 4 numbers, got {row['bbox']!r}")
+                raise GgeError(f"{where}: column 'bbox' must be 4 numbers, got {_show(row['bbox'])}")
             if box_format is None:
                 raise GgeError(
                     f"{where}: column 'bbox': no box_format declared (set bench.records.box_format=xyxy|xywh "
@@ -364,7 +370,7 @@ class _Rows:
         if isinstance(value, _Embedded):
             return value.ref
         if not isinstance(value, str) or not value.strip():
-            raise GgeError(f"{where}: column 'image' must be a path string, got {value!r}")
+            raise GgeError(f"{where}: column 'image' must be a path string, got {_show(value)}")
         return os.path.normpath(os.path.join(self.folder, value))
 
     def _size(self, row: Mapping[str, Any], image: str, where: str) -> tuple[int, int]:
@@ -399,9 +405,15 @@ class _Rows:
             if isinstance(value, int) and not isinstance(value, bool):
                 value = str(value)
             if not isinstance(value, str) or not value:
-                raise GgeError(f"{where}: column '{key}' must be a non-empty string, got {value!r}")
+                raise GgeError(f"{where}: column '{key}' must be a non-empty string, got {_show(value)}")
             labels[key] = value
         return labels
+
+
+def _show(value: Any) -> str:
+    """A value for a message: its repr, cut to 80 characters (a cell may hold a whole image)."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def _sample_id(value: Any, index: int, where: str) -> str:
@@ -412,7 +424,7 @@ def _sample_id(value: Any, index: int, where: str) -> str:
         return str(value)
     if isinstance(value, str) and value:
         return value
-    raise GgeError(f"{where}: column 'id' must be a non-empty string or an integer, got {value!r}")
+    raise GgeError(f"{where}: column 'id' must be a non-empty string or an integer, got {_show(value)}")
 
 
 def _declared(
@@ -423,10 +435,10 @@ def _declared(
     if value is None:
         return option
     if value not in allowed:
-        raise GgeError(f"{where}: column '{key}' must be one of {', '.join(allowed)}, got {value!r}")
+        raise GgeError(f"{where}: column '{key}' must be one of {', '.join(allowed)}, got {_show(value)}")
     if option is not None and value != option:
         raise GgeError(
-            f"{where}: column '{key}' is {value!r}, which contradicts bench.records.{key}={option}"
+            f"{where}: column '{key}' is {_show(value)}, which contradicts bench.records.{key}={option}"
         )
     return str(value)
 
@@ -447,7 +459,7 @@ def _numbers(value: Any, column: str, where: str) -> list[float]:
         isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value
     )
     if not ok:
-        raise GgeError(f"{where}: column '{column}' must be a list of numbers, got {value!r}")
+        raise GgeError(f"{where}: column '{column}' must be a list of numbers, got {_show(value)}")
     return [float(v) for v in value]
 
 
@@ -456,11 +468,13 @@ def _vertices(value: Any, where: str) -> list[Point]:
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, (list, tuple)) for v in value):
         pairs = [_numbers(v, "polygon", where) for v in value]
         if any(len(p) != 2 for p in pairs):
-            raise GgeError(f"{where}: column 'polygon': every vertex must be [x, y], got {value!r}")
+            raise GgeError(f"{where}: column 'polygon': every vertex must be [x, y], got {_show(value)}")
         return [(p[0], p[1]) for p in pairs]
     flat = _numbers(value, "polygon", where)
     if not flat or len(flat) % 2:
-        raise GgeError(f"{where}: column 'polygon' must hold an even number of coordinates, got {value!r}")
+        raise GgeError(
+            f"{where}: column 'polygon' must hold an even number of coordinates, got {_show(value)}"
+        )
     return list(zip(flat[::2], flat[1::2], strict=True))
 
 
@@ -468,7 +482,7 @@ def _positive_int(value: Any, column: str, where: str) -> int:
     """A positive whole number (``1920`` or ``1920.0``)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or value <= 0 or value != int(value):
-        raise GgeError(f"{where}: column '{column}' must be a positive whole number, got {value!r}")
+        raise GgeError(f"{where}: column '{column}' must be a positive whole number, got {_show(value)}")
     return int(value)
 
 
@@ -533,7 +547,7 @@ def _csv_value(column: str, text: str, where: str) -> Any:
             value = json.loads(text)
         except json.JSONDecodeError:
             raise GgeError(
-                f"{where}: column '{column}' must be a JSON list (\"[1, 2, 3, 4]\"), got {text!r}"
+                f"{where}: column '{column}' must be a JSON list (\"[1, 2, 3, 4]\"), got {_show(text)}"
             ) from None
         return value
     if column in CSV_NUMBERS:
@@ -558,29 +572,34 @@ def _read_parquet(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     except Exception as e:  # pyarrow's own errors: not a parquet file, truncated...
         raise GgeError(f"{path}: cannot read the parquet file: {e}") from None
     names = [n for n in table.column_names if n != "image"]
-    rows = table.select(names).to_pylist()
-    images: list[Any] = [None] * table.num_rows
-    if "image" in table.column_names:
-        column = table.column("image")
-        field_names = (
-            {column.type.field(i).name for i in range(column.type.num_fields)}
-            if column.type.num_fields
-            else set()
-        )
-        if {"bytes", "path"} <= field_names:
-            has_bytes = pc.is_valid(pc.struct_field(column, "bytes")).to_pylist()
-            paths = pc.struct_field(column, "path").to_pylist()
-            resolved = str(path.resolve())
-            images = [
-                _embedded(resolved, i, path) if has else p
-                for i, (has, p) in enumerate(zip(has_bytes, paths, strict=True))
-            ]
-        else:
-            images = column.to_pylist()
+    rows = table.select(names).to_pylist() if names else [{} for _ in range(table.num_rows)]
+    images = _parquet_images(table, path, pc) if "image" in table.column_names else [None] * len(rows)
     for i, row in enumerate(rows):
         where = f"{path}:row {i}"
         row["image"] = images[i]
         yield where, {k: v for k, v in row.items() if v is not None}
+
+
+def _parquet_images(table: Any, path: Path, pc: Any) -> list[Any]:
+    """The ``image`` column's cells: paths, or references to the images embedded in the file.
+
+    An ``{bytes, path}`` struct with bytes, or a binary cell, is embedded (its bytes stay in the file).
+    """
+    column = table.column("image")
+    kind = column.type
+    names = {kind.field(i).name for i in range(kind.num_fields)} if kind.num_fields else set()
+    resolved = str(path.resolve())
+    if {"bytes", "path"} <= names:
+        has_bytes = pc.is_valid(pc.struct_field(column, "bytes")).to_pylist()
+        paths = pc.struct_field(column, "path").to_pylist()
+        return [
+            _embedded(resolved, i, path) if has else p
+            for i, (has, p) in enumerate(zip(has_bytes, paths, strict=True))
+        ]
+    if str(kind) in ("binary", "large_binary"):
+        valid = pc.is_valid(column).to_pylist()
+        return [_embedded(resolved, i, path) if ok else None for i, ok in enumerate(valid)]
+    return list(column.to_pylist())
 
 
 def _embedded(file: str, row: int, path: Path) -> _Embedded:

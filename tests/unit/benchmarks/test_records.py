@@ -393,7 +393,11 @@ def test_ids_labels_and_the_summary(tmp_path: Path) -> None:
         "source": "records",
         "files": [{"path": "my.jsonl", "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}],
         "copy": None,
-        "release_check": {"matches": None, "differences": [], "against": None},
+        "release_check": {
+            "matches": None,
+            "differences": [],
+            "checked_against": "not checked: a user's own records have no release",
+        },
         "allowed_differences": False,
     }
     assert loaded.summary["files"] == ["my.jsonl"] and loaded.summary["records"] == 2
@@ -679,3 +683,9 @@ def test_parquet_images_embedded_as_hf_image_structs(tmp_path: Path) -> None:
     assert embedded.image_path == f"{path.resolve()}::parquet:0/image" and embedded.image_size == (120, 60)
     assert image_bytes(embedded.image_path) == png.getvalue()
     assert by_path.image_path == str(tmp_path / "a.png") and by_path.image_size == SIZE
+    # a plain binary image column is embedded too
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"image": [png.getvalue()], "instruction": ["x"], "absent": [True]}), path)
+    (s,) = _load(path)
+    assert s.image_path == f"{path.resolve()}::parquet:0/image" and s.image_size == (120, 60)
