@@ -574,6 +574,7 @@ def _e2e_files(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "my.jsonl", _jsonl(tmp_path / "preds.jsonl", lines)
 
 
+@pytest.mark.slow
 def test_eval_py_on_a_users_file(tmp_path: Path) -> None:
     records, preds = _e2e_files(tmp_path)
     cmd = [
@@ -622,6 +623,7 @@ def test_eval_py_on_a_users_file(tmp_path: Path) -> None:
     assert entry["tables"] == []
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(
     not hasattr(Benchmark, "configured"),
     reason="needs Benchmark.configured and load_benchmarks calling it (see the records report)",
