@@ -134,14 +134,19 @@ def digests(samples: Sequence[Sample]) -> dict[str, Any]:
     return out
 
 
+VARIANT_COUNTS = ("denominator",)
+"""Variant entries that count what was read rather than choose it: left out of the digests' keys."""
+
+
 def variant_key(variant: Mapping[str, Any]) -> str:
-    """A load variant as the key of the digests file (``{}`` for none).
+    """A load variant as the key of the digests file (``{}`` for none; counts left out).
 
     Example:
-        >>> variant_key({"language": "en"})
-        '{"language": "en"}'
+        >>> variant_key({"refusals": "excluded", "denominator": 510})
+        '{"refusals": "excluded"}'
     """
-    return json.dumps(dict(variant), sort_keys=True, ensure_ascii=False)
+    chosen = {k: v for k, v in variant.items() if k not in VARIANT_COUNTS}
+    return json.dumps(chosen, sort_keys=True, ensure_ascii=False)
 
 
 @lru_cache(maxsize=1)
@@ -347,7 +352,6 @@ def load_copy(bench: Benchmark, root: Path, options: BenchmarkOptions, kind: str
         raise GgeError(f"{bench.name}: source={kind}, but {root} holds no .{kind} file")
     layout = _layout(bench, root, kind, files)
     files = sorted(files, key=layout.file_order)
-    variant = layout.variant(options)
     rows, notes = read_rows(kind, files, layout)
     out = LoadCollector(bench.name, root)
     for path in files:
@@ -356,9 +360,10 @@ def load_copy(bench: Benchmark, root: Path, options: BenchmarkOptions, kind: str
     for row, m in zip(rows, layout.rows(rows, options), strict=True):
         sample = Sample(bench.name, m.id, row.image, m.size, m.instruction, m.region, m.labels)
         out.add(sample, row.origin)
+    variant = layout.variant(options, len(out.samples))
     names = [p.name for p in files]
     known = identify(bench.name, kind, names, layout)
-    check = release_check(bench, variant, out.samples, options)
+    check = release_check(bench, variant, out.samples, options, known)
     out.provenance = {
         "source": kind,
         "files": [file_record(p, root) for p in files],
@@ -384,7 +389,11 @@ def copy_record(known: KnownCopy | None, layout: CopyLayout, names: Sequence[str
 
 
 def release_check(
-    bench: Benchmark, variant: Mapping[str, Any], samples: Sequence[Sample], options: BenchmarkOptions
+    bench: Benchmark,
+    variant: Mapping[str, Any],
+    samples: Sequence[Sample],
+    options: BenchmarkOptions,
+    known: KnownCopy | None = None,
 ) -> dict[str, Any]:
     """``provenance.release_check``: against the release files under ``release_root``, else the digests.
 
@@ -393,6 +402,7 @@ def release_check(
         variant: The release variant the copy is read as.
         samples: The copy's samples.
         options: Its options.
+        known: The known copy it was identified as (its known differences close the list).
 
     Returns:
         ``{"matches": True | False | None, "differences": [...], "checked_against": ...}``.
@@ -401,6 +411,8 @@ def release_check(
         release_root = Path(options.release_root)
         release = bench.load(release_root, options)
         differences = compare_samples(samples, release.samples)
+        if differences and known is not None and known.differs:
+            differences.append(f"known of {known.repository}: {known.differs}")
         return {
             "matches": not differences,
             "differences": differences,
@@ -414,6 +426,8 @@ def release_check(
             "checked_against": None,
         }
     differences = compare_digests(samples, entry)
+    if differences and known is not None and known.differs:
+        differences.append(f"known of {known.repository}: {known.differs}")
     return {
         "matches": not differences,
         "differences": differences,

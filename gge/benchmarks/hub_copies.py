@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gge.benchmarks.base import BenchmarkOptions, normalized_box
+from gge.benchmarks.base import BenchmarkOptions, normalized_box, xywh_box
 from gge.benchmarks.hub_files import CopyRow
+from gge.benchmarks.osworld_g import polygon_from_flat, refusals_option
 from gge.errors import GgeError
-from gge.types import Box, LabelValue, Region
+from gge.types import Absent, Box, LabelValue, Region
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,8 @@ class CopyLayout:
         image_column: The embedded image column.
         header_sizes: Whether the image size comes from each image's header (False: a size column).
         rows: The mapping.
-        variant: The release loader's ``variant`` summary for the options (what the copy is checked
-            against).
+        variant: The release loader's ``variant`` summary for the options and the number of samples
+            read (what the copy is checked against).
         file_order: Sort key of the copy's files (default: by name), so the samples come in the
             release's order.
     """
@@ -78,7 +79,7 @@ class CopyLayout:
     image_column: str
     header_sizes: bool
     rows: RowMapper
-    variant: Callable[[BenchmarkOptions], dict[str, Any]] = field(default=lambda options: {})
+    variant: Callable[[BenchmarkOptions, int], dict[str, Any]] = field(default=lambda options, n: {})
     file_order: Callable[[Path], Any] = field(default=lambda path: path.name)
 
 
@@ -315,7 +316,7 @@ SCREENSPOT_HF = ("file_name", "bbox", "instruction", "data_type", "data_source")
 SCREENSPOT_TSV = ("index", "question", "bbox", "data_type", "data_source")
 
 
-def _v1_variant(options: BenchmarkOptions) -> dict[str, Any]:
+def _v1_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
     return {"version": "v1"}
 
 
@@ -351,8 +352,72 @@ def pro_lmms_rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Ma
     return out
 
 
-def _pro_variant(options: BenchmarkOptions) -> dict[str, Any]:
+def _pro_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
     return {"language": _pro_language(options)}
+
+
+# ----------------------------------------------------------------------------------------------
+# OSWorld-G: ids are the record's; box_type says how box_coordinates reads
+
+
+def osworld_region(row: CopyRow, options: BenchmarkOptions, name: str) -> Region:
+    """The release region of an OSWorld-G copy row, by the release rule.
+
+    A 4-number polygon (copies that reduce polygons to boxes hold them so) reads as corners, as
+    lmms-eval reads it; the release check then reports it.
+    """
+    box_type = text(row, "box_type")
+    values = cell(row, "box_coordinates")
+    if box_type == "refusal":
+        return Absent(abstention_hits=refusals_option(name, options) == "scored")
+    if box_type == "bbox":
+        return xywh_box(numbers(row, "box_coordinates", 4))
+    if box_type == "polygon" and isinstance(values, (list, tuple)) and len(values) == 4:
+        x1, y1, x2, y2 = numbers(row, "box_coordinates", 4)
+        return Box(x1, y1, x2, y2)
+    if box_type == "polygon":
+        n = len(values) if isinstance(values, (list, tuple)) else 0
+        if n < 6 or n % 2:
+            raise GgeError(
+                f"{row.file}: row {row.row}: a polygon needs an even count >= 6 of numbers, got {values!r}"
+            )
+        return polygon_from_flat(numbers(row, "box_coordinates", n))
+    raise GgeError(f"{row.file}: row {row.row}: box_type must be bbox, polygon or refusal, got {box_type!r}")
+
+
+def osworld_rows(name: str) -> RowMapper:
+    """MMInstruction/OSWorld-G: the release's columns, no refusal rows (read it with ``refusals=excluded``).
+
+    Columns ``id``, ``instruction``, ``image_size``, ``box_type``, ``box_coordinates``, ``image``.
+    """
+
+    def rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Mapped]:
+        refusals = refusals_option(name, options)
+        out = []
+        for row in copy:
+            region = osworld_region(row, options, name)
+            if isinstance(region, Absent) and refusals == "excluded":
+                raise GgeError(
+                    f"{row.file}: row {row.row}: a refusal row in a copy read with refusals=excluded"
+                )
+            w, h = numbers(row, "image_size", 2)
+            labels: dict[str, LabelValue] = {"box_type": region.kind}
+            out.append(Mapped(text(row, "id"), text(row, "instruction"), region, labels, (int(w), int(h))))
+        return out
+
+    return rows
+
+
+def osworld_variant(instructions: str, name: str) -> Callable[[BenchmarkOptions, int], dict[str, Any]]:
+    """OSWorld-G's variant: the instruction file, the ``refusals`` choice and the samples read."""
+
+    def variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
+        return {"instructions": instructions, "refusals": refusals_option(name, options), "denominator": n}
+
+    return variant
+
+
+OSWORLD_COLUMNS = ("id", "instruction", "image_size", "box_type", "box_coordinates")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -383,6 +448,17 @@ LAYOUTS: dict[str, CopyLayout] = {
         pro_lmms_rows,
         _pro_variant,
     ),
+    **{
+        f"{name}/mminstruction": CopyLayout(
+            "parquet",
+            OSWORLD_COLUMNS,
+            "image",
+            False,
+            osworld_rows(name),
+            osworld_variant(instructions, name),
+        )
+        for name, instructions in (("osworld_g", "original"), ("osworld_g_refined", "refined"))
+    },
 }
 """One mapping per copy layout, keyed ``<benchmark>/<layout>``."""
 
@@ -476,6 +552,19 @@ KNOWN_COPIES: tuple[KnownCopy, ...] = (
         None,
         None,
         "the Hub's imagefolder conversion: images and a folder label, no annotations (use the release files)",
+    ),
+    *(
+        KnownCopy(
+            name,
+            "MMInstruction/OSWorld-G",
+            "test-*.parquet",
+            "parquet",
+            510,
+            LAYOUTS[f"{name}/mminstruction"],
+            "drops the 54 refusals (read it with bench.osworld_g.refusals=excluded) and replaces each of the "
+            "40 polygons by its bounding box (reported); which instruction set it holds is not known",
+        )
+        for name in ("osworld_g", "osworld_g_refined")
     ),
     KnownCopy(
         "osworld_g",

@@ -410,3 +410,72 @@ def test_eval_of_the_parquet_copy_gives_the_release_numbers(
     assert a["load"]["provenance"]["source"] == "release"
     assert b["load"]["provenance"]["source"] == "parquet"
     assert b["load"]["provenance"]["release_check"]["matches"] is True
+
+
+# ----------------------------------------------------------------------------------------------
+# OSWorld-G: MMInstruction/OSWorld-G drops the refusals and boxes the polygons
+
+
+def osworld_copy(folder: Path, *, box_polygons: bool) -> Path:
+    """MMInstruction's layout from the real records: no refusal rows; polygons boxed when asked."""
+    png = PngCache()
+    rows = []
+    for rec in load_json(SHARED / "osworld_g" / "benchmark" / "OSWorld-G.json"):
+        if rec["box_type"] == "refusal":
+            continue
+        coords = rec["box_coordinates"]
+        if rec["box_type"] == "polygon" and box_polygons:
+            xs, ys = coords[0::2], coords[1::2]
+            coords = [min(xs), min(ys), max(xs), max(ys)]
+        rows.append(
+            {
+                "id": rec["id"],
+                "instruction": rec["instruction"],
+                "image_size": rec["image_size"],
+                "box_type": rec["box_type"],
+                "box_coordinates": [float(v) for v in coords],
+                "image": (png(rec["image_size"]), rec["image_path"]),
+            }
+        )
+    assert len(rows) == 510  # FORMATS.md section 11: 470 bbox + 40 polygon
+    write_hf_parquet(folder / "data" / "test-00000-of-00001.parquet", rows)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def osworld_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("osw")
+    (base / "pngs").mkdir()
+    lay = Placeholders(base / "pngs").lay
+    link(SHARED / "osworld_g" / "benchmark" / "OSWorld-G.json", base / "benchmark" / "OSWorld-G.json")
+    for rec in load_json(SHARED / "osworld_g" / "benchmark" / "OSWorld-G.json"):
+        lay(base / "benchmark" / "images" / rec["image_path"], rec["image_size"])
+    return base
+
+
+def test_an_osworld_copy_without_refusals_is_the_510_variant(osworld_release: Path, tmp_path: Path) -> None:
+    folder = osworld_copy(tmp_path / "faithful", box_polygons=False)
+    loaded = load("osworld_g", folder, refusals="excluded")
+    bench = get_benchmark("osworld_g")
+    release = bench.load(osworld_release, bench.options_type(refusals="excluded"))
+    assert fields(loaded) == fields(release)
+    assert loaded.summary["variant"] == release.summary["variant"]
+    assert loaded.summary["variant"]["denominator"] == 510
+    assert loaded.summary["provenance"]["release_check"]["matches"] is True
+    # read as the official 564 it is refused: the refusals are not there
+    with pytest.raises(GgeError, match=r"count 510 vs release 564; 54 release ids missing"):
+        load("osworld_g", folder)
+
+
+def test_an_osworld_copy_with_boxed_polygons_is_refused_then_allowed(tmp_path: Path) -> None:
+    folder = osworld_copy(tmp_path / "mminstruction", box_polygons=True)
+    with pytest.raises(GgeError) as e:
+        load("osworld_g", folder, refusals="excluded")
+    msg = str(e.value)
+    assert "differs from the release: 40 boxes differ (" in msg
+    assert "; labels differ; " in msg  # box_type polygon -> bbox (labels are digested whole)
+    assert "known of MMInstruction/OSWorld-G: drops the 54 refusals" in msg
+    loaded = load("osworld_g", folder, refusals="excluded", allow_copy_differences=True)
+    prov = loaded.summary["provenance"]
+    assert prov["release_check"]["matches"] is False and prov["allowed_differences"] is True
+    assert sum(s.region.kind == "bbox" for s in loaded.samples) == 510
