@@ -23,7 +23,7 @@ from paths import ROOT
 from PIL import Image
 
 from gge.benchmarks.base import Benchmark, BenchmarkOptions
-from gge.benchmarks.images import embedded_ref, image_bytes, split_ref
+from gge.benchmarks.images import image_bytes
 from gge.benchmarks.records import RecordsBenchmark, RecordsOptions
 from gge.demo.suite.records_demo import SCREENS, write_records_demo
 from gge.errors import GgeError
@@ -666,10 +666,6 @@ def test_eval_tables_break_down_by_label_columns(tmp_path: Path) -> None:
     assert "My set" in (out / "report.md").read_text()
 
 
-@pytest.mark.skipif(
-    split_ref(embedded_ref("/f.parquet", "parquet", "0/image")) is None,
-    reason="no parquet image reader registered in gge.benchmarks.images",
-)
 def test_parquet_images_embedded_as_hf_image_structs(tmp_path: Path) -> None:
     import io
 
