@@ -363,7 +363,7 @@ def load_copy(bench: Benchmark, root: Path, options: BenchmarkOptions, kind: str
     variant = layout.variant(options, len(out.samples))
     names = [p.name for p in files]
     known = identify(bench.name, kind, names, layout)
-    check = release_check(bench, variant, out.samples, options, known)
+    check = release_check(bench, variant, out.samples, options)
     out.provenance = {
         "source": kind,
         "files": [file_record(p, root) for p in files],
@@ -372,7 +372,7 @@ def load_copy(bench: Benchmark, root: Path, options: BenchmarkOptions, kind: str
         "allowed_differences": bool(options.allow_copy_differences) and check["matches"] is not True,
     }
     if check["matches"] is not True:
-        refuse_or_note(bench, files, check, options, out)
+        refuse_or_note(bench, files, check, options, out, known)
     return out.result(variant)
 
 
@@ -393,7 +393,6 @@ def release_check(
     variant: Mapping[str, Any],
     samples: Sequence[Sample],
     options: BenchmarkOptions,
-    known: KnownCopy | None = None,
 ) -> dict[str, Any]:
     """``provenance.release_check``: against the release files under ``release_root``, else the digests.
 
@@ -402,7 +401,6 @@ def release_check(
         variant: The release variant the copy is read as.
         samples: The copy's samples.
         options: Its options.
-        known: The known copy it was identified as (its known differences close the list).
 
     Returns:
         ``{"matches": True | False | None, "differences": [...], "checked_against": ...}``.
@@ -411,8 +409,6 @@ def release_check(
         release_root = Path(options.release_root)
         release = bench.load(release_root, options)
         differences = compare_samples(samples, release.samples)
-        if differences and known is not None and known.differs:
-            differences.append(f"known of {known.repository}: {known.differs}")
         return {
             "matches": not differences,
             "differences": differences,
@@ -426,8 +422,6 @@ def release_check(
             "checked_against": None,
         }
     differences = compare_digests(samples, entry)
-    if differences and known is not None and known.differs:
-        differences.append(f"known of {known.repository}: {known.differs}")
     return {
         "matches": not differences,
         "differences": differences,
@@ -441,13 +435,20 @@ def refuse_or_note(
     check: Mapping[str, Any],
     options: BenchmarkOptions,
     out: LoadCollector,
+    known: KnownCopy | None = None,
 ) -> None:
-    """Refuse a copy that differs from the release or cannot be checked, unless the option allows it."""
+    """Refuse a copy that differs from the release or cannot be checked, unless the option allows it.
+
+    The message names the copy's file, what differs, what is known to differ in that copy (the
+    known-copies table) and the option.
+    """
     where = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
     if check["matches"] is None:
         what = f"cannot be checked against the release ({'; '.join(check['differences'])})"
     else:
         what = f"differs from the release: {'; '.join(check['differences'])}"
+    if known is not None and known.differs:
+        what += f" (known of {known.repository}: {known.differs})"
     if not options.allow_copy_differences:
         raise GgeError(
             f"{bench.name}: the copy {where} {what}: set bench.{bench.name}.allow_copy_differences=true "
