@@ -332,3 +332,67 @@ def test_a_release_load_records_the_digests_of_the_annotation_files_read(tmp_pat
     data = (release / "screenspot_web_v2.json").read_bytes()
     assert files["screenspot_web_v2.json"]["sha256"] == hashlib.sha256(data).hexdigest()
     assert files["screenspot_web_v2.json"]["bytes"] == len(data)
+
+
+def tiny_tsv(root: Path) -> Path:
+    png = PngCache()
+    for split, recs in RECORDS.items():
+        rows = [
+            {
+                "image": png(SIZES[r["img_filename"]]),
+                "image_path": r["img_filename"],
+                "question": r["instruction"],
+                "bbox": r["bbox"],
+                "data_type": r["data_type"],
+                "data_source": r["data_source"],
+            }
+            for r in recs
+        ]
+        columns = ["image_path", "question", "bbox", "data_type", "data_source"]
+        write_vlmevalkit_tsv(root / f"ScreenSpot_v2_{split.capitalize()}.tsv", rows, columns)
+    return root
+
+
+def test_a_vlmevalkit_tsv_copy_loads_in_the_release_order(tmp_path: Path) -> None:
+    bench = get_benchmark("screenspot_v2")
+    release = tiny_release(tmp_path / "release")
+    copy = tiny_tsv(tmp_path / "lmudata")
+    loaded = load_source(bench, copy, opts(release_root=str(release)))  # auto: the only copy kind there
+    assert without_image(loaded.samples) == without_image(bench.load(release, bench.options_type()).samples)
+    prov = loaded.summary["provenance"]
+    assert prov["source"] == "tsv" and prov["release_check"]["matches"] is True
+    assert [f["path"] for f in prov["files"]] == [
+        "ScreenSpot_v2_Mobile.tsv",
+        "ScreenSpot_v2_Desktop.tsv",
+        "ScreenSpot_v2_Web.tsv",
+    ]
+    with open_image(loaded.samples[1].image_path) as im:  # mobile_1 names mobile_0's image row
+        assert im.size == SIZES["mobile_m.png"]
+
+
+def test_a_copy_file_name_without_the_split_prefix_is_refused(tmp_path: Path) -> None:
+    rows = [
+        {
+            "file_name": "shot.png",
+            "bbox": [0.1, 0.1, 0.2, 0.2],
+            "instruction": "a",
+            "data_type": "text",
+            "data_source": "ios",
+            "image": (png_bytes((4, 4)), "shot.png"),
+        }
+    ]
+    write_hf_parquet(tmp_path / "c" / "test-00000-of-00001.parquet", rows)
+    with pytest.raises(GgeError, match=r"row 0: file_name 'shot.png' starts with none of mobile_, pc_, web_"):
+        load_source(get_benchmark("screenspot_v2"), tmp_path / "c", opts())
+
+
+def test_venusbench_gd_tsv_is_known_but_not_read(tmp_path: Path) -> None:
+    data = base64.b64encode(png_bytes((4, 4))).decode()
+    (tmp_path / "VenusBench.tsv").write_text(
+        f"index\timage\tquestion\tbbox\tcategory\tui_type\n1\t{data}\tclick\t[0, 0, 2, 2]\tx\ttext\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        GgeError, match=r"looks like Zery/VBGD_Dataset's copy, which gge knows but does not read"
+    ):
+        load_source(get_benchmark("venusbench_gd"), tmp_path, opts())
