@@ -14,7 +14,7 @@ from gge.benchmarks.base import Benchmark
 from gge.benchmarks.cagui_grounding import CAGUIGrounding
 from gge.benchmarks.mmbench_gui import MMBenchGUI
 from gge.benchmarks.osworld_g import OSWorldG, OSWorldGRefined
-from gge.benchmarks.plugins import entry_point_benchmarks
+from gge.benchmarks.plugins import entry_point_benchmarks, plugin_error
 from gge.benchmarks.records import RecordsBenchmark
 from gge.benchmarks.screenspot_pro import ScreenSpotPro
 from gge.benchmarks.screenspot_v1 import ScreenSpotV1
@@ -68,8 +68,10 @@ def get_benchmark(name: str) -> Benchmark:
         The benchmark.
 
     Raises:
-        GgeError: for an unknown name, with a did-you-mean.
+        GgeError: for an unknown name, with a did-you-mean; for a benchmark package whose entry point
+            is broken, naming the entry point, its distribution and what is wrong.
     """
     if name not in REGISTRY:
-        raise unknown_name("benchmark", name, REGISTRY)
+        broken = plugin_error(name)
+        raise broken if broken is not None else unknown_name("benchmark", name, REGISTRY)
     return REGISTRY[name]

@@ -24,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import LoadedBenchmark
 from gge.benchmarks.loading import BenchmarkSet, check_images, default_data_root, load_benchmarks
+from gge.benchmarks.plugins import benchmark_origin
 from gge.errors import GgeError
 from gge.loggers.standalone import log_standalone
 from gge.models import settings_record
@@ -273,6 +274,9 @@ def _finalize(
         # what this run evaluated (its first max_samples), which gge compare pairs on
         extras[name] = {"load": loads[name].summary, "samples_digest": samples_digest(samples[name])}
         extras[name].update(run.kind.entry_extras(policy, name, loads[name].samples, samples[name]))
+        origin = benchmark_origin(name)
+        if origin is not None:
+            extras[name]["origin"] = origin
     config = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(config, dict)
     config["data_root"] = str(run.data_root)
