@@ -1,0 +1,132 @@
+"""What the reports say of a benchmark's data: its variant and denominator, a differing copy, its interval.
+
+Hand-built documents (``helpers/report_documents.py``): report.md's heading and report.html's
+section heading name ``load.variant`` the same way ("refusals: scored · denominator: 564"); a benchmark
+read from a Hub copy that differs from the release, run with ``allow_copy_differences=true``, is
+flagged as not the official headline; a declared ``headline_interval`` is printed beside the official
+Top-1 with its method, resamples and seed.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from report_documents import make_document
+
+from gge.report.html import render_report_html
+from gge.report.markdown import render_benchmark
+from gge.scoring.selection import STRATEGIES
+
+OSWORLD_VARIANT = {"instructions": "original", "refusals": "scored", "denominator": 564}
+COPY_WARNING = (
+    "Hub copy that differs from the release (allow_copy_differences=true): not the official headline"
+)
+BOOT = "95% CI (percentile bootstrap, 9999 resamples, seed 0)"
+
+
+def provenance(matches: bool | None, allowed: bool) -> dict[str, Any]:
+    return {
+        "source": "parquet",
+        "files": [{"path": "data/test-00000.parquet", "sha256": "ab" * 32, "bytes": 123}],
+        "copy": {"repository": "someone/ScreenSpot-Pro", "file": "data/test-00000.parquet"},
+        "release_check": {"matches": matches, "differences": ["1 box differs"] if matches is False else []},
+        "allowed_differences": allowed,
+    }
+
+
+def document(**entries: dict[str, Any]) -> dict[str, Any]:
+    doc = make_document()
+    for entry in doc["benchmarks"].values():  # report.md names every strategy
+        entry["selection"] = {s: entry["selection"].get(s, 10.0) for s in STRATEGIES}
+    for name, extra in entries.items():
+        doc["benchmarks"][name] = copy.deepcopy(doc["benchmarks"][name]) | extra
+    return doc
+
+
+def md_heading(doc: dict[str, Any], name: str, title: str) -> str:
+    return render_benchmark(title, doc["benchmarks"][name], k=doc["k"], strategy="critic").splitlines()[0]
+
+
+def html_heading(doc: dict[str, Any], name: str) -> str:
+    page = render_report_html(doc, [])
+    start = page.index(f'<section class="bench" id="bench-{name}">')
+    return page[start : page.index("</h2>", start) + 5]
+
+
+def test_the_variant_and_denominator_in_both_headings() -> None:
+    doc = document(osworld_g={"load": {"variant": OSWORLD_VARIANT}})
+    named = "instructions: original · refusals: scored · denominator: 564"
+    assert md_heading(doc, "osworld_g", "OSWorld-G") == (
+        f"## OSWorld-G — 5 samples · {named} · Top-1 by `critic` · K=3"
+    )
+    assert html_heading(doc, "osworld_g") == (
+        '<section class="bench" id="bench-osworld_g"><h2>OSWorld-G '
+        f'<span class="muted">(osworld_g · {named})</span></h2>'
+    )
+
+
+@pytest.mark.parametrize("variant", [None, {}])
+def test_without_a_variant_the_headings_are_as_before(variant: dict[str, Any] | None) -> None:
+    extra = {} if variant is None else {"load": {"variant": variant}}
+    doc = document(osworld_g=extra)
+    assert md_heading(doc, "osworld_g", "OSWorld-G") == "## OSWorld-G — 5 samples · Top-1 by `critic` · K=3"
+    assert html_heading(doc, "osworld_g") == (
+        '<section class="bench" id="bench-osworld_g"><h2>OSWorld-G <span class="muted">(osworld_g)</span></h2>'
+    )
+
+
+def test_a_variant_value_is_escaped_in_html() -> None:
+    doc = document(osworld_g={"load": {"variant": {"language": "<b>cn</b>"}}})
+    heading = html_heading(doc, "osworld_g")
+    assert "(osworld_g · language: &lt;b&gt;cn&lt;/b&gt;)" in heading and "<b>cn" not in heading
+
+
+def test_a_differing_hub_copy_is_not_the_official_headline() -> None:
+    load = {"variant": {"language": "en"}, "provenance": provenance(False, True)}
+    doc = document(screenspot_pro={"load": load})
+    assert md_heading(doc, "screenspot_pro", "ScreenSpot-Pro") == (
+        f"## ScreenSpot-Pro — 10 samples · language: en · Top-1 by `critic` · K=3 · {COPY_WARNING}"
+    )
+    assert html_heading(doc, "screenspot_pro") == (
+        '<section class="bench" id="bench-screenspot_pro"><h2>ScreenSpot-Pro '
+        '<span class="muted">(screenspot_pro · language: en)</span>'
+        f' <span class="warning copy-differs">{COPY_WARNING}</span></h2>'
+    )
+    assert COPY_WARNING not in md_heading(doc, "osworld_g", "OSWorld-G")
+    assert COPY_WARNING not in html_heading(doc, "osworld_g")
+
+
+@pytest.mark.parametrize(("matches", "allowed"), [(True, False), (None, False), (None, True), (True, True)])
+def test_a_copy_that_matches_or_cannot_be_checked_is_not_flagged(matches: bool | None, allowed: bool) -> None:
+    doc = document(screenspot_pro={"load": {"variant": {}, "provenance": provenance(matches, allowed)}})
+    assert COPY_WARNING not in md_heading(doc, "screenspot_pro", "ScreenSpot-Pro")
+    assert COPY_WARNING not in html_heading(doc, "screenspot_pro")
+
+
+def interval(top1: list[float] | None) -> dict[str, Any]:
+    return {"method": "percentile", "resamples": 9999, "confidence": 0.95, "seed": 0, "top1": top1}
+
+
+def test_the_declared_interval_beside_the_official_headline() -> None:
+    doc = document(screenspot_pro={"headline_interval": interval([52.31, 60.77])})
+    lines = render_benchmark("S", doc["benchmarks"]["screenspot_pro"], k=3, strategy="critic").splitlines()
+    assert lines[2] == (
+        f"- Official headline (micro): Top-1 **56.4** [52.3, 60.8] {BOOT} · Oracle@3 **79.0** [40.0, 80.0] "
+        "(95% Wilson) · critic gap 22.5 · P(Top-1 hit | Oracle@3 hit) 77.7%"
+    )
+    one = render_benchmark("S", doc["benchmarks"]["screenspot_pro"], k=1, strategy="critic").splitlines()
+    assert one[2] == f"- Official headline (micro): Top-1 **56.4** [52.3, 60.8] {BOOT}"
+    page = render_report_html(doc, [])
+    assert f'official (micro): Top-1 <b>56.4</b> <span class="ci">([52.3, 60.8] {BOOT})</span>' in page
+    # the other benchmark declares none: its lines are the Wilson ones
+    other = render_benchmark("O", doc["benchmarks"]["osworld_g"], k=3, strategy="critic").splitlines()
+    assert other[2].startswith("- Official headline (micro): Top-1 **20.0** [30.1, 70.2] · Oracle@3 **30.0**")
+    assert BOOT not in other[2] and page.count(BOOT) == 1
+
+
+def test_a_declared_interval_without_samples_prints_none() -> None:
+    doc = document(screenspot_pro={"headline_interval": interval(None)})
+    text = render_benchmark("S", doc["benchmarks"]["screenspot_pro"], k=3, strategy="critic")
+    assert BOOT not in text and BOOT not in render_report_html(doc, [])
