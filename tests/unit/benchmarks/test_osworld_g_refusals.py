@@ -20,81 +20,22 @@ By hand: scored 4 / 8 = 50%, miss 2 / 8 = 25%, excluded 2 / 5 = 40%. FORMATS.md 
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from osworld_g_folder import ANSWERS, EXPECTED, RECORDS, replay, write_folder, write_predictions
 from paths import ROOT
-from PIL import Image
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.osworld_g import OSWorldGOptions
 from gge.errors import GgeError
-from gge.run.settings import parse_args
-from gge.run.standalone import run
 from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import candidate_hits, score_sample
 from gge.types import Absent, Box, Candidate, Polygon, Prediction
 
 SHARED = ROOT.parent / "shared" / "benchmarks"
-SIZE = (200, 100)
-
-RECORDS: list[tuple[str, str, list[float]]] = [
-    ("AAAAAAAAAA-0", "bbox", [20, 10, 40, 30]),  # [20, 10, 60, 40]
-    ("AAAAAAAAAA-1", "bbox", [20, 10, 40, 30]),
-    ("AAAAAAAAAA-2", "bbox", [20, 10, 40, 30]),
-    ("BBBBBBBBBB-0", "polygon", [100, 10, 150, 10, 150, 60, 100, 60]),
-    ("BBBBBBBBBB-1", "polygon", [100, 10, 150, 10, 150, 60, 100, 60]),
-    ("CCCCCCCCCC-0", "refusal", [0, 0, 0, 0]),
-    ("CCCCCCCCCC-1", "refusal", [0, 0, 0, 0]),
-    ("CCCCCCCCCC-2", "refusal", [0, 0, 0, 0]),
-]
-ANSWERS: dict[str, list[float] | None] = {
-    "AAAAAAAAAA-0": [30, 20],
-    "AAAAAAAAAA-1": [180, 90],
-    "AAAAAAAAAA-2": None,
-    "BBBBBBBBBB-0": [120, 30],
-    "BBBBBBBBBB-1": [30, 20],  # inside the bbox samples' box, not in this polygon
-    "CCCCCCCCCC-0": None,
-    "CCCCCCCCCC-1": [-1, -1],  # both coordinates negative: an abstention (FORMATS.md section 3)
-    "CCCCCCCCCC-2": [30, 20],
-}
-EXPECTED = {
-    # refusals: (samples, hits, Top-1 %, abstentions, refusal row of the box-type table or None)
-    "scored": (8, 4, 100 * 4 / 8, 3, (3, 100 * 2 / 3)),
-    "miss": (8, 2, 100 * 2 / 8, 3, (3, 0.0)),
-    "excluded": (5, 2, 100 * 2 / 5, 1, None),
-}
-
-
-def write_folder(root: Path) -> Path:
-    """The OSWorld-G layout of :data:`RECORDS` under ``root/osworld_g`` (one placeholder screenshot)."""
-    folder = root / "osworld_g"
-    (folder / "images").mkdir(parents=True)
-    Image.new("RGB", SIZE).save(folder / "images" / "shot.png")
-    records = [
-        {
-            "id": sid,
-            "image_path": "shot.png",
-            "image_size": list(SIZE),
-            "instruction": f"click {sid}",
-            "box_type": kind,
-            "box_coordinates": coords,
-            "GUI_types": ["Button"],
-        }
-        for sid, kind, coords in RECORDS
-    ]
-    for name in ("OSWorld-G.json", "OSWorld-G_refined.json"):
-        (folder / name).write_text(json.dumps(records), encoding="utf-8")
-    return folder
-
-
-def write_predictions(path: Path, benchmark: str = "osworld_g") -> Path:
-    lines = [{"benchmark": benchmark, "id": sid, "candidates": [point]} for sid, point in ANSWERS.items()]
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    return path
 
 
 def _candidate(point: list[float] | None) -> Candidate:
@@ -124,17 +65,6 @@ def test_three_denominators_through_the_metrics(tmp_path: Path, refusals: str) -
     assert _refusal_row(entry) == (None if refusal_row is None else pytest.approx(refusal_row))
 
 
-def _replay(root: Path, predictions: Path, out: Path, *extra: str) -> dict[str, Any]:
-    args = [
-        f"data_root={root}",
-        f"model.predictions={predictions}",
-        f"output_dir={out}",
-        "benchmarks=[osworld_g]",
-        *extra,
-    ]
-    return run(parse_args(args), out=io.StringIO())
-
-
 def test_three_denominators_on_one_predictions_file(tmp_path: Path) -> None:
     """One predictions file replayed under each option: the headline, the variant and the report."""
     write_folder(tmp_path / "data")
@@ -144,7 +74,7 @@ def test_three_denominators_on_one_predictions_file(tmp_path: Path) -> None:
             [] if refusals == "scored" else [f"bench.osworld_g.refusals={refusals}"]
         )  # scored: the default
         out = tmp_path / refusals
-        doc = _replay(tmp_path / "data", predictions, out, *extra)
+        doc = replay(tmp_path / "data", predictions, out, *extra)
         entry = doc["benchmarks"]["osworld_g"]
         assert entry["samples"] == samples, refusals
         assert entry["top1"] == pytest.approx(top1, abs=1e-12), refusals
@@ -227,7 +157,7 @@ def test_an_unknown_value_on_the_command_line(tmp_path: Path) -> None:
     with pytest.raises(
         GgeError, match=r"bench\.osworld_g\.refusals='none': must be scored, miss or excluded"
     ):
-        _replay(
+        replay(
             tmp_path / "data",
             write_predictions(tmp_path / "p.jsonl"),
             tmp_path / "o",
