@@ -11,6 +11,7 @@ files. A copy that differs, or that cannot be checked, is refused unless
 ``bench.<name>.allow_copy_differences=true``; either way ``provenance`` says what was read.
 
 Example:
+    >>> from gge.types import Box
     >>> region_key(Box(1, 2, 3.04, 4.06))
     'bbox/pixel 1.0 2.0 3.0 4.1'
 """

@@ -8,8 +8,8 @@ cell is base64, or (at most 64 characters) the ``index`` of another row whose ce
 which VLMEvalKit resolves the same way (``ImageBaseDataset``: ``len(image) <= 64`` is an index).
 
 Example:
-    >>> header_size(b"not an image")
-    (0, 0)
+    >>> header_size(b"not an image") == UNKNOWN_SIZE
+    True
 """
 
 from __future__ import annotations

@@ -396,3 +396,17 @@ def test_venusbench_gd_tsv_is_known_but_not_read(tmp_path: Path) -> None:
         GgeError, match=r"looks like Zery/VBGD_Dataset's copy, which gge knows but does not read"
     ):
         load_source(get_benchmark("venusbench_gd"), tmp_path, opts())
+
+
+def test_an_unreadable_embedded_image_is_kept_and_listed_as_the_release_loaders_do(tmp_path: Path) -> None:
+    bench = get_benchmark("screenspot_v2")
+    release = tiny_release(tmp_path / "release")
+    copy = tiny_parquet(tmp_path / "copy", {"image": (b"junk", "mobile_m.png")})
+    loaded = load_source(
+        bench, copy, opts(source="parquet", release_root=str(release), allow_copy_differences=True)
+    )
+    assert [s.id for s in loaded.samples] == ["mobile_0", "mobile_1", "desktop_0", "web_0"]
+    assert loaded.summary["unreadable_images"] == 1
+    assert loaded.summary["unreadable_image_ids"] == ["mobile_1"]
+    with pytest.raises(OSError):
+        open_image(loaded.samples[1].image_path).load()
