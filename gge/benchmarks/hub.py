@@ -30,7 +30,6 @@ from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadCollector, Load
 from gge.benchmarks.hub_copies import (
     COPY_SOURCES,
     RELEASE_FILES,
-    CopyLayout,
     KnownCopy,
     copies_of,
     describe,
@@ -40,6 +39,7 @@ from gge.benchmarks.hub_copies import (
     unread_copy,
 )
 from gge.benchmarks.hub_files import COLUMN_READERS, CopyRow, copy_files, read_parquet_rows, read_tsv_rows
+from gge.benchmarks.hub_layouts import CopyLayout
 from gge.errors import GgeError
 from gge.types import Absent, Polygon, Region, Sample
 
