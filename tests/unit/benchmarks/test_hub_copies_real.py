@@ -481,3 +481,25 @@ def test_an_osworld_copy_with_boxed_polygons_is_refused_then_allowed(tmp_path: P
     prov = loaded.summary["provenance"]
     assert prov["release_check"]["matches"] is False and prov["allowed_differences"] is True
     assert sum(s.region.kind == "bbox" for s in loaded.samples) == 510
+
+
+def test_the_shipped_release_digests_are_the_loaders_output_on_the_real_records(tmp_path: Path) -> None:
+    """A loader change that changes what a release gives must be followed by tools/release_digests.py."""
+    import importlib.util
+
+    from gge.benchmarks import hub
+
+    spec = importlib.util.spec_from_file_location("release_digests", ROOT / "tools" / "release_digests.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    shipped = json.loads((ROOT / "gge" / "benchmarks" / hub.DIGESTS_FILE).read_text(encoding="utf-8"))
+    tool.OUT = tmp_path / "digests.json"
+    assert tool.main(["release_digests.py", str(SHARED)]) == 0
+    fresh = json.loads(tool.OUT.read_text(encoding="utf-8"))
+    assert fresh == shipped, "run: python tools/release_digests.py"
+    assert shipped["benchmarks"]["screenspot_v2"]["{}"]["records"] == 1272
+    assert (
+        shipped["benchmarks"]["osworld_g"]['{"instructions": "original", "refusals": "excluded"}']["records"]
+        == 510
+    )
