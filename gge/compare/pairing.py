@@ -393,7 +393,8 @@ def compare_runs(
             seed=seed,
             level=level,
         )
-        benchmarks[name] = entry
+        variant = _variant(a.document["benchmarks"][name])  # B's is the same (_check_pairable)
+        benchmarks[name] = insert_after(entry, "title", {"variant": dict(variant)}) if variant else entry
         notes += more
     modes = {e["cluster"] for e in benchmarks.values()}
     cluster = "screenshot" if modes <= {"screenshot"} else ("sample" if modes == {"sample"} else "mixed")

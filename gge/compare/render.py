@@ -25,6 +25,7 @@ from gge.run.document import (
     PairedFigures,
     PairStat,
     oracle_at,
+    variant_words,
 )
 from gge.run.runstate import check_output_dir
 
@@ -142,7 +143,8 @@ def render_markdown(doc: CompareDocument) -> str:
         markdown_table(stat_head(["benchmark", "n", "shots"]), rows),
     ]
     for name, e in doc["benchmarks"].items():
-        out += ["", f"## {e['title']} ({name})"]
+        variant = variant_words(e.get("variant") or {})
+        out += ["", f"## {e['title']} ({name}{' · ' + variant if variant else ''})"]
         for t in e["tables"]:
             two = t["cols"] is not None
             th = stat_head([t["rows"], *([] if t["cols"] is None else [t["cols"]]), "n"])

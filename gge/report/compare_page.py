@@ -28,7 +28,15 @@ from gge.report.html_format import (
     esc,
 )
 from gge.report.svg import forest_plot_svg
-from gge.run.document import CompareDocument, CompareEntry, HeadlineDiff, PairStat, RunSummary, oracle_at
+from gge.run.document import (
+    CompareDocument,
+    CompareEntry,
+    HeadlineDiff,
+    PairStat,
+    RunSummary,
+    oracle_at,
+    variant_words,
+)
 
 
 # -- compare page -----------------------------------------------------------------------------------
@@ -92,6 +100,12 @@ def _errors_line(b: CompareEntry) -> str:
     return " · " + " · ".join(bits)
 
 
+def _variant_label(b: CompareEntry) -> str:
+    """`` · key: value ...`` of the runs' variant, escaped; "" without one."""
+    words = variant_words(b.get("variant") or {})
+    return f" · {esc(words)}" if words else ""
+
+
 def _compare_bench(name: str, b: CompareEntry, k: int) -> str:
     one = _one_answer(k)
     micro = b["micro"]
@@ -105,7 +119,7 @@ def _compare_bench(name: str, b: CompareEntry, k: int) -> str:
     header = ["", "A", "B", "B − A", "95% CI", "McNemar p", "MDD", "won (B only)", "lost (A only)", "n"]
     out = [
         f'<section class="bench" id="{_anchor(name)}"><h2>{esc(b["title"] or _title_of(name))} '
-        f'<span class="muted">({esc(name)})</span></h2>'
+        f'<span class="muted">({esc(name)}{_variant_label(b)})</span></h2>'
         f'<p class="muted">{_count(b["samples"])} samples on '
         f"{_count(b['screenshots'])} screenshots{_errors_line(b)}</p>",
         _table(header, rows),

@@ -54,6 +54,7 @@ __all__ = [
     "read_results",
     "share",
     "variant_text",
+    "variant_words",
 ]
 
 SCHEMA_VERSION = 1
@@ -463,6 +464,7 @@ class CompareEntry(TypedDict):
     """One benchmark of compare.json: ``top1`` (and ``"oracle@K"``) are the official headlines."""
 
     title: str
+    variant: NotRequired[dict[str, Any]]  # the runs' load.variant (the same on both), where it has keys
     samples: int
     screenshots: int
     cluster: str
@@ -539,7 +541,16 @@ def variant_text(entry: BenchmarkEntry) -> str:
         ''
     """
     load = entry.get("load")
-    variant = (load["variant"] if load is not None else None) or {}
+    return variant_words((load["variant"] if load is not None else None) or {})
+
+
+def variant_words(variant: Mapping[str, Any]) -> str:
+    """``key: value`` of each key of a variant joined by `` · `` (:func:`variant_text`).
+
+    Example:
+        >>> variant_words({"language": "cn"}), variant_words({})
+        ('language: cn', '')
+    """
     return " · ".join(f"{key}: {value}" for key, value in variant.items())
 
 

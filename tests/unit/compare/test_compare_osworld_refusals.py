@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from osworld_g_folder import replay, write_folder, write_predictions
 
-from gge.compare import compare_runs, load_run
+from gge.compare import compare_runs, load_run, render_markdown
 from gge.errors import GgeError
+from gge.report.compare_page import render_compare_html
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +57,22 @@ def test_two_runs_with_refusals_as_misses_pair(runs: dict[str, Path]) -> None:
     assert entry["samples"] == 8
     assert entry["top1"]["a"] == entry["top1"]["b"] == pytest.approx(25.0)
     assert entry["top1"]["diff"] == 0.0
+
+
+def test_the_compare_outputs_name_the_common_variant(runs: dict[str, Path]) -> None:
+    doc = compare_runs(load_run(runs["miss"]), load_run(runs["miss_again"]))
+    entry = doc["benchmarks"]["osworld_g"]
+    variant = {"instructions": "original", "refusals": "miss", "denominator": 8}
+    assert entry["variant"] == variant and list(entry)[:2] == ["title", "variant"]
+    named = "instructions: original · refusals: miss · denominator: 8"
+    assert f"\n## OSWorld-G (osworld_g · {named})\n" in render_markdown(doc)
+    assert f'<span class="muted">(osworld_g · {named})</span></h2>' in render_compare_html(doc)
+
+
+def test_a_compare_entry_without_variant_has_no_key(runs: dict[str, Path]) -> None:
+    doc = compare_runs(load_run(runs["miss"]), load_run(runs["miss_again"]))
+    entry = dict(doc["benchmarks"]["osworld_g"])
+    entry.pop("variant")
+    doc["benchmarks"]["osworld_g"] = entry  # type: ignore[typeddict-item]
+    assert "\n## OSWorld-G (osworld_g)\n" in render_markdown(doc)
+    assert '<span class="muted">(osworld_g)</span></h2>' in render_compare_html(doc)
