@@ -297,14 +297,14 @@ def _layout(bench: Benchmark, root: Path, kind: str, files: list[Path]) -> CopyL
         for k, v in layouts.items()
         if all(set(v.columns) | {v.image_column} <= set(cols) for cols in columns.values())
     }
-    if len(fits) == 1:
-        return next(iter(fits.values()))
     first = files[0]
-    if not fits and unread is not None:
+    if unread is not None:
         raise GgeError(
             f"{bench.name}: {first} looks like {unread.repository}'s copy, which gge knows but does not "
             f"read yet ({unread.differs}); use the release layout (bench.{bench.name}.source=release)"
         )
+    if len(fits) == 1:
+        return next(iter(fits.values()))
     if not fits:
         known = describe(layouts) if layouts else f"gge reads no {kind} copy of {bench.name}"
         raise GgeError(

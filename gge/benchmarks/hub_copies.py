@@ -162,7 +162,7 @@ KNOWN_COPIES: tuple[KnownCopy, ...] = (
     KnownCopy(
         "screenspot_pro",
         "likaixin/ScreenSpot-Pro refs/convert/parquet",
-        "*.parquet",
+        "[0-9][0-9][0-9][0-9].parquet",
         "parquet",
         None,
         None,
@@ -196,9 +196,18 @@ KNOWN_COPIES: tuple[KnownCopy, ...] = (
         "VenusBench*.tsv",
         "tsv",
         None,
+        LAYOUTS["venusbench_gd/vlmevalkit"],
+        "VLMEvalKit's copy: no platform or group columns (labelled unknown); which subtasks and whether the "
+        "refusals are in it: not known; gge has no release records to check it against",
+    ),
+    KnownCopy(
+        "venusbench_gd",
+        "Zery/VBGD_Dataset",
+        "VBGD*.tsv",
+        "tsv",
         None,
-        "VLMEvalKit's copy (question, bbox, image_path, category, ui_type, application); "
-        "no release records to check against",
+        None,
+        "VLMEvalKit's older VBGD cut (ScreenSpot-Pro-style columns); its relation to the release: unknown",
     ),
 )
 """Every known Hub copy, by benchmark (those with ``layout=None`` are known, not read yet)."""
@@ -249,7 +258,9 @@ def identify(benchmark: str, kind: str, names: Sequence[str], layout: CopyLayout
 
 
 def unread_copy(benchmark: str, kind: str, names: Sequence[str]) -> KnownCopy | None:
-    """A known copy gge does not read yet whose file pattern fits ``names``."""
+    """A known copy gge does not read yet whose file pattern fits ``names`` (and no read copy's does)."""
+    if any(c.kind == kind and c.layout is not None and c.matches(names) for c in copies_of(benchmark)):
+        return None
     for c in copies_of(benchmark):
         if c.kind == kind and c.layout is None and c.matches(names):
             return c

@@ -368,6 +368,53 @@ OSWORLD_COLUMNS = ("id", "instruction", "image_size", "box_type", "box_coordinat
 
 
 # ----------------------------------------------------------------------------------------------
+# VenusBench-GD: VLMEvalKit's VenusBench.tsv (ids <subtask>_<i>, i the row's position in its subtask)
+
+VENUS_UNKNOWN = "unknown"
+VENUS_REFUSAL = [-1.0, -1.0, -1.0, -1.0]
+
+
+def _venus_language(options: BenchmarkOptions) -> str:
+    language = str(getattr(options, "language", "en"))
+    if language != "en":
+        raise GgeError(
+            f"venusbench_gd: bench.venusbench_gd.language={language}: VLMEvalKit's TSV holds English "
+            "instructions only (read the release layout for instruction_zh)"
+        )
+    return language
+
+
+def venus_tsv_rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Mapped]:
+    """VLMEvalKit's VenusBench.tsv, ids ``<subtask>_<i>`` as the release loader numbers them.
+
+    Columns ``question``, ``bbox`` "[x1, y1, x2, y2]" in pixels (``[-1, -1, -1, -1]``: a refusal),
+    ``category`` (the subtask), ``ui_type`` and ``application`` when there; no platform or group
+    (labelled ``unknown``, as the release loader labels a record without them).
+    """
+    _venus_language(options)
+    counters: dict[str, int] = {}
+    out = []
+    for row in copy:
+        subtask = text(row, "category")
+        i = counters.get(subtask, 0)
+        counters[subtask] = i + 1
+        values = numbers(row, "bbox", 4)
+        size = known_size(row)
+        x1, y1, x2, y2 = values
+        region: Region = Absent() if values == VENUS_REFUSAL else normalized_box(x1, y1, x2, y2, size)
+        labels: dict[str, LabelValue] = {"subtask": subtask}
+        for key in ("ui_type", "platform", "application", "group"):
+            value = row.values.get(key)
+            labels[key] = value if isinstance(value, str) and value else VENUS_UNKNOWN
+        out.append(Mapped(f"{subtask}_{i}", text(row, "question"), region, labels, size))
+    return out
+
+
+def _venus_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
+    return {"language": _venus_language(options)}
+
+
+# ----------------------------------------------------------------------------------------------
 # The layouts
 
 LAYOUTS: dict[str, CopyLayout] = {
@@ -394,6 +441,9 @@ LAYOUTS: dict[str, CopyLayout] = {
         False,
         pro_lmms_rows,
         _pro_variant,
+    ),
+    "venusbench_gd/vlmevalkit": CopyLayout(
+        "tsv", ("index", "question", "bbox", "category"), "image", True, venus_tsv_rows, _venus_variant
     ),
     **{
         f"{name}/mminstruction": CopyLayout(

@@ -25,6 +25,7 @@ from gge.benchmarks.hub import detect_source, load_source
 from gge.benchmarks.hub_files import read_tsv_rows
 from gge.benchmarks.images import embedded_ref, image_bytes, image_name, open_image, split_ref
 from gge.errors import GgeError
+from gge.types import Absent, Box
 
 pytest.importorskip("pyarrow")
 
@@ -386,16 +387,47 @@ def test_a_copy_file_name_without_the_split_prefix_is_refused(tmp_path: Path) ->
         load_source(get_benchmark("screenspot_v2"), tmp_path / "c", opts())
 
 
-def test_venusbench_gd_tsv_is_known_but_not_read(tmp_path: Path) -> None:
-    data = base64.b64encode(png_bytes((4, 4))).decode()
+def test_venusbench_gd_tsv_is_read_but_cannot_be_checked(tmp_path: Path) -> None:
+    shot = base64.b64encode(png_bytes((200, 100))).decode()
     (tmp_path / "VenusBench.tsv").write_text(
-        f"index\timage\tquestion\tbbox\tcategory\tui_type\n1\t{data}\tclick\t[0, 0, 2, 2]\tx\ttext\n",
+        "index\timage\timage_path\tquestion\tbbox\tcategory\tui_type\tapplication\n"
+        f"1\t{shot}\tweb/a.png\tclick it\t[10, 20, 30, 40]\telement_grounding\ttext\tchrome\n"
+        "2\t1\tweb/a.png\tnot there\t[-1, -1, -1, -1]\trefusal_grounding\ticon\tchrome\n"
+        "3\t1\tweb/a.png\tthe other\t[0, 0, 100, 50]\telement_grounding\ticon\tchrome\n",
         encoding="utf-8",
     )
+    bench = get_benchmark("venusbench_gd")
     with pytest.raises(
-        GgeError, match=r"looks like Zery/VBGD_Dataset's copy, which gge knows but does not read"
+        GgeError,
+        match=r"cannot be checked against the release \(gge has no release digest of "
+        r"venusbench_gd .*\): set bench.venusbench_gd.allow_copy_differences=true",
     ):
-        load_source(get_benchmark("venusbench_gd"), tmp_path, opts())
+        load_source(bench, tmp_path, bench.options_type())
+    loaded = load_source(bench, tmp_path, bench.options_type(allow_copy_differences=True))
+    assert [s.id for s in loaded.samples] == [
+        "element_grounding_0",
+        "refusal_grounding_0",
+        "element_grounding_1",
+    ]
+    first, refusal, third = loaded.samples
+    assert first.region == Box(0.05, 0.2, 0.15, 0.4, space="normalized", size=(200, 100))
+    assert isinstance(refusal.region, Absent)
+    assert third.image_path == first.image_path  # the index cell resolved to row 1's image
+    assert dict(first.labels) == {
+        "subtask": "element_grounding",
+        "ui_type": "text",
+        "platform": "unknown",
+        "application": "chrome",
+        "group": "unknown",
+    }
+    prov = loaded.summary["provenance"]
+    assert prov["release_check"]["matches"] is None and prov["allowed_differences"] is True
+    assert prov["copy"]["repository"] == "Zery/VBGD_Dataset"
+    (tmp_path / "VenusBench.tsv").rename(tmp_path / "VBGD.tsv")
+    with pytest.raises(
+        GgeError, match="looks like Zery/VBGD_Dataset's copy, which gge knows but does not read"
+    ):
+        load_source(bench, tmp_path, bench.options_type(allow_copy_differences=True))
 
 
 def test_an_unreadable_embedded_image_is_kept_and_listed_as_the_release_loaders_do(tmp_path: Path) -> None:
