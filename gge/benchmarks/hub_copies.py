@@ -6,7 +6,9 @@ the copies gge knows (repository, file pattern, count, what differs from the rel
 it reads, the :class:`~gge.benchmarks.hub_layouts.CopyLayout` that turns the copy's rows into exactly
 the fields the release loader gives (same ids, labels, region type and space, instruction; the image
 stays embedded).
-Copies known but not read yet have ``layout=None``: selecting one is a one-line error.
+Copies known but not read yet have ``layout=None``: selecting one is a one-line error. UI-Vision,
+UI-I2E-Bench, showdown-clicks and CAGUI have no known parquet or TSV copy: their releases are on the
+Hub themselves, and harnesses download them as released.
 
 Ids follow FORMATS.md: a copy without the release's ids gets them by position, as the release does
 (``<split>_<i>`` in the copy's row order, the split from the copy file's name or the screenshot's); the
@@ -180,6 +182,24 @@ KNOWN_COPIES: tuple[KnownCopy, ...] = (
             "40 polygons by its bounding box (reported); which instruction set it holds is not known",
         )
         for name in ("osworld_g", "osworld_g_refined")
+    ),
+    KnownCopy(
+        "screenspot_pro",
+        "TIGER-Lab/ScreenSpot-Pro",
+        "test-*.parquet",
+        "parquet",
+        None,
+        None,
+        "lmms-eval's copy; bbox and img_size may be JSON strings; which columns it holds: not known",
+    ),
+    KnownCopy(
+        "mmbench_gui",
+        "MMInstruction/MMBenchGUI",
+        "*.parquet",
+        "parquet",
+        None,
+        None,
+        "named by one harness; its format, split and columns: not known",
     ),
     KnownCopy(
         "osworld_g",
