@@ -73,7 +73,8 @@ def test_without_a_variant_the_headings_are_as_before(variant: dict[str, Any] | 
     doc = document(osworld_g=extra)
     assert md_heading(doc, "osworld_g", "OSWorld-G") == "## OSWorld-G — 5 samples · Top-1 by `critic` · K=3"
     assert html_heading(doc, "osworld_g") == (
-        '<section class="bench" id="bench-osworld_g"><h2>OSWorld-G <span class="muted">(osworld_g)</span></h2>'
+        '<section class="bench" id="bench-osworld_g"><h2>OSWorld-G '
+        '<span class="muted">(osworld_g)</span></h2>'
     )
 
 
