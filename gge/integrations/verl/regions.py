@@ -18,6 +18,8 @@ def region_to_json(region: Region) -> dict[str, Any]:
         {'type': 'bbox', 'x1': 0.1, 'y1': 0.2, 'x2': 0.3, 'y2': 0.4, 'space': 'normalized', 'size': [100, 50]}
         >>> region_from_json(region_to_json(Polygon(((0, 0), (4, 0), (4, 4))))).contains(3, 1)
         True
+        >>> region_to_json(Absent(abstention_hits=False))  # OSWorld-G refusals=miss: nothing hits it
+        {'type': 'refusal', 'abstention_hits': False}
     """
     if isinstance(region, Box):
         return {
@@ -31,7 +33,7 @@ def region_to_json(region: Region) -> dict[str, Any]:
         }
     if isinstance(region, Polygon):
         return {"type": "polygon", "vertices": [[x, y] for x, y in region.vertices]}
-    return {"type": "refusal"}
+    return {"type": "refusal"} if region.abstention_hits else {"type": "refusal", "abstention_hits": False}
 
 
 def _num(value: Any) -> bool:
@@ -78,5 +80,8 @@ def region_from_json(obj: Any) -> Region:
             raise GgeError(f"region: a polygon needs vertices [[x, y], ...], got {verts!r}")
         return Polygon(tuple((float(v[0]), float(v[1])) for v in verts))
     if kind == "refusal":
-        return Absent()
+        hits = obj.get("abstention_hits", True)
+        if not isinstance(hits, bool):
+            raise GgeError(f"region: a refusal's abstention_hits must be true or false, got {hits!r}")
+        return Absent(abstention_hits=hits)
     raise GgeError(f"region: unknown type {kind!r}; known: bbox, polygon, refusal")

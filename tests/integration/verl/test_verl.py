@@ -171,9 +171,26 @@ def test_regions_round_trip_as_plain_json() -> None:
         Box(5, 5, 1, 1),  # inverted: kept, hits nothing
         Polygon(((0, 0), (10, 0), (10, 10), (0, 10))),
         Absent(),
+        Absent(abstention_hits=False),  # OSWorld-G refusals=miss
     ):
         back = region_from_json(json.loads(json.dumps(region_to_json(region))))
         assert back == region
+    assert region_to_json(Absent()) == {"type": "refusal"}  # the official rule writes what it always did
+    with pytest.raises(GgeError, match="abstention_hits must be true or false"):
+        region_from_json({"type": "refusal", "abstention_hits": "no"})
+
+
+def test_a_refusal_counted_as_a_miss_is_not_rewarded_for_abstaining() -> None:
+    from gge.integrations.verl import compute_score_batch
+    from gge.integrations.verl.ground_truth import GroundTruth
+
+    sizes = ((800, 600), (800, 600), (812, 588), (812, 588))
+    rewards = []
+    for region in (Absent(), Absent(abstention_hits=False)):
+        gt = GroundTruth("osworld_g", "3", region, *sizes)
+        item = {"response": REFUSAL, "ground_truth": gt.to_json()}
+        rewards.append(compute_score_batch([item])[0]["overall"])
+    assert rewards == [1.0, 0.0]
     with pytest.raises(GgeError, match="unknown type"):
         region_from_json({"type": "circle"})
 
