@@ -83,6 +83,11 @@ class OSWorldGOptions(BenchmarkOptions):
 
     refusals: str = "scored"
 
+    NOT_PREDICTIVE: ClassVar[tuple[str, ...]] = (*BenchmarkOptions.NOT_PREDICTIVE, "refusals")
+    """``refusals`` changes how the answers are scored, not what is asked (as ``selection`` does), so a
+    rerun with another value reuses the predictions and rescores them; ``excluded`` asks fewer
+    samples, which the samples digest covers."""
+
 
 def refusals_option(name: str, options: BenchmarkOptions) -> str:
     """The ``refusals`` option, checked (a plain BenchmarkOptions reads ``scored``).

@@ -335,7 +335,7 @@ def test_per_benchmark_root_and_refined_variant(demo_suite: Path, tmp_path: Path
     )
     doc = run(cfg, out=io.StringIO())
     e = doc["benchmarks"]["osworld_g_refined"]
-    assert e["load"]["variant"] == {"instructions": "refined"}
+    assert e["load"]["variant"] == {"instructions": "refined", "refusals": "scored", "denominator": 36}
     assert doc["config"]["bench"]["osworld_g_refined"]["root"] == str(demo_suite / "osworld_g")
 
 

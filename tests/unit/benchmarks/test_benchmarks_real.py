@@ -241,7 +241,7 @@ def test_osworld_g(loaded: dict[str, LoadedBenchmark], name: str) -> None:
     assert all("category" not in s.labels for s in r.samples)
     assert any("classification_result.json" in n for n in r.summary["notes"])
     expected = "refined" if name.endswith("refined") else "original"
-    assert r.summary["variant"] == {"instructions": expected}
+    assert r.summary["variant"] == {"instructions": expected, "refusals": "scored", "denominator": 564}
     assert r.summary["files"] == [f"benchmark/OSWorld-G{'_refined' if expected == 'refined' else ''}.json"]
     first = one(r, "0FOB4CLBT2-0")
     assert first.region == Box(1422.9, 326.4, 1422.9 + 26.679999999999836, 326.4 + 28.400000000000034)
