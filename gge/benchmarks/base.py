@@ -145,6 +145,20 @@ class Benchmark(ABC):
     """The official headline's interval when the benchmark's own code gives one (a bootstrap); None:
     gge's Wilson interval of the micro mean."""
 
+    def configured(self, options: BenchmarkOptions) -> Benchmark:
+        """The benchmark as one run's options shape it (its label keys and tables); default: itself.
+
+        ``records`` builds its breakdown from ``bench.records.tables``; the registered instance is
+        left unchanged.
+
+        Args:
+            options: The run's options for this benchmark.
+
+        Returns:
+            The benchmark the run scores with.
+        """
+        return self
+
     @abstractmethod
     def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
         """Read the official layout under ``root``.

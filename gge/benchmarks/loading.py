@@ -113,12 +113,14 @@ def load_benchmarks(
     for name in names:
         bench = get_benchmark(name)
         opts = (options or {}).get(name) or bench.options_type()
+        bench = bench.configured(opts)
         root = benchmark_root(bench, data_root, opts)
         loaded = load_source(bench, root, opts)
         if out is not None:
             n_odd = loaded.summary["degenerate_boxes"]
             odd = f" ({n_odd} degenerate boxes kept as released)" if n_odd else ""
-            print(f"{name}: {len(loaded.samples)} samples from {root}{odd}{copy_note(loaded)}", file=out)
+            note = copy_note(loaded)
+            print(f"{name}: {len(loaded.samples)} samples from {loaded.root}{odd}{note}", file=out)
             if not loaded.samples:
                 print(f"warning: {name}: the annotation files hold no samples", file=out)
         benches[name], loads[name], roots[name] = bench, loaded, root

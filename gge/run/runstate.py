@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from gge.benchmarks.images import image_name
 from gge.errors import GgeError, TransientError
 from gge.run.predlog import existing_logs
 from gge.types import Sample
@@ -122,10 +123,14 @@ def checkpoint_digest(path: str | Path) -> str:
 
 
 def samples_digest(samples: Sequence[Sample]) -> str:
-    """A digest of what a benchmark asks: each sample's id, instruction and screenshot file name."""
+    """A digest of what a benchmark asks: each sample's id, instruction and screenshot name.
+
+    The name is :func:`gge.benchmarks.images.image_name`: the file name, or for an image embedded in a
+    Hub copy the copy's file name with the image's place in it.
+    """
     h = hashlib.sha256()
     for s in sorted(samples, key=lambda s: s.id):
-        h.update(json.dumps([s.id, s.instruction, Path(s.image_path).name]).encode())
+        h.update(json.dumps([s.id, s.instruction, image_name(s.image_path)]).encode())
     return h.hexdigest()
 
 

@@ -22,7 +22,7 @@ import pytest
 from paths import ROOT
 from PIL import Image
 
-from gge.benchmarks.base import Benchmark, BenchmarkOptions
+from gge.benchmarks.base import BenchmarkOptions
 from gge.benchmarks.images import image_bytes
 from gge.benchmarks.records import RecordsBenchmark, RecordsOptions
 from gge.demo.suite.records_demo import SCREENS, write_records_demo
@@ -624,11 +624,6 @@ def test_eval_py_on_a_users_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    not hasattr(Benchmark, "configured"),
-    reason="needs Benchmark.configured and load_benchmarks calling it (see the records report)",
-    strict=True,
-)
 def test_eval_tables_break_down_by_label_columns(tmp_path: Path) -> None:
     from gge.cli.eval import main
 
