@@ -67,13 +67,12 @@ from gge.report.html_format import (
 from gge.report.markdown import bootstrap_label, subset_text
 from gge.report.svg import Series, grouped_bars_svg, line_chart_svg, stacked_bars_svg
 from gge.run.document import (
-    COPY_DIFFERS,
     BenchmarkEntry,
     GroupStats,
     OfficialTable,
     Quartiles,
     ResultsDocument,
-    copy_differs,
+    copy_warning,
     oracle_at,
     pass_at,
     variant_text,
@@ -437,7 +436,8 @@ def _benchmark_section(name: str, entry: BenchmarkEntry, document: ResultsDocume
     grid = "".join(f"<div>{b}</div>" for b in blocks if b)
     variant = variant_text(entry)
     label = f"{esc(name)} · {esc(variant)}" if variant else esc(name)
-    warning = f' <span class="warning copy-differs">{esc(COPY_DIFFERS)}</span>' if copy_differs(entry) else ""
+    copy = copy_warning(entry)
+    warning = f' <span class="warning copy-differs">{esc(copy)}</span>' if copy else ""
     return (
         f'<section class="bench" id="{_anchor(name)}"><h2>{esc(_title_of(name))} '
         f'<span class="muted">({label})</span>{warning}</h2>{_headline(entry, k)}'

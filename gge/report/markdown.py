@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gge.run.document import (
-    COPY_DIFFERS,
     BenchmarkEntry,
     GroupStats,
     HeadlineInterval,
@@ -21,7 +20,7 @@ from gge.run.document import (
     MeanStats,
     OfficialTable,
     Subset,
-    copy_differs,
+    copy_warning,
     oracle_at,
     pass_at,
     share,
@@ -141,7 +140,8 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
     variant = variant_text(entry)
     label = f" · {variant}" if variant else ""
     how = "one answer per sample (Top-1 only)" if one else f"Top-1 by `{strategy}` · K={k}"
-    warning = f" · {COPY_DIFFERS}" if copy_differs(entry) else ""
+    copy = copy_warning(entry)
+    warning = f" · {copy}" if copy else ""
     is_micro = off["rule"] == "micro"
     boot = entry.get("headline_interval")
     boot_ci = (

@@ -37,6 +37,7 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
 
 __all__ = [
     "COPY_DIFFERS",
+    "COPY_UNCHECKED",
     "SCHEMA_VERSION",
     "AverageStats",
     "BenchmarkEntry",
@@ -47,7 +48,7 @@ __all__ = [
     "PairStat",
     "ResultsDocument",
     "check_version",
-    "copy_differs",
+    "copy_warning",
     "insert_after",
     "oracle_at",
     "pass_at",
@@ -337,6 +338,8 @@ class BenchmarkEntry(TypedDict):
     calibration: Calibration | None
     load: NotRequired[LoadSummary]
     samples_digest: NotRequired[str]
+    origin: NotRequired[dict[str, str]]
+    """A benchmark from an installed package: its distribution, version and entry point."""
     unmatched_predictions: NotRequired[list[str]]
     missing_predictions: NotRequired[int]
     responses_per_sample: NotRequired[ResponseCounts]
@@ -526,6 +529,11 @@ def share(split: OutcomeSplit, kind: str) -> float | None:
 COPY_DIFFERS = (
     "Hub copy that differs from the release (allow_copy_differences=true): not the official headline"
 )
+COPY_UNCHECKED = (
+    "Hub copy not checked against the release (allow_copy_differences=true): not the official headline"
+)
+HUB_SOURCES = ("parquet", "tsv")
+"""The ``provenance.source`` values of a Hub copy."""
 """What a heading says of a benchmark read from a Hub copy whose records differ from the release."""
 
 
@@ -554,22 +562,30 @@ def variant_words(variant: Mapping[str, Any]) -> str:
     return " · ".join(f"{key}: {value}" for key, value in variant.items())
 
 
-def copy_differs(entry: BenchmarkEntry) -> bool:
-    """Whether the entry was read from a copy that differs from the release, run only because allowed.
+def copy_warning(entry: BenchmarkEntry) -> str:
+    """Why the entry's headline is not the official one because of where its records came from, or "".
 
-    That is ``load.provenance`` with ``release_check.matches`` False and ``allowed_differences``
-    True: its headline is not the official one (:data:`COPY_DIFFERS`).
+    A Hub copy (``load.provenance.source`` parquet or tsv) that ran only because
+    ``allow_copy_differences=true`` was set: :data:`COPY_DIFFERS` when ``release_check.matches`` is
+    False, :data:`COPY_UNCHECKED` when gge could not check it (None).
 
     Example:
-        >>> prov = {"release_check": {"matches": False}, "allowed_differences": True}
-        >>> copy_differs({"load": {"provenance": prov}}), copy_differs({"load": {}})
-        (True, False)
+        >>> prov = {"source": "parquet", "release_check": {"matches": False}, "allowed_differences": True}
+        >>> copy_warning({"load": {"provenance": prov}}) == COPY_DIFFERS, copy_warning({"load": {}})
+        (True, '')
     """
     load = entry.get("load")
     provenance = load.get("provenance") if load is not None else None
-    if provenance is None:
-        return False
-    return provenance["release_check"].get("matches") is False and provenance["allowed_differences"] is True
+    if (
+        provenance is None
+        or provenance.get("source") not in HUB_SOURCES
+        or not provenance["allowed_differences"]
+    ):
+        return ""
+    matches = provenance["release_check"].get("matches")
+    if matches is True:
+        return ""
+    return COPY_DIFFERS if matches is False else COPY_UNCHECKED
 
 
 _D = TypeVar("_D", bound=Mapping[str, Any])

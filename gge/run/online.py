@@ -34,7 +34,7 @@ from gge.benchmarks.sampling import strata_keys, stratified_subset
 from gge.errors import GgeError
 from gge.models.base import Predictor, answers_per_sample, policy_analysis_options
 from gge.run.data import make_loader
-from gge.run.document import BenchmarkEntry, oracle_at
+from gge.run.document import BenchmarkEntry, oracle_at, variant_words
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
 from gge.run.settings import RunSettings
 from gge.scoring.metrics import benchmark_metrics, scalar_metrics
@@ -195,6 +195,8 @@ class OnlineEvaluator:
         self.table_samples = table_samples
         self.strict_images = strict_images
         self.benchmarks: dict[str, Benchmark] = {}
+        self.variants: dict[str, str] = {}
+        """Each benchmark's variant in the report's words (for the W&B tables' ``variant`` column)."""
         self.samples: dict[str, list[Sample]] = {}
         self.sample_ids: dict[str, list[str]] | None = None
         self.table_ids: dict[str, list[str]] = {}
@@ -226,6 +228,8 @@ class OnlineEvaluator:
         loaded = load_benchmarks(list(self.specs), self.data_root, options, max_samples=None)
         self.benchmarks.update(loaded.benchmarks)
         self.samples.update(loaded.samples)
+        for name, ld in loaded.loads.items():
+            self.variants[name] = variant_words(ld.summary["variant"])
 
     def select(self) -> dict[str, list[Sample]]:
         """The fixed subset of each benchmark (chosen once, or restored from a checkpoint).
@@ -366,6 +370,7 @@ class OnlineEvaluator:
                 "table_ids": self.table_ids[name],
                 "k": evaluation.k,
                 "strategy": self.selection,
+                "variant": self.variants.get(name, ""),
             }
             if wandb_run is not None:
                 bench = self.benchmarks[name]

@@ -208,6 +208,12 @@ def test_wandb_tables_from_a_training_run(demo_suite: Path, wandb_env: Path) -> 
     assert first == second == cb.table_ids["screenspot_v2"] and len(first) == 4  # the same samples each time
     image = tables[0].rows()[0]["image"]
     assert image.width <= 960 and {"ground_truth", "candidates", "pick"} <= set(image.boxes)
+    # a training run's tables name the variant and its denominator as eval's do (all 36 loaded)
+    (osworld, *_) = run.tables("grounding/osworld_g/samples")
+    assert {row["variant"] for row in osworld.rows()} == {
+        "instructions: original · refusals: scored · denominator: 36"
+    }
+    assert "variant" not in tables[0].rows()[0]  # ScreenSpot-v2 has no variant
     history_keys = set().union(*(row.keys() for row in run.history))
     assert "grounding/mean/top1" in history_keys
 

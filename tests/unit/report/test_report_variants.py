@@ -99,11 +99,26 @@ def test_a_differing_hub_copy_is_not_the_official_headline() -> None:
     assert COPY_WARNING not in html_heading(doc, "osworld_g")
 
 
-@pytest.mark.parametrize(("matches", "allowed"), [(True, False), (None, False), (None, True), (True, True)])
-def test_a_copy_that_matches_or_cannot_be_checked_is_not_flagged(matches: bool | None, allowed: bool) -> None:
+@pytest.mark.parametrize(("matches", "allowed"), [(True, False), (None, False), (True, True)])
+def test_a_copy_that_matches_is_not_flagged(matches: bool | None, allowed: bool) -> None:
     doc = document(screenspot_pro={"load": {"variant": {}, "provenance": provenance(matches, allowed)}})
-    assert COPY_WARNING not in md_heading(doc, "screenspot_pro", "ScreenSpot-Pro")
-    assert COPY_WARNING not in html_heading(doc, "screenspot_pro")
+    for heading in (md_heading(doc, "screenspot_pro", "ScreenSpot-Pro"), html_heading(doc, "screenspot_pro")):
+        assert "not the official headline" not in heading
+
+
+def test_a_copy_run_unchecked_is_not_the_official_headline() -> None:
+    unchecked = (
+        "Hub copy not checked against the release (allow_copy_differences=true): not the official headline"
+    )
+    doc = document(screenspot_pro={"load": {"variant": {}, "provenance": provenance(None, True)}})
+    assert md_heading(doc, "screenspot_pro", "ScreenSpot-Pro").endswith(f" · {unchecked}")
+    assert f'<span class="warning copy-differs">{unchecked}</span>' in html_heading(doc, "screenspot_pro")
+
+
+def test_a_release_load_is_never_flagged() -> None:
+    release = provenance(None, True) | {"source": "release", "copy": None}
+    doc = document(screenspot_pro={"load": {"variant": {}, "provenance": release}})
+    assert "not the official headline" not in md_heading(doc, "screenspot_pro", "ScreenSpot-Pro")
 
 
 def interval(top1: list[float] | None) -> dict[str, Any]:
