@@ -1,12 +1,12 @@
 """Write gge/benchmarks/release_digests.json: the release digests a Hub copy is checked against.
 
-Reads the real annotation records (``/work/shared/benchmarks`` by default, laid out as each release
-lays them out, no screenshots), lays placeholder screenshots of the true sizes (one small PNG per
-size, hard-linked to every path) in a temporary folder, loads each benchmark with its own loader and
-every variant listed below, and writes per benchmark and variant: the record count and the sha256
-digests of the sorted ids, of (id, region) in pixels rounded to 0.1, of (id, instruction), of
-(id, image size) and of (id, labels), with each record's short hash (to count what differs). The
-records themselves are never written.
+Reads the real annotation records (``../shared/benchmarks`` beside the clone by default, laid out as
+each release lays them out, no screenshots), lays placeholder screenshots of the true sizes (one
+small PNG per size, hard-linked to every path) in a temporary folder, loads each benchmark with its
+own loader and every variant listed below, and writes per benchmark and variant: the record count
+and the sha256 digests of the sorted ids, of (id, region) in pixels rounded to 0.1, of (id,
+instruction), of (id, image size) and of (id, labels), with each record's short hash (to count what
+differs). The records themselves are never written.
 
 Usage::
 
@@ -170,7 +170,10 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
 
 def main(argv: list[str]) -> int:
     """Write the digests file; ``argv[1]`` is the folder of the real records."""
-    shared = Path(argv[1] if len(argv) > 1 else "/work/shared/benchmarks")
+    shared = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+    if not (shared / "screenspot_v2").is_dir():
+        print(f"error: {shared}: not a folder of the real annotation records (give it as the argument)")
+        return 2
     out: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
