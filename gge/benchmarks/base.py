@@ -145,6 +145,20 @@ class Benchmark(ABC):
     """The official headline's interval when the benchmark's own code gives one (a bootstrap); None:
     gge's Wilson interval of the micro mean."""
 
+    def headline_caveat(self, options: BenchmarkOptions) -> str | None:
+        """Why this run's headline is not the benchmark's published one, or None when it is.
+
+        Written into the load summary (``headline_caveat``) and printed on the headline line of every
+        report, so a number that papers cannot be compared with never reads as official.
+
+        Args:
+            options: The run's options for this benchmark.
+
+        Returns:
+            One line, or None.
+        """
+        return None
+
     def configured(self, options: BenchmarkOptions) -> Benchmark:
         """The benchmark as one run's options shape it (its label keys and tables); default: itself.
 

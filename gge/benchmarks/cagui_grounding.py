@@ -64,6 +64,10 @@ BBOX2TEXT_NOTE = (
     "bbox2text answers with text, not a point: not evaluated; the official average is the mean of three "
     "subtasks, gge's headline is the mean of the two point subtasks: not comparable to the published average"
 )
+HEADLINE_CAVEAT = (
+    "the mean of Fun2Point and Text2Point; the published average also includes Bbox2Text (a text answer, "
+    "not evaluated)"
+)
 _NUM = r"\s*([+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)\s*"
 _POSITION = re.compile(rf"<{_NUM},{_NUM},{_NUM},{_NUM}>")
 _INT = re.compile(r"[+-]?\d+")
@@ -154,6 +158,10 @@ class CAGUIGrounding(Benchmark):
     label_keys = ("subtask",)
     official = Average("macro_subtask", ("subtask",))
     tables = (TableSpec("By subtask", rows="subtask", row_order=tuple(SUBTASKS)),)
+
+    def headline_caveat(self, options: BenchmarkOptions) -> str | None:
+        """Always: the published average is the mean of three subtasks, gge's of the two point ones."""
+        return HEADLINE_CAVEAT
 
     def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
         """Read code/cap.jsonl and code/ocr.jsonl (see the module docstring).

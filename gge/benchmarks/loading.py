@@ -116,6 +116,9 @@ def load_benchmarks(
         bench = bench.configured(opts)
         root = benchmark_root(bench, data_root, opts)
         loaded = load_source(bench, root, opts)
+        caveat = bench.headline_caveat(opts)
+        if caveat is not None:
+            loaded.summary["headline_caveat"] = caveat
         if out is not None:
             n_odd = loaded.summary["degenerate_boxes"]
             odd = f" ({n_odd} degenerate boxes kept as released)" if n_odd else ""

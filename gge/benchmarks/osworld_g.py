@@ -216,6 +216,11 @@ class OSWorldG(Benchmark):
         TableSpec("By box type", rows="box_type", row_order=("bbox", "polygon", "refusal")),
     )
 
+    def headline_caveat(self, options: BenchmarkOptions) -> str | None:
+        """Not the official headline unless refusals are scored (the official 564)."""
+        refusals = refusals_option(self.name, options)
+        return None if refusals == "scored" else REFUSALS_CAVEAT[refusals]
+
     def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
         """Read the instruction file, the optional categories and check the images.
 
@@ -278,6 +283,15 @@ class OSWorldG(Benchmark):
         loaded = out.result({"instructions": self.instructions, "refusals": refusals})
         loaded.summary["variant"]["denominator"] = len(out.samples)
         return loaded
+
+
+REFUSALS_CAVEAT = {
+    "miss": "refusals counted as misses (MAI-UI's count); the official headline scores them "
+    "(refusals=scored)",
+    "excluded": "refusals left out (Gelato's and ClawGUI's 510); the official headline scores them "
+    "(refusals=scored, 564)",
+}
+"""The headline caveat of each non-official ``refusals`` choice."""
 
 
 def refusals_note(refusals: str, denominator: int, refusal_records: int) -> str:

@@ -73,6 +73,7 @@ from gge.run.document import (
     Quartiles,
     ResultsDocument,
     copy_warning,
+    headline_caveat,
     oracle_at,
     pass_at,
     variant_text,
@@ -133,10 +134,13 @@ def _summary(document: ResultsDocument) -> str:
     rows = []
     for name, entry in document["benchmarks"].items():
         rule, top1, oracle = _official(entry, k)
+        caveat = headline_caveat(entry)
         row = [
             f'<a href="#{_anchor(name)}">{esc(_title_of(name))}</a>',
             _count(entry["samples"]),
-            esc(rule),
+            esc(rule)
+            if not caveat
+            else f'{esc(rule)} <span class="warning" title="{esc(caveat)}">(not official)</span>',
             _pct(top1),
         ]
         if not one:
@@ -227,7 +231,13 @@ def _headline(entry: BenchmarkEntry, k: int) -> str:
     one = _one_answer(k)
     intervals = entry["intervals"]
     micro = entry["micro"]
-    bits = [f"official ({esc(rule)}): Top-1 <b>{_pct(top1)}</b>"]
+    caveat = headline_caveat(entry)
+    named = (
+        f"official ({esc(rule)})"
+        if not caveat
+        else f'headline ({esc(rule)}; <span class="warning">not official: {esc(caveat)}</span>)'
+    )
+    bits = [f"{named}: Top-1 <b>{_pct(top1)}</b>"]
     boot = entry.get("headline_interval")
     if boot is not None and boot["top1"] is not None:
         of = "" if rule == "micro" else "micro Top-1 "

@@ -21,6 +21,7 @@ from gge.run.document import (
     OfficialTable,
     Subset,
     copy_warning,
+    headline_caveat,
     oracle_at,
     pass_at,
     share,
@@ -152,7 +153,13 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
     if is_micro and boot_ci:
         top1_ci = boot_ci  # the benchmark's own interval of its headline; Oracle@K keeps Wilson's
         wilson = "" if one or oracle_at(ci, k) is None else " (95% Wilson)"
-    head = f"- Official headline ({off['rule']}): Top-1 **{fmt(off['top1'])}**{top1_ci}"
+    caveat = headline_caveat(entry)
+    named = (
+        f"Official headline ({off['rule']})"
+        if not caveat
+        else f"Headline ({off['rule']}; not official: {caveat})"
+    )
+    head = f"- {named}: Top-1 **{fmt(off['top1'])}**{top1_ci}"
     if not one:
         o_top1, o_oracle = off["top1"], oracle_at(off, k)
         gap = None if o_top1 is None or o_oracle is None else o_oracle - o_top1
@@ -348,9 +355,11 @@ def render_summary(
     header += [] if one else [f"Oracle@{k}", "gap"]
     header += ["format errors", "image errors"]
     rows = []
+    caveats = {name: headline_caveat(e) for name, e in entries.items()}
     for name, e in entries.items():
         off = e["official"]
-        row = [titles[name], str(e["samples"]), off["rule"], fmt(off["top1"])]
+        rule = f"{off['rule']} (not official)" if caveats[name] else off["rule"]
+        row = [titles[name], str(e["samples"]), rule, fmt(off["top1"])]
         if not one:
             top1, oracle = off["top1"], oracle_at(off, k)
             row += [fmt(oracle), fmt(None if top1 is None or oracle is None else oracle - top1)]
@@ -358,4 +367,6 @@ def render_summary(
     if len(entries) > 1:
         row = [f"mean of {len(mean['benchmarks'])}", "", "unweighted", fmt(mean["top1"])]
         rows.append(row + ([] if one else [fmt(oracle_at(mean, k)), ""]) + ["", ""])
-    return "## Summary (official headlines)\n\n" + markdown_table(header, rows)
+    notes = "".join(f"\n- {titles[name]}: not official: {c}" for name, c in caveats.items() if c)
+    notes = f"\n{notes}" if notes else ""
+    return "## Summary (official headlines)\n\n" + markdown_table(header, rows) + notes

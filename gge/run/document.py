@@ -49,6 +49,7 @@ __all__ = [
     "ResultsDocument",
     "check_version",
     "copy_warning",
+    "headline_caveat",
     "insert_after",
     "oracle_at",
     "pass_at",
@@ -293,6 +294,8 @@ class LoadSummary(TypedDict):
     variant: dict[str, Any]
     notes: list[str]
     provenance: NotRequired[Provenance]
+    headline_caveat: NotRequired[str]
+    """Why the run's headline is not the published one (``Benchmark.headline_caveat``)."""
 
 
 class ResponseCounts(TypedDict):
@@ -560,6 +563,21 @@ def variant_words(variant: Mapping[str, Any]) -> str:
         ('language: cn', '')
     """
     return " · ".join(f"{key}: {value}" for key, value in variant.items())
+
+
+def headline_caveat(entry: BenchmarkEntry) -> str:
+    """Why the entry's headline is not the benchmark's published one, or "" when it is.
+
+    The benchmark's own caveat for the run's options (``load.headline_caveat``: a variant that is not
+    the official one, a subtask left out), else the Hub-copy warning (:func:`copy_warning`).
+
+    Example:
+        >>> headline_caveat({"load": {"headline_caveat": "refusals left out"}}), headline_caveat({})
+        ('refusals left out', '')
+    """
+    load = entry.get("load")
+    caveat = load.get("headline_caveat") if load is not None else None
+    return caveat or copy_warning(entry)
 
 
 def copy_warning(entry: BenchmarkEntry) -> str:

@@ -10,6 +10,7 @@ Top-1 with its method, resamples and seed.
 from __future__ import annotations
 
 import copy
+import html
 from typing import Any
 
 import pytest
@@ -146,3 +147,49 @@ def test_a_declared_interval_without_samples_prints_none() -> None:
     doc = document(screenspot_pro={"headline_interval": interval(None)})
     text = render_benchmark("S", doc["benchmarks"]["screenspot_pro"], k=3, strategy="critic")
     assert BOOT not in text and BOOT not in render_report_html(doc, [])
+
+
+CAVEAT = (
+    "refusals left out (Gelato's and ClawGUI's 510); the official headline scores them (refusals=scored, 564)"
+)
+
+
+def test_a_headline_with_a_caveat_never_reads_as_official() -> None:
+    from gge.report.markdown import render_summary
+
+    doc = document(osworld_g={"load": {"variant": OSWORLD_VARIANT, "headline_caveat": CAVEAT}})
+    lines = render_benchmark("OSWorld-G", doc["benchmarks"]["osworld_g"], k=3, strategy="critic").splitlines()
+    assert lines[2].startswith(f"- Headline (micro; not official: {CAVEAT}): Top-1 **20.0**")
+    titles = {"screenspot_pro": "ScreenSpot-Pro", "osworld_g": "OSWorld-G"}
+    summary = render_summary(titles, doc["benchmarks"], doc["mean"], k=3)
+    rows = {line.split("|")[1].strip(): line for line in summary.splitlines() if line.startswith("| ")}
+    assert "| micro (not official) |" in rows["OSWorld-G"].replace("  ", "")
+    assert "not official" not in rows["ScreenSpot-Pro"]
+    assert summary.endswith(f"\n\n- OSWorld-G: not official: {CAVEAT}")
+    page = render_report_html(doc, [])
+    escaped = html.escape(CAVEAT, quote=True)
+    assert f'headline (micro; <span class="warning">not official: {escaped}</span>): Top-1 <b>20.0</b>' in page
+    assert page.count("(not official)</span>") == 1  # the summary row of OSWorld-G only
+    # the other benchmark keeps its official line
+    other = render_benchmark("S", doc["benchmarks"]["screenspot_pro"], k=3, strategy="critic").splitlines()
+    assert other[2].startswith("- Official headline (micro): Top-1 **56.4**")
+
+
+def test_the_loaders_caveats(demo_suite: Any) -> None:
+    from gge.benchmarks.loading import load_benchmarks
+    from gge.benchmarks.osworld_g import OSWorldGOptions
+
+    def caveat(name: str, **options: Any) -> str | None:
+        opts = {name: OSWorldGOptions(**options)} if options else None
+        return load_benchmarks([name], demo_suite, opts).loads[name].summary.get("headline_caveat")
+
+    assert caveat("osworld_g") is None and caveat("osworld_g", refusals="scored") is None
+    assert caveat("osworld_g", refusals="excluded") == CAVEAT
+    assert caveat("osworld_g_refined", refusals="miss") == (
+        "refusals counted as misses (MAI-UI's count); the official headline scores them (refusals=scored)"
+    )
+    assert caveat("cagui_grounding") == (
+        "the mean of Fun2Point and Text2Point; the published average also includes Bbox2Text (a text "
+        "answer, not evaluated)"
+    )
+    assert caveat("screenspot_v2") is None and caveat("screenspot_v1") is None
