@@ -1,0 +1,66 @@
+"""The new benchmarks' headlines through the real scoring path, on hand-made folders and answers.
+
+- CAGUI: the headline is the mean of the two subtasks, not the micro mean (unequal subtask sizes make
+  them differ: 1 of 3 Fun2Point hits and 1 of 1 Text2Point hits is (33.3 + 100) / 2 = 66.7, micro 50).
+- VenusBench-GD: a refusal target is hit only when the model's answer is the abstention ``(-1, -1)``
+  read by the answer parser (FORMATS.md section 10: both coordinates negative), never by a point.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_new_loaders import PREFIX, cagui_line, venus_record, write_cagui, write_venus
+
+from gge.benchmarks import get_benchmark
+from gge.benchmarks.base import BenchmarkOptions
+from gge.models.parsing import parse_points
+from gge.scoring.metrics import benchmark_metrics
+from gge.scoring.scoring import score_sample
+from gge.types import Candidate, Prediction
+
+
+def _answer(sample_id: str, text: str) -> Prediction:
+    parsed = parse_points(text)  # the model's units are pixels here: the point is used as it reads
+    assert not parsed.format_error, text
+    return Prediction("b", sample_id, (Candidate(parsed.points[0], raw=text),))
+
+
+def test_cagui_headline_is_the_mean_of_the_two_subtasks(tmp_path: Path) -> None:
+    cap = [cagui_line(f"{PREFIX}0.jpeg") for _ in range(3)]  # box <10, 20, 110, 220> on each
+    base = write_cagui(tmp_path / "CAGUI_grounding", cap=cap)
+    bench = get_benchmark("cagui_grounding")
+    samples = bench.load(base, BenchmarkOptions()).samples
+    assert [s.id for s in samples] == ["fun2point_0", "fun2point_1", "fun2point_2", "text2point_0"]
+    inside, outside = "(60, 100)", "(300, 500)"
+    texts = {"fun2point_0": inside, "fun2point_1": outside, "fun2point_2": outside, "text2point_0": inside}
+    results = [score_sample(s, _answer(s.id, texts[s.id]), k=1) for s in samples]
+    entry = benchmark_metrics(bench, results, k=1, strategy="first")
+    assert entry["official"]["rule"] == "macro_subtask"
+    assert entry["top1"] == pytest.approx((100 / 3 + 100) / 2)
+    assert entry["micro"]["top1"] == pytest.approx(50.0)
+
+
+def test_cagui_edges_are_inclusive(tmp_path: Path) -> None:
+    base = write_cagui(tmp_path / "CAGUI_grounding", cap=[cagui_line(f"{PREFIX}0.jpeg")])
+    bench = get_benchmark("cagui_grounding")
+    (sample, _) = bench.load(base, BenchmarkOptions()).samples
+    hits = {
+        text: score_sample(sample, _answer(sample.id, text), k=1).top1["first"]
+        for text in ("(10, 20)", "(110, 220)", "(9.9, 20)", "(110, 220.1)")
+    }
+    assert hits == {"(10, 20)": True, "(110, 220)": True, "(9.9, 20)": False, "(110, 220.1)": False}
+
+
+def test_venus_refusal_is_hit_only_by_the_parsed_abstention(tmp_path: Path) -> None:
+    refusal = venus_record(bbox=[-1, -1, -1, -1])
+    root = write_venus(tmp_path / "venus", {"refusal_grounding": [refusal, venus_record()]})
+    bench = get_benchmark("venusbench_gd")
+    refusal_sample, target = bench.load(root, bench.options_type()).samples
+    answers = {"[-1, -1]": True, "(-1, -1)": True, "(-1, 5)": False, "(0, 0)": False, "(40, 20)": False}
+    for text, hit in answers.items():
+        assert score_sample(refusal_sample, _answer(refusal_sample.id, text), k=1).top1["first"] is hit, text
+    # the ordinary target next to it: box [20, 10, 60, 30] in a 200 x 100 screenshot, an abstention misses
+    assert score_sample(target, _answer(target.id, "(40, 20)"), k=1).top1["first"] is True
+    assert score_sample(target, _answer(target.id, "(-1, -1)"), k=1).top1["first"] is False
