@@ -37,6 +37,9 @@ class Box:
     converted, corners swapped where the benchmark swaps them, never otherwise). ``space`` says how
     the official scorer compares: ``"pixel"`` tests the pixel point against the pixel box;
     ``"normalized"`` divides the point by ``size`` and tests it against a box in [0, 1] units.
+    ``integer_point`` makes the test take the point's integer pixel first, as a scorer that only
+    accepts int points does (showdown-clicks): each coordinate truncated toward zero, Python's
+    ``int()``, so x=100.6 tests as 100 (a hit against x2=100, a miss against x1=101).
 
     Attributes:
         x1: Left edge.
@@ -45,6 +48,12 @@ class Box:
         y2: Bottom edge.
         space: ``"pixel"`` or ``"normalized"`` (the box's own units).
         size: Image (width, height); required when ``space`` is ``"normalized"``.
+        integer_point: Test ``(int(x), int(y))`` instead of the point itself (before any
+            normalisation); False for every benchmark whose official scorer tests the point as given.
+
+    Example:
+        >>> Box(0, 0, 100, 10).contains(100.6, 5), Box(0, 0, 100, 10, integer_point=True).contains(100.6, 5)
+        (False, True)
     """
 
     x1: float
@@ -53,6 +62,7 @@ class Box:
     y2: float
     space: Literal["pixel", "normalized"] = "pixel"
     size: tuple[int, int] | None = None
+    integer_point: bool = False
 
     def __post_init__(self) -> None:
         if self.space == "normalized" and self.size is None:
@@ -60,6 +70,8 @@ class Box:
 
     def contains(self, x: float, y: float) -> bool:
         """Whether the pixel point (x, y) hits the box under the benchmark's official test."""
+        if self.integer_point:
+            x, y = float(math.trunc(x)), float(math.trunc(y))
         if self.space == "normalized":
             assert self.size is not None
             x, y = x / self.size[0], y / self.size[1]

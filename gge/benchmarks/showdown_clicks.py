@@ -9,14 +9,29 @@ Layout (FORMATS.md, section 8)::
 ``data.csv`` is read by header name (the column order is not certain): ``id`` (16 hex characters, the
 sample id), ``image``, ``instruction``, ``x1, y1, x2, y2`` (integer pixel corners), ``width``,
 ``height`` (the frame size, taken as the image size and checked against nothing else) and, when the
-header has it, ``recording_id`` (a label; ``unknown`` on every sample when the column is absent). The
-official scorer (generalagents/showdown ``clicks/src/clicks/evaluate/utils.py``) tests the integer pixel
-point with inclusive edges; the headline is hits / rows with a 95% percentile bootstrap interval
-(9999 resamples; gge seeds it). Every malformed row is refused, naming ``data.csv:<line>`` and the column.
+header has it, ``recording_id`` (a label; ``unknown`` on every sample when the column is absent). A
+header naming a column twice is refused (csv.DictReader would silently keep the last one). Every
+malformed row is refused, naming ``data.csv:<line>`` and the column. The headline is hits / rows with a
+95% percentile bootstrap interval (9999 resamples; gge seeds it).
+
+The hit test takes the point's integer pixel (``Box(integer_point=True)``: ``int()``, truncation toward
+zero), then ``x1 <= x <= x2 and y1 <= y <= y2``. Read in the official code (generalagents/showdown @
+``86cbd20d``): ``clicks/src/clicks/evaluate/utils.py`` ``is_point_in_bbox`` takes ``Optional[int]``
+points, and every prediction reaches it through pydantic int fields (``ParsedPrediction.pred_x``,
+``Coordinate.x`` in ``evaluate/models.py``, pydantic 2.10.6 in uv.lock, which refuses a float with a
+fraction rather than truncating it). So the scorer only ever tests an int; each model client makes it:
+``int()`` (truncation) in the gemini (``int(x / 1000 * width)``), molmo and omniparser clients and on
+qwen's raw coordinate; ``round()`` in the ui_tars client and qwen's rescaling to the frame; ace,
+claude, openai (a tool schema of type integer) and openai_cua answer ints already. gge's point is the
+model's answer mapped to frame pixels (a float): gge applies ``int()``, the scorer-side conversion most
+clients use and the pixel a positive point lies in; for a client that rounds, a point within half a
+pixel outside an edge can differ.
 
 Example:
     >>> ShowdownClicks().headline_ci.resamples
     9999
+    >>> Box(0, 0, 100, 10, integer_point=True).contains(100.6, 5)  # int(100.6) = 100 <= x2
+    True
 """
 
 from __future__ import annotations
@@ -112,6 +127,12 @@ class ShowdownClicks(Benchmark):
             with path.open(encoding="utf-8-sig", newline="") as f:
                 reader = csv.DictReader(f)
                 header = reader.fieldnames or []
+                twice = sorted({c for c in header if header.count(c) > 1})
+                if twice:
+                    raise GgeError(
+                        f"{where_file}:1: header names column {', '.join(repr(c) for c in twice)} more "
+                        "than once (which one holds the value is not known)"
+                    )
                 missing = [c for c in REQUIRED if c not in header]
                 if missing:
                     raise GgeError(
@@ -159,6 +180,6 @@ class ShowdownClicks(Benchmark):
             image_path=image,
             image_size=(width, height),
             instruction=_text_cell(row, "instruction", where),
-            region=Box(x1, y1, x2, y2),
+            region=Box(x1, y1, x2, y2, integer_point=True),
             labels=labels,
         )

@@ -18,11 +18,13 @@ def region_to_json(region: Region) -> dict[str, Any]:
         {'type': 'bbox', 'x1': 0.1, 'y1': 0.2, 'x2': 0.3, 'y2': 0.4, 'space': 'normalized', 'size': [100, 50]}
         >>> region_from_json(region_to_json(Polygon(((0, 0), (4, 0), (4, 4))))).contains(3, 1)
         True
+        >>> region_to_json(Box(0, 0, 100, 10, integer_point=True))["integer_point"]  # showdown-clicks
+        True
         >>> region_to_json(Absent(abstention_hits=False))  # OSWorld-G refusals=miss: nothing hits it
         {'type': 'refusal', 'abstention_hits': False}
     """
     if isinstance(region, Box):
-        return {
+        out: dict[str, Any] = {
             "type": "bbox",
             "x1": region.x1,
             "y1": region.y1,
@@ -31,6 +33,9 @@ def region_to_json(region: Region) -> dict[str, Any]:
             "space": region.space,
             "size": None if region.size is None else [region.size[0], region.size[1]],
         }
+        if region.integer_point:  # written only when set: other boxes export as before
+            out["integer_point"] = True
+        return out
     if isinstance(region, Polygon):
         return {"type": "polygon", "vertices": [[x, y] for x, y in region.vertices]}
     return {"type": "refusal"} if region.abstention_hits else {"type": "refusal", "abstention_hits": False}
@@ -67,9 +72,12 @@ def region_from_json(obj: Any) -> Region:
                 f"region: a bbox needs finite x1, y1, x2, y2 and space pixel|normalized, got {obj!r}"
             )
         size = None if obj.get("size") is None else _size(obj["size"], "region.size")
+        integer_point = obj.get("integer_point", False)
+        if not isinstance(integer_point, bool):
+            raise GgeError(f"region: a bbox's integer_point must be true or false, got {integer_point!r}")
         try:
             x1, y1, x2, y2 = (float(c) for c in coords)  # type: ignore[arg-type]
-            return Box(x1, y1, x2, y2, space=space, size=size)
+            return Box(x1, y1, x2, y2, space=space, size=size, integer_point=integer_point)
         except ValueError as e:
             raise GgeError(f"region: {e}") from None
     if kind == "polygon":

@@ -158,7 +158,7 @@ def test_showdown_reads_rows_by_header_name(tmp_path: Path) -> None:
     a = load("showdown_clicks", tmp_path / "a")
     b = load("showdown_clicks", tmp_path / "b")
     assert [s.id for s in a] == ["0123456789abcdef", "fedcba9876543210", "00000000ffffffff"]
-    assert a[0].region == Box(10, 20, 30, 40) and a[0].image_size == (1280, 800)
+    assert a[0].region == Box(10, 20, 30, 40, integer_point=True) and a[0].image_size == (1280, 800)
     assert a[1].instruction == "open, then close"
     assert dict(a[2].labels) == {"frame_size": "1440x900", "recording_id": "REC-B"}
     assert a[2].image_path == str(tmp_path / "a" / "showdown-clicks-dev" / "frames" / "REC-B" / "9.webp")
@@ -212,6 +212,45 @@ def test_showdown_bad_shapes(tmp_path: Path) -> None:
     refused("showdown_clicks", tmp_path / "nowhere", "benchmark folder not found")
     (tmp_path / "d").mkdir()
     refused("showdown_clicks", tmp_path / "d", "annotation file not found", "data.csv")
+
+
+def test_showdown_refuses_a_column_named_twice(tmp_path: Path) -> None:
+    # csv.DictReader keeps the last of two 'x1' cells without a word: the header is refused instead
+    columns = [*COLUMNS[:4], "x1", *COLUMNS[4:]]
+    write_showdown(tmp_path, columns, [[*r[:4], "999", *r[4:]] for r in ROWS])
+    message = refused("showdown_clicks", tmp_path, "data.csv:1", "'x1'", "more than once")
+    assert "'y1'" not in message
+
+
+@pytest.mark.parametrize(
+    ("point", "hit"),
+    [
+        ((30.6, 25.0), True),  # int(30.6) = 30 = x2: a hit officially (as given, 30.6 > x2)
+        ((40.9, 40.99), False),  # int(40.9) = 40 > x2 = 30
+        ((9.6, 25.0), False),  # int(9.6) = 9 < x1 = 10 (rounding would give 10)
+        ((10.0, 20.0), True),  # the corners are inside (inclusive)
+        ((20.0, 40.7), True),  # int(40.7) = 40 = y2
+        ((20.0, 19.99), False),  # int(19.99) = 19 < y1 = 20
+    ],
+)
+def test_showdown_tests_the_integer_pixel_point(
+    tmp_path: Path, point: tuple[float, float], hit: bool
+) -> None:
+    # the official is_point_in_bbox takes int points (generalagents/showdown @ 86cbd20d): gge truncates
+    write_showdown(tmp_path, COLUMNS, ROWS[:1])  # box (10, 20) - (30, 40)
+    sample = load("showdown_clicks", tmp_path)[0]
+    prediction = Prediction("showdown_clicks", sample.id, (Candidate(point),))
+    assert score_sample(sample, prediction, k=1).top1["first"] is hit
+
+
+def test_integer_point_is_truncation_toward_zero() -> None:
+    box = Box(0, 0, 100, 10, integer_point=True)
+    assert box.contains(100.6, 5) and not Box(0, 0, 100, 10).contains(100.6, 5)
+    assert not Box(101, 0, 200, 10, integer_point=True).contains(100.6, 5)
+    assert box.contains(-0.5, 0.0)  # int(-0.5) = 0 (Python's int(), not floor)
+    assert not box.contains(-1.0, 0.0)
+    norm = Box(0.5, 0.0, 1.0, 1.0, space="normalized", size=(200, 100), integer_point=True)
+    assert norm.contains(99.9 + 0.5, 50) and not norm.contains(99.9, 50)  # int(100.4) = 100 -> 0.5
 
 
 def test_showdown_line_numbers_follow_a_quoted_newline(tmp_path: Path) -> None:

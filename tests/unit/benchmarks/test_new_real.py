@@ -245,7 +245,7 @@ def test_showdown_counts_ids_sizes_and_boxes(roots: dict[str, Path]) -> None:
     for x in s:
         row = rows[x.id]
         assert x.image_size == (int(row["width"]), int(row["height"]))
-        assert isinstance(x.region, Box) and x.region.space == "pixel"
+        assert isinstance(x.region, Box) and x.region.space == "pixel" and x.region.integer_point
         assert x.region.pixel_box() == tuple(float(row[c]) for c in ("x1", "y1", "x2", "y2"))
         assert x.instruction == row["instruction"]
         assert x.image_path.endswith(os.path.join("showdown-clicks-dev", *row["image"].split("/")))
