@@ -10,7 +10,9 @@ subclass (or an instance of one). :func:`entry_point_benchmarks` imports and che
 once, when :mod:`gge.benchmarks` builds its registry. A broken plugin (it does not import, its object
 is not a valid benchmark, its name clashes with gge's own or another package's) never stops gge: it
 is left out of the registry and :func:`plugin_error` gives the one-line error naming the entry point,
-its distribution and what is wrong, for whoever asks for it by name. :func:`benchmark_origin` says which
+its distribution and what is wrong, for whoever asks for it by name. A plugin whose name clashes with
+one of gge's own benchmarks is also a ``UserWarning`` when the registry is built (asking for the name
+gives gge's benchmark, so no error would ever say the plugin was dropped). :func:`benchmark_origin` says which
 distribution (name and version) provided a plugin benchmark, for results.json.
 
 Example:
@@ -23,13 +25,15 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import keyword
+import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from typing import Any
 
 from omegaconf import OmegaConf
 
-from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, TableSpec
+from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, BootstrapCI, TableSpec
 from gge.errors import GgeError
 
 GROUP = "gge.benchmarks"
@@ -77,7 +81,9 @@ def entry_point_benchmarks(
         try:
             bench = _load(ep, builtin)
         except GgeError as e:
-            _fail(name, f"benchmark plugin '{name}' ({_describe(ep)}): {e}", clash=name in builtin)
+            line = _fail(name, f"benchmark plugin '{name}' ({_describe(ep)}): {e}", clash=name in builtin)
+            if name in builtin:  # get_benchmark(name) gives gge's own: nothing else would say so
+                warnings.warn(line, UserWarning, stacklevel=2)
             continue
         out[name] = bench
         dist = _distribution(ep)
@@ -170,6 +176,7 @@ def check_benchmark(bench: Benchmark, name: str) -> None:
         unknown = [k for k in (spec.rows, spec.cols) if k is not None and k not in keys]
         if unknown:
             raise GgeError(f"{cls}: table '{spec.title}' uses {unknown}, which are not in label_keys {keys}")
+    _check_headline_ci(bench.headline_ci, cls)
     opts = bench.options_type
     if not (isinstance(opts, type) and issubclass(opts, BenchmarkOptions) and dataclasses.is_dataclass(opts)):
         raise GgeError(f"{cls}.options_type must be a dataclass subclassing BenchmarkOptions, got {opts!r}")
@@ -186,6 +193,33 @@ def check_benchmark(bench: Benchmark, name: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
+
+
+def _check_headline_ci(ci: Any, cls: str) -> None:
+    """``headline_ci`` is None or a BootstrapCI that gge can compute (checked before any evaluation).
+
+    The interval is computed after the whole evaluation ran: a value gge cannot compute is refused
+    here, when the plugin is registered, rather than there.
+    """
+    if ci is None:
+        return
+    if not isinstance(ci, BootstrapCI):
+        raise GgeError(f"{cls}.headline_ci must be a BootstrapCI or None, got {ci!r}")
+    if ci.method != "percentile":
+        raise GgeError(
+            f"{cls}.headline_ci.method must be 'percentile' (the only bootstrap method gge computes), "
+            f"got {ci.method!r}"
+        )
+    resamples, confidence = ci.resamples, ci.confidence
+    if not isinstance(resamples, int) or isinstance(resamples, bool) or resamples < 1:
+        raise GgeError(f"{cls}.headline_ci.resamples must be a whole number >= 1, got {resamples!r}")
+    ok = (
+        isinstance(confidence, (int, float))
+        and not isinstance(confidence, bool)
+        and math.isfinite(confidence)
+    )
+    if not ok or not 0 < confidence < 1:
+        raise GgeError(f"{cls}.headline_ci.confidence must be a number between 0 and 1, got {confidence!r}")
 
 
 def _load(ep: metadata.EntryPoint, builtin: Mapping[str, Benchmark]) -> Benchmark:
@@ -218,12 +252,13 @@ def _load(ep: metadata.EntryPoint, builtin: Mapping[str, Benchmark]) -> Benchmar
     return bench
 
 
-def _fail(name: str, message: str, *, clash: bool = False) -> None:
-    """Remember a broken plugin: its one-line error, and a line for :func:`plugin_problems`."""
+def _fail(name: str, message: str, *, clash: bool = False) -> str:
+    """Remember a broken plugin: its one-line error, and a line for :func:`plugin_problems` (returned)."""
     line = " ".join(message.split())
     _PROBLEMS.append(line)
     if not clash:
         _BROKEN[name] = GgeError(line)
+    return line
 
 
 def _distribution(ep: metadata.EntryPoint) -> tuple[str, str] | None:

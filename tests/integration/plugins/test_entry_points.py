@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from paths import ROOT
 from PIL import Image
 
 from gge.benchmarks import BUILTIN, get_benchmark, plugins
+from gge.benchmarks.base import BootstrapCI
 from gge.benchmarks.plugins import benchmark_origin, entry_point_benchmarks, plugin_error, plugin_problems
 from gge.errors import GgeError
 
@@ -78,7 +80,7 @@ class MyBench(Benchmark):
 BAD_MODULE = """
 from dataclasses import dataclass, field
 
-from gge.benchmarks.base import Benchmark, BenchmarkOptions, TableSpec
+from gge.benchmarks.base import Benchmark, BenchmarkOptions, BootstrapCI, TableSpec
 
 
 class NotABench:
@@ -132,6 +134,41 @@ class BadTable(Misnamed):
     name = "bad_table"
     label_keys = ("a",)
     tables = (TableSpec("By b", rows="b"),)
+
+
+class GoodCI(Misnamed):
+    name = "good_ci"
+    headline_ci = BootstrapCI(resamples=1, confidence=0.5)
+
+
+class BcaCI(Misnamed):
+    name = "bca_ci"
+    headline_ci = BootstrapCI(method="bca")
+
+
+class NoResamples(Misnamed):
+    name = "no_resamples"
+    headline_ci = BootstrapCI(resamples=0)
+
+
+class FloatResamples(Misnamed):
+    name = "float_resamples"
+    headline_ci = BootstrapCI(resamples=99.5)
+
+
+class SureCI(Misnamed):
+    name = "sure_ci"
+    headline_ci = BootstrapCI(confidence=1.0)
+
+
+class PercentCI(Misnamed):
+    name = "percent_ci"
+    headline_ci = BootstrapCI(confidence=95)
+
+
+class TupleCI(Misnamed):
+    name = "tuple_ci"
+    headline_ci = (9999, 0.95)
 """
 
 BROKEN_ENTRY_POINTS = {
@@ -357,11 +394,36 @@ def test_naming_a_broken_plugin_is_one_line_naming_it(site: Path, tmp_path: Path
         f"data_root={tmp_path}",
     )
     assert p.returncode == 2
-    assert p.stderr.splitlines() == [
+    lines = p.stderr.splitlines()
+    assert lines[-1] == (
         "gge: error: benchmark plugin 'broken_bench' (entry point 'broken_bench = "
         "broken_benches.missing:Nope' of distribution broken-benches 1.0): cannot import "
         "broken_benches.missing:Nope: ModuleNotFoundError: No module named 'no_such_package_for_gge_tests'"
-    ]
+    )
+    # besides the error: only the warning that the plugin claiming screenspot_v2 was dropped
+    assert [line for line in lines if "Warning" in line] == [CLASH_WARNING.format(root=ROOT)]
+
+
+CLASH_WARNING = (
+    "{root}/gge/benchmarks/__init__.py:47: UserWarning: benchmark plugin 'screenspot_v2' (entry point "
+    "'screenspot_v2 = broken_benches.bad:Clash' of distribution broken-benches 1.0): the name clashes "
+    "with gge's own benchmark 'screenspot_v2' (gge's is kept): rename the entry point"
+)
+
+
+def test_no_plugin_installed_is_no_warning() -> None:
+    # the test venv has no gge.benchmarks entry points: importing the registry and --help stay quiet
+    assert list(metadata.entry_points(group=plugins.GROUP)) == []
+    for args in (["-W", "error", "-c", "import gge.benchmarks"], [str(ROOT / "eval.py"), "--help"]):
+        p = subprocess.run(
+            [sys.executable, *args],
+            cwd=ROOT,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert (p.returncode, p.stderr) == (0, ""), args
 
 
 # ----------------------------------------------------------------------------------------------
@@ -423,11 +485,32 @@ def test_a_class_or_an_instance(module: str) -> None:
             "(bench.bad_options.<option>=): TypeError: ",
         ),
         ("bad_config", "BadConfig", "NotAConfig is not a config with defaults for every option"),
+        (
+            "bca_ci",
+            "BcaCI",
+            "BcaCI.headline_ci.method must be 'percentile' (the only bootstrap method gge computes), "
+            "got 'bca'",
+        ),
+        (
+            "no_resamples",
+            "NoResamples",
+            "NoResamples.headline_ci.resamples must be a whole number >= 1, got 0",
+        ),
+        ("float_resamples", "FloatResamples", "headline_ci.resamples must be a whole number >= 1, got 99.5"),
+        ("sure_ci", "SureCI", "SureCI.headline_ci.confidence must be a number between 0 and 1, got 1.0"),
+        ("percent_ci", "PercentCI", "headline_ci.confidence must be a number between 0 and 1, got 95"),
+        ("tuple_ci", "TupleCI", "TupleCI.headline_ci must be a BootstrapCI or None, got (9999, 0.95)"),
     ],
 )
 def test_what_is_wrong_is_named(module: str, name: str, obj: str, why: str) -> None:
-    assert _read({name: f"{module}:{obj}"}) == {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _read({name: f"{module}:{obj}"}) == {}
     (problem,) = [line for line in plugin_problems() if line.startswith(f"benchmark plugin '{name}'")]
+    # a clash with gge's own name is a warning too (get_benchmark gives gge's, and no error says so)
+    assert [(w.category, str(w.message)) for w in caught] == (
+        [(UserWarning, problem)] if name in BUILTIN else []
+    )
     assert why.format(m=module) in problem
     ep = f"(entry point '{name} = {module}:{obj}' of an unknown distribution)"
     assert problem.startswith(f"benchmark plugin '{name}' {ep}: ")
@@ -436,6 +519,12 @@ def test_what_is_wrong_is_named(module: str, name: str, obj: str, why: str) -> N
         assert error is None  # gge's own keeps the name
     else:
         assert error is not None and str(error) == problem
+
+
+def test_a_headline_interval_gge_can_compute_is_accepted(module: str) -> None:
+    got = _read({"good_ci": f"{module}:GoodCI"})
+    assert list(got) == ["good_ci"] and plugin_problems() == []
+    assert got["good_ci"].headline_ci == BootstrapCI(resamples=1, confidence=0.5, method="percentile")
 
 
 def test_a_name_claimed_twice_loads_neither(module: str) -> None:
