@@ -16,6 +16,7 @@ from gge.compare.pairing import MIN_CLUSTERS
 from gge.compare.runs import Run
 from gge.errors import GgeError
 from gge.report.markdown import fmt, fmt_signed, markdown_table
+from gge.run.caveats import variant_words
 from gge.run.document import (
     CompareDocument,
     CompareEntry,
@@ -25,7 +26,6 @@ from gge.run.document import (
     PairedFigures,
     PairStat,
     oracle_at,
-    variant_words,
 )
 from gge.run.runstate import check_output_dir
 

@@ -146,7 +146,7 @@ def log_evaluation(
             without one nothing is written.
         max_width: Largest image width in pixels.
         variant: The benchmark's variant for the W&B tables' ``variant`` column
-            (:func:`gge.run.document.variant_text`); None reads the entry's ``load.variant``.
+            (:func:`gge.run.caveats.variant_text`); None reads the entry's ``load.variant``.
 
     Returns:
         The JPEG files written (empty when a logger took the images).

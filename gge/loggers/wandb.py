@@ -48,7 +48,8 @@ from typing import Any
 
 from gge.benchmarks.images import open_image
 from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
-from gge.run.document import BenchmarkEntry, oracle_at, pass_at, share, variant_text
+from gge.run.caveats import variant_text
+from gge.run.document import BenchmarkEntry, oracle_at, pass_at, share
 from gge.scoring.analysis import OUTCOMES, outcome
 from gge.scoring.scoring import SampleResult
 from gge.types import Candidate, Polygon, Sample
@@ -417,7 +418,7 @@ def log_evaluation_wandb(
             ``"trainer/global_step"``) to log ``{step_key: step, ...}`` without ``step=``, so that
             W&B's own step counter, which Lightning advances on every ``log_metrics`` call, is never
             asked to go back (W&B drops such rows with only a debug-log warning).
-        variant: The benchmark's variant as :func:`gge.run.document.variant_text` words it; None
+        variant: The benchmark's variant as :func:`gge.run.caveats.variant_text` words it; None
             reads the entry's ``load.variant`` (an entry without ``load`` then names none).
     """
     wandb = _import_wandb()

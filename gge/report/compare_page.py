@@ -28,6 +28,7 @@ from gge.report.html_format import (
     esc,
 )
 from gge.report.svg import forest_plot_svg
+from gge.run.caveats import variant_words
 from gge.run.document import (
     CompareDocument,
     CompareEntry,
@@ -35,7 +36,6 @@ from gge.run.document import (
     PairStat,
     RunSummary,
     oracle_at,
-    variant_words,
 )
 
 

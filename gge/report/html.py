@@ -66,17 +66,15 @@ from gge.report.html_format import (
 )
 from gge.report.markdown import bootstrap_label, subset_text
 from gge.report.svg import Series, grouped_bars_svg, line_chart_svg, stacked_bars_svg
+from gge.run.caveats import copy_warning, headline_caveat, variant_text
 from gge.run.document import (
     BenchmarkEntry,
     GroupStats,
     OfficialTable,
     Quartiles,
     ResultsDocument,
-    copy_warning,
-    headline_caveat,
     oracle_at,
     pass_at,
-    variant_text,
 )
 from gge.run.runstate import atomic_write
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gge.run.caveats import copy_warning, headline_caveat, variant_text
 from gge.run.document import (
     BenchmarkEntry,
     GroupStats,
@@ -20,12 +21,9 @@ from gge.run.document import (
     MeanStats,
     OfficialTable,
     Subset,
-    copy_warning,
-    headline_caveat,
     oracle_at,
     pass_at,
     share,
-    variant_text,
 )
 from gge.scoring.selection import STRATEGIES
 

@@ -33,8 +33,9 @@ from gge.benchmarks.loading import default_data_root, load_benchmarks
 from gge.benchmarks.sampling import strata_keys, stratified_subset
 from gge.errors import GgeError
 from gge.models.base import Predictor, answers_per_sample, policy_analysis_options
+from gge.run.caveats import variant_words
 from gge.run.data import make_loader
-from gge.run.document import BenchmarkEntry, oracle_at, variant_words
+from gge.run.document import BenchmarkEntry, oracle_at
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
 from gge.run.settings import RunSettings
 from gge.scoring.metrics import benchmark_metrics, scalar_metrics

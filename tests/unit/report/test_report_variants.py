@@ -168,7 +168,8 @@ def test_a_headline_with_a_caveat_never_reads_as_official() -> None:
     assert summary.endswith(f"\n\n- OSWorld-G: not official: {CAVEAT}")
     page = render_report_html(doc, [])
     escaped = html.escape(CAVEAT, quote=True)
-    assert f'headline (micro; <span class="warning">not official: {escaped}</span>): Top-1 <b>20.0</b>' in page
+    headline = f'headline (micro; <span class="warning">not official: {escaped}</span>): Top-1 <b>20.0</b>'
+    assert headline in page
     assert page.count("(not official)</span>") == 1  # the summary row of OSWorld-G only
     # the other benchmark keeps its official line
     other = render_benchmark("S", doc["benchmarks"]["screenspot_pro"], k=3, strategy="critic").splitlines()
