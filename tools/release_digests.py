@@ -4,7 +4,7 @@ Reads the real annotation records (``../shared/benchmarks`` beside the clone by 
 each release lays them out, no screenshots), lays placeholder screenshots of the true sizes (one
 small PNG per size, hard-linked to every path) in a temporary folder, loads each benchmark with its
 own loader and every variant listed below, and writes per benchmark and variant: the record count
-and the sha256 digests of the sorted ids, of (id, region) in pixels rounded to 0.1, of (id,
+and the sha256 digests of the sorted ids, of (id, region) in pixels rounded to 1e-3, of (id,
 instruction), of (id, image size) and of (id, labels), with each record's short hash (to count what
 differs). The records themselves are never written.
 

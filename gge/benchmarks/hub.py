@@ -5,15 +5,17 @@ read by the benchmark's own loader), ``parquet`` or ``tsv`` (a Hub copy, mapped 
 :mod:`gge.benchmarks.hub_copies` onto exactly the release's Samples, images left embedded), or
 ``auto`` (the release when its annotation files are there, else the one kind of copy file the folder
 holds). A copy's records are checked against the release: against the digests gge ships
-(``release_digests.json``: count, ids, regions to 0.1 pixel, instructions and image sizes, per
-benchmark and variant) and, with ``bench.<name>.release_root``, record by record against release
-files. A copy that differs, or that cannot be checked, is refused unless
-``bench.<name>.allow_copy_differences=true``; either way ``provenance`` says what was read.
+(``release_digests.json``: count, ids, regions to 1e-3 pixel, instructions, image sizes and labels,
+per benchmark and variant) and, with ``bench.<name>.release_root``, record by record against release
+files. Screenshot pixels are not compared, only their sizes: each embedded image's size is read
+from its header, and a copy whose own size column says otherwise differs. A copy that differs, or
+that cannot be checked, is refused unless ``bench.<name>.allow_copy_differences=true``; either way
+``provenance`` says what was read.
 
 Example:
     >>> from gge.types import Box
-    >>> region_key(Box(1, 2, 3.04, 4.06))
-    'bbox/pixel 1.0 2.0 3.0 4.1'
+    >>> region_key(Box(1, 2, 3.04, 4.0004))
+    'bbox/pixel 1.000 2.000 3.040 4.000'
 """
 
 from __future__ import annotations
@@ -26,7 +28,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadCollector, LoadedBenchmark, file_record
+from gge.benchmarks.base import (
+    UNKNOWN_SIZE,
+    Benchmark,
+    BenchmarkOptions,
+    LoadCollector,
+    LoadedBenchmark,
+    file_record,
+)
 from gge.benchmarks.hub_copies import (
     COPY_SOURCES,
     RELEASE_FILES,
@@ -39,7 +48,7 @@ from gge.benchmarks.hub_copies import (
     unread_copy,
 )
 from gge.benchmarks.hub_files import COLUMN_READERS, CopyRow, copy_files, read_parquet_rows, read_tsv_rows
-from gge.benchmarks.hub_layouts import CopyLayout
+from gge.benchmarks.hub_layouts import PIXEL_DECIMALS, CopyLayout, Mapped
 from gge.errors import GgeError
 from gge.types import Absent, Polygon, Region, Sample
 
@@ -56,18 +65,26 @@ record passes for unchanged with odds of about n / 16.7 million for n records)."
 MAX_NAMED = 5
 """Differences name at most this many ids."""
 
+NOT_COMPARED = "screenshot pixels (only each image's size, read from the embedded image's header)"
+"""``provenance.release_check.not_compared``: what the release check does not look at."""
+
 
 # ----------------------------------------------------------------------------------------------
 # Digests: what the release check compares
 
 
 def _round(v: float) -> str:
-    text = f"{round(float(v), 1):.1f}"
-    return "0.0" if text == "-0.0" else text
+    text = f"{round(float(v), PIXEL_DECIMALS):.{PIXEL_DECIMALS}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 def region_key(region: Region) -> str:
-    """A region as text in pixel units rounded to 0.1 pixel, with its kind (and a box's space).
+    """A region as text in pixel units rounded to 1e-3 pixel, with its kind (and a box's space).
+
+    1e-3 pixel is the precision pixel boxes are recovered at from a copy's [0, 1] boxes
+    (:data:`~gge.benchmarks.hub_layouts.PIXEL_DECIMALS`): fine enough that a box moved by a few
+    hundredths of a pixel (which changes the inclusive hit test at integer points) differs, coarse
+    enough that the float noise of a faithful copy's division and product does not.
 
     Args:
         region: The region.
@@ -104,10 +121,16 @@ def record_keys(sample: Sample) -> dict[str, str]:
 FIELDS = ("ids", "regions", "instructions", "sizes", "labels")
 """What the digests cover, in the order differences are listed."""
 
-RECORD_FIELDS = ("ids", "regions", "instructions")
-"""The fields whose per-record short hashes are kept too (so a difference is counted)."""
+RECORD_FIELDS = ("ids", "regions", "instructions", "sizes")
+"""The fields whose per-record short hashes are kept too (so a difference is counted and named)."""
 
-WHAT = {"regions": "boxes", "instructions": "instructions", "sizes": "image sizes", "labels": "labels"}
+WHAT = {
+    "ids": "ids",
+    "regions": "boxes",
+    "instructions": "instructions",
+    "sizes": "image sizes",
+    "labels": "labels",
+}
 
 
 def _sha(text: str) -> str:
@@ -173,7 +196,9 @@ def compare_digests(samples: Sequence[Sample], release: Mapping[str, Any]) -> li
         release: The release's digests for the same variant.
 
     Returns:
-        The differences: the count, then per field how many records differ.
+        The differences: the count, then per field how many records differ. A field whose digest
+        differs though no record is located by the short hashes (a short-hash collision, or a
+        field with none kept) is still listed, so a copy never passes while a digest differs.
     """
     mine = digests(samples)
     out: list[str] = []
@@ -187,22 +212,26 @@ def compare_digests(samples: Sequence[Sample], release: Mapping[str, Any]) -> li
         out.append(f"{len(extra)} ids not in the release ({_named(extra)})")
     if missing:
         out.append(f"{missing} release ids missing")
+    located = bool(extra or missing)  # the other fields' digests differ with the ids, if nothing else
+    if mine["ids"] != release["ids"] and not located:
+        out.append(f"{WHAT['ids']} differ (records not located)")
     for f in FIELDS[1:]:
         if mine[f] == release[f]:
             continue
-        if f"{f}_records" not in release:
-            if not extra and not missing:
-                out.append(f"{WHAT[f]} differ")
-            continue
-        theirs = _hashes(release[f"{f}_records"])
-        differ = [
-            s.id
-            for s in samples
-            if _sha(s.id)[:RECORD_HASH_CHARS] in theirs_ids
-            and _sha(record_keys(s)[f])[:RECORD_HASH_CHARS] not in theirs
-        ]
+        differ: list[str] = []
+        if f"{f}_records" in release:
+            theirs = _hashes(release[f"{f}_records"])
+            differ = [
+                s.id
+                for s in samples
+                if _sha(s.id)[:RECORD_HASH_CHARS] in theirs_ids
+                and _sha(record_keys(s)[f])[:RECORD_HASH_CHARS] not in theirs
+            ]
         if differ:
             out.append(f"{len(differ)} {WHAT[f]} differ ({_named(differ)})")
+        elif not located:
+            kept = f"{f}_records" in release
+            out.append(f"{WHAT[f]} differ" + (" (records not located)" if kept else ""))
     return out
 
 
@@ -320,9 +349,7 @@ def read_rows(kind: str, files: Sequence[Path], layout: CopyLayout) -> tuple[lis
     notes: list[str] = []
     for path in files:
         if kind == "parquet":
-            rows += read_parquet_rows(
-                path, list(layout.columns), layout.image_column, sizes=layout.header_sizes
-            )
+            rows += read_parquet_rows(path, list(layout.columns), layout.image_column)
         else:
             found, more = read_tsv_rows(path, layout.image_column)
             rows += found
@@ -358,13 +385,22 @@ def load_copy(bench: Benchmark, root: Path, options: BenchmarkOptions, kind: str
     for path in files:
         out.file(path)
     out.notes += notes
-    for row, m in zip(rows, layout.rows(rows, options), strict=True):
-        sample = Sample(bench.name, m.id, row.image, m.size, m.instruction, m.region, m.labels)
-        out.add(sample, row.origin)
+    mapped = layout.rows(rows, options)
+    for m in mapped:
+        sample = Sample(bench.name, m.id, m.row.image, m.size, m.instruction, m.region, m.labels)
+        out.add(sample, m.row.origin)
+    if len(mapped) < len(rows):
+        out.notes.append(
+            f"{len(rows) - len(mapped)} of the copy's {len(rows)} rows left out, as the release loader "
+            "leaves those records out with these options"
+        )
     variant = layout.variant(options, len(out.samples))
     names = [p.name for p in files]
     known = identify(bench.name, kind, names, layout)
     check = release_check(bench, variant, out.samples, options)
+    own = size_column_differences(mapped, layout.size_column)
+    if own:
+        check = {**check, "matches": False, "differences": [*own, *check["differences"]]}
     out.provenance = {
         "source": kind,
         "files": [file_record(p, root) for p in files],
@@ -375,6 +411,33 @@ def load_copy(bench: Benchmark, root: Path, options: BenchmarkOptions, kind: str
     if check["matches"] is not True:
         refuse_or_note(bench, files, check, options, out, known)
     return out.result(variant)
+
+
+def size_column_differences(mapped: Sequence[Mapped], column: str | None) -> list[str]:
+    """A copy's rows whose embedded image is not the size its own size column says (one line, or none).
+
+    Args:
+        mapped: The mapped rows (``size`` from the image header, ``declared_size`` from the column).
+        column: The size column's name (None: the copy has none).
+
+    Returns:
+        ``["<n> embedded images are not the size in column '<column>' (<ids>; <first>: ...)"]`` or [].
+        An unreadable image is not counted here (it is listed as unreadable).
+    """
+    if column is None:
+        return []
+    differ = [
+        m for m in mapped if m.declared_size is not None and m.size not in (UNKNOWN_SIZE, m.declared_size)
+    ]
+    if not differ:
+        return []
+    first = differ[0]
+    assert first.declared_size is not None
+    (w, h), (cw, ch) = first.size, first.declared_size
+    return [
+        f"{len(differ)} embedded images are not the size in column '{column}' "
+        f"({_named([m.id for m in differ])}; {first.id}: image {w}x{h} vs column {cw}x{ch})"
+    ]
 
 
 def copy_record(known: KnownCopy | None, layout: CopyLayout, names: Sequence[str]) -> dict[str, Any]:
@@ -404,7 +467,8 @@ def release_check(
         options: Its options.
 
     Returns:
-        ``{"matches": True | False | None, "differences": [...], "checked_against": ...}``.
+        ``{"matches": True | False | None, "differences": [...], "checked_against": ...,
+        "not_compared": ...}``.
     """
     if options.release_root:
         release_root = Path(options.release_root)
@@ -414,6 +478,7 @@ def release_check(
             "matches": not differences,
             "differences": differences,
             "checked_against": f"the release files under {release_root}",
+            "not_compared": NOT_COMPARED,
         }
     entry = release_digests().get(bench.name, {}).get(variant_key(variant))
     if entry is None:
@@ -421,12 +486,14 @@ def release_check(
             "matches": None,
             "differences": [f"gge has no release digest of {bench.name} {variant_key(variant)}"],
             "checked_against": None,
+            "not_compared": NOT_COMPARED,
         }
     differences = compare_digests(samples, entry)
     return {
         "matches": not differences,
         "differences": differences,
         "checked_against": f"gge's release digests ({DIGESTS_FILE}, {bench.name} {variant_key(variant)})",
+        "not_compared": NOT_COMPARED,
     }
 
 

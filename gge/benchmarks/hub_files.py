@@ -52,7 +52,9 @@ class CopyRow:
         row: The 0-based row in that file (data rows; a TSV's header is not counted).
         values: The row's other columns (parquet: pyarrow's Python values; TSV: strings).
         image: The embedded image's reference.
-        size: The image's (width, height) from its header, or ``UNKNOWN_SIZE`` when unreadable or not read.
+        size: The image's (width, height) from its header, or ``UNKNOWN_SIZE`` when unreadable.
+        line: A TSV row's physical line in its file (1-based, the header is line 1; a quoted cell
+            may hold newlines, so a record can span lines); None for parquet.
     """
 
     file: Path
@@ -60,11 +62,19 @@ class CopyRow:
     values: dict[str, Any]
     image: str
     size: tuple[int, int]
+    line: int | None = None
+
+    @property
+    def where(self) -> str:
+        """``<file>:<line>`` (TSV) or ``<file>: row <n>`` (parquet), the start of a row's messages."""
+        return f"{self.file}:{self.line}" if self.line is not None else f"{self.file}: row {self.row}"
 
     @property
     def origin(self) -> str:
-        """``<file name> row <n>``, for messages."""
-        return f"{self.file.name} row {self.row}"
+        """``<file name>:<line>`` or ``<file name> row <n>``, for the load summary."""
+        return (
+            f"{self.file.name}:{self.line}" if self.line is not None else f"{self.file.name} row {self.row}"
+        )
 
 
 def header_size(data: bytes) -> tuple[int, int]:
@@ -125,15 +135,17 @@ def parquet_columns(path: Path) -> list[str]:
         raise GgeError(f"{path}: not a parquet file: {e}") from None
 
 
-def read_parquet_rows(path: Path, columns: list[str], image_column: str, *, sizes: bool) -> list[CopyRow]:
-    """Every row of a parquet copy: ``columns`` as values, the image as a reference.
+def read_parquet_rows(path: Path, columns: list[str], image_column: str) -> list[CopyRow]:
+    """Every row of a parquet copy: ``columns`` as values, the image as a reference and its size.
+
+    Each image's size is read from its header (one pass over the image column, a row group at a
+    time), also when the copy has a size column: the two are compared (a copy's downscaled images
+    must not pass for the release's).
 
     Args:
         path: The file.
         columns: The plain columns to read.
         image_column: The image column.
-        sizes: Read each image's header (one pass over the image column, a row group at a time);
-            False leaves ``UNKNOWN_SIZE`` (the copy has a size column).
 
     Returns:
         The rows in file order.
@@ -143,7 +155,7 @@ def read_parquet_rows(path: Path, columns: list[str], image_column: str, *, size
         table = pq.read_table(path, columns=columns)
         n = table.num_rows
         values = {c: table.column(c).to_pylist() for c in columns}
-        found = sizes_of(path, image_column) if sizes else [UNKNOWN_SIZE] * n
+        found = sizes_of(path, image_column)
     except OSError as e:
         raise TransientError(f"{path}: cannot read: {e}") from None
     except Exception as e:  # pyarrow's ArrowInvalid / KeyError on a bad schema
@@ -201,7 +213,8 @@ def read_tsv_rows(path: Path, image_column: str = "image") -> tuple[list[CopyRow
     """Every row of a VLMEvalKit TSV: the other columns as strings, the image as a reference.
 
     A short ``image`` cell (at most 64 characters) is resolved to the row whose ``index`` it names; an
-    empty one (VLMEvalKit drops such rows) drops the row, with a note.
+    empty one (VLMEvalKit drops such rows) drops the row, with a note. Messages name a row by its
+    physical line in the file (a record whose quoted cells hold newlines spans several).
 
     Args:
         path: The file.
@@ -224,9 +237,9 @@ def read_tsv_rows(path: Path, image_column: str = "image") -> tuple[list[CopyRow
         if image_column not in header:
             raise GgeError(f"{path}: no '{image_column}' column (header: {', '.join(header)})")
         col = header.index(image_column)
-        line = 1
+        next_line = 1 + head[1].count(b"\n")
         for offset, raw in records:
-            line += 1
+            line, next_line = next_line, next_line + raw.count(b"\n")
             if not raw.strip():
                 continue
             cells = _cells(path, raw, line)
@@ -244,12 +257,12 @@ def read_tsv_rows(path: Path, image_column: str = "image") -> tuple[list[CopyRow
             ref, size = embedded_ref(file, "tsv", f"{offset}/{col}"), base64_header_size(cell)
             if "index" in values:
                 by_index[values["index"]] = (ref, size)
-            rows.append(CopyRow(path, n, values, ref, size))
+            rows.append(CopyRow(path, n, values, ref, size, line))
     for n, line, values, target in pending:
         if target not in by_index:
             raise GgeError(f"{path}:{line}: image cell '{target}' names no row whose 'index' holds an image")
         ref, size = by_index[target]
-        rows.append(CopyRow(path, n, values, ref, size))
+        rows.append(CopyRow(path, n, values, ref, size, line))
     rows.sort(key=lambda r: r.row)
     return rows, notes
 

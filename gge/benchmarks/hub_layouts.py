@@ -1,9 +1,10 @@
 """How each Hub-copy layout's rows map onto exactly the Samples the release loader gives.
 
 One :class:`CopyLayout` per layout, keyed ``<benchmark>/<layout>`` in :data:`LAYOUTS` (the known-copies
-table, :mod:`gge.benchmarks.hub_copies`, points at them): the columns it reads, the image column, where
-the image size comes from, the row mapping (ids, labels, region type and space, instruction, as the
-release loader builds them) and the release variant it is checked against.
+table, :mod:`gge.benchmarks.hub_copies`, points at them): the columns it reads, the image column, the
+copy's own size column if it has one (compared with each embedded image's header), the row mapping
+(ids, labels, region type and space, instruction, as the release loader builds them, with the
+loaders' own constants and rules) and the release variant it is checked against.
 
 Example:
     >>> from_normalized([0.1, 0.5, 0.2, 1.0], (1170, 2532))
@@ -15,15 +16,23 @@ from __future__ import annotations
 import ast
 import contextlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gge.benchmarks.base import BenchmarkOptions, normalized_box, xywh_box
+from gge.benchmarks.base import BenchmarkOptions, normalized_box
 from gge.benchmarks.hub_files import CopyRow
-from gge.benchmarks.osworld_g import polygon_from_flat, refusals_option
-from gge.errors import GgeError
+from gge.benchmarks.osworld_g import osworld_region as release_osworld_region
+from gge.benchmarks.osworld_g import refusals_option
+from gge.benchmarks.screenspot_pro import INSTRUCTION_FIELDS as PRO_LANGUAGES
+from gge.benchmarks.screenspot_pro import ScreenSpotPro
+from gge.benchmarks.screenspot_v2 import SPLITS
+from gge.benchmarks.venusbench_gd import LANGUAGES as VENUS_LANGUAGES
+from gge.benchmarks.venusbench_gd import OPTIONAL_LABELS as VENUS_LABELS
+from gge.benchmarks.venusbench_gd import REFUSAL_BOX
+from gge.benchmarks.venusbench_gd import UNKNOWN as VENUS_UNKNOWN
+from gge.errors import GgeError, unknown_name
 from gge.types import Absent, Box, LabelValue, Region
 
 
@@ -32,22 +41,28 @@ class Mapped:
     """One copy row as the release loader would give it (without the image reference).
 
     Attributes:
+        row: The copy row it comes from.
         id: The release id.
         instruction: The instruction.
         region: The target, as the release loader builds it.
         labels: The release labels.
-        size: The image (width, height).
+        size: The image (width, height): always the embedded image's, from its header.
+        declared_size: The copy's own size column's value (None: the layout has none), compared
+            with ``size``.
     """
 
+    row: CopyRow
     id: str
     instruction: str
     region: Region
     labels: dict[str, LabelValue]
     size: tuple[int, int]
+    declared_size: tuple[int, int] | None = None
 
 
 RowMapper = Callable[[Sequence[CopyRow], BenchmarkOptions], list[Mapped]]
-"""Maps every row of a copy (all its files, in order) onto the release's fields."""
+"""Maps every row of a copy (all its files, in order) onto the release's fields (leaving out the rows
+the release loader leaves out with these options)."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +73,8 @@ class CopyLayout:
         kind: ``parquet`` or ``tsv``.
         columns: The plain columns it reads (all must be in the file: that identifies the layout).
         image_column: The embedded image column.
-        header_sizes: Whether the image size comes from each image's header (False: a size column).
+        size_column: The copy's own image-size column, or None. The size always comes from each
+            embedded image's header; a size column that says otherwise is a recorded difference.
         rows: The mapping.
         variant: The release loader's ``variant`` summary for the options and the number of samples
             read (what the copy is checked against).
@@ -69,7 +85,7 @@ class CopyLayout:
     kind: str
     columns: tuple[str, ...]
     image_column: str
-    header_sizes: bool
+    size_column: str | None
     rows: RowMapper
     variant: Callable[[BenchmarkOptions, int], dict[str, Any]] = field(default=lambda options, n: {})
     file_order: Callable[[Path], Any] = field(default=lambda path: path.name)
@@ -91,7 +107,7 @@ def cell(row: CopyRow, column: str) -> Any:
     """
     value = row.values.get(column)
     if value is None:
-        raise GgeError(f"{row.file}: row {row.row}: no value in column '{column}'")
+        raise GgeError(f"{row.where}: no value in column '{column}'")
     return value
 
 
@@ -99,7 +115,7 @@ def text(row: CopyRow, column: str) -> str:
     """A mandatory string cell (see :func:`cell`)."""
     value = cell(row, column)
     if not isinstance(value, str):
-        raise GgeError(f"{row.file}: row {row.row}: column '{column}' must be a string, got {value!r}")
+        raise GgeError(f"{row.where}: column '{column}' must be a string, got {value!r}")
     return value
 
 
@@ -121,7 +137,7 @@ def numbers(row: CopyRow, column: str, n: int) -> list[float]:
     ok = isinstance(value, (list, tuple)) and len(value) == n
     ok = ok and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
     if not ok or not all(math.isfinite(v) for v in value):
-        raise GgeError(f"{row.file}: row {row.row}: column '{column}' must be {n} numbers, got {value!r}")
+        raise GgeError(f"{row.where}: column '{column}' must be {n} numbers, got {value!r}")
     return [float(v) for v in value]
 
 
@@ -134,9 +150,20 @@ def known_size(row: CopyRow) -> tuple[int, int]:
     return row.size
 
 
+def size_cell(row: CopyRow, column: str) -> tuple[int, int]:
+    """A copy's own ``[width, height]`` column (positive), as the release loader reads its size field."""
+    w, h = numbers(row, column, 2)
+    if w <= 0 or h <= 0:
+        raise GgeError(f"{row.where}: column '{column}' must be positive, got {[w, h]}")
+    return int(w), int(h)
+
+
 PIXEL_DECIMALS = 3
 """Pixel coordinates recovered from a copy's [0, 1] boxes are rounded to this many decimals, so
 integer release boxes come back as the integers they were (the product leaves a 1e-13 residue)."""
+
+NORMALIZED_SLACK = 1e-6
+"""How far past one pixel outside the image a [0, 1] coordinate may lie (float noise)."""
 
 
 def from_normalized(values: Sequence[float], size: tuple[int, int]) -> list[float]:
@@ -150,10 +177,37 @@ def from_normalized(values: Sequence[float], size: tuple[int, int]) -> list[floa
     return [round(v * s, PIXEL_DECIMALS) for v, s in zip(values, (w, h, w, h), strict=True)]
 
 
-# ----------------------------------------------------------------------------------------------
-# ScreenSpot (v1, v2): ids <split>_<i>, labels split / data_type / data_source
+def normalized_cell(row: CopyRow, column: str, size: tuple[int, int]) -> list[float]:
+    """A ``[x1, y1, x2, y2]`` cell in [0, 1] units, refused when a value lies outside them.
 
-SPLITS = ("mobile", "desktop", "web")
+    One pixel of slack is allowed on each side (with :data:`NORMALIZED_SLACK` of float noise): the
+    release boxes reach one pixel past the screen (ScreenSpot-v2's ``mobile_02e9bl.png`` box ends at
+    x = 2361 of 2360), so a faithful copy's [0, 1] box does too. A copy holding pixel corners in
+    this column is refused here rather than multiplied by the image size.
+
+    Example:
+        >>> from pathlib import Path
+        >>> row = CopyRow(Path("c.parquet"), 3, {"bbox": [10, 20, 30, 40]}, "", (100, 50))
+        >>> normalized_cell(row, "bbox", (100, 50))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gge.errors.GgeError: c.parquet: row 3: column 'bbox' must hold [0, 1] units, got 10.0 ...
+    """
+    values = numbers(row, column, 4)
+    w, h = size
+    for v, s in zip(values, (w, h, w, h), strict=True):
+        pixel = 1 / s if s > 1 else 0.0
+        if not -pixel - NORMALIZED_SLACK <= v <= 1 + pixel + NORMALIZED_SLACK:
+            raise GgeError(
+                f"{row.where}: column '{column}' must hold [0, 1] units, got {v!r} in {values} "
+                f"(image {w}x{h}): pixel corners are not read as [0, 1] boxes"
+            )
+    return values
+
+
+# ----------------------------------------------------------------------------------------------
+# ScreenSpot (v1, v2): ids <split>_<i>, labels split / data_type / data_source (SPLITS: the loaders')
+
 SPLIT_OF_PREFIX = {"mobile": "mobile", "pc": "desktop", "web": "web"}
 """The split of a ScreenSpot screenshot by its file name's prefix (``mobile_``, ``pc_``, ``web_``): every
 release record's file name starts so, in both versions. ``data_source`` does not say the split:
@@ -195,7 +249,7 @@ def _screenspot_mapped(
         "data_type": text(row, "data_type"),
         "data_source": text(row, "data_source"),
     }
-    return Mapped(f"{split}_{i}", instruction, region, labels, known_size(row))
+    return Mapped(row, f"{split}_{i}", instruction, region, labels, known_size(row))
 
 
 def split_of_file_name(row: CopyRow) -> str:
@@ -204,7 +258,7 @@ def split_of_file_name(row: CopyRow) -> str:
     prefix = name.split("_", 1)[0]
     if prefix not in SPLIT_OF_PREFIX:
         raise GgeError(
-            f"{row.file}: row {row.row}: file_name {name!r} starts with none of "
+            f"{row.where}: file_name {name!r} starts with none of "
             f"{', '.join(p + '_' for p in SPLIT_OF_PREFIX)} (the split is read from it)"
         )
     return SPLIT_OF_PREFIX[prefix]
@@ -213,8 +267,8 @@ def split_of_file_name(row: CopyRow) -> str:
 def screenspot_hf_rows(target: ScreenSpotTarget) -> RowMapper:
     """The rootsautomation/ScreenSpot schema, the split from the ``file_name`` prefix.
 
-    Columns ``file_name``, ``bbox`` [x1, y1, x2, y2] in [0, 1], ``instruction``, ``data_type``,
-    ``data_source``, ``image``.
+    Columns ``file_name``, ``bbox`` [x1, y1, x2, y2] in [0, 1] (checked: see :func:`normalized_cell`),
+    ``instruction``, ``data_type``, ``data_source``, ``image``.
     """
 
     def rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Mapped]:
@@ -222,7 +276,7 @@ def screenspot_hf_rows(target: ScreenSpotTarget) -> RowMapper:
         out = []
         for row in copy:
             size = known_size(row)
-            norm = numbers(row, "bbox", 4)
+            norm = normalized_cell(row, "bbox", size)
             region = target(from_normalized(norm, size), size, norm)
             out.append(
                 _screenspot_mapped(row, split_of_file_name(row), counters, text(row, "instruction"), region)
@@ -267,40 +321,69 @@ def _v1_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
     return {"version": "v1"}
 
 
-# ----------------------------------------------------------------------------------------------
-# ScreenSpot-Pro: ids and labels are the record's; the box is divided by img_size
+def copy_language(
+    name: str, languages: Mapping[str, str | tuple[str, ...]], options: BenchmarkOptions
+) -> str:
+    """The ``language`` option of a copy that holds English only, checked as the release loader checks it.
 
-PRO_LABELS = ("group", "ui_type", "platform", "application")
+    Args:
+        name: The benchmark.
+        languages: The release loader's table of languages and the fields each reads (an unknown
+            name is the release loader's error).
+        options: The options.
 
+    Returns:
+        ``en``.
 
-def _pro_language(options: BenchmarkOptions) -> str:
+    Raises:
+        GgeError: An unknown language (the release loader's message), or another known language
+            (the copies do not hold it).
+
+    Example:
+        >>> copy_language("x", {"en": "instruction", "cn": "instruction_cn"}, BenchmarkOptions())
+        'en'
+    """
     language = str(getattr(options, "language", "en"))
+    if language not in languages:
+        raise unknown_name(f"{name} language", language, languages)
     if language != "en":
+        fields = languages[language]
+        names = " or ".join((fields,) if isinstance(fields, str) else fields)
         raise GgeError(
-            f"screenspot_pro: bench.screenspot_pro.language={language}: the Hub copies hold English "
-            "instructions only (read the release layout for instruction_cn)"
+            f"{name}: bench.{name}.language={language}: the Hub copies hold English instructions only "
+            f"(read the release layout for {names})"
         )
     return language
 
 
+# ----------------------------------------------------------------------------------------------
+# ScreenSpot-Pro: ids and labels are the record's; the box is divided by img_size
+
+PRO_LABELS = ScreenSpotPro.label_keys
+"""The release loader's labels (each a mandatory string field of the record)."""
+
+
 def pro_lmms_rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Mapped]:
-    """lmms-lab/ScreenSpot-Pro: the release record's columns (``id``, pixel xyxy ``bbox``, ``img_size``)."""
-    _pro_language(options)
+    """lmms-lab/ScreenSpot-Pro: the release record's columns (``id``, pixel xyxy ``bbox``, ``img_size``).
+
+    The box is divided by ``img_size``, as the release loader divides it; the sample's size is the
+    embedded image's (compared with ``img_size``).
+    """
+    copy_language("screenspot_pro", PRO_LANGUAGES, options)
     out = []
     for row in copy:
-        w, h = numbers(row, "img_size", 2)
-        if w <= 0 or h <= 0:
-            raise GgeError(f"{row.file}: row {row.row}: column 'img_size' must be positive, got {[w, h]}")
-        size = (int(w), int(h))
+        declared = size_cell(row, "img_size")
         labels: dict[str, LabelValue] = {k: text(row, k) for k in PRO_LABELS}
         x1, y1, x2, y2 = numbers(row, "bbox", 4)
-        region = normalized_box(x1, y1, x2, y2, size)
-        out.append(Mapped(text(row, "id"), text(row, "instruction"), region, labels, size))
+        region = normalized_box(x1, y1, x2, y2, declared)
+        out.append(
+            Mapped(row, text(row, "id"), text(row, "instruction"), region, labels, known_size(row), declared)
+        )
     return out
 
 
 def _pro_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
-    return {"language": _pro_language(options)}
+    return {"language": copy_language("screenspot_pro", PRO_LANGUAGES, options)}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -308,34 +391,43 @@ def _pro_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
 
 
 def osworld_region(row: CopyRow, options: BenchmarkOptions, name: str) -> Region:
-    """The release region of an OSWorld-G copy row, by the release rule.
+    """The release region of an OSWorld-G copy row: the release loader's rule, but for one case.
 
-    A 4-number polygon (copies that reduce polygons to boxes hold them so) reads as corners, as
-    lmms-eval reads it; the release check then reports it.
+    Everything is read by :func:`gge.benchmarks.osworld_g.osworld_region` (the release loader's
+    function) except a ``polygon`` of exactly 4 numbers, which is read as the corners
+    ``[x1, y1, x2, y2]`` of a pixel box. No release polygon has 4 numbers (they have 5 to 21
+    vertices); a 4-number polygon is what a copy that replaces each polygon by its bounding box
+    holds (MMInstruction/OSWorld-G keeps ``box_type`` polygon). The release loader would read those
+    4 numbers as a 2-vertex polygon, which no point is inside: read so, each such sample would be a
+    certain miss when the copy is evaluated with ``allow_copy_differences``; read as the box the
+    copy means, it is scored as that box. Either way the release check reports the region (and the
+    ``box_type`` label) as differing from the release's polygon.
+
+    Example:
+        >>> from pathlib import Path
+        >>> values = {"id": "a-1", "box_type": "polygon", "box_coordinates": [1, 2, 5, 6]}
+        >>> osworld_region(CopyRow(Path("c.parquet"), 0, values, "", (9, 9)), BenchmarkOptions(), "osworld_g")
+        Box(x1=1.0, y1=2.0, x2=5.0, y2=6.0, space='pixel', size=None)
     """
     box_type = text(row, "box_type")
     values = cell(row, "box_coordinates")
-    if box_type == "refusal":
-        return Absent(abstention_hits=refusals_option(name, options) == "scored")
-    if box_type == "bbox":
-        return xywh_box(numbers(row, "box_coordinates", 4))
     if box_type == "polygon" and isinstance(values, (list, tuple)) and len(values) == 4:
         x1, y1, x2, y2 = numbers(row, "box_coordinates", 4)
         return Box(x1, y1, x2, y2)
-    if box_type == "polygon":
-        n = len(values) if isinstance(values, (list, tuple)) else 0
-        if n < 6 or n % 2:
-            raise GgeError(
-                f"{row.file}: row {row.row}: a polygon needs an even count >= 6 of numbers, got {values!r}"
-            )
-        return polygon_from_flat(numbers(row, "box_coordinates", n))
-    raise GgeError(f"{row.file}: row {row.row}: box_type must be bbox, polygon or refusal, got {box_type!r}")
+    record = {"box_type": box_type, "box_coordinates": list(values) if isinstance(values, tuple) else values}
+    return release_osworld_region(
+        record,
+        where=row.where,
+        sample_id=text(row, "id"),
+        abstention_hits=refusals_option(name, options) == "scored",
+    )
 
 
 def osworld_rows(name: str) -> RowMapper:
-    """MMInstruction/OSWorld-G: the release's columns, no refusal rows (read it with ``refusals=excluded``).
+    """MMInstruction/OSWorld-G: the release's columns (no refusal rows: read it with ``refusals=excluded``).
 
-    Columns ``id``, ``instruction``, ``image_size``, ``box_type``, ``box_coordinates``, ``image``.
+    Columns ``id``, ``instruction``, ``image_size``, ``box_type``, ``box_coordinates``, ``image``. A
+    refusal row is left out with ``refusals=excluded``, as the release loader leaves it out.
     """
 
     def rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Mapped]:
@@ -344,12 +436,11 @@ def osworld_rows(name: str) -> RowMapper:
         for row in copy:
             region = osworld_region(row, options, name)
             if isinstance(region, Absent) and refusals == "excluded":
-                raise GgeError(
-                    f"{row.file}: row {row.row}: a refusal row in a copy read with refusals=excluded"
-                )
-            w, h = numbers(row, "image_size", 2)
+                continue
+            declared = size_cell(row, "image_size")
             labels: dict[str, LabelValue] = {"box_type": region.kind}
-            out.append(Mapped(text(row, "id"), text(row, "instruction"), region, labels, (int(w), int(h))))
+            instruction = text(row, "instruction")
+            out.append(Mapped(row, text(row, "id"), instruction, region, labels, known_size(row), declared))
         return out
 
     return rows
@@ -370,66 +461,79 @@ OSWORLD_COLUMNS = ("id", "instruction", "image_size", "box_type", "box_coordinat
 # ----------------------------------------------------------------------------------------------
 # VenusBench-GD: VLMEvalKit's VenusBench.tsv (ids <subtask>_<i>, i the row's position in its subtask)
 
-VENUS_UNKNOWN = "unknown"
-VENUS_REFUSAL = [-1.0, -1.0, -1.0, -1.0]
+
+def venus_region(row: CopyRow, size: tuple[int, int]) -> Region:
+    """The release loader's target: no ``bbox`` (an empty cell) or ``[-1, -1, -1, -1]`` is a refusal.
+
+    Else the pixel box divided by the image size (the embedded image's, as the release reads its
+    size from the image header).
+    """
+    value = row.values.get("bbox")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return Absent()
+    values = numbers(row, "bbox", 4)
+    if values == REFUSAL_BOX:
+        return Absent()
+    x1, y1, x2, y2 = values
+    return normalized_box(x1, y1, x2, y2, size)
 
 
-def _venus_language(options: BenchmarkOptions) -> str:
-    language = str(getattr(options, "language", "en"))
-    if language != "en":
-        raise GgeError(
-            f"venusbench_gd: bench.venusbench_gd.language={language}: VLMEvalKit's TSV holds English "
-            "instructions only (read the release layout for instruction_zh)"
-        )
-    return language
+def venus_label(row: CopyRow, key: str) -> str:
+    """An optional label; a missing value is ``unknown``, as the release loader labels a record without it.
+
+    An empty cell is a missing value (pandas writes a missing value so in a TSV); anything but a
+    string is refused.
+    """
+    value = row.values.get(key)
+    if value is None or value == "":
+        return VENUS_UNKNOWN
+    if not isinstance(value, str):
+        raise GgeError(f"{row.where}: column '{key}' must be a string, got {value!r}")
+    return value
 
 
 def venus_tsv_rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Mapped]:
     """VLMEvalKit's VenusBench.tsv, ids ``<subtask>_<i>`` as the release loader numbers them.
 
-    Columns ``question``, ``bbox`` "[x1, y1, x2, y2]" in pixels (``[-1, -1, -1, -1]``: a refusal),
-    ``category`` (the subtask), ``ui_type`` and ``application`` when there; no platform or group
-    (labelled ``unknown``, as the release loader labels a record without them).
+    Columns ``question``, ``bbox`` "[x1, y1, x2, y2]" in pixels (``[-1, -1, -1, -1]`` or empty: a
+    refusal), ``category`` (the subtask), ``ui_type`` and ``application`` when there; no platform or
+    group (labelled ``unknown``, as the release loader labels a record without them).
     """
-    _venus_language(options)
+    copy_language("venusbench_gd", VENUS_LANGUAGES, options)
     counters: dict[str, int] = {}
     out = []
     for row in copy:
         subtask = text(row, "category")
         i = counters.get(subtask, 0)
         counters[subtask] = i + 1
-        values = numbers(row, "bbox", 4)
         size = known_size(row)
-        x1, y1, x2, y2 = values
-        region: Region = Absent() if values == VENUS_REFUSAL else normalized_box(x1, y1, x2, y2, size)
+        region = venus_region(row, size)
         labels: dict[str, LabelValue] = {"subtask": subtask}
-        for key in ("ui_type", "platform", "application", "group"):
-            value = row.values.get(key)
-            labels[key] = value if isinstance(value, str) and value else VENUS_UNKNOWN
-        out.append(Mapped(f"{subtask}_{i}", text(row, "question"), region, labels, size))
+        labels.update({key: venus_label(row, key) for key in VENUS_LABELS})
+        out.append(Mapped(row, f"{subtask}_{i}", text(row, "question"), region, labels, size))
     return out
 
 
 def _venus_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
-    return {"language": _venus_language(options)}
+    return {"language": copy_language("venusbench_gd", VENUS_LANGUAGES, options)}
 
 
 # ----------------------------------------------------------------------------------------------
 # The layouts
 
 LAYOUTS: dict[str, CopyLayout] = {
-    "screenspot_v2/hf": CopyLayout("parquet", SCREENSPOT_HF, "image", True, screenspot_hf_rows(pixel_target)),
+    "screenspot_v2/hf": CopyLayout("parquet", SCREENSPOT_HF, "image", None, screenspot_hf_rows(pixel_target)),
     "screenspot_v2/vlmevalkit": CopyLayout(
-        "tsv", SCREENSPOT_TSV, "image", True, screenspot_tsv_rows(pixel_target), file_order=tsv_split_order
+        "tsv", SCREENSPOT_TSV, "image", None, screenspot_tsv_rows(pixel_target), file_order=tsv_split_order
     ),
     "screenspot_v1/hf": CopyLayout(
-        "parquet", SCREENSPOT_HF, "image", True, screenspot_hf_rows(normalized_target), _v1_variant
+        "parquet", SCREENSPOT_HF, "image", None, screenspot_hf_rows(normalized_target), _v1_variant
     ),
     "screenspot_v1/vlmevalkit": CopyLayout(
         "tsv",
         SCREENSPOT_TSV,
         "image",
-        True,
+        None,
         screenspot_tsv_rows(normalized_target),
         _v1_variant,
         tsv_split_order,
@@ -438,19 +542,19 @@ LAYOUTS: dict[str, CopyLayout] = {
         "parquet",
         ("id", "instruction", "bbox", "img_size", *PRO_LABELS),
         "image",
-        False,
+        "img_size",
         pro_lmms_rows,
         _pro_variant,
     ),
     "venusbench_gd/vlmevalkit": CopyLayout(
-        "tsv", ("index", "question", "bbox", "category"), "image", True, venus_tsv_rows, _venus_variant
+        "tsv", ("index", "question", "bbox", "category"), "image", None, venus_tsv_rows, _venus_variant
     ),
     **{
         f"{name}/mminstruction": CopyLayout(
             "parquet",
             OSWORLD_COLUMNS,
             "image",
-            False,
+            "image_size",
             osworld_rows(name),
             osworld_variant(instructions, name),
         )
