@@ -17,7 +17,12 @@ or ``bench.records.root``). One row per sample (docs/extending.md, "A records fi
 
 Nothing is guessed: a bbox with no declared format or units, a row value contradicting the option,
 a bad row of any kind is one error naming ``file:line`` and the column (JSONL: the line; CSV: the
-line, the header being line 1; parquet: ``file:row N``, the 0-based row). Boxes in ``pixels`` are
+line, the header being line 1; parquet: ``file:row N``, the 0-based row). Targets in other units or
+another format than declared are refused too (:mod:`gge.benchmarks.records_targets`): a
+normalised coordinate outside [0, 1] (``norm_1``) or [0, 1000] (``norm_1000``) by more than
+1e-6 of the range, an inverted box (x2 < x1 or y2 < y1 after the ``xywh`` conversion:
+typically xywh data declared xyxy), a polygon of fewer than 3 vertices, and a pixel box or polygon
+lying entirely outside the image (when its size is known). Boxes in ``pixels`` are
 pixel boxes; ``norm_1`` boxes are normalised boxes (the point is divided by the image size);
 ``norm_1000`` ones are divided by 1000 first; ``xywh`` is converted to corners first. Polygons are
 stored in pixels (normalised vertices are multiplied by the image size).
@@ -32,7 +37,6 @@ Example:
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import math
 import os
@@ -48,13 +52,15 @@ from gge.benchmarks.base import (
     LoadCollector,
     LoadedBenchmark,
     TableSpec,
+    file_record,
     image_size_from_header,
     read_jsonl,
     require_root,
 )
 from gge.benchmarks.images import embedded_ref, split_ref
+from gge.benchmarks.records_targets import check_box, check_polygon, unit_box, unit_polygon
 from gge.errors import GgeError
-from gge.types import Absent, Box, LabelValue, Point, Polygon, Region, Sample
+from gge.types import Absent, LabelValue, Point, Region, Sample
 
 FORMATS = {".jsonl": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 """The file formats, by file extension."""
@@ -165,7 +171,7 @@ class RecordsBenchmark(Benchmark):
         loaded = out.result(variant)
         loaded.summary["provenance"] = {
             "source": "records",
-            "files": [file_digest(path, folder)],
+            "files": [file_record(path.resolve(), folder)],
             "copy": None,
             "release_check": {
                 "matches": None,
@@ -247,69 +253,6 @@ def records_file(root: Path, options: RecordsOptions) -> Path:
     return found[0]
 
 
-def file_digest(path: Path, root: Path) -> dict[str, Any]:
-    """A provenance file entry: the path relative to ``root``, its sha256 and size.
-
-    Args:
-        path: The file.
-        root: The folder paths are given relative to.
-
-    Returns:
-        ``{"path", "sha256", "bytes"}``.
-    """
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return {
-        "path": os.path.relpath(path.resolve(), root),
-        "sha256": digest.hexdigest(),
-        "bytes": path.stat().st_size,
-    }
-
-
-def unit_box(values: Sequence[float], box_format: str, units: str, size: tuple[int, int]) -> Box:
-    """The target box of a ``bbox`` in the declared format and units.
-
-    Args:
-        values: The four numbers.
-        box_format: ``xyxy`` or ``xywh``.
-        units: ``pixels``, ``norm_1`` or ``norm_1000``.
-        size: Image (width, height) (the size a normalised box is tested against).
-
-    Returns:
-        A pixel box, or a normalised box (``space="normalized"``) for ``norm_1`` / ``norm_1000``.
-
-    Example:
-        >>> unit_box([250, 500, 750, 1000], "xyxy", "norm_1000", (400, 200)).pixel_box()
-        (100.0, 100.0, 300.0, 200.0)
-    """
-    x1, y1, a, b = (float(v) for v in values)
-    x2, y2 = (x1 + a, y1 + b) if box_format == "xywh" else (a, b)
-    if units == "pixels":
-        return Box(x1, y1, x2, y2)
-    scale = 1000.0 if units == "norm_1000" else 1.0
-    return Box(x1 / scale, y1 / scale, x2 / scale, y2 / scale, space="normalized", size=size)
-
-
-def unit_polygon(vertices: Sequence[Point], units: str, size: tuple[int, int]) -> Polygon:
-    """A polygon in pixels from vertices in the declared units.
-
-    Args:
-        vertices: (x, y) pairs.
-        units: ``pixels``, ``norm_1`` or ``norm_1000``.
-        size: Image (width, height).
-
-    Returns:
-        The polygon, vertices in pixels.
-    """
-    if units == "pixels":
-        return Polygon(tuple((float(x), float(y)) for x, y in vertices))
-    scale = 1000.0 if units == "norm_1000" else 1.0
-    w, h = size
-    return Polygon(tuple((x / scale * w, y / scale * h) for x, y in vertices))
-
-
 # ----------------------------------------------------------------------------------------------
 # One row to one Sample.
 
@@ -341,7 +284,7 @@ class _Rows:
                 f"{where}: exactly one target column is needed (bbox, polygon or absent: true), got {got}"
             )
         target = targets[0]
-        size = self._size(row, image, where)
+        size, known = self._size(row, image, where)
         labels = self._labels(row, where)
         region: Region
         if target == "absent":
@@ -357,9 +300,14 @@ class _Rows:
                     f"{where}: column 'bbox': no box_format declared (set bench.records.box_format=xyxy|xywh "
                     "or give the row a 'box_format' column)"
                 )
-            region = unit_box(values, box_format, _units_for(units, "bbox", where), size)
+            bbox_units = _units_for(units, "bbox", where)
+            check_box(values, box_format, bbox_units, size if known else None, where)
+            region = unit_box(values, box_format, bbox_units, size)
         else:
-            region = unit_polygon(_vertices(row["polygon"], where), _units_for(units, "polygon", where), size)
+            vertices = _vertices(row["polygon"], where)
+            polygon_units = _units_for(units, "polygon", where)
+            check_polygon(vertices, polygon_units, size if known else None, where)
+            region = unit_polygon(vertices, polygon_units, size)
         return Sample("records", sid, image, size, instruction, region, labels)
 
     def _image(self, row: Mapping[str, Any], where: str) -> str:
@@ -373,27 +321,28 @@ class _Rows:
             raise GgeError(f"{where}: column 'image' must be a path string, got {_show(value)}")
         return os.path.normpath(os.path.join(self.folder, value))
 
-    def _size(self, row: Mapping[str, Any], image: str, where: str) -> tuple[int, int]:
-        """``width``/``height`` (both or neither), else the image header.
+    def _size(self, row: Mapping[str, Any], image: str, where: str) -> tuple[tuple[int, int], bool]:
+        """``width``/``height`` (both or neither), else the image header; and whether it is known.
 
-        Given sizes are checked against a plain file's readable header (an embedded image's header is
-        not read when the row gives its size).
+        Given sizes are checked against the image's readable header, a file's or one embedded in a
+        parquet file alike. The size is unknown when neither the row nor a readable header gives it.
         """
         given = [row.get("width"), row.get("height")]
         if given == [None, None]:
-            return image_size_from_header(image, where=where, sample_id=where)
+            header = image_size_from_header(image, where=where, sample_id=where)
+            return header, header != UNKNOWN_SIZE
         if None in given:
             missing = "width" if given[0] is None else "height"
             raise GgeError(f"{where}: column '{missing}' is missing (give both width and height, or neither)")
         size = (_positive_int(given[0], "width", where), _positive_int(given[1], "height", where))
-        if split_ref(image) is None:
-            header = image_size_from_header(image, where=where, sample_id=where)
-            if header not in (UNKNOWN_SIZE, size):
-                raise GgeError(
-                    f"{where}: columns 'width'/'height' say {size[0]}x{size[1]}, but the image {image} is "
-                    f"{header[0]}x{header[1]}"
-                )
-        return size
+        header = image_size_from_header(image, where=where, sample_id=where)
+        if header not in (UNKNOWN_SIZE, size):
+            what = "the image embedded in the file" if split_ref(image) is not None else f"the image {image}"
+            raise GgeError(
+                f"{where}: columns 'width'/'height' say {size[0]}x{size[1]}, but {what} is "
+                f"{header[0]}x{header[1]}"
+            )
+        return size, True
 
     def _labels(self, row: Mapping[str, Any], where: str) -> dict[str, LabelValue]:
         """The label columns named in ``tables``: each a non-empty string (an integer is written out)."""

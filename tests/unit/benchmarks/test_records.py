@@ -82,6 +82,7 @@ def _load(path: Path, **options: Any) -> list[Sample]:
 
 GOOD = {"image": "a.png", "instruction": "click", "bbox": [1, 2, 3, 4]}
 PIXELS = {"box_format": "xyxy", "units": "pixels"}
+NORM_1 = {"box_format": "xyxy", "units": "norm_1"}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -150,6 +151,89 @@ BAD_ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
         {**GOOD, "bbox": None, "polygon": [[0, 0], [1]]},
         PIXELS,
         "every vertex must be [x, y]",
+    ),
+    # targets in other units or another format than declared (the image is 200 x 100)
+    (
+        "norm_1 over 1",
+        {**GOOD, "bbox": [0.1, 0.2, 1.2, 0.5], **NORM_1},
+        {},
+        "column 'bbox': [0.1, 0.2, 1.2, 0.5] read as xyxy has x2 = 1.2, outside [0, 1] for units=norm_1",
+    ),
+    (
+        "norm_1 given pixels",
+        {**GOOD, **NORM_1},
+        {},
+        "read as xyxy has y1 = 2, outside [0, 1]",
+    ),  # x1 = 1 is in
+    (
+        "norm_1 negative",
+        {**GOOD, "bbox": [-0.01, 0, 0.5, 0.5], **NORM_1},
+        {},
+        "has x1 = -0.01, outside [0, 1]",
+    ),
+    (
+        "norm_1 xywh past the edge",
+        {**GOOD, "bbox": [0.5, 0.5, 0.6, 0.1], "box_format": "xywh", "units": "norm_1"},
+        {},
+        "[0.5, 0.5, 0.6, 0.1] read as xywh has x2 = 1.1, outside [0, 1]",
+    ),
+    (
+        "norm_1000 over 1000",
+        {**GOOD, "bbox": [0, 0, 10, 1000.5], "box_format": "xyxy", "units": "norm_1000"},
+        {},
+        "has y2 = 1000.5, outside [0, 1000] for units=norm_1000",
+    ),
+    (
+        "xywh declared xyxy",
+        {**GOOD, "bbox": [100, 50, 20, 10]},
+        PIXELS,
+        "column 'bbox': [100, 50, 20, 10] read as xyxy is inverted (x2 20 < x1 100): xywh boxes declared "
+        "xyxy read this way (set box_format=xywh)",
+    ),
+    ("inverted in y", {**GOOD, "bbox": [10, 50, 20, 10]}, PIXELS, "is inverted (y2 10 < y1 50)"),
+    (
+        "xywh negative width",
+        {**GOOD, "bbox": [10, 10, -5, 5], "box_format": "xywh"},
+        {"units": "pixels"},
+        "[10, 10, -5, 5] read as xywh is inverted (x2 5 < x1 10): a negative width or height",
+    ),
+    (
+        "polygon of 2 pairs",
+        {**GOOD, "bbox": None, "polygon": [[0, 0], [10, 10]]},
+        PIXELS,
+        "column 'polygon' has 2 vertices: a polygon needs at least 3",
+    ),
+    ("polygon of 1 flat", {**GOOD, "bbox": None, "polygon": [5, 5]}, PIXELS, "has 1 vertices"),
+    (
+        "polygon norm_1 outside",
+        {**GOOD, "bbox": None, "polygon": [[0, 0], [1.5, 0], [0, 1]], "units": "norm_1"},
+        {},
+        "column 'polygon': vertex 1 [1.5, 0] lies outside [0, 1] for units=norm_1",
+    ),
+    (
+        "pixel box right of the image",
+        {**GOOD, "bbox": [250, 10, 300, 20]},
+        PIXELS,
+        "column 'bbox': the pixel box [250, 10, 300, 20] lies entirely outside the 200x100 image",
+    ),
+    (
+        "pixel box below the image",
+        {**GOOD, "bbox": [10, 101, 20, 160]},
+        PIXELS,
+        "entirely outside the 200x100",
+    ),
+    ("pixel box above the image", {**GOOD, "bbox": [10, -20, 20, -0.5]}, PIXELS, "entirely outside"),
+    (
+        "pixel polygon outside",
+        {**GOOD, "bbox": None, "polygon": [300, 0, 400, 0, 300, 50]},
+        PIXELS,
+        "column 'polygon' lies entirely outside the 200x100 image",
+    ),
+    (
+        "outside the size the row gives",
+        {**GOOD, "image": "gone.png", "bbox": [250, 10, 300, 20], "width": 200, "height": 100},
+        PIXELS,
+        "the pixel box [250, 10, 300, 20] lies entirely outside the 200x100 image",
     ),
     ("width only", {**GOOD, "width": 200}, PIXELS, "column 'height' is missing"),
     ("width not positive", {**GOOD, "width": 0, "height": 100}, PIXELS, "column 'width' must be a positive"),
@@ -463,6 +547,73 @@ def test_polygon_units_map_to_pixels(tmp_path: Path, units: str, polygon: list[A
     assert isinstance(s.region, Polygon)
     assert [tuple(v) for v in s.region.vertices] == [pytest.approx(v) for v in ((20, 10), (60, 10), (60, 30))]
     assert s.region.contains(55, 12) and not s.region.contains(25, 28)  # above / below the diagonal
+
+
+@pytest.mark.parametrize(
+    ("bbox", "units", "kept"),
+    [
+        ([0, 0, 1 + 9e-7, 1], "norm_1", True),  # within 1e-6 of the range: rounding, kept
+        ([0, 0, 1 + 2e-6, 1], "norm_1", False),
+        ([-9e-7, 0, 0.5, 0.5], "norm_1", True),
+        ([-2e-6, 0, 0.5, 0.5], "norm_1", False),
+        ([0, 0, 1000.0009, 1000], "norm_1000", True),  # 1e-6 of 1000
+        ([0, 0, 1000.002, 1000], "norm_1000", False),
+        ([0, 0, 1, 1], "norm_1000", True),  # a tiny box in norm_1000 is not refused: it is in range
+    ],
+)
+def test_normalised_range_tolerance(tmp_path: Path, bbox: list[float], units: str, kept: bool) -> None:
+    _image(tmp_path)
+    path = _jsonl(tmp_path / "r.jsonl", [{**GOOD, "bbox": bbox}])
+    if kept:
+        (s,) = _load(path, box_format="xyxy", units=units)
+        assert isinstance(s.region, Box)
+    else:
+        with pytest.raises(GgeError, match=rf"^{_at(path, 1)}: column 'bbox': .* outside \[0, "):
+            _load(path, box_format="xyxy", units=units)
+
+
+def test_boxes_at_the_limits_are_kept(tmp_path: Path) -> None:
+    # not refused: a zero-area box (degenerate, counted), a box touching the image's edge from outside
+    # (it shares the edge line), a box partly outside (counted), any box of an unreadable image
+    _image(tmp_path)
+    rows = [
+        {**GOOD, "bbox": [10, 10, 10, 20]},
+        {**GOOD, "bbox": [200, 0, 250, 10]},
+        {**GOOD, "bbox": [-10, -10, 0, 0]},
+        {**GOOD, "bbox": [190, 90, 250, 150]},
+        {**GOOD, "image": "gone.png", "bbox": [250, 10, 300, 20]},
+        {**GOOD, "bbox": None, "polygon": [[200, 100], [300, 100], [300, 200]]},
+    ]
+    rows = [{k: v for k, v in r.items() if v is not None} for r in rows]
+    loaded = RecordsBenchmark().load(
+        tmp_path, RecordsOptions(path=str(_jsonl(tmp_path / "r.jsonl", rows)), **PIXELS)
+    )
+    assert [s.region.pixel_box() for s in loaded.samples[:5]] == [
+        (10, 10, 10, 20),
+        (200, 0, 250, 10),
+        (-10, -10, 0, 0),
+        (190, 90, 250, 150),
+        (250, 10, 300, 20),
+    ]
+    assert loaded.summary["degenerate_boxes"] == 1
+    assert loaded.summary["unreadable_image_ids"] == ["4"]
+
+
+def test_an_embedded_images_size_is_checked_against_the_row(tmp_path: Path) -> None:
+    import io
+
+    png = io.BytesIO()
+    Image.new("RGB", (120, 60)).save(png, format="PNG")
+    image = {"bytes": png.getvalue(), "path": "inside.png"}
+    path = _parquet(tmp_path / "my.parquet", [{**GOOD, "image": image, "width": 120, "height": 60}])
+    (s,) = _load(path, **PIXELS)
+    assert s.image_size == (120, 60)
+    path = _parquet(tmp_path / "bad.parquet", [{**GOOD, "image": image, "width": 240, "height": 60}])
+    with pytest.raises(GgeError) as e:
+        _load(path, **PIXELS)
+    assert str(e.value) == (
+        f"{path}:row 0: columns 'width'/'height' say 240x60, but the image embedded in the file is 120x60"
+    )
 
 
 def test_an_absent_target_is_hit_only_by_an_abstention(tmp_path: Path) -> None:
