@@ -406,8 +406,10 @@ def osworld_region(row: CopyRow, options: BenchmarkOptions, name: str) -> Region
     Example:
         >>> from pathlib import Path
         >>> values = {"id": "a-1", "box_type": "polygon", "box_coordinates": [1, 2, 5, 6]}
-        >>> osworld_region(CopyRow(Path("c.parquet"), 0, values, "", (9, 9)), BenchmarkOptions(), "osworld_g")
-        Box(x1=1.0, y1=2.0, x2=5.0, y2=6.0, space='pixel', size=None)
+        >>> row = CopyRow(Path("c.parquet"), 0, values, "", (9, 9))
+        >>> region = osworld_region(row, BenchmarkOptions(), "osworld_g")
+        >>> region == Box(1, 2, 5, 6)
+        True
     """
     box_type = text(row, "box_type")
     values = cell(row, "box_coordinates")

@@ -1,13 +1,16 @@
 """Writers of Hub-copy files for tests: HF datasets parquet (an ``Image`` struct column) and VLMEvalKit TSVs.
 
 They write what the Hub copies hold, from records the test gives (real records with placeholder
-images, or tiny synthetic ones); the loaders under test read them back.
+images, or tiny synthetic ones); the loaders under test read them back. A tiny ScreenSpot-v2 (four
+records) is here too, in its release layout (:func:`tiny_release`) and as the HongxinLi parquet copy
+(:func:`tiny_parquet`).
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -110,3 +113,84 @@ def write_vlmevalkit_tsv(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+# ----------------------------------------------------------------------------------------------
+# A tiny ScreenSpot-v2: its release layout and copies of it
+
+
+RECORDS = {
+    "mobile": [
+        {
+            "img_filename": "mobile_m.png",
+            "bbox": [10, 20, 30, 40],
+            "instruction": "tap a",
+            "data_type": "text",
+            "data_source": "ios",
+        },
+        {
+            "img_filename": "mobile_m.png",
+            "bbox": [0, 0, 5, 5],
+            "instruction": "tap b",
+            "data_type": "icon",
+            "data_source": "android",
+        },
+    ],
+    "desktop": [
+        {
+            "img_filename": "pc_d.png",
+            "bbox": [100, 50, 20, 10],
+            "instruction": "click c",
+            "data_type": "icon",
+            "data_source": "macos",
+        },
+    ],
+    "web": [
+        {
+            "img_filename": "web_w.png",
+            "bbox": [7, 9, 11, 13],
+            "instruction": "open d",
+            "data_type": "text",
+            "data_source": "shop",
+        },
+    ],
+}
+SIZES = {"mobile_m.png": (117, 253), "pc_d.png": (320, 200), "web_w.png": (128, 96)}
+
+
+def tiny_release(root: Path) -> Path:
+    """:data:`RECORDS` in ScreenSpot-v2's release layout under ``root`` (black screenshots, :data:`SIZES`)."""
+    for split, recs in RECORDS.items():
+        root.mkdir(parents=True, exist_ok=True)
+        (root / f"screenspot_{split}_v2.json").write_text(json.dumps(recs), encoding="utf-8")
+    for name, size in SIZES.items():
+        (root / "screenspotv2_image").mkdir(exist_ok=True)
+        Image.new("1", size).save(root / "screenspotv2_image" / name)
+    return root
+
+
+def tiny_parquet(root: Path, mutate: dict[str, Any] | None = None) -> Path:
+    """:data:`RECORDS` as the HongxinLi/ScreenSpot_v2 parquet copy (two shards under ``root/data``).
+
+    ``mutate`` updates the row of ``mobile_1`` (box [0, 0, 5, 5] pixels on 117 x 253).
+    """
+    png = PngCache()
+    rows = []
+    for split in ("mobile", "desktop", "web"):
+        for rec in RECORDS[split]:
+            w, h = SIZES[rec["img_filename"]]
+            x, y, bw, bh = rec["bbox"]
+            rows.append(
+                {
+                    "file_name": rec["img_filename"],
+                    "bbox": [x / w, y / h, (x + bw) / w, (y + bh) / h],
+                    "instruction": rec["instruction"],
+                    "data_type": rec["data_type"],
+                    "data_source": rec["data_source"],
+                    "image": (png((w, h)), rec["img_filename"]),
+                }
+            )
+    rows[1].update(mutate or {})
+    write_hf_parquet(root / "data" / "test-00000-of-00002.parquet", rows[:2])
+    write_hf_parquet(root / "data" / "test-00001-of-00002.parquet", rows[2:])
+    return root

@@ -10,13 +10,21 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hub_writers import PngCache, png_bytes, write_hf_parquet, write_vlmevalkit_tsv
+from hub_writers import (
+    RECORDS,
+    SIZES,
+    PngCache,
+    png_bytes,
+    tiny_parquet,
+    tiny_release,
+    write_hf_parquet,
+    write_vlmevalkit_tsv,
+)
 from PIL import Image
 
 from gge.benchmarks import get_benchmark, images
@@ -138,78 +146,6 @@ def test_a_tsv_cell_naming_no_row_is_refused_with_its_line(tmp_path: Path) -> No
 
 # ----------------------------------------------------------------------------------------------
 # A tiny ScreenSpot-v2: its release layout and copies of it
-
-
-RECORDS = {
-    "mobile": [
-        {
-            "img_filename": "mobile_m.png",
-            "bbox": [10, 20, 30, 40],
-            "instruction": "tap a",
-            "data_type": "text",
-            "data_source": "ios",
-        },
-        {
-            "img_filename": "mobile_m.png",
-            "bbox": [0, 0, 5, 5],
-            "instruction": "tap b",
-            "data_type": "icon",
-            "data_source": "android",
-        },
-    ],
-    "desktop": [
-        {
-            "img_filename": "pc_d.png",
-            "bbox": [100, 50, 20, 10],
-            "instruction": "click c",
-            "data_type": "icon",
-            "data_source": "macos",
-        },
-    ],
-    "web": [
-        {
-            "img_filename": "web_w.png",
-            "bbox": [7, 9, 11, 13],
-            "instruction": "open d",
-            "data_type": "text",
-            "data_source": "shop",
-        },
-    ],
-}
-SIZES = {"mobile_m.png": (117, 253), "pc_d.png": (320, 200), "web_w.png": (128, 96)}
-
-
-def tiny_release(root: Path) -> Path:
-    for split, recs in RECORDS.items():
-        root.mkdir(parents=True, exist_ok=True)
-        (root / f"screenspot_{split}_v2.json").write_text(json.dumps(recs), encoding="utf-8")
-    for name, size in SIZES.items():
-        (root / "screenspotv2_image").mkdir(exist_ok=True)
-        Image.new("1", size).save(root / "screenspotv2_image" / name)
-    return root
-
-
-def tiny_parquet(root: Path, mutate: dict[str, Any] | None = None) -> Path:
-    png = PngCache()
-    rows = []
-    for split in ("mobile", "desktop", "web"):
-        for rec in RECORDS[split]:
-            w, h = SIZES[rec["img_filename"]]
-            x, y, bw, bh = rec["bbox"]
-            rows.append(
-                {
-                    "file_name": rec["img_filename"],
-                    "bbox": [x / w, y / h, (x + bw) / w, (y + bh) / h],
-                    "instruction": rec["instruction"],
-                    "data_type": rec["data_type"],
-                    "data_source": rec["data_source"],
-                    "image": (png((w, h)), rec["img_filename"]),
-                }
-            )
-    rows[1].update(mutate or {})
-    write_hf_parquet(root / "data" / "test-00000-of-00002.parquet", rows[:2])
-    write_hf_parquet(root / "data" / "test-00001-of-00002.parquet", rows[2:])
-    return root
 
 
 def opts(**kw: Any) -> BenchmarkOptions:
