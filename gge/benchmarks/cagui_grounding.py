@@ -22,6 +22,11 @@ kept, as the official denominator keeps it). The third subtask, Bbox2Text (ocr.j
 answers with text, not a point: it is not evaluated, so gge's headline (the mean of the two point
 subtasks) is not the published average (the mean of three).
 
+The official scripts (OpenBMB/AgentCPM-GUI @ acbaf509, ``eval/grounding_eval/code/*/``) test the
+mapped point as a float, never int-ed (minicpm, UI-TARS and OS-Atlas compute ``bbox[0] / 1000 * w``
+and test ``gt_x_min <= x <= gt_x_max``; the Qwen2.5-VL and GPT-4o scripts accept only integer answers),
+so the point is tested as given (unlike showdown-clicks, whose scorer takes an int pixel point).
+
 Example:
     >>> parse_position("<1, 2, 30, 40>", where="cap.jsonl:1", key="abs_position", number=int)
     (1, 2, 30, 40)
