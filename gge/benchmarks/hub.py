@@ -212,8 +212,8 @@ def compare_digests(samples: Sequence[Sample], release: Mapping[str, Any]) -> li
         out.append(f"{len(extra)} ids not in the release ({_named(extra)})")
     if missing:
         out.append(f"{missing} release ids missing")
-    located = bool(extra or missing)  # the other fields' digests differ with the ids, if nothing else
-    if mine["ids"] != release["ids"] and not located:
+    ids_differ = bool(extra or missing)  # then every field's digest differs with the ids, if nothing else
+    if mine["ids"] != release["ids"] and not ids_differ:
         out.append(f"{WHAT['ids']} differ (records not located)")
     for f in FIELDS[1:]:
         if mine[f] == release[f]:
@@ -229,7 +229,7 @@ def compare_digests(samples: Sequence[Sample], release: Mapping[str, Any]) -> li
             ]
         if differ:
             out.append(f"{len(differ)} {WHAT[f]} differ ({_named(differ)})")
-        elif not located:
+        elif not ids_differ:
             kept = f"{f}_records" in release
             out.append(f"{WHAT[f]} differ" + (" (records not located)" if kept else ""))
     return out

@@ -177,7 +177,9 @@ def pro_copy(root: Path, image_sizes: list[tuple[int, int]]) -> Path:
     return root
 
 
-def test_an_embedded_image_smaller_than_its_size_column_is_refused_naming_the_ids(tmp_path: Path) -> None:
+def test_an_embedded_image_smaller_than_its_size_column_is_refused_naming_the_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bench = get_benchmark("screenspot_pro")
     release = pro_release(tmp_path / "release")
     expected = bench.load(release, bench.options_type())
@@ -207,6 +209,16 @@ def test_an_embedded_image_smaller_than_its_size_column_is_refused_naming_the_id
         check["not_compared"]
         == "screenshot pixels (only each image's size, read from the embedded image's header)"
     )
+    # against digests: the header sizes are compared with the release's image sizes, record by record
+    tiny = {"screenspot_pro": {'{"language": "en"}': digests(expected.samples)}}
+    monkeypatch.setattr(hub, "release_digests", lambda: tiny)
+    with pytest.raises(
+        GgeError,
+        match=r"differs from the release: 2 embedded images are not the size in column 'img_size' "
+        r"\(app_windows_1, app_windows_2; app_windows_1: image 100x50 vs column 200x100\); "
+        r"2 image sizes differ \(app_windows_1, app_windows_2\) \(known of lmms-lab",
+    ):
+        load_source(bench, small, bench.options_type())
     # the sample's size is the screenshot's; the box stays the release's [0, 1] box (divided by img_size)
     assert allowed.samples[1].image_size == (100, 50)
     assert allowed.samples[2].region == Box(0.75, 0.6, 0.85, 0.9, space="normalized", size=(200, 100))
