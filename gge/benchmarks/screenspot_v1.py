@@ -24,34 +24,18 @@ Example:
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
-from gge.benchmarks.base import (
-    MICRO,
-    Average,
-    Benchmark,
-    BenchmarkOptions,
-    LoadCollector,
-    LoadedBenchmark,
-    TableSpec,
-    image_size_from_header,
-    image_under,
-    normalized_box,
-    read_json_list,
-    require_files,
-    require_numbers,
-    require_root,
-    require_str,
-    str_labels,
-)
-from gge.types import LabelValue, Sample
+from gge.benchmarks.base import MICRO, Average, TableSpec, normalized_box
+from gge.benchmarks.screenspot_v2 import SPLITS, ScreenSpotV2
+from gge.types import Region
 
-SPLITS = ("mobile", "desktop", "web")
 IMAGE_FOLDER = "screenspot_imgs"
 DATA_SOURCES = ("ios", "android", "windows", "macos", "gitlab", "shop", "forum", "tool")
 
 
-class ScreenSpotV1(Benchmark):
+class ScreenSpotV1(ScreenSpotV2):
     """ScreenSpot (v1): SeeClick's 1272 samples in three splits, text and icon targets."""
 
     name = "screenspot_v1"
@@ -65,38 +49,19 @@ class ScreenSpotV1(Benchmark):
         TableSpec("By data source", rows="data_source", row_order=DATA_SOURCES),
     )
 
-    def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
-        """Read the three split files and the flat image folder (see the module docstring).
+    file_suffix = ""
+    image_folder = IMAGE_FOLDER
+    variant: ClassVar[Mapping[str, str]] = {"version": "v1"}
+
+    def region(self, xywh: Sequence[float], size: tuple[int, int]) -> Region:
+        """The target as SeeClick tests it: ``[x, y, x+w, y+h]`` divided by the image size.
 
         Args:
-            root: The benchmark folder.
-            options: Common options (none specific).
+            xywh: The record's ``[x, y, w, h]`` pixel box.
+            size: The image size (from the header).
 
         Returns:
-            The samples and the load summary (variant ``{"version": "v1"}``).
+            The normalised box.
         """
-        require_root(root, self.name)
-        paths = {split: root / f"screenspot_{split}.json" for split in SPLITS}
-        require_files(paths.values(), name=self.name)
-        out = LoadCollector(self.name, root)
-        for split, path in paths.items():
-            where = str(out.file(path))
-            for i, rec in enumerate(read_json_list(path)):
-                sid = f"{split}_{i}"
-                filename = require_str(rec, "img_filename", where=where, sample_id=sid)
-                image = image_under(root, IMAGE_FOLDER, filename, where=where, sample_id=sid)
-                size = image_size_from_header(image, where=where, sample_id=sid)
-                x, y, w, h = require_numbers(rec, "bbox", 4, where=where, sample_id=sid)
-                labels: dict[str, LabelValue] = {"split": split}
-                labels.update(str_labels(rec, ("data_type", "data_source"), where=where, sample_id=sid))
-                sample = Sample(
-                    benchmark=self.name,
-                    id=sid,
-                    image_path=image,
-                    image_size=size,
-                    instruction=require_str(rec, "instruction", where=where, sample_id=sid),
-                    region=normalized_box(x, y, x + w, y + h, size),
-                    labels=labels,
-                )
-                out.add(sample, f"{path.name} record {i}")
-        return out.result({"version": "v1"})
+        x, y, w, h = xywh
+        return normalized_box(x, y, x + w, y + h, size)

@@ -16,7 +16,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 from gge.benchmarks.base import (
     Average,
@@ -35,7 +37,7 @@ from gge.benchmarks.base import (
     str_labels,
     xywh_box,
 )
-from gge.types import LabelValue, Sample
+from gge.types import LabelValue, Region, Sample
 
 SPLITS = ("mobile", "desktop", "web")
 
@@ -57,6 +59,24 @@ class ScreenSpotV2(Benchmark):
         ),
     )
 
+    file_suffix: ClassVar[str] = "_v2"
+    """The split files are ``screenspot_<split><suffix>.json``."""
+    image_folder: ClassVar[str] = "screenspotv2_image"
+    variant: ClassVar[Mapping[str, str]] = {}
+    """What the load summary records as the variant."""
+
+    def region(self, xywh: Sequence[float], size: tuple[int, int]) -> Region:
+        """The target of a record's ``[x, y, w, h]`` pixel box: ``[x, y, x+w, y+h]`` in pixels.
+
+        Args:
+            xywh: The record's box.
+            size: The image size (not used: v2's scorer tests pixels).
+
+        Returns:
+            The box.
+        """
+        return xywh_box(xywh)
+
     def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
         """Read the three split files and the flat image folder (see the module docstring).
 
@@ -68,7 +88,7 @@ class ScreenSpotV2(Benchmark):
             The samples and the load summary.
         """
         require_root(root, self.name)
-        paths = {split: root / f"screenspot_{split}_v2.json" for split in SPLITS}
+        paths = {split: root / f"screenspot_{split}{self.file_suffix}.json" for split in SPLITS}
         require_files(paths.values(), name=self.name)
         out = LoadCollector(self.name, root)
         for split, path in paths.items():
@@ -76,17 +96,18 @@ class ScreenSpotV2(Benchmark):
             for i, rec in enumerate(read_json_list(path)):
                 sid = f"{split}_{i}"
                 filename = require_str(rec, "img_filename", where=where, sample_id=sid)
-                image = image_under(root, "screenspotv2_image", filename, where=where, sample_id=sid)
+                image = image_under(root, self.image_folder, filename, where=where, sample_id=sid)
+                size = image_size_from_header(image, where=where, sample_id=sid)
                 labels: dict[str, LabelValue] = {"split": split}
                 labels.update(str_labels(rec, ("data_type", "data_source"), where=where, sample_id=sid))
                 sample = Sample(
                     benchmark=self.name,
                     id=sid,
                     image_path=image,
-                    image_size=image_size_from_header(image, where=where, sample_id=sid),
+                    image_size=size,
                     instruction=require_str(rec, "instruction", where=where, sample_id=sid),
-                    region=xywh_box(require_numbers(rec, "bbox", 4, where=where, sample_id=sid)),
+                    region=self.region(require_numbers(rec, "bbox", 4, where=where, sample_id=sid), size),
                     labels=labels,
                 )
                 out.add(sample, f"{path.name} record {i}")
-        return out.result()
+        return out.result(self.variant)
