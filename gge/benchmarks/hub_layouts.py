@@ -30,8 +30,8 @@ from gge.benchmarks.screenspot_pro import ScreenSpotPro
 from gge.benchmarks.screenspot_v2 import SPLITS
 from gge.benchmarks.venusbench_gd import LANGUAGES as VENUS_LANGUAGES
 from gge.benchmarks.venusbench_gd import OPTIONAL_LABELS as VENUS_LABELS
-from gge.benchmarks.venusbench_gd import REFUSAL_BOX
 from gge.benchmarks.venusbench_gd import UNKNOWN as VENUS_UNKNOWN
+from gge.benchmarks.venusbench_gd import venus_target
 from gge.errors import GgeError, unknown_name
 from gge.types import Absent, Box, LabelValue, Region
 
@@ -471,13 +471,8 @@ def venus_region(row: CopyRow, size: tuple[int, int]) -> Region:
     size from the image header).
     """
     value = row.values.get("bbox")
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return Absent()
-    values = numbers(row, "bbox", 4)
-    if values == REFUSAL_BOX:
-        return Absent()
-    x1, y1, x2, y2 = values
-    return normalized_box(x1, y1, x2, y2, size)
+    missing = value is None or (isinstance(value, str) and not value.strip())
+    return venus_target(None if missing else numbers(row, "bbox", 4), size)
 
 
 def venus_label(row: CopyRow, key: str) -> str:

@@ -25,7 +25,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,11 +156,28 @@ class VenusBenchGD(Benchmark):
 
     @staticmethod
     def _region(rec: Mapping[str, Any], size: tuple[int, int], *, where: str, sample_id: str) -> Region:
-        """The target: Absent for a refusal box or none, else the pixel box normalised by the size."""
-        if "bbox" not in rec:
-            return Absent()
-        values = require_numbers(rec, "bbox", 4, where=where, sample_id=sample_id)
-        if values == REFUSAL_BOX:
-            return Absent()
-        x1, y1, x2, y2 = values
-        return normalized_box(x1, y1, x2, y2, size)
+        """The target of a record (:func:`venus_target` of its ``bbox``, None when it has none)."""
+        values = require_numbers(rec, "bbox", 4, where=where, sample_id=sample_id) if "bbox" in rec else None
+        return venus_target(values, size)
+
+
+def venus_target(values: Sequence[float] | None, size: tuple[int, int]) -> Region:
+    """The official target of a ``bbox``: no box or ``[-1, -1, -1, -1]`` is a refusal (Absent).
+
+    Else the pixel ``[x1, y1, x2, y2]`` box divided by the image size, as the official code tests it.
+
+    Args:
+        values: The record's four numbers, or None when it has no ``bbox``.
+        size: The image size (from the header).
+
+    Returns:
+        The region.
+
+    Example:
+        >>> venus_target([-1, -1, -1, -1], (100, 50)), venus_target(None, (100, 50)).kind
+        (Absent(abstention_hits=True), 'refusal')
+    """
+    if values is None or list(values) == REFUSAL_BOX:
+        return Absent()
+    x1, y1, x2, y2 = values
+    return normalized_box(x1, y1, x2, y2, size)
