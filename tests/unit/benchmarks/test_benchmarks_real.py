@@ -8,16 +8,13 @@ to the real annotation files, so the loaders read the official layout unchanged.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from paths import ROOT
-from PIL import Image
+from real_records import SHARED, Placeholders, link, load_json
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import BenchmarkOptions, LoadedBenchmark
@@ -25,39 +22,8 @@ from gge.benchmarks.screenspot_pro import ScreenSpotProOptions
 from gge.errors import GgeError
 from gge.types import Absent, Box, Polygon
 
-SHARED = ROOT.parent / "shared" / "benchmarks"
-
 if not SHARED.is_dir():
     pytest.skip(f"real annotation records not present ({SHARED})", allow_module_level=True)
-
-
-class Placeholders:
-    """Lays true-size placeholder screenshots: one PNG per size, hard-linked to every path."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.by_size: dict[tuple[int, int], Path] = {}
-
-    def lay(self, path: Path, size: Iterable[int]) -> None:
-        w, h = (int(v) for v in size)
-        src = self.by_size.get((w, h))
-        if src is None:
-            src = self.folder / f"{w}x{h}.png"
-            Image.new("1", (w, h)).save(src, optimize=False)
-            self.by_size[(w, h)] = src
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.link(src, path)
-
-
-def load_json(path: Path) -> Any:
-    with path.open(encoding="utf-8") as f:
-        return json.load(f)
-
-
-def link(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(src, dst)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 from hub_writers import PngCache, write_hf_parquet, write_vlmevalkit_tsv
 from paths import ROOT
 from PIL import Image
+from real_records import SHARED, Placeholders, link, load_json
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import LoadedBenchmark
@@ -31,8 +31,6 @@ from gge.errors import GgeError
 from gge.run.settings import parse_args
 from gge.run.standalone import run
 
-SHARED = ROOT.parent / "shared" / "benchmarks"
-
 if not SHARED.is_dir():
     pytest.skip(f"real annotation records not present ({SHARED})", allow_module_level=True)
 pytest.importorskip("pyarrow")
@@ -41,35 +39,6 @@ SPLITS = ("mobile", "desktop", "web")
 V1_UNKNOWN_SIZE = (3000, 2600)
 """The size laid for the 24 ScreenSpot v1 images whose true size the shared folder lacks: large enough
 to hold their boxes (the largest reaches x 2956, y 2532), so their [0, 1] boxes stay in [0, 1]."""
-
-
-def load_json(path: Path) -> Any:
-    with path.open(encoding="utf-8") as f:
-        return json.load(f)
-
-
-class Placeholders:
-    """Lays true-size placeholder screenshots: one PNG per size, hard-linked to every path."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.by_size: dict[tuple[int, int], Path] = {}
-
-    def lay(self, path: Path, size: Iterable[int]) -> None:
-        w, h = (int(v) for v in size)
-        src = self.by_size.get((w, h))
-        if src is None:
-            src = self.folder / f"{w}x{h}.png"
-            Image.new("1", (w, h)).save(src)
-            self.by_size[(w, h)] = src
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.link(src, path)
-
-
-def link(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(src, dst)
 
 
 def screenspot_records(version: str, suffix: str) -> dict[str, list[dict[str, Any]]]:

@@ -13,13 +13,11 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from paths import ROOT
-from PIL import Image
+from real_records import SHARED, Placeholders, link, load_json
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import BenchmarkOptions, LoadedBenchmark
@@ -28,42 +26,12 @@ from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import score_sample
 from gge.types import Box, Candidate, Prediction, Sample
 
-SHARED = ROOT.parent / "shared" / "benchmarks"
 NEW = ("screenspot_v1", "showdown_clicks", "cagui_grounding")
 
 if not all((SHARED / name).is_dir() for name in NEW):
     pytest.skip(f"real annotation records not present ({SHARED})", allow_module_level=True)
 
 SPLITS = ("mobile", "desktop", "web")
-
-
-class Placeholders:
-    """Lays true-size placeholder screenshots: one PNG per size, hard-linked to every path."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.by_size: dict[tuple[int, int], Path] = {}
-
-    def lay(self, path: Path, size: Iterable[int]) -> None:
-        w, h = (int(v) for v in size)
-        src = self.by_size.get((w, h))
-        if src is None:
-            src = self.folder / f"{w}x{h}.png"
-            Image.new("1", (w, h)).save(src, optimize=False)
-            self.by_size[(w, h)] = src
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.link(src, path)
-
-
-def load_json(path: Path) -> Any:
-    with path.open(encoding="utf-8") as f:
-        return json.load(f)
-
-
-def link(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(src, dst)
 
 
 def raw_jsonl(path: Path) -> list[dict[str, Any]]:
