@@ -48,6 +48,7 @@ from gge.benchmarks import DEFAULT_BENCHMARKS
 from gge.benchmarks.loading import load_benchmarks
 from gge.demo.model import DemoNet, DemoPolicy, View, cell_points, make_view, sample_cells, save_checkpoint
 from gge.demo.suite import cache_dir, write_demo_suite
+from gge.demo.suite.constants import BENCHMARKS as SUITE_BENCHMARKS
 from gge.types import Absent, Region, Sample
 
 __all__ = ["TRAIN_SEEDS", "DemoRL", "TrainConfig", "load_training_samples", "main", "train"]
@@ -55,15 +56,7 @@ __all__ = ["TRAIN_SEEDS", "DemoRL", "TrainConfig", "load_training_samples", "mai
 TRAIN_SEEDS = tuple(range(1001, 1017))
 """Seeds of the training screens (the evaluation split is the demo suite of seed 0)."""
 
-TRAIN_BENCHMARKS = (
-    "screenspot_v2",
-    "screenspot_pro",
-    "osworld_g",
-    "osworld_g_refined",
-    "ui_vision",
-    "mmbench_gui",
-    "ui_i2e_bench",
-)
+TRAIN_BENCHMARKS = SUITE_BENCHMARKS
 """Training reads the seven sets of the first release (OSWorld-G twice: original and refined instructions)."""
 
 EVAL_BENCHMARKS = DEFAULT_BENCHMARKS
