@@ -387,7 +387,12 @@ def load_copy(bench: Benchmark, root: Path, options: BenchmarkOptions, kind: str
     out.notes += notes
     mapped = layout.rows(rows, options)
     for m in mapped:
-        sample = Sample(bench.name, m.id, m.row.image, m.size, m.instruction, m.region, m.labels)
+        # The recorded size, as the release records it: answers are mapped to it and the box is in its
+        # units, so a copy whose embedded image is another size (a difference, reported) still scores
+        # point and box in one frame. A header that cannot be read keeps the sample unreadable.
+        readable = m.size != UNKNOWN_SIZE
+        size = m.declared_size if m.declared_size is not None and readable else m.size
+        sample = Sample(bench.name, m.id, m.row.image, size, m.instruction, m.region, m.labels)
         out.add(sample, m.row.origin)
     if len(mapped) < len(rows):
         out.notes.append(

@@ -48,7 +48,7 @@ class Mapped:
         labels: The release labels.
         size: The image (width, height): always the embedded image's, from its header.
         declared_size: The copy's own size column's value (None: the layout has none), compared
-            with ``size``.
+            with ``size``; when given, it is the sample's size (as the release records it).
     """
 
     row: CopyRow
@@ -366,8 +366,8 @@ PRO_LABELS = ScreenSpotPro.label_keys
 def pro_lmms_rows(copy: Sequence[CopyRow], options: BenchmarkOptions) -> list[Mapped]:
     """lmms-lab/ScreenSpot-Pro: the release record's columns (``id``, pixel xyxy ``bbox``, ``img_size``).
 
-    The box is divided by ``img_size``, as the release loader divides it; the sample's size is the
-    embedded image's (compared with ``img_size``).
+    The box is divided by ``img_size``, as the release loader divides it; the sample's size is
+    ``img_size`` too, as the release records it (the embedded image's header is compared with it).
     """
     copy_language("screenspot_pro", PRO_LANGUAGES, options)
     out = []
