@@ -79,7 +79,7 @@ def _round(v: float) -> str:
 
 
 def region_key(region: Region) -> str:
-    """A region as text in pixel units rounded to 1e-3 pixel, with its kind (and a box's space).
+    """A region as text in pixel units rounded to 1e-3 pixel, with its kind (a box's space, its point rule).
 
     1e-3 pixel is the precision pixel boxes are recovered at from a copy's [0, 1] boxes
     (:data:`~gge.benchmarks.hub_layouts.PIXEL_DECIMALS`): fine enough that a box moved by a few
@@ -96,7 +96,8 @@ def region_key(region: Region) -> str:
         return f"refusal {'abstention' if region.abstention_hits else 'never'}"
     if isinstance(region, Polygon):
         return "polygon " + " ".join(f"{_round(x)} {_round(y)}" for x, y in region.vertices)
-    return f"bbox/{region.space} " + " ".join(_round(v) for v in region.pixel_box())
+    point = "/int" if region.integer_point else ""  # showdown-clicks tests the int pixel point
+    return f"bbox/{region.space}{point} " + " ".join(_round(v) for v in region.pixel_box())
 
 
 def record_keys(sample: Sample) -> dict[str, str]:

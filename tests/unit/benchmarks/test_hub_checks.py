@@ -408,3 +408,9 @@ def test_osworld_copy_regions_are_the_loaders_but_a_four_number_polygon() -> Non
         GgeError, match=r"^c.parquet: row 2: record X-0: field 'box_coordinates' of a polygon"
     ):
         osworld_region(row_of("polygon", [1.0, 2.0, 3.0, 4.0, 5.0]), opts, "osworld_g")
+
+
+def test_the_release_key_of_a_box_names_its_point_rule() -> None:
+    """A copy of showdown-clicks whose boxes lost the int-point rule would score differently: it must differ."""
+    assert hub.region_key(Box(1, 2, 3, 4, integer_point=True)) == "bbox/pixel/int 1.000 2.000 3.000 4.000"
+    assert hub.region_key(Box(1, 2, 3, 4)) == "bbox/pixel 1.000 2.000 3.000 4.000"
