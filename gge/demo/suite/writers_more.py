@@ -128,7 +128,7 @@ def _write_showdown_clicks(root: Path, seed: int, n: int) -> list[Case]:
             text = instruction(el, screen, "basic" if rng.random() < 0.7 else "functional")
             values = (sid, recording, rel, text[0].lower() + text[1:], x1, y1, x2, y2, w, h)
             rows.append({k: str(v) for k, v in zip(SHOWDOWN_COLUMNS, values, strict=True)})
-            cases.append(Case("showdown_clicks", sid, Box(x1, y1, x2, y2), screen, el))
+            cases.append(Case("showdown_clicks", sid, Box(x1, y1, x2, y2, integer_point=True), screen, el))
     dev.mkdir(parents=True, exist_ok=True)
     with (dev / "data.csv").open("w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=SHOWDOWN_COLUMNS, lineterminator="\n")
