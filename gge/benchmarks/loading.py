@@ -124,6 +124,8 @@ def load_benchmarks(
             odd = f" ({n_odd} degenerate boxes kept as released)" if n_odd else ""
             note = copy_note(loaded)
             print(f"{name}: {len(loaded.samples)} samples from {loaded.root}{odd}{note}", file=out)
+            if caveat is not None:
+                print(f"  {name}: not official: {caveat}", file=out)
             if not loaded.samples:
                 print(f"warning: {name}: the annotation files hold no samples", file=out)
         benches[name], loads[name], roots[name] = bench, loaded, root

@@ -17,6 +17,7 @@ from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
 from gge.compare.runs import Line, Run, _pct
 from gge.errors import GgeError
 from gge.report.markdown import subset_text
+from gge.run.caveats import headline_caveat
 from gge.run.document import (
     SCHEMA_VERSION,
     BenchmarkEntry,
@@ -395,6 +396,12 @@ def compare_runs(
         )
         variant = _variant(a.document["benchmarks"][name])  # B's is the same (_check_pairable)
         benchmarks[name] = insert_after(entry, "title", {"variant": dict(variant)}) if variant else entry
+        caveats = dict.fromkeys(headline_caveat(r.document["benchmarks"][name]) for r in (a, b))
+        caveat = "; ".join(c for c in caveats if c)
+        if caveat:
+            benchmarks[name] = insert_after(
+                benchmarks[name], "variant" if variant else "title", {"caveat": caveat}
+            )
         notes += more
     modes = {e["cluster"] for e in benchmarks.values()}
     cluster = "screenshot" if modes <= {"screenshot"} else ("sample" if modes == {"sample"} else "mixed")

@@ -16,7 +16,7 @@ from gge.compare.pairing import MIN_CLUSTERS
 from gge.compare.runs import Run
 from gge.errors import GgeError
 from gge.report.markdown import fmt, fmt_signed, markdown_table
-from gge.run.caveats import variant_words
+from gge.run.caveats import describe
 from gge.run.document import (
     CompareDocument,
     CompareEntry,
@@ -143,7 +143,7 @@ def render_markdown(doc: CompareDocument) -> str:
         markdown_table(stat_head(["benchmark", "n", "shots"]), rows),
     ]
     for name, e in doc["benchmarks"].items():
-        variant = variant_words(e.get("variant") or {})
+        variant = describe(e.get("variant") or {}, e.get("caveat"))
         out += ["", f"## {e['title']} ({name}{' · ' + variant if variant else ''})"]
         for t in e["tables"]:
             two = t["cols"] is not None

@@ -48,7 +48,7 @@ from typing import Any
 
 from gge.benchmarks.images import open_image
 from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
-from gge.run.caveats import variant_text
+from gge.run.caveats import entry_description
 from gge.run.document import BenchmarkEntry, oracle_at, pass_at, share
 from gge.scoring.analysis import OUTCOMES, outcome
 from gge.scoring.scoring import SampleResult
@@ -418,11 +418,11 @@ def log_evaluation_wandb(
             ``"trainer/global_step"``) to log ``{step_key: step, ...}`` without ``step=``, so that
             W&B's own step counter, which Lightning advances on every ``log_metrics`` call, is never
             asked to go back (W&B drops such rows with only a debug-log warning).
-        variant: The benchmark's variant as :func:`gge.run.caveats.variant_text` words it; None
+        variant: The benchmark's variant as :func:`gge.run.caveats.entry_description` words it; None
             reads the entry's ``load.variant`` (an entry without ``load`` then names none).
     """
     wandb = _import_wandb()
-    named = variant_text(entry) if variant is None else variant
+    named = entry_description(entry) if variant is None else variant
 
     def table(columns: Sequence[str], data: Sequence[Sequence[Any]]) -> Any:
         cols, rows = with_variant(columns, data, named)

@@ -28,7 +28,7 @@ from gge.report.html_format import (
     esc,
 )
 from gge.report.svg import forest_plot_svg
-from gge.run.caveats import variant_words
+from gge.run.caveats import describe
 from gge.run.document import (
     CompareDocument,
     CompareEntry,
@@ -101,8 +101,8 @@ def _errors_line(b: CompareEntry) -> str:
 
 
 def _variant_label(b: CompareEntry) -> str:
-    """`` · key: value ...`` of the runs' variant, escaped; "" without one."""
-    words = variant_words(b.get("variant") or {})
+    """`` · key: value ...`` of the runs' variant (and why the headline is not official), escaped."""
+    words = describe(b.get("variant") or {}, b.get("caveat"))
     return f" · {esc(words)}" if words else ""
 
 

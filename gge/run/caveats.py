@@ -1,8 +1,10 @@
 """What a benchmark's heading and headline say of its data: the variant, and why a headline is not official.
 
-Readers of a results document (report.md, report.html, compare, the loggers) word an entry's
-``load.variant`` with :func:`variant_text` and its caveats with :func:`headline_caveat` (a variant that is
-not the official one, a subtask left out, a Hub copy that differs from the release).
+Readers of a results document word an entry's ``load.variant`` with :func:`variant_text` and its caveats
+with :func:`headline_caveat` (a variant that is not the official one, a subtask left out, a Hub copy
+that differs from the release): report.md and report.html on the headline line and in the summary,
+the W&B tables' ``variant`` column (:func:`describe`), the console's load line, and compare's
+headings.
 
 Example:
     >>> variant_text({"load": {"variant": {"refusals": "miss", "denominator": 564}}})
@@ -92,3 +94,25 @@ def copy_warning(entry: BenchmarkEntry) -> str:
     if matches is True:
         return ""
     return COPY_DIFFERS if matches is False else COPY_UNCHECKED
+
+
+def describe(variant: Mapping[str, Any], caveat: str | None) -> str:
+    """The variant's words, then ``not official: <caveat>`` when the headline is not the published one.
+
+    Example:
+        >>> describe({"refusals": "miss"}, "refusals counted as misses"), describe({}, None)
+        ('refusals: miss · not official: refusals counted as misses', '')
+    """
+    words = [variant_words(variant)] if variant else []
+    return " · ".join([*words, *([f"not official: {caveat}"] if caveat else [])])
+
+
+def entry_description(entry: BenchmarkEntry) -> str:
+    """:func:`describe` of an entry: its ``load.variant`` and its :func:`headline_caveat`.
+
+    Example:
+        >>> entry_description({"load": {"variant": {}, "headline_caveat": "two of three subtasks"}})
+        'not official: two of three subtasks'
+    """
+    load = entry.get("load")
+    return describe((load["variant"] if load is not None else None) or {}, headline_caveat(entry) or None)

@@ -465,6 +465,7 @@ class CompareEntry(TypedDict):
 
     title: str
     variant: NotRequired[dict[str, Any]]  # the runs' load.variant (the same on both), where it has keys
+    caveat: NotRequired[str]  # why the runs' headline is not the published one (headline_caveat)
     samples: int
     screenshots: int
     cluster: str

@@ -33,7 +33,7 @@ from gge.benchmarks.loading import default_data_root, load_benchmarks
 from gge.benchmarks.sampling import strata_keys, stratified_subset
 from gge.errors import GgeError
 from gge.models.base import Predictor, answers_per_sample, policy_analysis_options
-from gge.run.caveats import variant_words
+from gge.run.caveats import describe
 from gge.run.data import make_loader
 from gge.run.document import BenchmarkEntry, oracle_at
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
@@ -230,7 +230,7 @@ class OnlineEvaluator:
         self.benchmarks.update(loaded.benchmarks)
         self.samples.update(loaded.samples)
         for name, ld in loaded.loads.items():
-            self.variants[name] = variant_words(ld.summary["variant"])
+            self.variants[name] = describe(ld.summary["variant"], ld.summary.get("headline_caveat"))
 
     def select(self) -> dict[str, list[Sample]]:
         """The fixed subset of each benchmark (chosen once, or restored from a checkpoint).

@@ -411,6 +411,6 @@ def test_osworld_copy_regions_are_the_loaders_but_a_four_number_polygon() -> Non
 
 
 def test_the_release_key_of_a_box_names_its_point_rule() -> None:
-    """A copy of showdown-clicks whose boxes lost the int-point rule would score differently: it must differ."""
+    """A showdown-clicks copy whose boxes lost the int-point rule would score otherwise: it must differ."""
     assert hub.region_key(Box(1, 2, 3, 4, integer_point=True)) == "bbox/pixel/int 1.000 2.000 3.000 4.000"
     assert hub.region_key(Box(1, 2, 3, 4)) == "bbox/pixel 1.000 2.000 3.000 4.000"

@@ -7,6 +7,7 @@ recorded variant tells them apart, and compare's variant check must refuse the p
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
@@ -63,16 +64,23 @@ def test_the_compare_outputs_name_the_common_variant(runs: dict[str, Path]) -> N
     doc = compare_runs(load_run(runs["miss"]), load_run(runs["miss_again"]))
     entry = doc["benchmarks"]["osworld_g"]
     variant = {"instructions": "original", "refusals": "miss", "denominator": 8}
-    assert entry["variant"] == variant and list(entry)[:2] == ["title", "variant"]
-    named = "instructions: original · refusals: miss · denominator: 8"
+    caveat = (
+        "refusals counted as misses (MAI-UI's count); the official headline scores them (refusals=scored)"
+    )
+    assert entry["variant"] == variant and entry["caveat"] == caveat
+    assert list(entry)[:3] == ["title", "variant", "caveat"]
+    named = f"instructions: original · refusals: miss · denominator: 8 · not official: {caveat}"
     assert f"\n## OSWorld-G (osworld_g · {named})\n" in render_markdown(doc)
-    assert f'<span class="muted">(osworld_g · {named})</span></h2>' in render_compare_html(doc)
+    assert f'<span class="muted">(osworld_g · {html.escape(named)})</span></h2>' in render_compare_html(doc)
+    scored = compare_runs(load_run(runs["scored"]), load_run(runs["scored"]))["benchmarks"]["osworld_g"]
+    assert "caveat" not in scored  # the official variant has none
 
 
 def test_a_compare_entry_without_variant_has_no_key(runs: dict[str, Path]) -> None:
     doc = compare_runs(load_run(runs["miss"]), load_run(runs["miss_again"]))
     entry = dict(doc["benchmarks"]["osworld_g"])
     entry.pop("variant")
+    entry.pop("caveat")
     doc["benchmarks"]["osworld_g"] = entry  # type: ignore[typeddict-item]
     assert "\n## OSWorld-G (osworld_g)\n" in render_markdown(doc)
     assert '<span class="muted">(osworld_g)</span></h2>' in render_compare_html(doc)

@@ -130,3 +130,18 @@ def test_a_variant_given_by_the_caller_and_through_the_dispatch(tmp_path: Path) 
     assert written == []
     ((payload, _),) = logger.experiment.calls
     assert payload["grounding/osworld_g/breakdown"].data[0][-1] == NAMED
+
+
+def test_a_headline_that_is_not_official_says_so_in_every_table(tmp_path: Path) -> None:
+    pytest.importorskip("wandb")
+    samples, results, entry = scored(tmp_path)
+    caveat = "the mean of two of the three subtasks"
+    for variant, expected in (
+        (VARIANT, f"{NAMED} · not official: {caveat}"),
+        ({}, f"not official: {caveat}"),  # no variant keys: the column is there for the caveat alone
+    ):
+        entry["load"] = {"variant": variant, "headline_caveat": caveat}
+        payload = _log(Recorder(), entry, samples, results)
+        for name in TABLES:
+            table = payload[f"grounding/osworld_g/{name}"]
+            assert table.columns[-1] == "variant" and {row[-1] for row in table.data} == {expected}, name

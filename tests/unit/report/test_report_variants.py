@@ -194,3 +194,29 @@ def test_the_loaders_caveats(demo_suite: Any) -> None:
         "answer, not evaluated)"
     )
     assert caveat("screenspot_v2") is None and caveat("screenspot_v1") is None
+
+
+def test_the_console_load_line_says_a_headline_is_not_official(demo_suite: Any) -> None:
+    import io
+
+    from gge.benchmarks.loading import load_benchmarks
+    from gge.benchmarks.osworld_g import OSWorldGOptions
+
+    out = io.StringIO()
+    options = {"osworld_g": OSWorldGOptions(refusals="excluded")}
+    load_benchmarks(["osworld_g", "screenspot_v2"], demo_suite, options, out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[1] == f"  osworld_g: not official: {CAVEAT}"
+    assert lines[0].startswith("osworld_g: ") and lines[2].startswith("screenspot_v2: ") and len(lines) == 3
+
+
+def test_a_training_runs_tables_name_the_caveat(demo_suite: Any) -> None:
+    from gge.run.online import OnlineEvaluator
+
+    ev = OnlineEvaluator(["cagui_grounding", "screenspot_v2"], data_root=demo_suite)
+    ev.load()
+    assert ev.variants == {
+        "cagui_grounding": "not official: the mean of Fun2Point and Text2Point; the published average also "
+        "includes Bbox2Text (a text answer, not evaluated)",
+        "screenspot_v2": "",
+    }
