@@ -2,6 +2,8 @@
 
 - CAGUI: the headline is the mean of the two subtasks, not the micro mean (unequal subtask sizes make
   them differ: 1 of 3 Fun2Point hits and 1 of 1 Text2Point hits is (33.3 + 100) / 2 = 66.7, micro 50).
+- ScreenSpot (v1): the headline is SeeClick's mean of the split x data_type cells present.
+- showdown-clicks: its headline carries the official percentile bootstrap interval (9999 resamples).
 - VenusBench-GD: a refusal target is hit only when the model's answer is the abstention ``(-1, -1)``
   read by the answer parser (FORMATS.md section 10: both coordinates negative), never by a point.
 """
@@ -11,7 +13,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_new_loaders import PREFIX, cagui_line, venus_record, write_cagui, write_venus
+from test_new_loaders import (
+    COLUMNS,
+    PREFIX,
+    ROWS,
+    cagui_line,
+    v1_record,
+    venus_record,
+    write_cagui,
+    write_showdown,
+    write_v1,
+    write_venus,
+)
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import BenchmarkOptions
@@ -64,3 +77,37 @@ def test_venus_refusal_is_hit_only_by_the_parsed_abstention(tmp_path: Path) -> N
     # the ordinary target next to it: box [20, 10, 60, 30] in a 200 x 100 screenshot, an abstention misses
     assert score_sample(target, _answer(target.id, "(40, 20)"), k=1).top1["first"] is True
     assert score_sample(target, _answer(target.id, "(-1, -1)"), k=1).top1["first"] is False
+
+
+def test_v1_headline_is_the_mean_of_the_cells(tmp_path: Path) -> None:
+    # mobile/icon: 2 samples, 1 hit; mobile/text: 1 sample, 1 hit; desktop/text: 1 sample, 0 hits (write_v1)
+    write_v1(tmp_path, [v1_record(), v1_record(), v1_record(data_type="text")])
+    bench = get_benchmark("screenspot_v1")
+    samples = bench.load(tmp_path, BenchmarkOptions()).samples  # box [10, 5, 30, 15] on 200 x 100
+    texts = {"mobile_0": "(20, 10)", "mobile_1": "(100, 90)", "mobile_2": "(30, 15)", "desktop_0": "(0, 0)"}
+    results = [score_sample(s, _answer(s.id, texts[s.id]), k=1) for s in samples]
+    entry = benchmark_metrics(bench, results, k=1, strategy="first")
+    assert entry["official"]["rule"] == "macro_cells"
+    assert entry["top1"] == pytest.approx((50 + 100 + 0) / 3)
+    assert entry["micro"]["top1"] == pytest.approx(50.0)
+
+
+def test_showdown_headline_has_the_official_bootstrap_interval(tmp_path: Path) -> None:
+    write_showdown(tmp_path, COLUMNS, ROWS)
+    for frame in ("REC-A/1", "REC-A/2", "REC-B/9"):
+        (tmp_path / "showdown-clicks-dev" / "frames" / f"{frame}.webp").parent.mkdir(
+            parents=True, exist_ok=True
+        )
+    bench = get_benchmark("showdown_clicks")
+    samples = bench.load(tmp_path, BenchmarkOptions()).samples
+    inside = {s.id: f"({s.region.pixel_box()[0]}, {s.region.pixel_box()[1]})" for s in samples}
+    results = [score_sample(s, _answer(s.id, inside[s.id]), k=1) for s in samples]
+    entry = benchmark_metrics(bench, results, k=1, strategy="first")
+    interval = entry["headline_interval"]
+    assert interval == {
+        "method": "percentile",
+        "resamples": 9999,
+        "confidence": 0.95,
+        "seed": 0,
+        "top1": [100.0, 100.0],
+    }
