@@ -21,6 +21,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from gge.benchmarks import REGISTRY
+from gge.benchmarks.plugins import plugin_problems
 from gge.errors import GgeError
 from gge.models import model_names
 from gge.run.settings import EvalConfig, parse_args
@@ -52,6 +53,9 @@ def help_text() -> str:
             shown = json.dumps(value)[:57] + "..."
         lines.append(f"  {key}={shown}")
     lines += ["", f"Models (model=): {', '.join(model_names())}", "Benchmarks: " + ", ".join(REGISTRY)]
+    left_out = plugin_problems()
+    if left_out:
+        lines += ["Benchmark packages left out (gge.benchmarks entry points):", *(f"  {p}" for p in left_out)]
     return "\n".join(lines)
 
 
