@@ -295,3 +295,32 @@ def layout_key(layout: CopyLayout) -> str:
 def describe(columns: Mapping[str, CopyLayout]) -> str:
     """``key (col, col, ...)`` of each layout, for messages."""
     return "; ".join(f"{k}: {', '.join(v.columns)}" for k, v in columns.items())
+
+
+def copies_table() -> str:
+    """The known copies as a Markdown table (docs/hub-copies.md holds it; a test keeps them in step).
+
+    Returns:
+        One row per copy: benchmark, repository, files, kind, records, whether gge reads it, and what
+        is known to differ from the release.
+
+    Example:
+        >>> copies_table().splitlines()[0]
+        '| benchmark | repository | files | kind | records | read | differs from the release |'
+    """
+    rows = [
+        "| benchmark | repository | files | kind | records | read | differs from the release |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in KNOWN_COPIES:
+        cells = [
+            f"`{c.benchmark}`",
+            c.repository,
+            f"`{c.files}`",
+            c.kind,
+            "?" if c.records is None else str(c.records),
+            "yes" if c.layout is not None else "not yet",
+            (c.differs or "nothing known").replace("|", "\\|"),
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)

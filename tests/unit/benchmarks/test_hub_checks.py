@@ -414,3 +414,13 @@ def test_the_release_key_of_a_box_names_its_point_rule() -> None:
     """A showdown-clicks copy whose boxes lost the int-point rule would score otherwise: it must differ."""
     assert hub.region_key(Box(1, 2, 3, 4, integer_point=True)) == "bbox/pixel/int 1.000 2.000 3.000 4.000"
     assert hub.region_key(Box(1, 2, 3, 4)) == "bbox/pixel 1.000 2.000 3.000 4.000"
+
+
+def test_the_docs_list_every_known_copy() -> None:
+    from paths import ROOT
+
+    from gge.benchmarks.hub_copies import KNOWN_COPIES, copies_table
+
+    page = (ROOT / "docs" / "hub-copies.md").read_text(encoding="utf-8")
+    assert copies_table() in page  # regenerate the page's table when the known copies change
+    assert len(copies_table().splitlines()) == 2 + len(KNOWN_COPIES)
