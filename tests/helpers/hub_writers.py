@@ -158,6 +158,24 @@ RECORDS = {
 SIZES = {"mobile_m.png": (117, 253), "pc_d.png": (320, 200), "web_w.png": (128, 96)}
 
 
+def screenspot_hf_row(rec: Mapping[str, Any], size: tuple[int, int], png: PngCache) -> dict[str, Any]:
+    """A ScreenSpot release record as a row of the HongxinLi / rootsautomation parquet copies.
+
+    Their schema: ``file_name`` for ``img_filename``, the xywh pixel box as [0, 1] corners, and the
+    screenshot embedded (a placeholder of ``size``).
+    """
+    w, h = size
+    x, y, bw, bh = rec["bbox"]
+    return {
+        "file_name": rec["img_filename"],
+        "bbox": [x / w, y / h, (x + bw) / w, (y + bh) / h],
+        "instruction": rec["instruction"],
+        "data_type": rec["data_type"],
+        "data_source": rec["data_source"],
+        "image": (png(size), rec["img_filename"]),
+    }
+
+
 def tiny_release(root: Path) -> Path:
     """:data:`RECORDS` in ScreenSpot-v2's release layout under ``root`` (black screenshots, :data:`SIZES`)."""
     for split, recs in RECORDS.items():
@@ -175,21 +193,11 @@ def tiny_parquet(root: Path, mutate: dict[str, Any] | None = None) -> Path:
     ``mutate`` updates the row of ``mobile_1`` (box [0, 0, 5, 5] pixels on 117 x 253).
     """
     png = PngCache()
-    rows = []
-    for split in ("mobile", "desktop", "web"):
-        for rec in RECORDS[split]:
-            w, h = SIZES[rec["img_filename"]]
-            x, y, bw, bh = rec["bbox"]
-            rows.append(
-                {
-                    "file_name": rec["img_filename"],
-                    "bbox": [x / w, y / h, (x + bw) / w, (y + bh) / h],
-                    "instruction": rec["instruction"],
-                    "data_type": rec["data_type"],
-                    "data_source": rec["data_source"],
-                    "image": (png((w, h)), rec["img_filename"]),
-                }
-            )
+    rows = [
+        screenspot_hf_row(rec, SIZES[rec["img_filename"]], png)
+        for split in ("mobile", "desktop", "web")
+        for rec in RECORDS[split]
+    ]
     rows[1].update(mutate or {})
     write_hf_parquet(root / "data" / "test-00000-of-00002.parquet", rows[:2])
     write_hf_parquet(root / "data" / "test-00001-of-00002.parquet", rows[2:])

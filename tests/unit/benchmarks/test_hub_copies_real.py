@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hub_writers import PngCache, write_hf_parquet, write_vlmevalkit_tsv
+from hub_writers import PngCache, screenspot_hf_row, write_hf_parquet, write_vlmevalkit_tsv
 from paths import ROOT
 from PIL import Image
 from real_records import SHARED, Placeholders, link, load_json
@@ -82,24 +82,11 @@ def image_sizes(root: Path, folder: str, recs: Iterable[dict[str, Any]]) -> dict
 def screenspot_hf_rows(root: Path, version: str, suffix: str, folder: str) -> list[dict[str, Any]]:
     """rootsautomation's schema: bbox as [0, 1] corners, mobile then desktop then web."""
     png = PngCache()
-    rows = []
     records = screenspot_records(version, suffix)
     sizes = image_sizes(root, folder, (r for recs in records.values() for r in recs))
-    for split in SPLITS:
-        for rec in records[split]:
-            w, h = sizes[rec["img_filename"]]
-            x, y, bw, bh = rec["bbox"]
-            rows.append(
-                {
-                    "file_name": rec["img_filename"],
-                    "bbox": [x / w, y / h, (x + bw) / w, (y + bh) / h],
-                    "instruction": rec["instruction"],
-                    "data_type": rec["data_type"],
-                    "data_source": rec["data_source"],
-                    "image": (png((w, h)), rec["img_filename"]),
-                }
-            )
-    return rows
+    return [
+        screenspot_hf_row(rec, sizes[rec["img_filename"]], png) for split in SPLITS for rec in records[split]
+    ]
 
 
 def write_shards(folder: Path, rows: list[dict[str, Any]], shards: int) -> Path:
