@@ -168,8 +168,7 @@ class RecordsBenchmark(Benchmark):
             "box_format": opts.box_format or "per row",
             "units": opts.units or "per row",
         }
-        loaded = out.result(variant)
-        loaded.summary["provenance"] = {
+        out.provenance = {  # set before result(), so the file is hashed once
             "source": "records",
             "files": [file_record(path.resolve(), folder)],
             "copy": None,
@@ -180,7 +179,7 @@ class RecordsBenchmark(Benchmark):
             },
             "allowed_differences": bool(opts.allow_copy_differences),
         }
-        return loaded
+        return out.result(variant)
 
 
 def _records_options(options: BenchmarkOptions) -> RecordsOptions:
