@@ -403,9 +403,8 @@ class LoadCollector:
         samples: Samples in the order they were added.
         files: Relative paths of the files read.
         notes: Notes for the summary.
-        source: The summary's ``provenance.source`` (``release``; ``records`` for a user's own file).
-        provenance: The whole ``provenance`` when the loader builds it (a Hub copy's); None: built
-            here from ``source`` and the files read.
+        provenance: The whole ``provenance`` when the loader builds it (a Hub copy's, a records
+            file's); None: the release layout's, built here from the files read.
     """
 
     def __init__(self, name: str, root: Path) -> None:
@@ -414,7 +413,6 @@ class LoadCollector:
         self.samples: list[Sample] = []
         self.files: list[str] = []
         self.notes: list[str] = []
-        self.source = "release"
         self.provenance: dict[str, Any] | None = None
         self._origin: dict[str, str] = {}
 
@@ -485,13 +483,13 @@ class LoadCollector:
         """
         files = [file_record(self.root / rel, self.root) for rel in dict.fromkeys(self.files)]
         return {
-            "source": self.source,
+            "source": "release",
             "files": files,
             "copy": None,
             "release_check": {
                 "matches": None,
                 "differences": [],
-                "checked_against": f"not checked: the {self.source} layout is read as it is",
+                "checked_against": "not checked: the release layout is read as it is",
             },
             "allowed_differences": False,
         }
