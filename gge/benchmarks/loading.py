@@ -25,6 +25,7 @@ from typing import Any, TextIO
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
 from gge.benchmarks.hub import load_source
+from gge.benchmarks.hub_copies import COPY_SOURCES
 from gge.benchmarks.images import image_exists
 from gge.errors import GgeError
 from gge.types import Sample
@@ -141,7 +142,7 @@ def copy_note(loaded: LoadedBenchmark) -> str:
         ''
     """
     prov = loaded.summary.get("provenance") or {}
-    if prov.get("source") in (None, "release", "records"):
+    if prov.get("source") not in COPY_SOURCES:
         return ""
     copy = prov.get("copy") or {}
     check = prov.get("release_check") or {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gge.benchmarks.hub_copies import COPY_SOURCES
 from gge.run.document import BenchmarkEntry
 
 COPY_DIFFERS = (
@@ -26,8 +27,6 @@ COPY_UNCHECKED = (
     "Hub copy not checked against the release (allow_copy_differences=true): not the official headline"
 )
 """What it says of a Hub copy gge could not check against the release."""
-HUB_SOURCES = ("parquet", "tsv")
-"""The ``provenance.source`` values of a Hub copy."""
 
 
 def variant_text(entry: BenchmarkEntry) -> str:
@@ -86,7 +85,7 @@ def copy_warning(entry: BenchmarkEntry) -> str:
     provenance = load.get("provenance") if load is not None else None
     if (
         provenance is None
-        or provenance.get("source") not in HUB_SOURCES
+        or provenance.get("source") not in COPY_SOURCES
         or not provenance["allowed_differences"]
     ):
         return ""
