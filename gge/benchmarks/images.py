@@ -33,6 +33,7 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import IO, Any
 
 from PIL import Image
@@ -282,8 +283,12 @@ def read_parquet_image(file: str, locator: str) -> bytes:
         raise OSError(f"{file}: row {row}, column {column}: {e}") from None
 
 
+@lru_cache(maxsize=1)
 def raise_csv_field_limit() -> None:
-    """Let the csv module read cells of any size (a base64 screenshot is megabytes, the limit 128 KiB)."""
+    """Let the csv module read cells of any size (a base64 screenshot is megabytes, the limit 128 KiB).
+
+    Once per process (every TSV image read asks for it).
+    """
     limit = sys.maxsize
     while True:
         try:
