@@ -27,7 +27,8 @@ from gge.benchmarks.osworld_g import osworld_region as release_osworld_region
 from gge.benchmarks.osworld_g import refusals_option
 from gge.benchmarks.screenspot_pro import INSTRUCTION_FIELDS as PRO_LANGUAGES
 from gge.benchmarks.screenspot_pro import ScreenSpotPro
-from gge.benchmarks.screenspot_v2 import SPLITS
+from gge.benchmarks.screenspot_v1 import ScreenSpotV1
+from gge.benchmarks.screenspot_v2 import SPLITS, ScreenSpotV2
 from gge.benchmarks.venusbench_gd import LANGUAGES as VENUS_LANGUAGES
 from gge.benchmarks.venusbench_gd import OPTIONAL_LABELS as VENUS_LABELS
 from gge.benchmarks.venusbench_gd import UNKNOWN as VENUS_UNKNOWN
@@ -219,24 +220,21 @@ SPLIT_OF_TSV = {
 }
 """VLMEvalKit's ScreenSpot TSV file names and the split each holds."""
 
-ScreenSpotTarget = Callable[[list[float], tuple[int, int], "list[float] | None"], Region]
-"""The release region from a pixel ``[x1, y1, x2, y2]``, the size, and the copy's [0, 1] box if it had one."""
+ScreenSpotTarget = Callable[[list[float], tuple[int, int]], Region]
+"""The release region from a pixel ``[x1, y1, x2, y2]`` and the image size."""
 
 
-def pixel_target(xyxy: list[float], size: tuple[int, int], norm: list[float] | None) -> Region:
-    """ScreenSpot-v2's release region: a pixel box."""
-    return Box(xyxy[0], xyxy[1], xyxy[2], xyxy[3])
+def screenspot_target(bench: ScreenSpotV2) -> ScreenSpotTarget:
+    """The release loader's own region rule, applied to a copy's pixel corners.
 
-
-def normalized_target(xyxy: list[float], size: tuple[int, int], norm: list[float] | None) -> Region:
-    """ScreenSpot v1's release region: the box divided by the image size.
-
-    The copy's own [0, 1] box is used when it has one, so the floats are the ones the release's
-    division gives.
+    :meth:`ScreenSpotV2.region` (SeeClick's normalised box for v1) of the xywh box the release records.
     """
-    if norm is not None:
-        return Box(norm[0], norm[1], norm[2], norm[3], space="normalized", size=size)
-    return normalized_box(xyxy[0], xyxy[1], xyxy[2], xyxy[3], size)
+
+    def target(xyxy: list[float], size: tuple[int, int]) -> Region:
+        x1, y1, x2, y2 = xyxy
+        return bench.region([x1, y1, x2 - x1, y2 - y1], size)
+
+    return target
 
 
 def _screenspot_mapped(
@@ -277,7 +275,7 @@ def screenspot_hf_rows(target: ScreenSpotTarget) -> RowMapper:
         for row in copy:
             size = known_size(row)
             norm = normalized_cell(row, "bbox", size)
-            region = target(from_normalized(norm, size), size, norm)
+            region = target(from_normalized(norm, size), size)
             out.append(
                 _screenspot_mapped(row, split_of_file_name(row), counters, text(row, "instruction"), region)
             )
@@ -300,7 +298,7 @@ def screenspot_tsv_rows(target: ScreenSpotTarget) -> RowMapper:
             if split is None:
                 raise GgeError(f"{row.file}: not a ScreenSpot TSV name ({', '.join(SPLIT_OF_TSV)})")
             x, y, w, h = numbers(row, "bbox", 4)
-            region = target([x, y, x + w, y + h], known_size(row), None)
+            region = target([x, y, x + w, y + h], known_size(row))
             out.append(_screenspot_mapped(row, split, counters, text(row, "question"), region))
         return out
 
@@ -318,7 +316,7 @@ SCREENSPOT_TSV = ("index", "question", "bbox", "data_type", "data_source")
 
 
 def _v1_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
-    return {"version": "v1"}
+    return dict(ScreenSpotV1.variant)
 
 
 def copy_language(
@@ -519,19 +517,31 @@ def _venus_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
 # The layouts
 
 LAYOUTS: dict[str, CopyLayout] = {
-    "screenspot_v2/hf": CopyLayout("parquet", SCREENSPOT_HF, "image", None, screenspot_hf_rows(pixel_target)),
+    "screenspot_v2/hf": CopyLayout(
+        "parquet", SCREENSPOT_HF, "image", None, screenspot_hf_rows(screenspot_target(ScreenSpotV2()))
+    ),
     "screenspot_v2/vlmevalkit": CopyLayout(
-        "tsv", SCREENSPOT_TSV, "image", None, screenspot_tsv_rows(pixel_target), file_order=tsv_split_order
+        "tsv",
+        SCREENSPOT_TSV,
+        "image",
+        None,
+        screenspot_tsv_rows(screenspot_target(ScreenSpotV2())),
+        file_order=tsv_split_order,
     ),
     "screenspot_v1/hf": CopyLayout(
-        "parquet", SCREENSPOT_HF, "image", None, screenspot_hf_rows(normalized_target), _v1_variant
+        "parquet",
+        SCREENSPOT_HF,
+        "image",
+        None,
+        screenspot_hf_rows(screenspot_target(ScreenSpotV1())),
+        _v1_variant,
     ),
     "screenspot_v1/vlmevalkit": CopyLayout(
         "tsv",
         SCREENSPOT_TSV,
         "image",
         None,
-        screenspot_tsv_rows(normalized_target),
+        screenspot_tsv_rows(screenspot_target(ScreenSpotV1())),
         _v1_variant,
         tsv_split_order,
     ),
