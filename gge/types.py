@@ -231,6 +231,95 @@ class Candidate:
         return self.point is None and self.parsed
 
 
+STAGES: tuple[str, ...] = ("propose", "rank", "judge", "refine")
+"""The stages a model request belongs to: the proposer's answers, a listwise critic's ranking, a
+pointwise critic's judgement of one candidate, the zoom-in refine request."""
+
+
+@dataclass(frozen=True)
+class CostRecord:
+    """What one model request of one sample cost (the cost ledger's line).
+
+    A request that ran in a batch records this sample's own tokens (its unpadded prompt and answers,
+    never the batch's padding) and an equal share of the batch's wall time.
+
+    Attributes:
+        stage: One of :data:`STAGES`.
+        input_tokens: Prompt tokens, image tokens included (None: the backend does not say).
+        image_tokens: The prompt's image tokens (None: unknown, e.g. an endpoint that reports only
+            its prompt's total).
+        output_tokens: Generated tokens, every returned sequence counted (0 for a forward that
+            reads one token's probability).
+        cached_tokens: Prompt tokens served from a cache instead of recomputed: an endpoint's
+            ``usage`` details, or the prefix the one-prefill sampling path shares between its
+            sequences (None: the backend does not say).
+        seconds: This sample's share of the request's wall time (CUDA-synchronised on a GPU).
+        prefill_seconds: The part of ``seconds`` spent on the prompt (paid whatever the number of
+            candidates), where the backend times it apart; None: not split.
+        batch_size: Requests in the batch the request ran in.
+        slot: The first candidate slot (0-based, proposer order) the request answered or judged.
+        candidates: How many slots from ``slot`` it answered or judged; 0: a request about all of
+            them at once whose cost does not grow with them (a listwise ranking, a refine request).
+
+    Example:
+        >>> r = CostRecord("judge", input_tokens=120, image_tokens=100, seconds=0.5, slot=2, candidates=1)
+        >>> r.text_tokens, r.total_tokens
+        (20, 120)
+    """
+
+    stage: str
+    input_tokens: int | None = None
+    image_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    seconds: float | None = None
+    prefill_seconds: float | None = None
+    batch_size: int = 1
+    slot: int = 0
+    candidates: int = 0
+
+    def __post_init__(self) -> None:
+        if self.stage not in STAGES:
+            raise ValueError(f"unknown cost stage {self.stage!r}; known: {', '.join(STAGES)}")
+
+    @property
+    def text_tokens(self) -> int | None:
+        """Prompt tokens that are not image tokens (None when either count is unknown)."""
+        if self.input_tokens is None or self.image_tokens is None:
+            return None
+        return self.input_tokens - self.image_tokens
+
+    @property
+    def total_tokens(self) -> int | None:
+        """Prompt plus generated tokens (None when the prompt's count is unknown)."""
+        if self.input_tokens is None:
+            return None
+        return self.input_tokens + (self.output_tokens or 0)
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """What a refine stage (``model.refine=zoom``) answered for one sample.
+
+    Attributes:
+        base: The selection strategy whose pick was refined (``critic``; its pick is the first
+            candidate when no critic scored).
+        triggered: Whether the stage ran for this sample (``model.refine_when``).
+        point: The refined point in original pixels; None: the base pick stands (the stage did
+            not run, the base pick abstains or is missing, or the refine answer was unparseable).
+        window: The crop (x1, y1, x2, y2) in original pixels the refine request saw, or None.
+        raw: The refine request's text.
+        format_error: The refine answer was unparseable (the base pick stands).
+    """
+
+    base: str = "critic"
+    triggered: bool = False
+    point: Point | None = None
+    window: tuple[float, float, float, float] | None = None
+    raw: str = ""
+    format_error: bool = False
+
+
 @dataclass(frozen=True)
 class Prediction:
     """What a model answered for one sample.
@@ -247,6 +336,8 @@ class Prediction:
         truncated: The answer was cut by the token budget (then also a format error).
         image_error: The screenshot could not be read (the message names the path); the model was
             not asked, the sample is a miss counted apart from format errors.
+        costs: The cost ledger of its model requests (empty: nothing recorded).
+        refine: The refine stage's answer, or None (no refine stage).
     """
 
     benchmark: str
@@ -258,3 +349,5 @@ class Prediction:
     critic_raw: str = ""
     truncated: bool = False
     image_error: str | None = None
+    costs: tuple[CostRecord, ...] = ()
+    refine: Refinement | None = None

@@ -31,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 from PIL import Image
 
 from gge.scoring.analysis import analysis_options
-from gge.types import Candidate, Prediction, Sample
+from gge.types import Candidate, CostRecord, Prediction, Sample
 
 PredictImages = Callable[[Sequence[Sample], Sequence[Image.Image]], list[Prediction]]
 """A policy's ``predict_images(samples, images)``: predictions for decoded screenshots."""
@@ -205,12 +205,14 @@ class Proposal:
         raw: The model's text (several sampled texts joined by a separator line).
         format_error: Nothing parseable in the answer.
         truncated: An answer was cut by the token budget (its slot is unparsed).
+        costs: The cost ledger of its requests (stage ``propose``).
     """
 
     candidates: tuple[Candidate, ...]
     raw: str = ""
     format_error: bool = False
     truncated: bool = False
+    costs: tuple[CostRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -221,11 +223,13 @@ class Judgement:
         scores: One score per candidate (higher is better); None where the critic gave none.
         raw: The critic's text.
         format_error: The critic's answer was unparseable (proposer order was used instead).
+        costs: The cost ledger of its requests (``rank`` or ``judge``).
     """
 
     scores: tuple[float | None, ...]
     raw: str = ""
     format_error: bool = False
+    costs: tuple[CostRecord, ...] = ()
 
 
 @runtime_checkable
@@ -297,11 +301,15 @@ class Generation:
         usage: Token counts (``prompt_tokens``, ``completion_tokens``) where known.
         truncated: Per text, whether generation stopped at the token budget instead of ending its
             answer (empty: unknown, read as not truncated).
+        cost: What the request cost (its tokens, this request's share of its batch's seconds), as
+            the backend measured it; None: the policy times the call itself (seconds only, and the
+            ``usage`` counts). Its stage and slots are the policy's to set.
     """
 
     texts: list[str]
     usage: dict[str, int] = field(default_factory=dict)
     truncated: list[bool] = field(default_factory=list)
+    cost: CostRecord | None = None
 
 
 @runtime_checkable
@@ -317,7 +325,12 @@ class Backend(Protocol):
         ...
 
     def yes_probability(self, requests: Sequence[GenerationRequest], yes: str, no: str) -> list[float]:
-        """P(answer starts with ``yes``) for each request, from the first answer token's distribution."""
+        """P(answer starts with ``yes``) for each request, from the first answer token's distribution.
+
+        A backend that measures what each request cost may also have
+        ``yes_probability_with_costs(requests, yes, no) -> (probabilities, [CostRecord, ...])``, which
+        the pointwise critic then calls instead (otherwise it times the call itself).
+        """
         ...
 
     def settings(self) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -49,7 +50,7 @@ from gge.geometry import CONVENTIONS, smart_resize, to_original
 from gge.models.base import Backend, Generation, GenerationRequest, Judgement, Proposal
 from gge.models.markers import MarkerStyle, draw_markers
 from gge.models.parsing import parse_points, parse_ranking
-from gge.types import Candidate, Prediction, Sample
+from gge.types import Candidate, CostRecord, Prediction, Sample
 
 PROPOSER_MODES = ("single_pass", "sampling", "greedy")
 CRITIC_MODES = ("listwise", "pointwise", "none")
@@ -455,13 +456,47 @@ class GroundingPolicy:
             return [RequestSpec(messages, prefill, sampled)]
         return [RequestSpec(messages, prefill, {**common, "num_sequences": 1, "do_sample": False})]
 
-    def _generate(self, backend: Backend, requests: list[GenerationRequest], what: str) -> list[Generation]:
+    def _generate(
+        self, backend: Backend, requests: list[GenerationRequest], what: str
+    ) -> tuple[list[Generation], list[CostRecord]]:
+        """The backend's answers to ``requests`` and each request's cost (stage ``what``, slot 0).
+
+        A backend that measured a request's cost (``Generation.cost``) gives it; otherwise the call
+        is timed here, each request taking an equal share, with the ``usage`` counts it reports.
+        """
         self.calls[what] += 1
+        start = time.perf_counter()
         out = backend.generate(requests)
+        share = (time.perf_counter() - start) / max(1, len(requests))
+        costs = []
         for g in out:
             for key, value in g.usage.items():
                 self.usage[key] = self.usage.get(key, 0) + value
-        return out
+            measured = g.cost or CostRecord(
+                "propose",
+                input_tokens=g.usage.get("prompt_tokens"),
+                output_tokens=g.usage.get("completion_tokens"),
+                cached_tokens=g.usage.get("cached_tokens"),
+                seconds=share,
+                batch_size=len(requests),
+            )
+            costs.append(replace(measured, stage=what, slot=0, candidates=0))
+        return out, costs
+
+    def _yes_probability(
+        self, backend: Backend, requests: list[GenerationRequest]
+    ) -> tuple[list[float], list[CostRecord]]:
+        """The pointwise critic's probabilities and each request's cost (stage ``judge``)."""
+        s = self.settings_
+        self.calls["rank"] += 1
+        with_costs = getattr(backend, "yes_probability_with_costs", None)
+        if callable(with_costs):
+            probs, costs = with_costs(requests, s.yes, s.no)
+            return list(probs), [replace(c, stage="judge") for c in costs]
+        start = time.perf_counter()
+        probs = backend.yes_probability(requests, s.yes, s.no)
+        share = (time.perf_counter() - start) / max(1, len(requests))
+        return probs, [CostRecord("judge", seconds=share, batch_size=len(requests)) for _ in requests]
 
     # -- proposer -------------------------------------------------------------------------------
     def propose(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Proposal]:
@@ -482,14 +517,18 @@ class GroundingPolicy:
                     GenerationRequest(view, spec.messages, prefill=spec.prefill, **spec.generation)
                 )
                 owners.append(i)
-        generations = self._generate(self.backend, requests, "propose")
+        generations, request_costs = self._generate(self.backend, requests, "propose")
         texts: list[list[str]] = [[] for _ in samples]
         cut: list[list[bool]] = [[] for _ in samples]
-        for i, gen in zip(owners, generations, strict=True):
+        costs: list[list[CostRecord]] = [[] for _ in samples]
+        for i, gen, cost in zip(owners, generations, request_costs, strict=True):
+            # the request answered the slots after the earlier requests' (a single_pass answer: K)
+            answered = s.k if s.proposer == "single_pass" else len(gen.texts)
+            costs[i].append(replace(cost, slot=len(texts[i]), candidates=answered))
             texts[i] += gen.texts
             cut[i] += [bool(t) for t in gen.truncated] if gen.truncated else [False] * len(gen.texts)
         out = []
-        for sample, view, ts, cs in zip(samples, views, texts, cut, strict=True):
+        for sample, view, ts, cs, spent in zip(samples, views, texts, cut, costs, strict=True):
             cands = answer_candidates(
                 ts,
                 proposer=s.proposer,
@@ -501,7 +540,15 @@ class GroundingPolicy:
                 cut=cs,
             )
             ok = any(c.parsed for c in cands)
-            out.append(Proposal(cands, raw=SAMPLE_SEPARATOR.join(ts), format_error=not ok, truncated=any(cs)))
+            out.append(
+                Proposal(
+                    cands,
+                    raw=SAMPLE_SEPARATOR.join(ts),
+                    format_error=not ok,
+                    truncated=any(cs),
+                    costs=tuple(spent),
+                )
+            )
         return out
 
     # -- critic ---------------------------------------------------------------------------------
@@ -532,8 +579,8 @@ class GroundingPolicy:
                 messages = self.critic_messages("rank_list", samples[i], view.size, len(js))
                 requests.append(GenerationRequest(drawn, messages, max_new_tokens=s.critic_max_new_tokens))
                 marked.append(js)
-            gens = self._generate(backend, requests, "rank")
-            for (i, js), gen in zip(todo, gens, strict=True):
+            gens, rank_costs = self._generate(backend, requests, "rank")
+            for (i, js), gen, cost in zip(todo, gens, rank_costs, strict=True):
                 text = gen.texts[0] if gen.texts else ""
                 order = parse_ranking(text, len(js))
                 bad = order is None
@@ -541,7 +588,7 @@ class GroundingPolicy:
                 scores: list[float | None] = [None] * len(proposals[i].candidates)
                 for pos, local in enumerate(order):
                     scores[js[local]] = float(len(js) - pos)
-                results[i] = Judgement(tuple(scores), raw=text, format_error=bad)
+                results[i] = Judgement(tuple(scores), raw=text, format_error=bad, costs=(cost,))
             return results
         # pointwise: one marked image per candidate, one batched forward per sample
         for i, js in todo:
@@ -554,12 +601,12 @@ class GroundingPolicy:
                 assert p is not None
                 drawn = draw_markers(view, [(p[0] * sx, p[1] * sy)], s.markers)
                 requests.append(GenerationRequest(drawn, messages, max_new_tokens=1))
-            self.calls["rank"] += 1
-            probs = backend.yes_probability(requests, s.yes, s.no)
+            probs, judge_costs = self._yes_probability(backend, requests)
             scores = [None] * len(proposals[i].candidates)
             for j, prob in zip(js, probs, strict=True):
                 scores[j] = float(prob)
-            results[i] = Judgement(tuple(scores))
+            spent = tuple(replace(c, slot=j, candidates=1) for j, c in zip(js, judge_costs, strict=True))
+            results[i] = Judgement(tuple(scores), costs=spent)
         return results
 
     # -- the loop's interface -------------------------------------------------------------------
@@ -596,6 +643,7 @@ class GroundingPolicy:
                     critic_format_error=judge.format_error,
                     critic_raw=judge.raw,
                     truncated=prop.truncated,
+                    costs=prop.costs + judge.costs,
                 )
             )
         return out

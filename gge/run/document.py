@@ -39,12 +39,18 @@ __all__ = [
     "SCHEMA_VERSION",
     "AverageStats",
     "BenchmarkEntry",
+    "BudgetCurves",
+    "BudgetPoint",
     "CompareDocument",
     "CompareEntry",
+    "CostSetup",
+    "CostSummary",
     "GroupStats",
     "HeadlineInterval",
     "PairStat",
+    "RefineSummary",
     "ResultsDocument",
+    "StageCost",
     "check_version",
     "insert_after",
     "oracle_at",
@@ -292,6 +298,134 @@ class LoadSummary(TypedDict):
     """Why the run's headline is not the published one (``Benchmark.headline_caveat``)."""
 
 
+class Spread(TypedDict):
+    """A per-sample quantity over the samples: its mean and percentiles (numpy's linear rule)."""
+
+    mean: float
+    p50: float
+    p90: float
+
+
+class SecondsSpread(Spread):
+    """Seconds per sample: also the 99th percentile."""
+
+    p99: float
+
+
+class TokenCounts(TypedDict):
+    """Tokens per sample by kind (None: some request of the stage did not report that count)."""
+
+    input: Spread | None
+    image: Spread | None
+    text: Spread | None
+    output: Spread | None
+    cached: Spread | None
+    total: Spread | None
+
+
+class StageCost(TypedDict):
+    """What one stage (or the whole run: ``total``) cost per sample (:func:`gge.scoring.cost.cost_summary`).
+
+    ``share`` is this stage's part of the run's total tokens and seconds, in percent.
+    """
+
+    calls_per_sample: float
+    tokens: TokenCounts
+    seconds: SecondsSpread | None
+    share: dict[str, float | None]
+
+
+class CostSummary(TypedDict):
+    """A benchmark's cost ledger, per stage and in total (results.json ``cost``).
+
+    ``samples`` is how many samples have cost records (the spreads are over them; a stage a sample
+    did not run counts 0 for it), ``unrecorded`` how many have none (an unreadable screenshot, a
+    replayed file without costs). ``source`` is ``measured`` (this run's requests) or ``replayed``
+    (read back from the predictions file a replay re-scored).
+    """
+
+    samples: int
+    unrecorded: int
+    source: str
+    stages: dict[str, StageCost]
+    total: StageCost
+
+
+class CostSetup(TypedDict):
+    """What a run's costs were measured on (results.json ``cost``)."""
+
+    hardware: str
+    device: str
+    backend: str
+    dtype: str | None
+    batch_size: int
+    batch_grouping: str
+
+
+class BudgetPoint(TypedDict):
+    """Top-1 of every strategy using j of the K candidates, and what j candidates cost per sample.
+
+    ``cost`` is ``measured`` at j = K (what the run paid) and ``derived`` below it: each request's
+    measured fixed part (its prompt; its prefill time where timed apart) where the request is still
+    made, plus its per-candidate part in proportion to the candidates it serves
+    (:func:`gge.scoring.budget.budget_curves`).
+    """
+
+    j: int
+    top1: dict[str, float | None]
+    oracle: float | None
+    tokens: float | None
+    seconds: float | None
+    cost: str
+
+
+class RefinedPoint(TypedDict):
+    """The ``refined`` strategy on the budget plot: its Top-1 at the run's whole cost."""
+
+    top1: float | None
+    tokens: float | None
+    seconds: float | None
+
+
+class BudgetCurves(TypedDict):
+    """Top-1 as a function of the candidates used, j = 1..K (results.json ``budget``).
+
+    ``method``: ``subsets`` (the exact expectation over the j-subsets of exchangeable sampled
+    answers, the slots before ``first_slot`` always kept, as the unbiased pass@k counts them) or
+    ``prefix`` (the first j candidates in proposer order, for answers that are not exchangeable).
+    ``critic``: ``pointwise`` (a score per candidate: the pick on a subset is exact), ``induced``
+    (a listwise ranking restricted to the subset: the induced order, not a new call) or None.
+    """
+
+    k: int
+    method: str
+    first_slot: int | None
+    critic: str | None
+    points: list[BudgetPoint]
+    refined: NotRequired[RefinedPoint]
+    notes: list[str]
+
+
+class RefineSummary(TypedDict):
+    """What the refine stage bought and cost (results.json ``refine``).
+
+    ``before`` and ``after`` are the micro Top-1 of the base strategy's pick and of the refined pick;
+    ``fixed`` counts misses it turned into hits, ``broken`` hits it turned into misses;
+    ``cost_share`` is the refine stage's part of the run's tokens and seconds, in percent.
+    """
+
+    base: str
+    samples: int
+    triggered: int
+    trigger_rate: float | None
+    before: float | None
+    after: float | None
+    fixed: int
+    broken: int
+    format_errors: int
+    cost_share: dict[str, float | None]
+
+
 class ResponseCounts(TypedDict):
     """Responses per sample in a trainer's dump (summarize-verl)."""
 
@@ -337,6 +471,12 @@ class BenchmarkEntry(TypedDict):
     samples_digest: NotRequired[str]
     origin: NotRequired[dict[str, str]]
     """A benchmark from an installed package: its distribution, version and entry point."""
+    cost: NotRequired[CostSummary | None]
+    """The cost ledger (None: no sample has cost records)."""
+    budget: NotRequired[BudgetCurves | None]
+    """Top-1 against the candidates used and their cost (None: one answer per sample)."""
+    refine: NotRequired[RefineSummary]
+    """Only a run with a refine stage."""
     unmatched_predictions: NotRequired[list[str]]
     missing_predictions: NotRequired[int]
     responses_per_sample: NotRequired[ResponseCounts]
@@ -380,6 +520,7 @@ class ResultsDocument(TypedDict):
     k: int
     subset: NotRequired[Subset | None]
     selection: str
+    cost: NotRequired[CostSetup]
     model: dict[str, Any]
     config: dict[str, Any]
 

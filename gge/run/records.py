@@ -35,11 +35,12 @@ from typing import Any
 
 from gge.errors import GgeError
 from gge.scoring.scoring import SampleResult
-from gge.types import Candidate, LabelValue, Point, Prediction
+from gge.types import STAGES, Candidate, CostRecord, LabelValue, Point, Prediction, Refinement
 
 __all__ = [
     "UNPARSED",
     "PredictionRecord",
+    "cost_json",
     "decode",
     "encode",
     "json_lines",
@@ -72,6 +73,9 @@ class PredictionRecord:
             file writes as ``null`` too); None: no outcomes.
         image: The screenshot's path, or None (lines written before gge recorded it).
         labels: The sample's breakdown labels, or None (lines written before gge recorded them).
+        costs: The cost ledger of the sample's model requests (``cost``: one object per request,
+            its unknown counts left out); empty: none recorded.
+        refine: The refine stage's answer (``refine``), or None.
     """
 
     benchmark: str
@@ -88,6 +92,8 @@ class PredictionRecord:
     picks: Mapping[str, Candidate | None] | None = None
     image: str | None = None
     labels: Mapping[str, LabelValue] | None = None
+    costs: tuple[CostRecord, ...] = ()
+    refine: Refinement | None = None
 
     @classmethod
     def of(cls, r: SampleResult) -> PredictionRecord:
@@ -107,6 +113,8 @@ class PredictionRecord:
             picks=dict(r.picks),
             image=r.image_path or None,
             labels=r.labels,
+            costs=r.costs,
+            refine=r.refine,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -137,6 +145,10 @@ class PredictionRecord:
             rec["top1"] = dict(self.top1)
         if self.picks is not None:
             rec["picks"] = {name: wire_point(p) for name, p in self.picks.items()}
+        if self.refine is not None:
+            rec["refine"] = _refine_json(self.refine)
+        if self.costs:
+            rec["cost"] = [cost_json(c) for c in self.costs]
         return rec
 
     def prediction(self) -> Prediction:
@@ -151,7 +163,107 @@ class PredictionRecord:
             critic_raw=self.critic_raw,
             truncated=self.truncated,
             image_error=self.image_error,
+            costs=self.costs,
+            refine=self.refine,
         )
+
+
+_COST_COUNTS = ("input_tokens", "image_tokens", "output_tokens", "cached_tokens")
+_COST_TIMES = ("seconds", "prefill_seconds")
+_COST_LAYOUT = ("batch_size", "slot", "candidates")
+
+
+def cost_json(c: CostRecord) -> dict[str, Any]:
+    """How a line writes one request's cost: its stage and the counts it knows (None left out).
+
+    Example:
+        >>> cost_json(CostRecord("propose", input_tokens=90, seconds=0.25, candidates=5))
+        {'stage': 'propose', 'input_tokens': 90, 'seconds': 0.25, 'batch_size': 1, 'slot': 0, 'candidates': 5}
+    """
+    out: dict[str, Any] = {"stage": c.stage}
+    for key in (*_COST_COUNTS, *_COST_TIMES, *_COST_LAYOUT):
+        value = getattr(c, key)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _refine_json(r: Refinement) -> dict[str, Any]:
+    return {
+        "base": r.base,
+        "triggered": r.triggered,
+        "point": None if r.point is None else [r.point[0], r.point[1]],
+        "window": None if r.window is None else list(r.window),
+        "raw": r.raw,
+        "format_error": r.format_error,
+    }
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _costs(value: Any, where: str) -> tuple[CostRecord, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise GgeError(f"{where}: field 'cost' must be a list of request costs, got {value!r}")
+    out = []
+    for i, item in enumerate(value):
+        at = f"{where}: cost[{i}]"
+        if not isinstance(item, dict):
+            raise GgeError(f"{at} must be an object, got {item!r}")
+        stage = item.get("stage")
+        if stage not in STAGES:
+            raise GgeError(f"{at}: 'stage' must be one of {', '.join(STAGES)}, got {stage!r}")
+        fields: dict[str, Any] = {}
+        for key in (*_COST_COUNTS, *_COST_LAYOUT):
+            v = item.get(key)
+            if v is not None and not (_int(v) and v >= 0):
+                raise GgeError(f"{at}: '{key}' must be a whole number >= 0, got {v!r}")
+            if v is not None:
+                fields[key] = v
+        for key in _COST_TIMES:
+            v = item.get(key)
+            if v is not None and not (_number(v) and v >= 0):
+                raise GgeError(f"{at}: '{key}' must be a number of seconds >= 0, got {v!r}")
+            if v is not None:
+                fields[key] = float(v)
+        out.append(CostRecord(stage, **fields))
+    return tuple(out)
+
+
+def _refinement(value: Any, where: str) -> Refinement | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise GgeError(f"{where}: field 'refine' must be an object, got {value!r}")
+    base, triggered, raw = value.get("base", "critic"), value.get("triggered", False), value.get("raw", "")
+    fmt = value.get("format_error", False)
+    if not isinstance(base, str) or not isinstance(raw, str):
+        raise GgeError(f"{where}: refine 'base' and 'raw' must be strings")
+    if not isinstance(triggered, bool) or not isinstance(fmt, bool):
+        raise GgeError(f"{where}: refine 'triggered' and 'format_error' must be true or false")
+    window = value.get("window")
+    if window is not None and not (
+        isinstance(window, list) and len(window) == 4 and all(_number(v) for v in window)
+    ):
+        raise GgeError(f"{where}: refine 'window' must be [x1, y1, x2, y2] or null, got {window!r}")
+    point = value.get("point")
+    if point is not None and not (
+        isinstance(point, list) and len(point) == 2 and all(_number(v) for v in point)
+    ):
+        raise GgeError(f"{where}: refine 'point' must be [x, y] or null, got {point!r}")
+    return Refinement(
+        base=base,
+        triggered=triggered,
+        point=None if point is None else (float(point[0]), float(point[1])),
+        window=None
+        if window is None
+        else (float(window[0]), float(window[1]), float(window[2]), float(window[3])),
+        raw=raw,
+        format_error=fmt,
+    )
 
 
 def wire_point(c: Candidate | None) -> list[float] | str | None:
@@ -322,6 +434,8 @@ def decode(obj: Any, where: str) -> PredictionRecord:
         picks=None if picks is None else {name: _pick(p, where, name) for name, p in picks.items()},
         image=image,
         labels=_labels(obj.get("labels"), where),
+        costs=_costs(obj.get("cost"), where),
+        refine=_refinement(obj.get("refine"), where),
     )
 
 

@@ -32,9 +32,10 @@ from gge.run.document import (
 )
 from gge.scoring.analysis import OUTCOMES, analyse
 from gge.scoring.calibration import ScoreKind
+from gge.scoring.cost import TOTAL, cost_summary, refine_summary
 from gge.scoring.grouping import average, group_by, group_stats, pct, table, wilson_interval
 from gge.scoring.scoring import SampleResult
-from gge.scoring.selection import STRATEGIES
+from gge.scoring.selection import REFINED, STRATEGIES
 from gge.scoring.stats import HEADLINE_SEED, percentile_bootstrap
 
 
@@ -46,6 +47,7 @@ def benchmark_metrics(
     strategy: str,
     exchangeable_from: int | None = None,
     score_kind: ScoreKind | None = None,
+    cost_source: str = "measured",
 ) -> BenchmarkEntry:
     """Every number gge reports for one benchmark (the ``results.json`` entry).
 
@@ -57,6 +59,7 @@ def benchmark_metrics(
         exchangeable_from: First candidate slot of exchangeable sampled answers (``sampling`` mode),
             for the unbiased pass@k; None for a ranked list (see :func:`gge.scoring.analysis.analyse`).
         score_kind: How to read the critic's scores (``probability`` or ``rank``; None infers it).
+        cost_source: Where the cost records come from: ``measured`` or ``replayed``.
 
     Returns:
         The benchmark's entry of results.json (:class:`gge.run.document.BenchmarkEntry`; see the
@@ -83,7 +86,9 @@ def benchmark_metrics(
     top1 = official["top1"]
     oracle = oracle_at(official, k)
     one_answer = k == 1  # a one-answer run: no critic chose, Oracle@1 is Top-1
-    selection = {s: pct(sum(r.top1.get(s, False) for r in results), n) for s in STRATEGIES}
+    refined = refine_summary(results)
+    names = (*STRATEGIES, REFINED) if refined is not None else STRATEGIES
+    selection = {s: pct(sum(r.top1.get(s, False) for r in results), n) for s in names}
     analysis = analyse(
         results,
         tables=benchmark.tables,
@@ -133,7 +138,10 @@ def benchmark_metrics(
         "size_buckets": analysis["size_buckets"],
         "miss_distance": analysis["miss_distance"],
         "calibration": analysis["calibration"],
+        "cost": cost_summary(results, source=cost_source),
     }
+    if refined is not None:
+        entry["refine"] = refined
     if benchmark.headline_ci is not None:
         hits = [bool(r.top1.get(strategy, False)) for r in results]
         extra = {"headline_interval": headline_interval(benchmark.headline_ci, hits)}
@@ -197,6 +205,34 @@ def mean_over_benchmarks(entries: Mapping[str, BenchmarkEntry], k: int) -> MeanS
     return cast(MeanStats, out)
 
 
+def cost_scalars(entry: BenchmarkEntry) -> list[tuple[str, Any]]:
+    """The cost and refine scalars of one entry (``cost/...``, ``refine/...``: see :func:`scalar_metrics`)."""
+    pairs: list[tuple[str, Any]] = []
+    cost = entry.get("cost")
+    if cost is not None:
+        for stage, figures in [*cost["stages"].items(), (TOTAL, cost["total"])]:
+            head = "cost" if stage == TOTAL else f"cost/{stage}"
+            tokens, seconds = figures["tokens"]["total"], figures["seconds"]
+            pairs.append((f"{head}/calls_per_sample", figures["calls_per_sample"]))
+            if tokens is not None:
+                pairs.append((f"{head}/tokens_per_sample", tokens["mean"]))
+            if seconds is not None:
+                pairs += [
+                    (f"{head}/seconds_per_sample", seconds["mean"]),
+                    (f"{head}/seconds_p90", seconds["p90"]),
+                ]
+    refine = entry.get("refine")
+    if refine is not None:
+        pairs += [
+            ("refine/before", refine["before"]),
+            ("refine/after", refine["after"]),
+            ("refine/fixed", refine["fixed"]),
+            ("refine/broken", refine["broken"]),
+            ("refine/trigger_rate", refine["trigger_rate"]),
+        ]
+    return pairs
+
+
 def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, float]:
     """The scalars a logger plots: ``grounding/<benchmark>/<name>`` for each benchmark, and the mean.
 
@@ -206,9 +242,13 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
     only where it declares one), ``format_errors``, ``image_errors``, the outcome split (``hit``,
     ``critic_miss``, ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``; percent of samples),
     ``critic_gain/over_first`` and ``critic_gain/over_best_spatial`` (points), ``pass@K`` when
-    reported, and the critic's ``calibration/auroc`` (``/ece``, ``/brier``, ``/aurc`` for
-    probabilities). Missing values are left out. With ``k == 1`` (a one-answer run) the scalars are
-    Top-1 only: no ``oracle@1``, no ``critic_miss`` (no other answer could have hit), no critic gain.
+    reported, the cost ledger's ``cost/calls_per_sample``, ``cost/tokens_per_sample``,
+    ``cost/seconds_per_sample`` and ``cost/seconds_p90`` (the same per stage under
+    ``cost/<stage>/...``), a refine stage's ``refine/before``, ``refine/after``, ``refine/fixed``,
+    ``refine/broken`` and ``refine/trigger_rate``, and the critic's ``calibration/auroc`` (``/ece``,
+    ``/brier``, ``/aurc`` for probabilities). Missing values are left out. With ``k == 1`` (a
+    one-answer run) the scalars are Top-1 only: no ``oracle@1``, no ``critic_miss`` (no other answer
+    could have hit), no critic gain.
 
     Args:
         entries: results.json entries by benchmark name.
@@ -249,6 +289,7 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
         pk = e["pass_at_k"]
         if pk:
             pairs.append((f"pass@{pk['n']}", pass_at(pk, pk["n"])))
+        pairs += cost_scalars(e)
         cal = e["calibration"]
         if cal is not None:
             pairs += [

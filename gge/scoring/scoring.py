@@ -13,6 +13,9 @@ Example:
     >>> r = score_sample(s, p, k=5)
     >>> r.hit_at(1), r.hit_at(2), r.top1["critic"], r.top1["first"]
     (False, True, True, False)
+
+A prediction with a refine stage's answer (:class:`~gge.types.Refinement`) also gets the ``refined``
+pick: the refined point, or the base strategy's pick where the stage gave none.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, select_all
-from gge.types import Absent, Candidate, LabelValue, Prediction, Region, Sample
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED, select_all
+from gge.types import Absent, Candidate, CostRecord, LabelValue, Prediction, Refinement, Region, Sample
 
 
 def candidate_hits(region: Region, candidate: Candidate | None) -> bool:
@@ -65,6 +68,8 @@ class SampleResult:
         image_path: The sample's screenshot (samples sharing one move together in paired bootstraps).
         image_size: The sample's (width, height) in pixels.
         region: The sample's target (for target sizes and miss distances); None when unknown.
+        costs: The cost ledger of the sample's model requests (empty: none recorded).
+        refine: The refine stage's answer (its pick is ``picks["refined"]``), or None.
     """
 
     benchmark: str
@@ -84,6 +89,8 @@ class SampleResult:
     image_path: str = ""
     image_size: tuple[int, int] | None = None
     region: Region | None = None
+    costs: tuple[CostRecord, ...] = ()
+    refine: Refinement | None = None
 
     def hit_at(self, k: int) -> bool:
         """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""
@@ -123,6 +130,8 @@ def score_sample(
     candidates = tuple(prediction.candidates[:k])
     hits = tuple(candidate_hits(sample.region, c) for c in candidates)
     picks = select_all(candidates, sample.image_size, cluster_radius=cluster_radius)
+    if prediction.refine is not None:
+        picks[REFINED] = refined_pick(prediction.refine, picks.get(prediction.refine.base))
     top1 = {name: candidate_hits(sample.region, pick) for name, pick in picks.items()}
     return SampleResult(
         benchmark=sample.benchmark,
@@ -143,4 +152,20 @@ def score_sample(
         image_path=sample.image_path,
         image_size=sample.image_size,
         region=sample.region,
+        costs=prediction.costs,
+        refine=prediction.refine,
     )
+
+
+def refined_pick(refine: Refinement, base: Candidate | None) -> Candidate | None:
+    """The ``refined`` strategy's pick: the refined point, or the base pick where the stage gave none.
+
+    Example:
+        >>> refined_pick(Refinement(triggered=True, point=(3.0, 4.0)), Candidate((1.0, 1.0))).point
+        (3.0, 4.0)
+        >>> refined_pick(Refinement(triggered=False), Candidate((1.0, 1.0))).point
+        (1.0, 1.0)
+    """
+    if refine.point is None:
+        return base
+    return Candidate(refine.point, raw=refine.raw)

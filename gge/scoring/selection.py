@@ -56,6 +56,10 @@ Point = tuple[float, float]
 STRATEGIES: tuple[str, ...] = ("critic", "first", "mean", "median", "geomedian", "medoid", "cluster")
 """The selection strategy names, in the order :func:`select_all` reports them."""
 
+REFINED = "refined"
+"""The pick of a refine stage (``model.refine=zoom``): a strategy only runs with that stage have, not
+one of :data:`STRATEGIES` (it is not computed from the candidates)."""
+
 DEFAULT_CLUSTER_RADIUS: float = 0.025
 """Default ``cluster`` radius, as a fraction of the image diagonal."""
 
@@ -89,8 +93,8 @@ def check_strategy(name: str) -> str:
         ...
         gge.errors.GgeError: unknown selection strategy 'medion' (did you mean 'median'?); known: ...
     """
-    if name not in STRATEGIES:
-        raise unknown_name("selection strategy", name, STRATEGIES)
+    if name not in (*STRATEGIES, REFINED):
+        raise unknown_name("selection strategy", name, (*STRATEGIES, REFINED))
     return name
 
 
