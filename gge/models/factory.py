@@ -134,6 +134,16 @@ class ModelConfig:
         box_pairs: Read ``(x1,y1),(x2,y2)`` as one box.
         needs_remote_code: The family's checkpoints need ``trust_remote_code`` (asked for explicitly).
         selected_by: How ``ckpt=`` chose this preset (filled in by gge, recorded in results.json).
+        refine: ``none`` (the official protocols) or ``zoom``: a second look at a crop around the
+            critic's pick (the first candidate without a critic), asked with the family's own
+            grounding request; the answer is the ``refined`` selection strategy.
+        refine_zoom: The crop is the screenshot's width and height divided by this (> 1), centred on
+            the pick and shifted to stay inside the screenshot.
+        refine_when: ``always``, ``disagree`` (the proposer's candidates lie farther than
+            ``refine_radius`` of the image diagonal from the pick) or ``low_score`` (the critic's top
+            score is under ``refine_threshold``).
+        refine_radius: ``disagree``: the spread, as a fraction of the image diagonal.
+        refine_threshold: ``low_score``: the critic's score under which the stage runs.
     """
 
     name: str = "demo"
@@ -176,6 +186,11 @@ class ModelConfig:
     box_pairs: bool = _DEFAULT_ADAPTER.box_pairs
     needs_remote_code: bool = False
     selected_by: str | None = None
+    refine: str = "none"
+    refine_zoom: float = 2.0
+    refine_when: str = "always"
+    refine_radius: float = 0.05
+    refine_threshold: float = 0.5
 
 
 def preset_names() -> list[str]:

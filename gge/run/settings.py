@@ -24,7 +24,7 @@ from gge.errors import GgeError, unknown_name
 from gge.loggers.standalone import LOGGERS
 from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
 from gge.models.registry import kind_of
-from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, check_strategy
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED, check_strategy
 
 
 @dataclass(frozen=True)
@@ -290,6 +290,11 @@ def validate(cfg: DictConfig) -> None:
         table_samples=cfg.table_samples,
     )
     kind = kind_of(cfg.model)  # an unknown model name stops here
+    if cfg.selection == REFINED and cfg.model.refine == "none":
+        raise GgeError(
+            "selection=refined needs a refine stage: set model.refine=zoom (the refined pick is the "
+            "answer of that stage)"
+        )
     if cfg.logger is not None and cfg.logger not in LOGGERS:
         raise unknown_name("logger", cfg.logger, LOGGERS)
     if cfg.decode_max_pixels is not None and cfg.decode_max_pixels < 1:
