@@ -112,6 +112,8 @@ class Capabilities:
         max_candidates: The most candidates a prediction carries, or None (the run's K).
         device_modules: The torch modules to put on each rank's device.
         settings: Its ``settings`` method, or None.
+        cost_source: ``measured`` (its requests' own costs) or ``replayed``: a policy that declares
+            ``cost_source = "replayed"`` (a replay) answers with cost records read back from a file.
     """
 
     type_name: str
@@ -123,6 +125,7 @@ class Capabilities:
     max_candidates: int | None = None
     device_modules: tuple[Any, ...] = ()
     settings: Callable[[], dict[str, Any]] | None = field(default=None, compare=False)
+    cost_source: str = "measured"
 
     def record(self) -> dict[str, Any]:
         """The reproducibility record: the policy's ``settings()`` now, or its class name."""
@@ -180,19 +183,23 @@ def capabilities(policy: object) -> Capabilities:
         max_candidates=None if most is None else int(most),
         device_modules=tuple(modules),
         settings=settings if callable(settings) else None,
+        cost_source="replayed" if declared("cost_source") == "replayed" else "measured",
     )
 
 
 def policy_analysis_options(policy: object) -> dict[str, Any]:
     """:func:`gge.scoring.analysis.analysis_options` of a policy, from what it declares.
 
-    Its proposer and critic modes, and its ``score_kind`` where it declares one (the demo's critic gives
-    plain scores); what it does not declare (:func:`capabilities`): no pass@k, the score kind inferred.
+    Its proposer and critic modes, its ``score_kind`` where it declares one (the demo's critic gives
+    plain scores) and a ``cost_source`` other than ``measured`` (a replay); what it does not declare
+    (:func:`capabilities`): no pass@k, the score kind inferred.
     """
     caps = capabilities(policy)
     options = analysis_options(caps.proposer_mode, caps.critic_mode)
     if caps.score_kind in ("probability", "rank", "score"):
         options["score_kind"] = caps.score_kind
+    if caps.cost_source != "measured":
+        options["cost_source"] = caps.cost_source
     return options
 
 

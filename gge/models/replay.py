@@ -77,6 +77,8 @@ class ReplayModel:
     critic_mode: str | None = None
     score_kind: str | None = None
     """None: inferred from the file's scores."""
+    cost_source = "replayed"
+    """Its predictions carry the cost records of the run that wrote the file (or none), not its own."""
 
     def __init__(self, predictions: str | Path, *, delay_s: float = 0.0) -> None:
         self.delay_s = float(delay_s)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from gge.benchmarks.base import Benchmark
-from gge.run.document import SCHEMA_VERSION, BenchmarkEntry, ResultsDocument, Subset
+from gge.run.document import SCHEMA_VERSION, BenchmarkEntry, CostSetup, ResultsDocument, Subset
 from gge.run.records import encode
 from gge.run.runstate import atomic_write
 from gge.scoring.scoring import SampleResult
@@ -93,6 +93,7 @@ def build_document(
     notes: Sequence[str] | None = None,
     subset: dict[str, Any] | None = _ABSENT,
     metrics_options: Mapping[str, Any] | None = None,
+    cost: CostSetup | None = None,
 ) -> tuple[ResultsDocument, str]:
     """The results document and report.md's text of one run: the ONE place a results document is made.
 
@@ -113,7 +114,9 @@ def build_document(
         subset: What ``max_samples`` kept (:func:`gge.benchmarks.loading.subset_record`); not given:
             no ``subset`` field.
         metrics_options: Keyword arguments of ``benchmark_metrics`` (``exchangeable_from``,
-            ``score_kind``).
+            ``score_kind``, ``cost_source``).
+        cost: What the run's costs were measured on (:func:`gge.run.hardware.cost_setup`): a ``cost``
+            field and a ``Costs:`` line under the protocol (None: neither).
 
     Returns:
         The document (as results.json holds it: :data:`~gge.run.document.SCHEMA_VERSION` first) and
@@ -134,6 +137,8 @@ def build_document(
         sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
     mean = mean_over_benchmarks(entries, k)
     head = [f"Protocol: {protocol}"]
+    if cost is not None:
+        head.append(setup_text(cost))
     if subset is not _ABSENT and subset is not None:
         head.append(subset_text(cast(Subset, subset), titles))
     head += [f"Note: {n}" for n in notes or ()]
@@ -148,8 +153,28 @@ def build_document(
     document.update(benchmarks=entries, mean=mean, k=k)
     if subset is not _ABSENT:
         document["subset"] = subset
-    document.update(selection=strategy, model=dict(model), config=dict(config))
+    document["selection"] = strategy
+    if cost is not None:
+        document["cost"] = cost
+    document.update(model=dict(model), config=dict(config))
     return cast(ResultsDocument, document), report
+
+
+def setup_text(cost: CostSetup) -> str:
+    """The report's line saying what the costs were measured on.
+
+    Example:
+        >>> setup_text({"source": "measured", "hardware": "AMD EPYC x 2 cores", "device": "cpu",
+        ...     "backend": "demo", "dtype": "float32", "batch_size": 16, "batch_grouping": "image size"})
+        'Costs: measured on AMD EPYC x 2 cores (cpu, float32), backend demo, batch 16 (grouped by image size)'
+    """
+    if cost["source"] == "replayed":
+        return f"Costs: {cost['hardware']}"
+    kind = ", ".join(x for x in (cost["device"], cost["dtype"]) if x)
+    return (
+        f"Costs: measured on {cost['hardware']} ({kind}), backend {cost['backend']}, "
+        f"batch {cost['batch_size']} (grouped by {cost['batch_grouping']})"
+    )
 
 
 def write_run(

@@ -352,8 +352,13 @@ class CostSummary(TypedDict):
 
 
 class CostSetup(TypedDict):
-    """What a run's costs were measured on (results.json ``cost``)."""
+    """What a run's costs were measured on (results.json ``cost``; :func:`gge.run.hardware.cost_setup`).
 
+    ``source`` is ``measured`` or ``replayed`` (a replay measured nothing: ``hardware`` says whose
+    costs it read back).
+    """
+
+    source: str
     hardware: str
     device: str
     backend: str

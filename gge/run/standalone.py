@@ -28,13 +28,14 @@ from gge.benchmarks.plugins import benchmark_origin
 from gge.errors import GgeError
 from gge.loggers.standalone import log_standalone
 from gge.models import settings_record
-from gge.models.base import Policy, answers_per_sample
+from gge.models.base import Policy, answers_per_sample, capabilities
 from gge.models.dry_run import dry_run
 from gge.models.registry import ModelKind, kind_of
 from gge.models.replay import parse_line
 from gge.run.assemble import build_document, write_run
-from gge.run.document import ResultsDocument
+from gge.run.document import CostSetup, ResultsDocument
 from gge.run.evaluate import merge_results, needs_images
+from gge.run.hardware import cost_setup
 from gge.run.predlog import existing_logs, read_records
 from gge.run.runstate import (
     check_not_smaller,
@@ -291,6 +292,7 @@ def _finalize(
         extras=extras,
         subset=loaded.subset(),
         metrics_options=options,
+        cost=_cost_setup(run, options),
     )
     every_result = [r for name in benches for r in results[name]]
     write_run(
@@ -301,6 +303,18 @@ def _finalize(
         loaded.by_key(),
         benches,
         misses=int(cfg.report_misses),
+    )
+
+
+def _cost_setup(run: _Run, options: Mapping[str, Any]) -> CostSetup:
+    """What the run's costs were measured on (a replay's: not here, but by the run that wrote its file)."""
+    m = run.cfg.model
+    replayed = options.get("cost_source") == "replayed"
+    return cost_setup(
+        capabilities(run.policy).device_modules,
+        backend=str(m.backend) if run.kind.from_preset else run.kind.label,
+        batch_size=int(run.cfg.batch_size),
+        replayed_from=str(m.predictions) if replayed else None,
     )
 
 
@@ -388,7 +402,10 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     restored, done_ids = _resume(run, stack, out)
 
     # pass@k needs exchangeable answers, and calibration the critic's score kind: the kind says which
-    options = run.kind.analysis_options(cfg.model, run.policy)
+    options = {
+        **run.kind.analysis_options(cfg.model, run.policy),
+        "cost_source": capabilities(run.policy).cost_source,  # a replay's costs are the file's
+    }
 
     def finalize(gathered: list[SampleResult]) -> None:
         _finalize(run, restored, options, gathered)
