@@ -2,8 +2,11 @@
 
 Sharding is ``range(rank, n, world)``: every sample goes to exactly one rank, none twice (Lightning's
 distributed sampler would repeat samples to equalise ranks; a grounding eval must not), and a rank may
-get no sample at all. Screenshots are decoded in :meth:`SampleDataset.__getitem__`, so the
-DataLoader's workers do the work. A batch is a plain ``list[Item]``.
+get no sample at all. Within its shard a rank runs its samples ordered by screenshot size
+(:func:`size_order`), so a batch holds screenshots of one size, or of neighbouring sizes, and no sample
+pays for a larger one's padded image tokens. Screenshots are decoded in
+:meth:`SampleDataset.__getitem__`, so the DataLoader's workers do the work. A batch is a plain
+``list[Item]``.
 
 Strategies that shard parameters (FSDP, DeepSpeed ZeRO-3) make every forward a collective, so every
 rank must run the same number of batches: ``make_loader(..., pad_batches=True)`` tops each rank up
@@ -33,11 +36,9 @@ from __future__ import annotations
 import math
 import multiprocessing.util
 import os
-import queue
-import threading
 import warnings
 import weakref
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import astuple, dataclass, field, replace
 from typing import Any
 
@@ -48,12 +49,14 @@ from PIL import Image
 
 from gge.benchmarks.images import open_image
 from gge.errors import GgeError
+from gge.run.prefetch import Prefetch
 from gge.run.slots import SlotFolder, SlotGone, SlotTicket, SlotWriter
 from gge.types import Sample
 
 __all__ = [
     "Item",
     "ItemLoader",
+    "Prefetch",
     "SampleDataset",
     "batches_per_rank",
     "collate_items",
@@ -61,6 +64,7 @@ __all__ = [
     "make_loader",
     "part_size",
     "shard_indices",
+    "size_order",
 ]
 
 
@@ -159,75 +163,6 @@ def _warn_once(message: str) -> None:
         warnings.warn(message, RuntimeWarning, stacklevel=2)
 
 
-class _Failure:
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
-class Prefetch:
-    """Iterate batches of items in a background thread, ``depth`` batches ahead of the model.
-
-    The thread receives each batch from the DataLoader (its workers decode) and turns the pixels
-    into PIL images, so the model's thread finds batches ready: neither the transfer from the
-    workers nor the conversion waits on the model, or the model on them.
-
-    Args:
-        loader: Batches of items (e.g. :func:`make_loader`); its length, if any, is kept.
-        depth: Batches prepared ahead.
-
-    Example:
-        >>> [len(b) for b in Prefetch([[], [1, 2]], depth=1, convert=False)]
-        [0, 2]
-    """
-
-    def __init__(self, loader: Iterable[Sequence[Any]], *, depth: int = 2, convert: bool = True) -> None:
-        self.loader = loader
-        self.depth = max(1, depth)
-        self.convert = convert
-
-    def __len__(self) -> int:
-        return len(self.loader)  # type: ignore[arg-type]
-
-    def __iter__(self) -> Iterator[Sequence[Any]]:
-        ready: queue.Queue[Any] = queue.Queue(self.depth)
-        stop = threading.Event()
-        done = object()
-
-        def put(value: Any) -> bool:
-            while not stop.is_set():
-                try:
-                    ready.put(value, timeout=0.1)
-                    return True
-                except queue.Full:
-                    continue
-            return False
-
-        def work() -> None:
-            try:
-                for batch in self.loader:
-                    out = [it.with_image() for it in batch] if self.convert else batch
-                    if not put(out):
-                        return
-            except BaseException as e:  # handed to the consumer, raised there
-                put(_Failure(e))
-            finally:
-                put(done)
-
-        thread = threading.Thread(target=work, name="gge-prefetch", daemon=True)
-        thread.start()
-        try:
-            while True:
-                value = ready.get()
-                if value is done:
-                    break
-                if isinstance(value, _Failure):
-                    raise value.error
-                yield value
-        finally:
-            stop.set()
-            thread.join(timeout=5)
-
-
 def _check_rank(rank: int, world: int) -> None:
     if world < 1:
         raise ValueError(f"world must be >= 1, got {world}")
@@ -262,6 +197,28 @@ def shard_indices(n: int, rank: int, world: int) -> list[int]:
         raise ValueError(f"n must be >= 0, got {n}")
     _check_rank(rank, world)
     return list(range(rank, n, world))
+
+
+def size_order(samples: Sequence[Sample], indices: Sequence[int]) -> list[int]:
+    """``indices`` ordered by their samples' screenshot size: area, then width, then height, then position.
+
+    The size decides how many image tokens a Qwen-VL-style processor makes of a screenshot, so batches
+    cut from this order hold equal (or neighbouring) image-token counts and little padding. The order is
+    a plain sort on the recorded ``Sample.image_size``: the same on every rerun, no image opened.
+
+    Example:
+        >>> from gge.types import Box, Sample
+        >>> sizes = [(1920, 1080), (390, 844), (1080, 1920), (390, 844)]
+        >>> samples = [Sample("demo", str(i), "", wh, "click", Box(0, 0, 1, 1)) for i, wh in enumerate(sizes)]
+        >>> size_order(samples, [0, 1, 2, 3])
+        [1, 3, 2, 0]
+    """
+
+    def key(i: int) -> tuple[int, int, int, int]:
+        w, h = samples[i].image_size
+        return w * h, w, h, i
+
+    return sorted(indices, key=key)
 
 
 def batches_per_rank(n: int, world: int, batch_size: int) -> int:
@@ -481,12 +438,16 @@ def make_loader(
     skip_ids: Collection[str] = (),
     decode: bool = True,
     min_batches: int = 0,
+    group_sizes: bool = True,
 ) -> torch.utils.data.DataLoader[Item]:
-    """A DataLoader over this rank's shard of ``samples``, yielding ``list[Item]`` batches in order.
+    """A DataLoader over this rank's shard of ``samples``, yielding ``list[Item]`` batches.
 
     The shard is :func:`shard_indices`; samples whose id is in ``skip_ids`` (finished by an earlier
     run: resume) are removed *after* sharding, so a rank's assignment is the same on every rerun with
-    the same world size. The sampler is plain sequential over the shard (no repeats, no shuffling).
+    the same world size. What is left is ordered by screenshot size (:func:`size_order`; with
+    ``group_sizes=False``, kept in shard order), so that batches do not mix sizes; the results do not
+    depend on the order (they are merged by sample id). The sampler is then plain sequential (no
+    repeats, no shuffling).
     Under Lightning, iterate the loader yourself or set ``use_distributed_sampler=False``: Lightning
     would otherwise swap in its own distributed sampler, which repeats samples.
 
@@ -507,6 +468,8 @@ def make_loader(
         decode: Decode the screenshots (False: items carry no image, for policies that ignore them).
         min_batches: Pad with padding items up to this many batches (e.g. 1, so that a rank with
             nothing left still takes part in the collectives at the end of a Lightning loop).
+        group_sizes: Order the rank's samples by screenshot size (False: shard order). Padding
+            items come after the real ones either way, and repeat the first sample of that order.
 
     Returns:
         The loader (``persistent_workers=False``, ``pin_memory=False``, the default start method), an
@@ -528,6 +491,9 @@ def make_loader(
         >>> loader = make_loader(samples, rank=2, world=3, batch_size=2, pad_batches=True, skip_ids={"5"})
         >>> [[(item.index, item.padding) for item in batch] for batch in loader]
         [[(2, False), (2, True)], [(2, True)]]
+        >>> samples[3] = replace(samples[3], image_size=(4, 4))  # recorded smaller: it comes first
+        >>> [[item.index for item in batch] for batch in make_loader(samples, batch_size=4, decode=False)]
+        [[3, 0, 1, 2], [4, 5, 6]]
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -536,6 +502,8 @@ def make_loader(
     shard = shard_indices(len(samples), rank, world)
     skip = frozenset(skip_ids)
     indices = [i for i in shard if samples[i].id not in skip] if skip else shard
+    if group_sizes:
+        indices = size_order(samples, indices)
     pad_to = batches_per_rank(len(samples), world, batch_size) if pad_batches else None
     if min_batches > 0 and samples:
         needed = math.ceil(len(indices) / batch_size)
