@@ -5,6 +5,12 @@ previous train/eval state afterwards, so the training-time callback can wrap the
 Sampling asks ``generate`` for ``num_return_sequences`` from one prompt: one call per batch of
 samples, never K separate calls (transformers repeats the prompt inside that call's batch).
 
+Requests with equal decoding settings are put in batches in order of their image's token count
+(the processor's resized area; ties keep request order), so a batch pays little padding for its
+largest image; answers come back in request order. Every answer carries its measured cost
+(:class:`~gge.types.CostRecord`): its own unpadded tokens and an equal share of its batch's
+wall time, CUDA-synchronised on a GPU.
+
 Example:
     >>> TransformersBackend.__name__
     'TransformersBackend'
@@ -15,12 +21,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import inspect
-from collections.abc import Sequence
+import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gge.errors import GgeError
 from gge.models.base import Generation, GenerationRequest
-from gge.models.hf_loading import load_model, load_processor, resized_size
+from gge.models.hf_loading import image_tokens, load_model, load_processor, merge_size, resized_size
+from gge.types import CostRecord
 
 _END_TOKENS = ("<|im_end|>", "<|endoftext|>")
 """Qwen-VL's end-of-turn and end-of-text tokens: they end an answer and are cut from its text."""
@@ -55,6 +64,8 @@ class TransformersBackend:
         batch_size: Requests per forward/generate call.
         checkpoint: Where the model was loaded from (recorded), if anywhere.
         extra: More settings to record (dtype, device, pixel limits...).
+        group_by_size: Batch requests in order of image-token count (default); False keeps
+            request order (what a comparison of the two measures; greedy answers are the same).
     """
 
     def __init__(
@@ -65,12 +76,14 @@ class TransformersBackend:
         batch_size: int = 8,
         checkpoint: str | None = None,
         extra: dict[str, Any] | None = None,
+        group_by_size: bool = True,
     ) -> None:
         self.model = model
         self.processor = processor
         self.batch_size = max(1, batch_size)
         self.checkpoint = checkpoint
         self.extra = dict(extra or {})
+        self.group_by_size = group_by_size
         self.processor.tokenizer.padding_side = "left"
 
     @classmethod
@@ -85,6 +98,7 @@ class TransformersBackend:
         max_pixels: int | None = None,
         trust_remote_code: bool = False,
         batch_size: int = 8,
+        group_by_size: bool = True,
     ) -> TransformersBackend:
         """Load a checkpoint folder.
 
@@ -97,6 +111,7 @@ class TransformersBackend:
             max_pixels: Image processor's largest area.
             trust_remote_code: Allow code from the checkpoint (off unless asked).
             batch_size: Requests per forward/generate call.
+            group_by_size: Batch requests in order of image-token count (see the class).
 
         Returns:
             The backend.
@@ -119,7 +134,14 @@ class TransformersBackend:
             "max_pixels": max_pixels,
             "trust_remote_code": trust_remote_code,
         }
-        return cls(model, processor, batch_size=batch_size, checkpoint=str(path), extra=extra)
+        return cls(
+            model,
+            processor,
+            batch_size=batch_size,
+            checkpoint=str(path),
+            extra=extra,
+            group_by_size=group_by_size,
+        )
 
     # -- Backend API ----------------------------------------------------------------------------
     def seen_size(self, width: int, height: int) -> tuple[int, int]:
@@ -148,8 +170,77 @@ class TransformersBackend:
         finally:
             self.model.train(was_training)
 
+    def _clock(self) -> float:
+        """``time.perf_counter()`` once the model's device has finished its queued work (CUDA)."""
+        import torch
+
+        device = getattr(self.model, "device", None)
+        if getattr(device, "type", None) == "cuda" and torch.cuda.is_available():
+            torch.cuda.synchronize(device)
+        return time.perf_counter()
+
+    def _by_image_size(self, requests: Sequence[GenerationRequest], idx: Iterable[int]) -> list[int]:
+        """``idx`` in order of the image-token count of each request's image, ties in request order.
+
+        The count is the processor's resized area (image tokens times the pixels of one); an image
+        processor without the Qwen-VL resize rule is ordered by the image's own area. With
+        ``group_by_size`` off, ``idx`` as given.
+        """
+        idx = list(idx)
+        if not self.group_by_size:
+            return idx
+
+        def area(i: int) -> int:
+            width, height = requests[i].image.size
+            try:
+                w, h = resized_size(self.processor, width, height)
+            except GgeError:
+                return width * height
+            return w * h
+
+        return sorted(idx, key=lambda i: (area(i), i))
+
+    def _image_tokens(self, inputs: Any) -> list[int | None]:
+        """Each request's image tokens in a processed batch, from its ``image_grid_thw`` row."""
+        rows = len(inputs["input_ids"])
+        grid = inputs.get("image_grid_thw") if hasattr(inputs, "get") else None
+        if grid is None or len(grid) != rows:  # not one image per request: not counted
+            return [None] * rows
+        counts: list[int | None] = list(image_tokens(grid, merge_size(self.processor, self.model)))
+        return counts
+
+    @staticmethod
+    def _answer_length(row: Any, stops: set[int]) -> int:
+        """Tokens of one generated row up to and including the first end token (all: none ends it)."""
+        ids = row.tolist()
+        return next((t + 1 for t, token in enumerate(ids) if token in stops), len(ids))
+
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
-        """Generate for each request; requests with equal decoding settings share a batch."""
+        """Generate for each request; requests with equal decoding settings share a batch.
+
+        Each decoding group is put in batches of ``batch_size`` in order of image-token count
+        (:meth:`_by_image_size`); answers come back in request order.
+
+        Each answer's ``cost`` (stage ``propose``; the policy sets the stage and slots) counts the
+        request's own tokens, never its batch's padding:
+
+        - ``input_tokens``: its prompt (the attention mask of its row), image tokens included;
+          ``image_tokens``: its image's, ``t * h * w // merge**2`` of its ``image_grid_thw``.
+        - ``output_tokens``: the tokens of all its returned sequences up to and including the
+          token that ended each answer (end of turn, end of text, the generation config's eos);
+          the padding after it is not counted, and an answer cut by the budget counts them all.
+        - ``cached_tokens``: on the one-prefill path (``greedy_first`` sampling of n sequences,
+          :meth:`_greedy_first`), the prompt tokens the n continuations did not recompute: the
+          prompt but its last token is computed once, where n separate calls would compute the
+          whole prompt n times and the continuations only its last token each, so
+          ``n * input - (input - 1) - n = (n - 1) * (input - 1)``; 0 on the plain path.
+        - ``seconds``: the batch's wall time (inputs processed, generated; CUDA-synchronised on a
+          GPU) divided by the requests in it; ``prefill_seconds``: likewise the one-prefill path's
+          prefill forward (None on the plain path); ``batch_size``: the requests in the batch.
+
+        ``usage`` keeps its ``prompt_tokens`` / ``completion_tokens`` (completion: the non-padding
+        tokens of the returned sequences).
+        """
         out: list[Generation | None] = [None] * len(requests)
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, r in enumerate(requests):
@@ -167,8 +258,10 @@ class TransformersBackend:
         tok = self.processor.tokenizer
         stops = self._stop_ids()
         for (greedy_first, n, do_sample, temperature, top_p, top_k, penalty, max_new), idx in groups.items():
-            for start in range(0, len(idx), self.batch_size):
-                chunk = idx[start : start + self.batch_size]
+            ordered = self._by_image_size(requests, idx)
+            for start in range(0, len(ordered), self.batch_size):
+                chunk = ordered[start : start + self.batch_size]
+                began = self._clock()
                 inputs = self._inputs([requests[i] for i in chunk])
                 kwargs: dict[str, Any] = {
                     "max_new_tokens": max_new,
@@ -187,13 +280,20 @@ class TransformersBackend:
                     tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
                 )
                 prompt_len = inputs["input_ids"].shape[1]
-                if greedy_first and do_sample and n > 1:
-                    new = self._run(lambda inputs=inputs, kwargs=kwargs: self._greedy_first(inputs, kwargs))
+                shared = bool(greedy_first and do_sample and n > 1)
+                prefill_s: float | None = None
+                if shared:
+                    new, prefill_s = self._run(
+                        lambda inputs=inputs, kwargs=kwargs: self._greedy_first(inputs, kwargs)
+                    )
                 else:
                     ids = self._run(
                         lambda inputs=inputs, kwargs=kwargs: self.model.generate(**inputs, **kwargs)
                     )
                     new = ids[:, prompt_len:]
+                new = new.cpu()
+                seconds = (self._clock() - began) / len(chunk)
+                images = self._image_tokens(inputs)
                 texts = [self.decode(row) for row in new]
                 pad = kwargs["pad_token_id"]
                 for j, i in enumerate(chunk):
@@ -201,15 +301,26 @@ class TransformersBackend:
                     completion = sum(int((new[r] != pad).sum()) for r in rows)
                     prompt = int(inputs["attention_mask"][j].sum())
                     prefill = requests[i].prefill or ""
+                    cost = CostRecord(
+                        "propose",
+                        input_tokens=prompt,
+                        image_tokens=images[j],
+                        output_tokens=sum(self._answer_length(new[r], stops) for r in rows),
+                        cached_tokens=(n - 1) * (prompt - 1) if shared else 0,
+                        seconds=seconds,
+                        prefill_seconds=None if prefill_s is None else prefill_s / len(chunk),
+                        batch_size=len(chunk),
+                    )
                     out[i] = Generation(
                         [prefill + texts[r] if prefill else texts[r].strip() for r in rows],
                         {"prompt_tokens": prompt, "completion_tokens": completion},
                         # cut by the budget: every new token used and none of them ends the answer
                         [len(new[r]) >= max_new and not (stops | {pad}) & set(new[r].tolist()) for r in rows],
+                        cost,
                     )
         return [g for g in out if g is not None]
 
-    def _greedy_first(self, inputs: Any, kwargs: dict[str, Any]) -> Any:
+    def _greedy_first(self, inputs: Any, kwargs: dict[str, Any]) -> tuple[Any, float]:
         """Generated ids of a greedy answer then K-1 samples per prompt, from one prefill of each prompt.
 
         The prompt but its last token goes through the model once; its KV cache then serves a greedy
@@ -219,7 +330,8 @@ class TransformersBackend:
         (``rope_deltas``) from the prefill; they are repeated for the sampled rows.
 
         Returns:
-            New token ids, ``(batch * K, T)``, rows of one prompt together, the greedy row first.
+            New token ids, ``(batch * K, T)``, rows of one prompt together, the greedy row first;
+            and the seconds of the prefill forward (CUDA-synchronised on a GPU).
         """
         import copy
 
@@ -243,7 +355,9 @@ class TransformersBackend:
         inner: Any = getattr(self.model, "model", None)
         if hasattr(inner, "rope_deltas"):
             inner.rope_deltas = None  # computed afresh for these prompts by the prefill
+        began = self._clock()
         self.model(**prefix, **{name: cache}, use_cache=True, logits_to_keep=1)
+        prefill_s = self._clock() - began
         deltas = getattr(inner, "rope_deltas", None)
         text = {key: inputs[key] for key in ("input_ids", "attention_mask")}
         common = {
@@ -265,7 +379,7 @@ class TransformersBackend:
         out = torch.full((len(rows), width), pad, dtype=greedy.dtype, device=greedy.device)
         for r, row in enumerate(rows):
             out[r, : row.shape[0]] = row
-        return out
+        return out, prefill_s
 
     def _stop_ids(self) -> set[int]:
         """Token ids that end an answer (end of turn, end of text, the generation config's eos)."""
@@ -303,16 +417,52 @@ class TransformersBackend:
 
     def yes_probability(self, requests: Sequence[GenerationRequest], yes: str, no: str) -> list[float]:
         """P(first answer token = ``yes``) from one forward pass per batch of requests."""
+        return self.yes_probability_with_costs(requests, yes, no)[0]
+
+    def yes_probability_with_costs(
+        self, requests: Sequence[GenerationRequest], yes: str, no: str
+    ) -> tuple[list[float], list[CostRecord]]:
+        """:meth:`yes_probability` and what each request cost (stage ``judge``).
+
+        Batched in order of image-token count as :meth:`generate` is, results in request order.
+        Each cost has the request's own ``input_tokens`` and ``image_tokens`` (as in
+        :meth:`generate`), ``output_tokens`` 0 (one forward, no token generated), and an equal share
+        of its batch's wall time.
+
+        Args:
+            requests: Prompts with their images.
+            yes: The word whose first token's probability is read.
+            no: The negative word (not read).
+
+        Returns:
+            One probability and one cost per request, in request order.
+        """
         import torch
 
+        del no
         yes_id = self.token_id(yes)
-        probs: list[float] = []
-        for start in range(0, len(requests), self.batch_size):
-            inputs = self._inputs(requests[start : start + self.batch_size])
+        probs: list[float] = [0.0] * len(requests)
+        costs: list[CostRecord | None] = [None] * len(requests)
+        ordered = self._by_image_size(requests, range(len(requests)))
+        for start in range(0, len(ordered), self.batch_size):
+            chunk = ordered[start : start + self.batch_size]
+            began = self._clock()
+            inputs = self._inputs([requests[i] for i in chunk])
             logits = self._run(lambda inputs=inputs: self.model(**inputs).logits[:, -1, :])
-            p = torch.softmax(logits.float(), dim=-1)[:, yes_id]
-            probs.extend(float(v) for v in p.cpu())
-        return probs
+            p = torch.softmax(logits.float(), dim=-1)[:, yes_id].cpu()
+            seconds = (self._clock() - began) / len(chunk)
+            images = self._image_tokens(inputs)
+            for j, i in enumerate(chunk):
+                probs[i] = float(p[j])
+                costs[i] = CostRecord(
+                    "judge",
+                    input_tokens=int(inputs["attention_mask"][j].sum()),
+                    image_tokens=images[j],
+                    output_tokens=0,
+                    seconds=seconds,
+                    batch_size=len(chunk),
+                )
+        return probs, [c for c in costs if c is not None]
 
     def settings(self) -> dict[str, Any]:
         """Checkpoint, its config hash, library versions and loading options."""
@@ -327,6 +477,7 @@ class TransformersBackend:
             "transformers": transformers.__version__,
             "torch": torch.__version__,
             "batch_size": self.batch_size,
+            "group_by_size": self.group_by_size,
             **self.extra,
             "image_processor_size": _jsonable(getattr(self.processor.image_processor, "size", None)),
             "generation_config": _jsonable(self.model.generation_config.to_diff_dict()),

@@ -9,7 +9,8 @@ The functions take a local checkpoint folder (download hub models first, e.g. wi
   optional ``min_pixels`` / ``max_pixels`` limits.
 - :func:`load_model`: ``AutoModelForImageTextToText`` in eval mode on a device.
 - :func:`model_type`, :func:`image_patch_factor`, :func:`resized_size`: what a grounding adapter
-  needs to map coordinates between the original screenshot and the image the model saw.
+  needs to map coordinates between the original screenshot and the image the model saw;
+  :func:`merge_size`, :func:`image_tokens`: what the cost ledger counts as an image's tokens.
 
 transformers is imported inside the functions only, so that gge imports without it.
 """
@@ -329,6 +330,60 @@ def image_patch_factor(processor: Any) -> int:
     if not isinstance(patch, int) or not isinstance(merge, int):
         raise GgeError(f"{type(image_processor).__name__} has no integer patch_size and merge_size")
     return patch * merge
+
+
+def merge_size(processor: Any, model: Any = None) -> int:
+    """How many patches per side merge into one image token (2 for the Qwen-VL families).
+
+    Read from the image processor's ``merge_size``, else from the model config's
+    ``vision_config.spatial_merge_size``.
+
+    Args:
+        processor: A Qwen-VL processor (or its image processor).
+        model: The model, whose config is read when the image processor does not say.
+
+    Returns:
+        The merge size.
+
+    Raises:
+        GgeError: Neither says.
+
+    Example:
+        >>> class ImageProcessor:
+        ...     merge_size = 2
+        >>> merge_size(ImageProcessor())
+        2
+    """
+    image_processor = getattr(processor, "image_processor", processor)
+    merge = getattr(image_processor, "merge_size", None)
+    if isinstance(merge, int) and merge > 0:
+        return merge
+    vision = getattr(getattr(model, "config", None), "vision_config", None)
+    merge = getattr(vision, "spatial_merge_size", None)
+    if isinstance(merge, int) and merge > 0:
+        return merge
+    raise GgeError(
+        f"{type(image_processor).__name__} has no merge_size and the model config no "
+        "vision_config.spatial_merge_size: cannot count image tokens"
+    )
+
+
+def image_tokens(grid_thw: Any, merge: int) -> list[int]:
+    """Image tokens of each image from the processor's ``image_grid_thw`` rows: ``t * h * w // merge**2``.
+
+    Args:
+        grid_thw: One (t, h, w) row of patches per image (a tensor or nested lists).
+        merge: :func:`merge_size`.
+
+    Returns:
+        One count per image, in order.
+
+    Example:
+        >>> image_tokens([[1, 10, 20], [1, 4, 4]], 2)
+        [50, 4]
+    """
+    rows = grid_thw.tolist() if hasattr(grid_thw, "tolist") else grid_thw
+    return [int(t) * int(h) * int(w) // merge**2 for t, h, w in rows]
 
 
 def resized_size(processor: Any, width: int, height: int) -> tuple[int, int]:

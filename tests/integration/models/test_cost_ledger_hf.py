@@ -1,0 +1,234 @@
+"""The transformers backend's cost ledger against the processor's and tokenizer's own counts.
+
+Tiny real Qwen2.5-VL and Qwen3-VL checkpoints, overfitted to a known answer: every request's image
+tokens are the ``<|image_pad|>`` ids of its own processed prompt (``prod(image_grid_thw) / merge**2``),
+its input tokens that prompt's length, its output tokens the answer's tokens and the end token; in a
+batch of mixed image sizes each request keeps its own counts, not the padded batch's. Batching in
+order of image-token count changes no greedy answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("transformers")
+
+import torch
+from PIL import Image, ImageDraw
+from tiny_checkpoints import build_tiny_qwen2_5_vl, build_tiny_qwen3_vl, overfit
+
+from gge.models.base import Generation, GenerationRequest
+from gge.models.hf import TransformersBackend
+from gge.models.hf_loading import load_model, load_processor
+
+pytestmark = pytest.mark.slow
+
+BUILDERS = {"qwen2_5_vl": build_tiny_qwen2_5_vl, "qwen3_vl": build_tiny_qwen3_vl}
+PIXELS = 50_000
+ANSWER = "(123,45)"
+TRAINED = "Click the blue button. Answer with the point (x,y) in pixels."
+OTHER = "open the filter settings of this long list please"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread() -> Iterator[None]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _image(width: int, height: int, seed: int = 0) -> Image.Image:
+    image = Image.new("RGB", (width, height), (240, 240, 240))
+    draw = ImageDraw.Draw(image)
+    for i in range(3):
+        x, y = (37 * (i + seed) + 11) % width, (53 * (i + seed) + 7) % height
+        draw.rectangle((x, y, x + width // 5, y + height // 7), fill=(60 * i, 90, 200 - 40 * i))
+    return image
+
+
+def _messages(text: str) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
+
+
+TRAINED_IMAGE = _image(300, 200)
+
+
+@pytest.fixture(scope="module", params=sorted(BUILDERS))
+def trained(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny checkpoint of each family that answers ANSWER to TRAINED on TRAINED_IMAGE."""
+    kind = str(request.param)
+    folder = BUILDERS[kind](tmp_path_factory.mktemp(kind) / kind, seed=0)
+    overfit(folder, TRAINED_IMAGE, _messages(TRAINED), ANSWER, max_pixels=PIXELS)
+    return folder
+
+
+class Reference:
+    """The checkpoint's processor and model used directly, independent of the backend."""
+
+    def __init__(self, folder: Path) -> None:
+        self.processor = load_processor(folder, max_pixels=PIXELS)
+        self.model = load_model(folder)
+        self.tokenizer = self.processor.tokenizer
+        self.end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+
+    def encode(self, request: GenerationRequest) -> Any:
+        text = self.processor.apply_chat_template(
+            request.messages, tokenize=False, add_generation_prompt=True
+        )
+        return self.processor(text=[text], images=[request.image], return_tensors="pt")
+
+    def counts(self, request: GenerationRequest) -> tuple[int, int]:
+        """(input tokens, image tokens) of the request processed alone."""
+        enc = self.encode(request)
+        ids = enc["input_ids"][0]
+        pads = int((ids == self.tokenizer.convert_tokens_to_ids("<|image_pad|>")).sum())
+        t, h, w = (int(v) for v in enc["image_grid_thw"][0])
+        merge = self.processor.image_processor.merge_size
+        assert pads == t * h * w // merge**2 > 0
+        return len(ids), pads
+
+    def greedy_length(self, request: GenerationRequest) -> int:
+        """Tokens the model generates greedily for the request alone, up to and including its end."""
+        enc = self.encode(request)
+        with torch.no_grad():
+            out = self.model.generate(**enc, max_new_tokens=request.max_new_tokens, do_sample=False)
+        new = out[0, enc["input_ids"].shape[1] :].tolist()
+        return new.index(self.end) + 1 if self.end in new else len(new)
+
+    def yes(self, request: GenerationRequest) -> float:
+        enc = self.encode(request)
+        with torch.no_grad():
+            logits = self.model(**enc).logits[0, -1].float()
+        (yes,) = self.tokenizer.encode("Yes", add_special_tokens=False)
+        return float(torch.softmax(logits, -1)[yes])
+
+
+def _request(image: Image.Image, text: str, **kw: Any) -> GenerationRequest:
+    return GenerationRequest(image, _messages(text), **{"max_new_tokens": 12, **kw})
+
+
+def _tokens(g: Generation) -> tuple[Any, ...]:
+    c = g.cost
+    assert c is not None
+    return (c.input_tokens, c.image_tokens, c.output_tokens, c.cached_tokens)
+
+
+def test_counts_are_the_processors_own_and_each_requests_own_in_a_batch(trained: Path) -> None:
+    ref = Reference(trained)
+    backend = TransformersBackend.from_pretrained(str(trained), max_pixels=PIXELS, batch_size=2)
+    a = _request(TRAINED_IMAGE, TRAINED)
+    b = _request(_image(520, 130, seed=3), OTHER)  # another image size and prompt length
+    (a_in, a_img), (b_in, b_img) = ref.counts(a), ref.counts(b)
+    assert a_in != b_in and a_img != b_img  # the batch pads one of them
+    answer = len(ref.tokenizer.encode(ANSWER, add_special_tokens=False)) + 1  # overfit ends with <|im_end|>
+
+    ga, gb = backend.generate([a, b])
+    assert ga.texts == [ANSWER]
+    assert _tokens(ga) == (a_in, a_img, answer, 0)
+    assert ref.greedy_length(a) == answer
+    assert _tokens(gb) == (b_in, b_img, ref.greedy_length(b), 0)
+    for g in (ga, gb):
+        assert g.cost is not None and g.cost.stage == "propose" and g.cost.batch_size == 2
+        assert g.cost.seconds is not None and g.cost.seconds > 0 and g.cost.prefill_seconds is None
+    assert ga.usage["prompt_tokens"] == a_in and gb.usage["prompt_tokens"] == b_in  # kept as it was
+    # equal to running each alone
+    (alone_a,), (alone_b,) = backend.generate([a]), backend.generate([b])
+    assert (_tokens(alone_a), _tokens(alone_b)) == (_tokens(ga), _tokens(gb))
+    assert alone_a.cost is not None and alone_a.cost.batch_size == 1
+
+
+def test_the_one_prefill_path_counts_the_prompt_it_shares(trained: Path) -> None:
+    ref = Reference(trained)
+    backend = TransformersBackend.from_pretrained(str(trained), max_pixels=PIXELS, batch_size=2)
+    answer = len(ref.tokenizer.encode(ANSWER, add_special_tokens=False)) + 1
+    sampled = {"num_sequences": 3, "do_sample": True, "temperature": 0.5}
+    a = _request(TRAINED_IMAGE, TRAINED, greedy_first=True, **sampled)
+    b = _request(_image(520, 130, seed=3), OTHER, greedy_first=True, **sampled)
+    (a_in, a_img), (b_in, b_img) = ref.counts(a), ref.counts(b)
+    torch.manual_seed(0)
+    ga, gb = backend.generate([a, b])
+    assert ga.texts == [ANSWER] * 3  # greedy, then two draws of an answer held at p > 0.999
+    # the prompt but its last token is computed once for the 3 continuations: (3 - 1) * (input - 1)
+    assert _tokens(ga) == (a_in, a_img, 3 * answer, 2 * (a_in - 1))
+    assert gb.cost is not None
+    assert (gb.cost.input_tokens, gb.cost.image_tokens, gb.cost.cached_tokens) == (
+        b_in,
+        b_img,
+        2 * (b_in - 1),
+    )
+    for g in (ga, gb):
+        assert g.cost is not None and g.cost.seconds is not None and g.cost.prefill_seconds is not None
+        assert 0 < g.cost.prefill_seconds < g.cost.seconds
+    # plain sampling: every sequence computes its prompt, nothing shared
+    torch.manual_seed(0)
+    (plain,) = backend.generate([_request(TRAINED_IMAGE, TRAINED, **sampled)])
+    assert plain.texts == [ANSWER] * 3
+    assert _tokens(plain) == (a_in, a_img, 3 * answer, 0)
+    assert plain.cost is not None and plain.cost.prefill_seconds is None
+
+
+def test_yes_probability_with_costs(trained: Path) -> None:
+    ref = Reference(trained)
+    backend = TransformersBackend.from_pretrained(str(trained), max_pixels=PIXELS, batch_size=4)
+    requests = [
+        _request(_image(520, 130, seed=3), "Is the marked point on the target? Answer Yes or No."),
+        _request(TRAINED_IMAGE, "Is it on OK?"),
+    ]
+    probs, costs = backend.yes_probability_with_costs(requests, "Yes", "No")
+    assert probs == backend.yes_probability(requests, "Yes", "No")
+    assert probs == pytest.approx([ref.yes(r) for r in requests], abs=1e-5)
+    for request, cost in zip(requests, costs, strict=True):
+        assert (cost.input_tokens, cost.image_tokens) == ref.counts(request)
+        assert (cost.stage, cost.output_tokens, cost.batch_size) == ("judge", 0, 2)
+        assert cost.seconds is not None and cost.seconds > 0
+
+
+def test_batches_in_order_of_image_tokens_change_no_answer(tmp_path: Path) -> None:
+    folder = build_tiny_qwen2_5_vl(tmp_path / "tiny", seed=4)
+    ref = Reference(folder)
+    sizes = [(400, 300), (120, 90), (300, 200), (150, 100), (520, 130)]
+    texts = ["ok", OTHER, "click the search button", "close", "open the file menu"]
+    requests = [
+        _request(_image(w, h, seed=i), t, max_new_tokens=6)
+        for i, ((w, h), t) in enumerate(zip(sizes, texts, strict=True))
+    ]
+    counts = [ref.counts(r) for r in requests]
+    images = [img for _, img in counts]
+    assert len(set(images)) == 4 and images[0] == images[2]  # mixed sizes, one tie
+
+    def run(group: bool) -> tuple[list[Generation], list[tuple[int, int]]]:
+        backend = TransformersBackend.from_pretrained(
+            str(folder), max_pixels=PIXELS, batch_size=2, group_by_size=group
+        )
+        calls: list[tuple[int, int]] = []  # (rows, padded prompt length) of each generate call
+        real = backend.model.generate
+
+        def spy(**kw: Any) -> Any:
+            calls.append(tuple(kw["input_ids"].shape))
+            return real(**kw)
+
+        backend.model.generate = spy  # type: ignore[method-assign]
+        return backend.generate(requests), calls
+
+    grouped, grouped_calls = run(True)
+    plain, plain_calls = run(False)
+    assert [g.texts for g in grouped] == [g.texts for g in plain]
+    assert [g.truncated for g in grouped] == [g.truncated for g in plain]
+    assert [_tokens(g) for g in grouped] == [_tokens(g) for g in plain]
+    assert [_tokens(g)[:2] for g in grouped] == counts
+
+    # chunks of two: by image tokens (ties by request order), or in request order
+    by_size = sorted(range(len(requests)), key=lambda i: (counts[i][1], i))
+
+    def padded(order: list[int]) -> list[tuple[int, int]]:
+        chunks = [order[s : s + 2] for s in range(0, len(order), 2)]
+        return [(len(c), max(counts[i][0] for i in c)) for c in chunks]
+
+    assert grouped_calls == padded(by_size)
+    assert plain_calls == padded(list(range(len(requests))))
+    assert sum(r * n for r, n in grouped_calls) < sum(r * n for r, n in plain_calls)  # less padding
