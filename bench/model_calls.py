@@ -28,7 +28,7 @@ import torch
 import transformers
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
 from tiny_checkpoints import build_tiny_qwen2_5_vl
 
 from gge.benchmarks import get_benchmark
@@ -36,6 +36,7 @@ from gge.demo import write_demo_suite
 from gge.models.base import Generation, GenerationRequest, Proposal
 from gge.models.hf import TransformersBackend
 from gge.models.policy import AdapterSettings, GroundingPolicy
+from gge.run.data import decode_image
 from gge.run.evaluate import evaluate_samples
 from gge.types import Candidate, Sample
 
@@ -71,7 +72,13 @@ class Counting:
 def naive(backend: Counting, samples: Sequence[Sample], k: int, settings: AdapterSettings) -> None:
     """K separate greedy calls per sample, one sample at a time (critic: none)."""
     policy = GroundingPolicy(
-        backend, AdapterSettings(convention=settings.convention, proposer="greedy", critic="none")
+        backend,
+        AdapterSettings(
+            convention=settings.convention,
+            proposer="greedy",
+            critic="none",
+            max_new_tokens=settings.max_new_tokens,  # the same decoding budget as gge's modes
+        ),
     )
     for s in samples:
         for _ in range(k):
@@ -167,7 +174,7 @@ def main() -> None:
                 (name, backend.calls / len(samples), backend.prompts / len(samples), len(samples) / elapsed)
             )
         # The critic alone, on K fixed candidates per sample (a random model rarely proposes two points).
-        images = [Image.open(s.image_path).convert("RGB") for s in samples]
+        images = [decode_image(s) for s in samples]
         proposals = [jittered(s, args.k) for s in samples]
         critic_rows = []
         for critic in ("listwise", "pointwise"):
