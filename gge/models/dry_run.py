@@ -1,7 +1,9 @@
 """``dry_run=true``: the requests a run would send, written to ``requests.jsonl``; no weights are loaded.
 
 The proposer's requests are the real ones; the critic's go over placeholder candidates
-(:func:`placeholder_points`), since the real ones need the proposer's answers.
+(:func:`placeholder_points`), since the real ones need the proposer's answers; a refine stage's
+(``model.refine=zoom``) goes to the crop around a placeholder pick, the image centre
+(:data:`PLACEHOLDER_PICK`), since the real pick needs the critic's scores.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from omegaconf import DictConfig
 from gge.benchmarks.loading import load_benchmarks
 from gge.errors import GgeError
 from gge.models.policy import GroundingPolicy
+from gge.models.refine import crop_region
 from gge.models.registry import kind_of
 from gge.run.settings import bench_options, warn_model_type
 from gge.types import Sample
@@ -33,6 +36,12 @@ def _readable(request: Mapping[str, Any]) -> str:
                 if "markers" in request:
                     shown = ", ".join(f"({x:.0f}, {y:.0f})" for x, y in request["markers"])
                     lines.append(f"[markers drawn at {shown}]")
+                if "window" in request:
+                    x1, y1, x2, y2 = request["window"]
+                    cw, ch = request["crop_size"]
+                    lines.append(
+                        f"[the crop ({x1:g}, {y1:g})-({x2:g}, {y2:g}) of the screenshot, {cw}x{ch} px]"
+                    )
             else:
                 lines.append(part["text"])
     if request["prefill"]:
@@ -47,6 +56,43 @@ PLACEHOLDER_CANDIDATES = (
     "proposer's answers)"
 )
 """What a dry run's critic request says about its markers (``requests.jsonl`` ``placeholder``)."""
+
+
+PLACEHOLDER_PICK = (
+    "placeholder pick: the image centre (a real run crops around the critic's pick, where "
+    "model.refine_when={when} says so)"
+)
+"""What a dry run's refine request says about its crop (``requests.jsonl`` ``placeholder``)."""
+
+
+def _refine_requests(policy: GroundingPolicy, sample: Sample) -> list[dict[str, Any]]:
+    """The refine request of one sample (stage ``refine``), on the crop around the image centre.
+
+    As :meth:`GroundingPolicy.refine` sends it: the window of :func:`gge.models.refine.crop_region`
+    around the pick, the crop at the size the model sees it (``image_size``), its window and its size
+    in original pixels (``window``, ``crop_size``). Nothing without a refine stage.
+    """
+    s = policy.settings_
+    if s.refine == "none":
+        return []
+    w, h = sample.image_size
+    crop = crop_region((w / 2, h / 2), sample.image_size, sample.image_size, s.refine_zoom)
+    seen = policy.backend.seen_size(*crop.size)
+    spec = policy.refine_request(sample, crop, seen)
+    return [
+        {
+            "benchmark": sample.benchmark,
+            "id": sample.id,
+            "stage": "refine",
+            "image_size": list(seen),
+            "messages": spec.messages,
+            "prefill": spec.prefill,
+            "generation": spec.generation,
+            "window": list(crop.window),
+            "crop_size": list(crop.size),
+            "placeholder": PLACEHOLDER_PICK.format(when=s.refine_when),
+        }
+    ]
 
 
 def placeholder_points(n: int, size: tuple[int, int]) -> list[list[float]]:
@@ -111,7 +157,8 @@ def dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) -> 
 
     Prints which preset runs and why (``ckpt=`` detection or ``model=``), the warning a real run
     gives when the checkpoint's ``model_type`` is not the preset's, and the first request of each
-    stage. With a critic, the critic's requests are written too, over placeholder candidates.
+    stage. With a critic, the critic's requests are written too, over placeholder candidates; with a
+    refine stage its request, on the crop around a placeholder pick (the image centre).
     """
     kind = kind_of(cfg.model)
     if not kind.renders_requests:
@@ -145,7 +192,8 @@ def dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) -> 
                     }
                     for spec in policy.proposer_requests(sample, seen)
                 ]
-                for request in [*requests, *_critic_requests(policy, sample, seen)]:
+                critic = _critic_requests(policy, sample, seen)
+                for request in [*requests, *critic, *_refine_requests(policy, sample)]:
                     f.write(json.dumps(request, ensure_ascii=False) + "\n")
                     first.setdefault(request["stage"], request)
                     counts[request["stage"]] = counts.get(request["stage"], 0) + 1

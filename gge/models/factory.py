@@ -28,7 +28,8 @@ from omegaconf import DictConfig, OmegaConf
 from gge.errors import GgeError
 from gge.models.base import Backend
 from gge.models.markers import MarkerStyle
-from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
+from gge.models.policy import AdapterSettings, GroundingPolicy
+from gge.models.prompts import Prompts
 
 
 def _preset_dir() -> Path:
@@ -57,7 +58,7 @@ _DEFAULT_ADAPTER = AdapterSettings()
 
 @dataclass
 class PromptConfig:
-    """Prompt templates (see :class:`gge.models.policy.Prompts` for the placeholders)."""
+    """Prompt templates (see :class:`gge.models.prompts.Prompts` for the placeholders)."""
 
     name: str = _DEFAULT_PROMPTS.name
     system: str | None = None
@@ -186,11 +187,11 @@ class ModelConfig:
     box_pairs: bool = _DEFAULT_ADAPTER.box_pairs
     needs_remote_code: bool = False
     selected_by: str | None = None
-    refine: str = "none"
-    refine_zoom: float = 2.0
-    refine_when: str = "always"
-    refine_radius: float = 0.05
-    refine_threshold: float = 0.5
+    refine: str = _DEFAULT_ADAPTER.refine
+    refine_zoom: float = _DEFAULT_ADAPTER.refine_zoom
+    refine_when: str = _DEFAULT_ADAPTER.refine_when
+    refine_radius: float = _DEFAULT_ADAPTER.refine_radius
+    refine_threshold: float = _DEFAULT_ADAPTER.refine_threshold
 
 
 def preset_names() -> list[str]:
@@ -302,7 +303,7 @@ def adapter_settings(m: DictConfig, k: int) -> AdapterSettings:
 
     The options of :data:`ADAPTER_KEYS` are taken as the schema typed them; ``preset`` is the
     model's name, ``k`` is 1 for a greedy proposer, an unset ``min_pixels`` is the processors'
-    default, and the prompts and markers become :class:`~gge.models.policy.Prompts` and
+    default, and the prompts and markers become :class:`~gge.models.prompts.Prompts` and
     :class:`~gge.models.markers.MarkerStyle`.
     """
     prompts: dict[str, Any] = dict(OmegaConf.to_container(m.prompts, resolve=True))  # type: ignore[arg-type]

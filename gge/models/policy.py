@@ -34,9 +34,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -50,119 +47,20 @@ from gge.geometry import CONVENTIONS, smart_resize, to_original
 from gge.models.base import Backend, Generation, GenerationRequest, Judgement, Proposal
 from gge.models.markers import MarkerStyle, draw_markers
 from gge.models.parsing import parse_points, parse_ranking
-from gge.types import Candidate, CostRecord, Prediction, Sample
+from gge.models.prompts import PLACEHOLDERS as PLACEHOLDERS
+from gge.models.prompts import PROMPT_FIELDS as PROMPT_FIELDS
+from gge.models.prompts import USER_LAYOUTS as USER_LAYOUTS
+from gge.models.prompts import Prompts as Prompts
+from gge.models.prompts import build_messages as build_messages
+from gge.models.prompts import render as render
+from gge.models.refine import Crop, check_refine, crop_region, from_crop, should_refine
+from gge.scoring.selection import select
+from gge.types import Candidate, CostRecord, Prediction, Refinement, Sample
 
 PROPOSER_MODES = ("single_pass", "sampling", "greedy")
 CRITIC_MODES = ("listwise", "pointwise", "none")
-USER_LAYOUTS = ("image_text", "text_image", "text_then_image_message")
-"""How the user turn holds the screenshot and the text: one message with the image first or the text
-first, or a text message followed by a message holding only the image (UI-TARS)."""
-PLACEHOLDERS = ("tools", "width", "height", "k", "labels", "instruction")
-"""Placeholders of the templates, replaced literally in this order (no other brace is special, so a
-tool schema's JSON needs no escaping; the instruction goes in last, so its text is never expanded)."""
-_PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_]\w*)\}")
-PROMPT_FIELDS = ("system", "tools", "propose_one", "propose_k", "rank_list", "judge_one", "prefill")
-"""The template fields a per-benchmark variant may replace."""
-
-
-def render(template: str, values: dict[str, Any]) -> str:
-    """Fill ``{name}`` placeholders literally (see :data:`PLACEHOLDERS`).
-
-    Example:
-        >>> render('{"w": {width}} find {instruction}', {"width": 1932, "instruction": "{width}"})
-        '{"w": 1932} find {width}'
-    """
-    out = template
-    for key in PLACEHOLDERS:
-        if key in values:
-            out = out.replace("{" + key + "}", str(values[key]))
-    return out
-
-
 SAMPLE_SEPARATOR = "\n<|gge-sample|>\n"
 """Joins the texts of a sampling proposer in a prediction's ``raw`` field."""
-
-
-@dataclass(frozen=True)
-class Prompts:
-    """Prompt templates: the whole request a model family's official evaluation sends.
-
-    Placeholders (replaced literally, see :func:`render`): ``{instruction}``, ``{k}``, ``{width}``,
-    ``{height}`` (the screen size written into the prompt: of the image the model sees, or what
-    ``AdapterSettings.prompt_max_pixels`` declares), ``{labels}`` (the markers' labels, e.g.
-    ``1, 2, 3``), and in ``system`` also ``{tools}`` (the tool schema text).
-
-    Attributes:
-        name: Name recorded with every result.
-        system: Optional system message.
-        tools: A tool schema's text, inserted verbatim where ``system`` says ``{tools}``.
-        propose_one: Ask for one point (``greedy`` and ``sampling`` proposers): the official request.
-        propose_k: Ask for ``{k}`` candidate points in one answer (``single_pass``; gge's own).
-        rank_list: Ask to rank the numbered markers (``listwise`` critic; gge's own).
-        judge_one: Ask whether the one marker hits the target, answered Yes/No (``pointwise``; gge's own).
-        prefill: The assistant turn starts with this text; generation continues after it and the
-            parser reads prefill + answer (proposer requests only).
-        user_layout: One of :data:`USER_LAYOUTS`.
-        variants: Per benchmark name, fields of :data:`PROMPT_FIELDS` that replace these for its
-            samples (e.g. OSWorld-G's sentence about infeasible tasks).
-    """
-
-    name: str = "default"
-    system: str | None = None
-    tools: str | None = None
-    propose_one: str = (
-        "Output the click point of the UI element described below as (x, y).\nInstruction: {instruction}"
-    )
-    propose_k: str = (
-        "Propose {k} different candidate click points for the UI element described below, most likely "
-        "first, one per line as (x, y).\nInstruction: {instruction}"
-    )
-    rank_list: str = (
-        "The screenshot shows {k} numbered candidate click points ({labels}) for the instruction below. "
-        "Rank them from best to worst, answering with the numbers separated by commas.\n"
-        "Instruction: {instruction}"
-    )
-    judge_one: str = (
-        "Does the marked point hit the UI element described below? Answer Yes or No.\n"
-        "Instruction: {instruction}"
-    )
-    prefill: str | None = None
-    user_layout: str = "image_text"
-    variants: dict[str, dict[str, str | None]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        texts = [(k, v) for k, v in asdict(self).items() if isinstance(v, str) and k != "name"]
-        texts += [(f"variants.{b}.{k}", v) for b, f in self.variants.items() for k, v in f.items() if v]
-        for key, text in texts:
-            unknown = sorted(set(_PLACEHOLDER_RE.findall(text)) - set(PLACEHOLDERS))
-            if unknown:
-                raise GgeError(
-                    f"prompts.{key}: bad placeholder {{{unknown[0]}}}; known: "
-                    + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS)
-                )
-        if self.user_layout not in USER_LAYOUTS:
-            raise GgeError(
-                f"unknown prompts.user_layout {self.user_layout!r}; known: {', '.join(USER_LAYOUTS)}"
-            )
-        for bench, fields in self.variants.items():
-            bad = sorted(set(fields) - set(PROMPT_FIELDS))
-            if bad:
-                raise GgeError(
-                    f"prompts.variants.{bench}: unknown field {bad[0]!r}; known: {', '.join(PROMPT_FIELDS)}"
-                )
-
-    def for_benchmark(self, benchmark: str) -> Prompts:
-        """These prompts with the benchmark's variant applied (itself when it has none)."""
-        fields = self.variants.get(benchmark)
-        return replace(self, **fields) if fields else self  # type: ignore[arg-type]
-
-    def hashes(self) -> dict[str, str]:
-        """A short SHA-256 of each template's text (recorded with results)."""
-        return {
-            key: hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
-            for key, value in asdict(self).items()
-            if key != "name" and value not in (None, {})
-        }
 
 
 @dataclass(frozen=True)
@@ -194,6 +92,13 @@ class AdapterSettings:
         min_pixels: Smallest area (with ``prompt_max_pixels``).
         box_pairs: Read ``(x1,y1),(x2,y2)`` as one box (Qwen2-VL boxes whose special tokens a server
             stripped), see :func:`gge.models.parsing.parse_points`.
+        refine: ``none`` or ``zoom``: after the critic, a second look at a crop around its pick (the
+            first candidate when nothing is scored), asked with the family's own grounding request
+            (rules in :mod:`gge.models.refine`); its answer is ``Prediction.refine``.
+        refine_zoom: The crop is the screenshot's width and height divided by this (> 1).
+        refine_when: ``always``, ``disagree`` or ``low_score`` (:data:`gge.models.refine.REFINE_WHEN`).
+        refine_radius: ``disagree``: the fraction of the image diagonal (>= 0).
+        refine_threshold: ``low_score``: the pointwise critic's probability under which it runs.
     """
 
     preset: str = "custom"
@@ -215,6 +120,11 @@ class AdapterSettings:
     patch_factor: int = 28
     min_pixels: int = 3136
     box_pairs: bool = False
+    refine: str = "none"
+    refine_zoom: float = 2.0
+    refine_when: str = "always"
+    refine_radius: float = 0.05
+    refine_threshold: float = 0.5
 
     def __post_init__(self) -> None:
         for value, known, what in (
@@ -226,6 +136,14 @@ class AdapterSettings:
                 raise GgeError(f"unknown {what} {value!r}; known: {', '.join(known)}")
         if self.k < 1:
             raise GgeError(f"k must be at least 1, got {self.k}")
+        check_refine(
+            self.refine,
+            self.refine_zoom,
+            self.refine_when,
+            self.refine_radius,
+            self.refine_threshold,
+            self.critic,
+        )
 
     def record(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict, with the prompt hashes."""
@@ -233,35 +151,6 @@ class AdapterSettings:
         out["prompts"] = {"name": self.prompts.name, "sha256": self.prompts.hashes()}
         out["markers"]["colors"] = list(self.markers.colors)
         return out
-
-
-def build_messages(
-    prompts: Prompts, text: str, values: dict[str, Any], image_size: tuple[int, int]
-) -> list[dict[str, Any]]:
-    """The chat messages of one request: the system prompt (with the tool schema) and the user turn.
-
-    Args:
-        prompts: The templates (a benchmark's variant already applied).
-        text: The user text, already rendered.
-        values: Placeholder values for the system prompt (``width``, ``height``...).
-        image_size: (width, height) of the image the model sees, recorded on the image part.
-
-    Returns:
-        Messages whose image part is ``{"type": "image", "width": w, "height": h}``.
-    """
-    messages: list[dict[str, Any]] = []
-    if prompts.system is not None:
-        system = render(prompts.system, {**values, "tools": prompts.tools or ""})
-        messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
-    image = {"type": "image", "width": image_size[0], "height": image_size[1]}
-    part = {"type": "text", "text": text}
-    if prompts.user_layout == "image_text":
-        messages.append({"role": "user", "content": [image, part]})
-    elif prompts.user_layout == "text_image":
-        messages.append({"role": "user", "content": [part, image]})
-    else:
-        messages += [{"role": "user", "content": [part]}, {"role": "user", "content": [image]}]
-    return messages
 
 
 @dataclass(frozen=True)
@@ -352,7 +241,7 @@ class GroundingPolicy:
         self.backend = backend
         self.critic_backend = critic_backend or backend
         self.settings_ = settings
-        self.calls = {"propose": 0, "rank": 0}
+        self.calls = {"propose": 0, "rank": 0, **({"refine": 0} if settings.refine != "none" else {})}
         self.usage: dict[str, int] = {}
 
     # -- what it declares (gge.models.base.Policy) --------------------------------------------
@@ -429,20 +318,18 @@ class GroundingPolicy:
         """The proposer's request for one sample (a list: a backend call takes several).
 
         In ``greedy`` and ``sampling`` modes the request is the preset's official one
-        (``propose_one`` with its system prompt, tools, layout and prefill); in ``sampling`` mode it
-        asks for K texts, the greedy answer first (``greedy_first``), from one prefill. ``single_pass``
-        asks for K points with gge's own ``propose_k`` (no prefill).
+        (:meth:`official_request`); in ``sampling`` mode it asks for K texts, the greedy answer first
+        (``greedy_first``), from one prefill. ``single_pass`` asks for K points with gge's own
+        ``propose_k`` (no prefill).
         """
         s = self.settings_
-        prompts = s.prompts.for_benchmark(sample.benchmark)
         common = {"repetition_penalty": s.repetition_penalty, "max_new_tokens": s.max_new_tokens}
         if s.proposer == "single_pass":
+            prompts = s.prompts.for_benchmark(sample.benchmark)
             values = self._values(sample, view_size, s.k)
             text = render(prompts.propose_k, values)
             return [RequestSpec(build_messages(prompts, text, values, view_size), None, common)]
-        values = self._values(sample, view_size, 1)
-        messages = build_messages(prompts, render(prompts.propose_one, values), values, view_size)
-        prefill = render(prompts.prefill, values) if prompts.prefill else None
+        official = self.official_request(sample, view_size)
         if s.proposer == "sampling" and s.k > 1:
             sampled = {
                 **common,
@@ -453,8 +340,32 @@ class GroundingPolicy:
                 "top_p": s.top_p,
                 "top_k": s.top_k,
             }
-            return [RequestSpec(messages, prefill, sampled)]
-        return [RequestSpec(messages, prefill, {**common, "num_sequences": 1, "do_sample": False})]
+            return [replace(official, generation=sampled)]
+        return [official]
+
+    def official_request(self, sample: Sample, view_size: tuple[int, int]) -> RequestSpec:
+        """The family's own one-point request, greedy (a ``greedy`` proposer's, a refine request's).
+
+        ``propose_one`` with its system prompt, tools, layout and prefill; a refine request sends it with
+        the crop standing for the screenshot.
+        """
+        s = self.settings_
+        prompts = s.prompts.for_benchmark(sample.benchmark)
+        values = self._values(sample, view_size, 1)
+        messages = build_messages(prompts, render(prompts.propose_one, values), values, view_size)
+        prefill = render(prompts.prefill, values) if prompts.prefill else None
+        greedy = {"num_sequences": 1, "do_sample": False}
+        common = {"repetition_penalty": s.repetition_penalty, "max_new_tokens": s.max_new_tokens}
+        return RequestSpec(messages, prefill, {**common, **greedy})
+
+    def refine_request(self, sample: Sample, crop: Crop, view_size: tuple[int, int]) -> RequestSpec:
+        """The refine stage's request for one sample: :meth:`official_request` on the crop.
+
+        The crop stands for the screenshot: ``view_size`` is the size the model sees it at (the pixel
+        budget applied to the crop) and ``crop.size`` its original size (what a ``prompt_max_pixels``
+        preset states), so its answer reads as a proposer's answer on a screenshot of that size.
+        """
+        return self.official_request(replace(sample, image_size=crop.size), view_size)
 
     def _generate(
         self, backend: Backend, requests: list[GenerationRequest], what: str
@@ -624,7 +535,7 @@ class GroundingPolicy:
         return self.predict_images(samples, images)
 
     def predict_images(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Prediction]:
-        """Propose and rank for samples whose screenshots are already decoded."""
+        """Propose, rank and (with ``refine=zoom``) refine for samples whose screenshots are decoded."""
         proposals = self.propose(samples, images)
         judgements = self.rank(samples, images, proposals)
         out = []
@@ -646,6 +557,60 @@ class GroundingPolicy:
                     costs=prop.costs + judge.costs,
                 )
             )
+        return self.refine(samples, images, out) if self.settings_.refine != "none" else out
+
+    # -- refine ---------------------------------------------------------------------------------
+    def refine(
+        self, samples: Sequence[Sample], images: Sequence[Image.Image], predictions: Sequence[Prediction]
+    ) -> list[Prediction]:
+        """The predictions with the zoom-in stage's answer (``Prediction.refine``) and its cost.
+
+        The base pick is the ``critic`` strategy's (the first candidate when nothing is scored); a
+        sample without a pick, with an abstaining pick, or whose trigger (``refine_when``) says no is
+        not refined. The others' requests (:meth:`refine_request` on the crop, :mod:`gge.models.refine`)
+        go to the proposer's backend in one call; each answer is read in the preset's convention in
+        the crop's frame and mapped to original pixels here, once.
+        """
+        s = self.settings_
+        out = [replace(p, refine=Refinement(triggered=False)) for p in predictions]
+        requests: list[GenerationRequest] = []
+        jobs: list[tuple[int, Crop, tuple[int, int]]] = []
+        for i, (sample, image, pred) in enumerate(zip(samples, images, predictions, strict=True)):
+            pick = select("critic", pred.candidates, sample.image_size)
+            if pick is None or pick.point is None:
+                continue
+            if not should_refine(
+                s.refine_when,
+                pick,
+                pred.candidates,
+                sample.image_size,
+                radius=s.refine_radius,
+                threshold=s.refine_threshold,
+            ):
+                continue
+            crop = crop_region(pick.point, sample.image_size, image.size, s.refine_zoom)
+            view = self._view(self.backend, image.crop(crop.box))
+            spec = self.refine_request(sample, crop, view.size)
+            requests.append(GenerationRequest(view, spec.messages, prefill=spec.prefill, **spec.generation))
+            jobs.append((i, crop, view.size))
+        if not requests:
+            return out
+        generations, costs = self._generate(self.backend, requests, "refine")
+        for (i, crop, seen), gen, cost in zip(jobs, generations, costs, strict=True):
+            text = gen.texts[0] if gen.texts else ""
+            (answer,) = answer_candidates(
+                [text],
+                proposer="greedy",
+                k=1,
+                box_pairs=s.box_pairs,
+                convention=s.convention,
+                image_size=crop.size,
+                frame=self.prompt_size(replace(samples[i], image_size=crop.size), seen),
+                cut=[bool(gen.truncated and gen.truncated[0])],
+            )
+            point = None if answer.point is None else from_crop(answer.point, crop)
+            refined = Refinement("critic", True, point, crop.window, text, format_error=not answer.parsed)
+            out[i] = replace(out[i], refine=refined, costs=(*out[i].costs, cost))
         return out
 
     def settings(self) -> dict[str, Any]:

@@ -16,6 +16,8 @@ def protocol_statement(m: DictConfig) -> str:
 
     ``official <family>, <source>`` when a family preset runs as its authors evaluate it (greedy, no
     critic, its requests unchanged); otherwise ``gge proposer/critic: not comparable to published
-    numbers`` (naming what differs from the official request, if anything).
+    numbers`` (naming what differs from the official request, if anything); with a refine stage
+    (``model.refine=zoom``) ``gge cascade (zoom x<Z> on <pick>): not comparable to published numbers``
+    (:func:`gge.models.registry.cascade_protocol`).
     """
     return kind_of(m).protocol(m)

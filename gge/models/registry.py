@@ -48,6 +48,25 @@ _PROTOCOL_KEYS = (
 """Model options that make the request and its reading: changed, the protocol is no longer official."""
 
 
+def cascade_protocol(m: DictConfig) -> str | None:
+    """The protocol of a run with a refine stage (``model.refine=zoom``), or None without one.
+
+    A second request on a crop is no published protocol, whatever the first request is:
+    ``gge cascade (zoom x<Z> on <pick>): not comparable to published numbers``, the pick being the
+    critic's (``first`` when ``model.critic=none``: the first candidate is refined).
+
+    Example:
+        >>> cascade_protocol(OmegaConf.create({"refine": "zoom", "refine_zoom": 2.0, "critic": "none"}))
+        'gge cascade (zoom x2 on first): not comparable to published numbers'
+    """
+    if m.get("refine", "none") == "none":
+        return None
+    pick = "first" if m.critic == "none" else "critic"
+    return (
+        f"gge cascade ({m.refine} x{float(m.refine_zoom):g} on {pick}): not comparable to published numbers"
+    )
+
+
 class ModelKind(ABC):
     """One kind of model: how a run builds it and what it says about the run.
 
@@ -56,11 +75,14 @@ class ModelKind(ABC):
         from_preset: Its options come from ``configs/models/<name>.yaml`` (else only ``model.name``
             is set before the command line's ``model.<key>=``).
         renders_requests: ``dry_run=true`` applies: it sends requests a dry run can write.
+        refines: ``model.refine=zoom`` applies (default False: the run refuses it).
     """
 
     label: ClassVar[str]
     from_preset: ClassVar[bool]
     renders_requests: ClassVar[bool]
+    refines: ClassVar[bool] = False
+    """Its policy can run the refine stage (``model.refine=zoom``): a :class:`GroundingPolicy`."""
 
     def fill_defaults(self, cfg: DictConfig, demo_root: Path | None) -> None:
         """Fill in what the run's other options imply, before anything reads ``cfg`` (default: nothing).
@@ -231,6 +253,7 @@ class PresetKind(ModelKind):
     label = "preset"
     from_preset = True
     renders_requests = True
+    refines = True
 
     def resize_factor(self, m: DictConfig) -> int | None:
         """The openai backend's mirrored resize factor: ``model.resize_factor``, else ``patch_factor``."""
@@ -252,8 +275,12 @@ class PresetKind(ModelKind):
         """``official <family>, <source>`` when the preset runs as its authors evaluate it.
 
         That is greedy, no critic, its requests unchanged; otherwise ``gge proposer/critic: not
-        comparable to published numbers``, naming what differs from the official request, if anything.
+        comparable to published numbers``, naming what differs from the official request, if anything;
+        with a refine stage, :func:`cascade_protocol`.
         """
+        cascade = cascade_protocol(m)
+        if cascade is not None:
+            return cascade
         preset = load_preset(str(m.name))
         if not preset.get("source"):
             return NOT_COMPARABLE
@@ -302,8 +329,8 @@ class EndpointKind(PresetKind):
         return None if m.resize_factor is None else int(m.resize_factor)
 
     def protocol(self, m: DictConfig) -> str:
-        """Generic prompts of gge's own: never a published protocol."""
-        return NOT_COMPARABLE
+        """Generic prompts of gge's own: never a published protocol (a cascade says so its way)."""
+        return cascade_protocol(m) or NOT_COMPARABLE
 
 
 KINDS: dict[str, ModelKind] = {"demo": DemoKind(), "replay": ReplayKind(), "openai_api": EndpointKind()}

@@ -23,6 +23,7 @@ from gge.benchmarks.base import BenchmarkOptions
 from gge.errors import GgeError, unknown_name
 from gge.loggers.standalone import LOGGERS
 from gge.models.factory import ModelConfig, load_preset, preset_for_checkpoint
+from gge.models.refine import check_refine
 from gge.models.registry import kind_of
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED, check_strategy
 
@@ -290,6 +291,20 @@ def validate(cfg: DictConfig) -> None:
         table_samples=cfg.table_samples,
     )
     kind = kind_of(cfg.model)  # an unknown model name stops here
+    m = cfg.model
+    if m.refine != "none" and not kind.refines:
+        raise GgeError(
+            f"model.refine={m.refine}: model={m.name} asks no grounding request to repeat on a crop "
+            "(a preset's model refines); set model.refine=none"
+        )
+    check_refine(
+        str(m.refine),
+        float(m.refine_zoom),
+        str(m.refine_when),
+        float(m.refine_radius),
+        float(m.refine_threshold),
+        str(m.critic),
+    )
     if cfg.selection == REFINED and cfg.model.refine == "none":
         raise GgeError(
             "selection=refined needs a refine stage: set model.refine=zoom (the refined pick is the "
