@@ -11,6 +11,11 @@ keeps huge screenshots (6016x3384) under the frame limits of hosted APIs instead
 ``resize_factor`` (a Qwen-VL model whose server resizes by ``smart_resize``), the image is sent
 already at the size the server would resize it to, so ``abs_resized`` answers map back exactly.
 
+Each answer's cost (:class:`~gge.types.CostRecord`) is the server's ``usage`` for it (prompt,
+completion and, where reported, cached prompt tokens; image tokens are not reported apart) and the
+request's own wall time: requests run concurrently, so a request's seconds are its latency, not
+a share of the batch, and their sum can exceed the batch's wall time up to ``concurrency`` times.
+
 The API key is read from the environment variable named by ``api_key_env`` at request time and sent
 as ``Authorization: Bearer ...`` only when set. It is never logged, recorded or put in an error
 message (any echo of it in a server's message is redacted).
@@ -52,6 +57,7 @@ from PIL import Image
 from gge.errors import GgeError, TransientError
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
+from gge.types import CostRecord
 
 log = logging.getLogger(__name__)
 
@@ -264,11 +270,22 @@ class OpenAIBackend:
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """One chat completion per request (``n = num_sequences`` choices from one prompt).
 
+        Each generation's ``cost`` (stage ``propose``, ``batch_size`` 1) is the server's ``usage``:
+        ``prompt_tokens`` as input tokens, ``completion_tokens`` as output tokens,
+        ``prompt_tokens_details.cached_tokens`` as cached tokens (None when the server reports no
+        details), image tokens None (not reported apart); and its ``seconds`` the request's own wall
+        time, retries and their waits included. With ``concurrency`` above 1 the requests overlap:
+        each one's seconds are its latency, and their sum is more than the batch's wall time. A
+        ``greedy_first`` request is two requests one after the other (the greedy answer, then the
+        K-1 samples; a server with a prefix cache serves the second prompt from it and says so in
+        its cached tokens): their tokens and seconds are summed into the one generation's cost, as
+        are the follow-up requests to a server that returned fewer choices than asked.
+
         Args:
             requests: Prompts with their images (already at :meth:`seen_size`).
 
         Returns:
-            One generation per request, in request order, with the server's token usage.
+            One generation per request, in request order, with the server's token usage and cost.
 
         Raises:
             GgeError: A request failed after its retries, was refused (4xx), or the answer was malformed.
@@ -291,9 +308,20 @@ class OpenAIBackend:
         Returns:
             One probability per request, in request order.
         """
+        return self.yes_probability_with_costs(requests, yes, no)[0]
+
+    def yes_probability_with_costs(
+        self, requests: Sequence[GenerationRequest], yes: str, no: str
+    ) -> tuple[list[float], list[CostRecord]]:
+        """:meth:`yes_probability` and each request's cost (stage ``judge``), as :meth:`generate` records.
+
+        Returns:
+            One probability and one cost per request, in request order.
+        """
         del no
         word = yes.strip().lower()
-        return self._map(lambda r, stop: self._yes_one(r, word, stop), requests)
+        answers = self._map(lambda r, stop: self._yes_one(r, word, stop), requests)
+        return [p for p, _ in answers], [c for _, c in answers]
 
     def settings(self) -> dict[str, Any]:
         """Endpoint, model, limits and accumulated usage (never the API key, only its variable's name)."""
@@ -507,41 +535,81 @@ class OpenAIBackend:
             k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)
         }
 
+    @staticmethod
+    def _cached_of(data: dict[str, Any]) -> int | None:
+        """``usage.prompt_tokens_details.cached_tokens`` of an answer, or None where not reported."""
+        usage = data.get("usage")
+        details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        return cached if isinstance(cached, int) and not isinstance(cached, bool) else None
+
+    @staticmethod
+    def _cost(stage: str, answers: list[dict[str, Any]], began: float) -> CostRecord:
+        """The cost of one request from its answers' ``usage`` (summed), timed from ``began``."""
+        usages = [OpenAIBackend._usage_of(a) for a in answers]
+        cached = [OpenAIBackend._cached_of(a) for a in answers]
+
+        def total(key: str) -> int | None:
+            values = [u.get(key) for u in usages]
+            return None if None in values else sum(v for v in values if v is not None)
+
+        return CostRecord(
+            stage,
+            input_tokens=total("prompt_tokens"),
+            output_tokens=total("completion_tokens"),
+            cached_tokens=None if None in cached else sum(c for c in cached if c is not None),
+            seconds=time.perf_counter() - began,
+        )
+
     def _generate_one(self, request: GenerationRequest, stop: threading.Event) -> Generation:
+        began = time.perf_counter()
+        parts = [request]
         if request.greedy_first:  # the greedy answer, then K-1 samples of the same prompt
-            first = self._generate_one(
-                replace(request, num_sequences=1, do_sample=False, greedy_first=False), stop
-            )
-            if request.num_sequences == 1:
-                return first
-            rest = self._generate_one(
-                replace(request, num_sequences=request.num_sequences - 1, greedy_first=False), stop
-            )
-            both = {k: first.usage.get(k, 0) + rest.usage.get(k, 0) for k in {*first.usage, *rest.usage}}
-            return Generation(first.texts + rest.texts, both, first.truncated + rest.truncated)
+            parts = [replace(request, num_sequences=1, do_sample=False, greedy_first=False)]
+            if request.num_sequences > 1:
+                parts.append(replace(request, num_sequences=request.num_sequences - 1, greedy_first=False))
+        texts: list[str] = []
+        cut: list[bool] = []
+        answers: list[dict[str, Any]] = []
+        for part in parts:
+            more, more_cut = self._ask(part, stop, answers)
+            texts += more
+            cut += more_cut
+        usage: dict[str, int] = {}
+        for data in answers:
+            for k, v in self._usage_of(data).items():
+                usage[k] = usage.get(k, 0) + v
+        return Generation(texts, usage, cut, self._cost("propose", answers, began))
+
+    def _ask(
+        self, request: GenerationRequest, stop: threading.Event, answers: list[dict[str, Any]]
+    ) -> tuple[list[str], list[bool]]:
+        """The ``num_sequences`` texts of one request and whether each was cut; answers appended."""
         n = request.num_sequences
         texts: list[str] = []
         cut: list[bool] = []
-        usage: dict[str, int] = {}
         # A server that ignores ``n`` returns fewer choices; ask again for the rest.
         while len(texts) < n:
             want = n - len(texts)
             data = self._post(self._body(request, n=want), stop)
+            answers.append(data)
             choices = self._choices(data)
             if not choices:
                 raise self._fail("malformed response, 'choices' is empty")
             prefill = request.prefill or ""
             texts.extend(prefill + self._text(c, i) for i, c in enumerate(choices[:want]))
             cut.extend(c.get("finish_reason") == "length" for c in choices[:want])
-            for k, v in self._usage_of(data).items():
-                usage[k] = usage.get(k, 0) + v
-        return Generation(texts, usage, cut)
+        return texts, cut
 
-    def _yes_one(self, request: GenerationRequest, word: str, stop: threading.Event) -> float:
+    def _yes_one(
+        self, request: GenerationRequest, word: str, stop: threading.Event
+    ) -> tuple[float, CostRecord]:
+        began = time.perf_counter()
         body = self._body(
             request, max_tokens=1, temperature=0.0, top_p=1.0, n=1, logprobs=True, top_logprobs=20
         )
         data = self._post(body, stop)
+        cost = self._cost("judge", [data], began)
         choices = self._choices(data)
         if not choices:
             raise self._fail("malformed response, 'choices' is empty")
@@ -549,12 +617,12 @@ class OpenAIBackend:
         if top is None:
             with self._lock:
                 self.logprobs = "unavailable"
-            return 1.0 if self._text(choices[0], 0).strip().lower().startswith(word) else 0.0
+            return (1.0 if self._text(choices[0], 0).strip().lower().startswith(word) else 0.0), cost
         with self._lock:
             if self.logprobs is None:
                 self.logprobs = "available"
         p = sum(math.exp(lp) for token, lp in top if token.strip().lower() == word)
-        return min(1.0, p)
+        return min(1.0, p), cost
 
     @staticmethod
     def _top_logprobs(choice: dict[str, Any]) -> list[tuple[str, float]] | None:

@@ -11,7 +11,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -51,6 +51,7 @@ class FakeServer:
         self.in_flight = 0  # received and not yet answered
         self.max_in_flight = 0
         self.arrivals: list[tuple[float, int]] = []  # (monotonic time, requests in flight then)
+        self.usage: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # usage of a request body
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.fake = self  # type: ignore[attr-defined]
         self.thread = threading.Thread(
@@ -117,7 +118,9 @@ def _prompt(body: dict[str, Any]) -> str:
     return texts[-1] if texts else ""
 
 
-def _completion(body: dict[str, Any], texts: list[str], logprobs: Any = None) -> dict[str, Any]:
+def _completion(
+    body: dict[str, Any], texts: list[str], logprobs: Any = None, usage: dict[str, Any] | None = None
+) -> dict[str, Any]:
     choices = []
     for i, text in enumerate(texts):
         choice: dict[str, Any] = {"index": i, "message": {"role": "assistant", "content": text}}
@@ -126,7 +129,12 @@ def _completion(body: dict[str, Any], texts: list[str], logprobs: Any = None) ->
             choice["logprobs"] = logprobs
         choices.append(choice)
     choices.reverse()  # the client must order by index
-    usage = {"prompt_tokens": 10, "completion_tokens": 3 * len(texts), "total_tokens": 10 + 3 * len(texts)}
+    if usage is None:
+        usage = {
+            "prompt_tokens": 10,
+            "completion_tokens": 3 * len(texts),
+            "total_tokens": 10 + 3 * len(texts),
+        }
     return {
         "id": "x",
         "object": "chat.completion",
@@ -206,6 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
         n = body["n"]
         prompt = _prompt(body)
         texts = [fake.answer if fake.answer is not None else f"{prompt}#{i}" for i in range(n)]
+        usage = fake.usage(body) if fake.usage is not None else None
         if behaviour == "429":
             self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"})
         elif behaviour == "500":
@@ -220,14 +229,15 @@ class _Handler(BaseHTTPRequestHandler):
         elif behaviour == "nocontent":
             self._send(200, {"choices": [{"index": 0, "message": {"role": "assistant"}}]})
         elif behaviour == "one_choice":
-            self._send(200, _completion(body, texts[:1]))
+            self._send(200, _completion(body, texts[:1], usage=usage))
         elif behaviour in ("logprobs", "nologprobs"):
             p = float(re.findall(r"p=([\d.]+)", prompt)[0])
             if behaviour == "logprobs":
                 assert body["logprobs"] is True and body["top_logprobs"] == 20
-                self._send(200, _completion(body, ["No" if p < 0.5 else "Yes"], _yes_logprobs(p)))
+                answer = ["No" if p < 0.5 else "Yes"]
+                self._send(200, _completion(body, answer, _yes_logprobs(p), usage))
             else:
-                self._send(200, _completion(body, [" yes." if p > 0.5 else "No"]))
+                self._send(200, _completion(body, [" yes." if p > 0.5 else "No"], usage=usage))
         elif behaviour == "hold":  # answer late: long after any client timeout in these tests
             fake.release.wait(fake.hold_s)
             self._send(200, _completion(body, texts))
@@ -242,7 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(0.2)
             self._send(200, _completion(body, texts))
         else:
-            self._send(200, _completion(body, texts))
+            self._send(200, _completion(body, texts, usage=usage))
 
 
 @pytest.fixture
@@ -585,3 +595,82 @@ def test_yes_probability_without_logprobs_falls_back_to_text(server: FakeServer)
     requests = [_request(backend, f"p={p}") for p in (0.2, 0.8, 0.6)]
     assert backend.yes_probability(requests, "Yes", "No") == [0.0, 1.0, 1.0]
     assert backend.settings()["logprobs"] == "unavailable"
+
+
+# -- the cost ledger -----------------------------------------------------------------------------
+
+
+def _reported(cached: int | None) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Usage a server reports for a body: prompt 100 + its prompt's length, 7 per choice, cached."""
+
+    def usage(body: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"prompt_tokens": 100 + len(_prompt(body)), "completion_tokens": 7 * body["n"]}
+        if cached is not None:
+            out["prompt_tokens_details"] = {"cached_tokens": cached}
+        return out
+
+    return usage
+
+
+@pytest.mark.parametrize("cached", [64, None])
+def test_costs_are_the_servers_usage(server: FakeServer, cached: int | None) -> None:
+    backend = _backend(server, concurrency=2)
+    server.usage = _reported(cached)
+    plain = _request(backend, "plain")
+    pair = _request(backend, "pair!", num_sequences=3, do_sample=True, greedy_first=True)
+    a, b = backend.generate([plain, pair])
+    assert a.cost is not None and b.cost is not None
+    # one request: what the server said about it
+    assert (a.cost.input_tokens, a.cost.output_tokens, a.cost.cached_tokens) == (105, 7, cached)
+    # greedy-first: the greedy request (n=1) and the samples' (n=2), summed
+    assert [body["n"] for body in server.bodies if _prompt(body) == "pair!"] == [1, 2]
+    both = None if cached is None else 2 * cached
+    assert (b.cost.input_tokens, b.cost.output_tokens, b.cost.cached_tokens) == (210, 21, both)
+    for g in (a, b):
+        assert g.cost is not None
+        assert (g.cost.stage, g.cost.image_tokens, g.cost.batch_size) == ("propose", None, 1)
+        assert g.cost.seconds is not None and g.cost.seconds > 0
+    assert a.usage == {"prompt_tokens": 105, "completion_tokens": 7}  # kept as it was
+    assert b.usage == {"prompt_tokens": 210, "completion_tokens": 21}
+    # a server that ignores n: each follow-up request counted too
+    server.default = "one_choice"
+    (c,) = backend.generate([_request(backend, "x", num_sequences=3, do_sample=True)])
+    assert [body["n"] for body in server.bodies if _prompt(body) == "x"] == [3, 2, 1]
+    assert c.cost is not None and (c.cost.input_tokens, c.cost.output_tokens) == (3 * 101, 7 * (3 + 2 + 1))
+    # no usage at all: unknown, never 0
+    server.usage = lambda body: {}
+    server.default = "ok"
+    (d,) = backend.generate([plain])
+    assert d.cost is not None and (d.cost.input_tokens, d.cost.output_tokens, d.cost.cached_tokens) == (
+        None,
+        None,
+        None,
+    )
+
+
+@pytest.mark.parametrize("cached", [32, None])
+def test_policy_ledger_carries_stages_and_slots(server: FakeServer, cached: int | None) -> None:
+    from gge.models.policy import AdapterSettings, GroundingPolicy
+    from gge.types import Box, Sample
+
+    backend = _backend(server)
+    server.answer = "(30, 20)"
+    server.usage = _reported(cached)
+    settings = AdapterSettings(convention="abs_resized", proposer="sampling", k=3, critic="pointwise")
+    policy = GroundingPolicy(backend, settings)
+    sample = Sample("b", "0", "", (64, 48), "click OK", Box(0, 0, 63, 47))
+    (pred,) = policy.predict_images([sample], [Image.new("RGB", (64, 48))])
+    judged = [body for body in server.bodies if body.get("logprobs")]
+    proposed = [body for body in server.bodies if not body.get("logprobs")]
+    assert [body["n"] for body in proposed] == [1, 2] and len(judged) == 3
+    propose, *judges = pred.costs
+    assert (propose.stage, propose.slot, propose.candidates, propose.batch_size) == ("propose", 0, 3, 1)
+    assert propose.input_tokens == sum(100 + len(_prompt(body)) for body in proposed)
+    assert propose.output_tokens == 7 * 3
+    assert propose.cached_tokens == (None if cached is None else 2 * cached)
+    assert [(c.stage, c.slot, c.candidates) for c in judges] == [("judge", j, 1) for j in range(3)]
+    for cost in judges:
+        assert (cost.input_tokens, cost.output_tokens) == (100 + len(_prompt(judged[0])), 7)
+        assert cost.cached_tokens == cached and cost.image_tokens is None
+    assert all(c.seconds is not None and c.seconds > 0 for c in pred.costs)
+    assert sorted(len(_prompt(body)) for body in judged) == [len(_prompt(judged[0]))] * 3
