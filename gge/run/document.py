@@ -370,9 +370,12 @@ class CostSetup(TypedDict):
 class BudgetPoint(TypedDict):
     """Top-1 of every strategy using j of the K candidates, and what j candidates cost per sample.
 
-    ``cost`` is ``measured`` at j = K (what the run paid) and ``derived`` below it: each request's
-    measured fixed part (its prompt; its prefill time where timed apart) where the request is still
-    made, plus its per-candidate part in proportion to the candidates it serves
+    ``top1`` is the micro Top-1 (percent) of each strategy of :data:`gge.scoring.selection.STRATEGIES`,
+    ``oracle`` Oracle@j, both the mean over the ``subsets`` averaged (1 for the first j). ``tokens``
+    and ``seconds`` are per sample over the samples with cost records (None: unknown). ``cost`` is
+    ``measured`` at j = K (what the run paid) and ``derived`` below it: each request's measured
+    fixed part (its prompt; its prefill time where timed apart) where the request is still made,
+    plus its per-candidate part in proportion to the candidates it serves
     (:func:`gge.scoring.budget.budget_curves`).
     """
 
@@ -382,6 +385,7 @@ class BudgetPoint(TypedDict):
     tokens: float | None
     seconds: float | None
     cost: str
+    subsets: int
 
 
 class RefinedPoint(TypedDict):
@@ -396,7 +400,8 @@ class BudgetCurves(TypedDict):
     """Top-1 as a function of the candidates used, j = 1..K (results.json ``budget``).
 
     ``method``: ``subsets`` (the exact expectation over the j-subsets of exchangeable sampled
-    answers, the slots before ``first_slot`` always kept, as the unbiased pass@k counts them) or
+    answers, the slots before ``first_slot`` always kept, as the unbiased pass@k counts them),
+    ``sampled`` (the same, but some j averaged over subsets drawn at random, which ``notes`` names) or
     ``prefix`` (the first j candidates in proposer order, for answers that are not exchangeable).
     ``critic``: ``pointwise`` (a score per candidate: the pick on a subset is exact), ``induced``
     (a listwise ranking restricted to the subset: the induced order, not a new call) or None.

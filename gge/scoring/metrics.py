@@ -31,11 +31,12 @@ from gge.run.document import (
     share,
 )
 from gge.scoring.analysis import OUTCOMES, analyse
+from gge.scoring.budget import budget_curves
 from gge.scoring.calibration import ScoreKind
 from gge.scoring.cost import TOTAL, cost_summary, refine_summary
 from gge.scoring.grouping import average, group_by, group_stats, pct, table, wilson_interval
 from gge.scoring.scoring import SampleResult
-from gge.scoring.selection import REFINED, STRATEGIES
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED, STRATEGIES
 from gge.scoring.stats import HEADLINE_SEED, percentile_bootstrap
 
 
@@ -48,6 +49,7 @@ def benchmark_metrics(
     exchangeable_from: int | None = None,
     score_kind: ScoreKind | None = None,
     cost_source: str = "measured",
+    cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
 ) -> BenchmarkEntry:
     """Every number gge reports for one benchmark (the ``results.json`` entry).
 
@@ -60,6 +62,7 @@ def benchmark_metrics(
             for the unbiased pass@k; None for a ranked list (see :func:`gge.scoring.analysis.analyse`).
         score_kind: How to read the critic's scores (``probability`` or ``rank``; None infers it).
         cost_source: Where the cost records come from: ``measured`` or ``replayed``.
+        cluster_radius: The run's ``cluster`` radius (the budget curves run it on fewer candidates).
 
     Returns:
         The benchmark's entry of results.json (:class:`gge.run.document.BenchmarkEntry`; see the
@@ -70,7 +73,9 @@ def benchmark_metrics(
         micro ``top1`` and ``oracle@K``. A benchmark that declares its own headline interval
         (``headline_ci``) also gets ``headline_interval`` (:func:`headline_interval`). ``critic_gap``
         is the headline Oracle@K minus the headline Top-1. With ``k == 1`` (a one-answer run)
-        ``critic_gap``, ``top1_given_oracle`` and ``critic_gain`` are None.
+        ``critic_gap``, ``top1_given_oracle``, ``critic_gain`` and ``budget`` are None. ``budget`` is
+        the Top-1 of every strategy against the candidates used and their cost
+        (:func:`gge.scoring.budget.budget_curves`).
     """
     n = len(results)
     top1_hits = sum(r.top1.get(strategy, False) for r in results)
@@ -139,6 +144,13 @@ def benchmark_metrics(
         "miss_distance": analysis["miss_distance"],
         "calibration": analysis["calibration"],
         "cost": cost_summary(results, source=cost_source),
+        "budget": budget_curves(
+            results,
+            k=k,
+            exchangeable_from=exchangeable_from,
+            score_kind=score_kind,
+            cluster_radius=cluster_radius,
+        ),
     }
     if refined is not None:
         entry["refine"] = refined
