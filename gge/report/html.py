@@ -15,6 +15,11 @@ skipped):
   1-D list), Top-1 by selection strategy, the Oracle@k curve (with pass@k when sampled), the outcome
   decomposition as stacked bars (overall and per table cell), Top-1 and Oracle@K by target size,
   miss distance quartiles and the critic's calibration (reliability diagram, risk-coverage curve);
+* per benchmark, where its entry has them: the cost table (per stage: calls, tokens and seconds per
+  sample, share of the cost), the refine table (Top-1 before and after, fixed, broken, trigger rate)
+  and the budget table with the budget plot (Top-1 against tokens and seconds per sample, the
+  critic's curve beside the vote's: :mod:`gge.report.cost_html`), and under the protocol line what
+  the costs were measured on (``document["cost"]``);
 * a gallery of misses: the screenshot with the target, the candidates and the pick drawn
   (:func:`gge.loggers.overlays.draw_overlay`), the instruction and the raw answer, filterable by
   benchmark, table cell and kind of miss.
@@ -45,6 +50,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gge.report.cost_html import cost_blocks, setup_html
 from gge.report.gallery import _gallery, cell_label
 from gge.report.html_format import (
     _GALLERY_SCRIPT,
@@ -96,7 +102,8 @@ def _protocol_line(document: ResultsDocument) -> str:
         bits.append(f"<b>K</b> = {esc(document['k'])}")
     if document["gge_version"]:
         bits.append(f"gge {esc(document['gge_version'])}")
-    return '<p class="protocol">' + " · ".join(bits) + "</p>" if bits else ""
+    line = '<p class="protocol">' + " · ".join(bits) + "</p>" if bits else ""
+    return line + setup_html(document)
 
 
 def subset_banner(document: ResultsDocument) -> str:
@@ -440,6 +447,7 @@ def _benchmark_section(name: str, entry: BenchmarkEntry, document: ResultsDocume
         _decomposition(entry),
         _size_buckets(entry, k),
         _calibration(entry),
+        *cost_blocks(entry, _title_of(name)),
     ]
     grid = "".join(f"<div>{b}</div>" for b in blocks if b)
     variant = variant_text(entry)

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gge.report.cost_tables import Section, cost_sections
+from gge.report.numbers import fmt as fmt
+from gge.report.numbers import fmt_signed as fmt_signed
 from gge.run.caveats import copy_warning, headline_caveat, variant_text
 from gge.run.document import (
     BenchmarkEntry,
@@ -26,11 +29,6 @@ from gge.run.document import (
     share,
 )
 from gge.scoring.selection import STRATEGIES
-
-
-def fmt(value: float | None) -> str:
-    """A percentage with one decimal, or an en dash for "no samples"."""
-    return "–" if value is None else f"{value:.1f}"
 
 
 def _pair(stats: GroupStats, k: int) -> str:
@@ -125,7 +123,9 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
     official rule is micro; the Top-1 interval is the benchmark's own bootstrap where it declares
     one, ``headline_interval``); a macro headline is followed by the micro means and their
     intervals. With ``k == 1`` (a one-answer run) every line and table is Top-1 only: no Oracle@k,
-    no selection strategies, no critic gap or gain.
+    no selection strategies, no critic gap or gain. Last come the cost table (``cost``), the refine
+    table (``refine``) and the budget table (``budget``), each only where the entry has it
+    (:mod:`gge.report.cost_tables`).
     """
     n = entry["samples"]
     ci = entry["intervals"]
@@ -212,7 +212,28 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
         lines += ["", render_table(t, k)]
     for section in render_analysis_tables(entry, k=k):
         lines += ["", section]
+    for cost in cost_sections(entry):
+        lines += ["", render_section(cost)]
     return "\n".join(lines)
+
+
+def render_section(section: Section) -> str:
+    """One cost, refine or budget section (:mod:`gge.report.cost_tables`): heading, table, notes.
+
+    Example:
+        >>> print(render_section(Section("x", "Title", ["a", "b"], [["1", "2"]], ["A note."])))
+        ### Title
+        <BLANKLINE>
+        | a | b |
+        |---|---|
+        | 1 | 2 |
+        <BLANKLINE>
+        - A note.
+    """
+    out = f"### {section.title}\n\n{markdown_table(section.header, section.rows)}"
+    if section.notes:
+        out += "\n\n" + "\n".join(f"- {note}" for note in section.notes)
+    return out
 
 
 OUTCOME_NAMES = {
@@ -224,16 +245,6 @@ OUTCOME_NAMES = {
     "image_error": "unreadable image",
 }
 """How the report names the outcome kinds of :data:`gge.scoring.analysis.OUTCOMES`."""
-
-
-def fmt_signed(value: float | None) -> str:
-    """A difference in points with its sign and one decimal, or an en dash.
-
-    Example:
-        >>> fmt_signed(2.345), fmt_signed(-0.04), fmt_signed(None)
-        ('+2.3', '-0.0', '–')
-    """
-    return "–" if value is None else f"{value:+.1f}"
 
 
 def _num(value: float | None, digits: int = 2) -> str:

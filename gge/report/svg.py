@@ -8,10 +8,11 @@ fetched and no plotting library is needed.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gge.report.cost_tables import Curve
 from gge.report.gallery import kind_label
 from gge.report.html_format import KIND_COLOURS, _ci, _count, _num, _signed, esc
 from gge.scoring.analysis import OUTCOMES
@@ -69,20 +70,27 @@ def _svg_open(width: float, height: float, label: str) -> str:
     )
 
 
-def _axes(f: _Frame, x_ticks: Sequence[float], y_ticks: Sequence[float], x_label: str, y_label: str) -> str:
+def _axes(
+    f: _Frame,
+    x_ticks: Sequence[float],
+    y_ticks: Sequence[float],
+    x_label: str,
+    y_label: str,
+    x_format: Callable[[float], str] = _tick,
+) -> str:
     parts = []
     for t in y_ticks:
         y = f.y(t)
         parts.append(
             f'<line x1="{f.left:.1f}" y1="{y:.1f}" x2="{f.width - f.right:.1f}" y2="{y:.1f}" class="grid"/>'
-            f'<text x="{f.left - 4:.1f}" y="{y + 3.5:.1f}" text-anchor="end">{_tick(t)}</text>'
+            f'<text x="{f.left - 4:.1f}" y="{y + 3.5:.1f}" text-anchor="end" class="tick y">{_tick(t)}</text>'
         )
     base = f.height - f.bottom
     for t in x_ticks:
         x = f.x(t)
         parts.append(
             f'<line x1="{x:.1f}" y1="{base:.1f}" x2="{x:.1f}" y2="{base + 4:.1f}" class="axis"/>'
-            f'<text x="{x:.1f}" y="{base + 15:.1f}" text-anchor="middle">{_tick(t)}</text>'
+            f'<text x="{x:.1f}" y="{base + 15:.1f}" text-anchor="middle" class="tick x">{x_format(t)}</text>'
         )
     parts.append(
         f'<line x1="{f.left:.1f}" y1="{base:.1f}" x2="{f.width - f.right:.1f}" y2="{base:.1f}" class="axis"/>'
@@ -367,10 +375,163 @@ def forest_plot_svg(
     return "".join(parts)
 
 
+# -- the budget plot --------------------------------------------------------------------------------
+_STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
+
+
+def nice_ticks(lo: float, hi: float, *, count: int = 5) -> list[float]:
+    """Round, evenly spaced ticks from at or below ``lo`` to at or above ``hi`` (about ``count`` steps).
+
+    A step is 1, 2, 2.5 or 5 times a power of ten; an empty span is widened by 10% of its value
+    (or by 1 at zero) on each side.
+
+    Example:
+        >>> nice_ticks(1040, 1360)
+        [1000.0, 1100.0, 1200.0, 1300.0, 1400.0]
+        >>> nice_ticks(0.42, 0.42)
+        [0.36, 0.38, 0.4, 0.42, 0.44, 0.46, 0.48]
+    """
+    if hi < lo:
+        lo, hi = hi, lo
+    if hi == lo:
+        pad = abs(lo) * 0.1 or 1.0
+        lo, hi = lo - pad, hi + pad
+    raw = (hi - lo) / max(1, count)
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in _STEPS if m * power >= raw * (1 - 1e-9))
+    first = math.floor(lo / step + 1e-9)
+    last = math.ceil(hi / step - 1e-9)
+    return [round(i * step, 12) for i in range(first, last + 1)]
+
+
+def _y_ticks(values: Sequence[float]) -> list[float]:
+    """Ticks of a percent axis covering ``values``, kept inside [0, 100]."""
+    lo, hi = (min(values), max(values)) if values else (0.0, 100.0)
+    if hi - lo < 10:  # a few points apart: show at least ten
+        mid = (lo + hi) / 2
+        lo, hi = max(0.0, min(lo, mid - 5)), min(100.0, max(hi, mid + 5))
+    ticks = [t for t in nice_ticks(lo, hi) if -1e-9 <= t <= 100 + 1e-9]
+    return ticks if len(ticks) >= 2 else [0.0, 100.0]
+
+
+def _marker(x: float, y: float, colour: str, measured: bool, attrs: str, tip: str) -> str:
+    fill = colour if measured else "#fff"
+    return (
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{colour}" stroke-width="1.5" '
+        f"{attrs}><title>{esc(tip)}</title></circle>"
+    )
+
+
+def _diamond(x: float, y: float, size: float = 6.0) -> str:
+    corners = ((x, y - size), (x + size, y), (x, y + size), (x - size, y))
+    return "M" + " L".join(f"{cx:.1f},{cy:.1f}" for cx, cy in corners) + " Z"
+
+
+def budget_chart_svg(
+    curves: Sequence[Curve],
+    *,
+    title: str,
+    x_label: str,
+    x_format: Callable[[float], str],
+    colours: Mapping[str, str],
+    refined: tuple[float, float] | None = None,
+    refined_colour: str = "#2e7d32",
+    faint: Sequence[str] = ("first",),
+    width: int = 420,
+    height: int = 270,
+) -> str:
+    """Top-1 against a cost per sample: one line per strategy, measured points filled, derived hollow.
+
+    Each point is a ``<circle>`` with ``data-strategy``, ``data-j`` and ``data-cost`` (``measured`` or
+    ``derived``) and a tooltip; the refined point is a diamond (``data-strategy="refined"``). The x
+    axis spans round ticks around the costs (:func:`nice_ticks`), the y axis the Top-1 values (percent,
+    inside 0-100). The ``<desc>`` lists every point in words.
+
+    Args:
+        curves: The strategies' curves (:func:`gge.report.cost_tables.budget_curves`).
+        title: Accessible title.
+        x_label: The cost axis's label.
+        x_format: How a cost tick reads.
+        colours: Colour by strategy (``#555`` for one not named).
+        refined: The refined point ``(cost, Top-1)``, or None.
+        refined_colour: Its colour.
+        faint: Strategies drawn faint.
+        width: Pixels.
+        height: Pixels.
+
+    Returns:
+        ``<svg ...>...</svg>``.
+
+    Example:
+        >>> from gge.report.cost_tables import Curve, CurvePoint
+        >>> points = (CurvePoint(1, 100.0, 40.0, False), CurvePoint(2, 200.0, 60.0, True))
+        >>> c = Curve("critic", "critic", points)
+        >>> svg = budget_chart_svg([c], title="t", x_label="tokens", x_format=str, colours={})
+        >>> svg.count('data-cost="derived"'), svg.count('data-cost="measured"'), "<polyline" in svg
+        (1, 1, True)
+    """
+    xs = [p.x for c in curves for p in c.points] + ([refined[0]] if refined else [])
+    ys = [p.y for c in curves for p in c.points] + ([refined[1]] if refined else [])
+    x_ticks = nice_ticks(min(xs), max(xs)) if xs else [0.0, 1.0]
+    y_ticks = _y_ticks(ys)
+    f = _Frame(width, height, 46, 14, 44, 36, x_ticks[0], x_ticks[-1], y_ticks[0], y_ticks[-1])
+    parts = [_svg_open(width, height, title)]
+    words = [
+        f"{c.label}: "
+        + "; ".join(
+            f"j={p.j} {x_format(p.x)} → {p.y:.1f}% ({'measured' if p.measured else 'derived'})"
+            for p in c.points
+        )
+        for c in curves
+    ]
+    if refined is not None:
+        words.append(f"refined: {x_format(refined[0])} → {refined[1]:.1f}% (measured)")
+    parts.append(f"<desc>{esc('. '.join(words))}</desc>")
+    parts.append(_axes(f, x_ticks, y_ticks, x_label, "Top-1 %", x_format))
+    legend: list[tuple[str, str, bool]] = []
+    for c in curves:
+        colour = colours.get(c.strategy, "#555")
+        legend.append((c.label, colour, False))
+        opacity = ' opacity="0.45"' if c.strategy in faint else ""
+        parts.append(f'<g class="curve" data-strategy="{esc(c.strategy)}"{opacity}>')
+        if len(c.points) > 1:
+            pts = " ".join(f"{f.x(p.x):.1f},{f.y(p.y):.1f}" for p in c.points)
+            parts.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for p in c.points:
+            cost = "measured" if p.measured else "derived"
+            attrs = f'data-strategy="{esc(c.strategy)}" data-j="{p.j}" data-cost="{cost}"'
+            tip = f"{c.label}, j={p.j}: {x_format(p.x)} → {p.y:.1f}% ({cost} cost)"
+            parts.append(_marker(f.x(p.x), f.y(p.y), colour, p.measured, attrs, tip))
+        parts.append("</g>")
+    if refined is not None:
+        rx, ry = f.x(refined[0]), f.y(refined[1])
+        parts.append(
+            f'<path d="{_diamond(rx, ry)}" fill="{refined_colour}" data-strategy="refined" '
+            f'data-x="{rx:.1f}" data-y="{ry:.1f}"><title>{esc(f"refined: {x_format(refined[0])} → ")}'
+            f"{refined[1]:.1f}% (measured)</title></path>"
+        )
+    parts.append(_legend(legend, f.left + 4, 14))
+    y2 = 31.0
+    x = f.left + 4
+    parts.append(_marker(x + 4, y2 - 4, "#555", True, 'class="key"', "measured cost"))
+    parts.append(f'<text x="{x + 12:.1f}" y="{y2:.1f}">measured</text>')
+    x += 76
+    parts.append(_marker(x + 4, y2 - 4, "#555", False, 'class="key"', "derived cost"))
+    parts.append(f'<text x="{x + 12:.1f}" y="{y2:.1f}">derived</text>')
+    if refined is not None:
+        x += 70
+        parts.append(f'<path d="{_diamond(x + 4, y2 - 4, 4.5)}" fill="{refined_colour}"/>')
+        parts.append(f'<text x="{x + 12:.1f}" y="{y2:.1f}">refined</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
 __all__ = [
     "Series",
+    "budget_chart_svg",
     "forest_plot_svg",
     "grouped_bars_svg",
     "line_chart_svg",
+    "nice_ticks",
     "stacked_bars_svg",
 ]

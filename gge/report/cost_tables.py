@@ -1,0 +1,355 @@
+"""What each stage cost and what it bought, as tables of text shared by report.md and report.html.
+
+Three sections of a results.json entry, each None-able, become :class:`Section` values (a title, a
+header, rows of formatted cells and notes), which :mod:`gge.report.markdown` lays out as Markdown and
+:mod:`gge.report.cost_html` as HTML, so both reports read the same numbers:
+
+* ``cost`` (:func:`cost_section`): one row per stage and the total: calls, tokens and seconds per
+  sample, and each stage's share of the run's tokens and seconds;
+* ``refine`` (:func:`refine_section`): the refine stage's Top-1 before and after, what it fixed and
+  broke, how often it ran and its share of the cost;
+* ``budget`` (:func:`budget_section`): Top-1 of the critic, the vote and ``first`` using j of the K
+  candidates, with what j candidates cost (``†`` marks a derived cost).
+
+:func:`budget_curves` gives the budget plot's curves (report.html's SVG and the W&B line series), and
+:func:`setup_text` the run's cost setup line (results.json ``cost``).
+
+Example:
+    >>> point = {"j": 1, "top1": {"critic": 40.0, "cluster": 35.0, "first": 30.0}, "oracle": 50.0,
+    ...          "tokens": 1040.0, "seconds": 0.5, "cost": "derived"}
+    >>> budget = {"k": 1, "method": "prefix", "first_slot": None, "critic": "pointwise",
+    ...           "points": [point], "notes": []}
+    >>> budget_section(budget).rows
+    [['1', '1,040†', '0.5†', '40.0', '35.0', '30.0', '–', '50.0']]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gge.report.numbers import DASH, fmt, fmt_calls, fmt_seconds, fmt_signed, fmt_tokens
+from gge.run.document import BudgetCurves, CostSetup, CostSummary, RefineSummary, StageCost
+from gge.scoring.analysis import SPATIAL
+
+TOKEN_KINDS = ("image", "text", "output", "cached")
+"""The token counts of a stage shown beside its total (their means), where some stage reports them."""
+DERIVED_MARK = "†"
+"""Marks a budget point's cost derived from measured per-candidate costs (not paid as such)."""
+VOTE = "cluster"
+"""The voting strategy the critic's curve is set beside (majority vote over clustered answers)."""
+PLOTTED = ("critic", VOTE, "first")
+"""The strategies of the budget plot, in drawing order (``first`` drawn faint)."""
+LABELS = {"critic": "critic", VOTE: "cluster (voting)", "first": "first"}
+"""How the budget table and plot name the strategies they show."""
+OTHER_SPATIAL = tuple(s for s in SPATIAL if s != VOTE)
+"""The spatial baselines of the budget table's "best other spatial" column."""
+
+Axis = Literal["tokens", "seconds"]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One report section: ``### title``, a table and notes under it (plain text, not escaped).
+
+    Attributes:
+        key: A stable name (``cost``, ``refine``, ``budget``): the HTML id's stem.
+        title: The heading.
+        header: Column names.
+        rows: Formatted cells.
+        notes: What the table means, one sentence each.
+    """
+
+    key: str
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+
+# -- the run's setup ----------------------------------------------------------------------------
+def setup_text(setup: CostSetup | Mapping[str, Any] | None) -> str:
+    """The line naming what a run's costs were measured on (results.json ``cost``), or "" without one.
+
+    Example:
+        >>> setup = {"hardware": "AMD EPYC x 16 cores", "device": "cpu", "backend": "demo", "dtype": None,
+        ...          "batch_size": 8, "batch_grouping": "image size"}
+        >>> setup_text(setup).split(" · ")[1:]
+        ['device cpu', 'backend demo', 'batch size 8', 'batch grouping image size']
+    """
+    if not setup:
+        return ""
+    bits = [str(setup.get("hardware") or "unknown hardware")]
+    for name, key in (("device", "device"), ("backend", "backend"), ("dtype", "dtype")):
+        value = setup.get(key)
+        if value:
+            bits.append(f"{name} {value}")
+    if setup.get("batch_size") is not None:
+        bits.append(f"batch size {setup['batch_size']}")
+    if setup.get("batch_grouping"):
+        bits.append(f"batch grouping {setup['batch_grouping']}")
+    head = "Costs replayed" if setup.get("source") == "replayed" else "Costs measured on"
+    return f"{head}: " + " · ".join(bits)
+
+
+# -- cost -------------------------------------------------------------------------------------------
+def _spread_cells(spread: Mapping[str, float] | None, keys: Sequence[str], text: Any) -> list[str]:
+    return [text(None if spread is None else spread[key]) for key in keys]
+
+
+def cost_section(cost: CostSummary) -> Section:
+    """The cost table: one row per stage that ran, then ``total``.
+
+    Columns: calls per sample; tokens per sample (mean, p50, p90) and the means of the image, text,
+    output and cached tokens (only the kinds some stage reports); seconds per sample (mean, p50, p90,
+    p99); the stage's share of the run's tokens and seconds (percent).
+
+    Example:
+        >>> spread = {"mean": 100.0, "p50": 100.0, "p90": 100.0}
+        >>> tokens = {"input": spread, "image": None, "text": None, "output": None, "cached": None,
+        ...           "total": spread}
+        >>> stage = {"calls_per_sample": 1.0, "tokens": tokens, "seconds": None,
+        ...          "share": {"tokens": 100.0, "seconds": None}}
+        >>> section = cost_section({"samples": 2, "unrecorded": 0, "source": "measured",
+        ...                         "stages": {"propose": stage}, "total": stage})
+        >>> section.header[:5]
+        ['stage', 'calls/sample', 'tokens mean', 'tokens p50', 'tokens p90']
+        >>> section.rows[1][:5]
+        ['total', '1.00', '100', '100', '100']
+    """
+    lines: list[tuple[str, StageCost]] = [*cost["stages"].items(), ("total", cost["total"])]
+    kinds = [kind for kind in TOKEN_KINDS if any(s["tokens"][kind] is not None for _, s in lines)]  # type: ignore[literal-required]
+    header = ["stage", "calls/sample", "tokens mean", "tokens p50", "tokens p90"]
+    header += [f"{kind} mean" for kind in kinds]
+    header += ["s mean", "s p50", "s p90", "s p99", "% of tokens", "% of seconds"]
+    rows = []
+    for name, s in lines:
+        tokens: Mapping[str, Any] = s["tokens"]
+        seconds: Mapping[str, float] | None = s["seconds"]  # type: ignore[assignment]
+        row = [name, fmt_calls(s["calls_per_sample"])]
+        row += _spread_cells(tokens["total"], ("mean", "p50", "p90"), fmt_tokens)
+        row += [fmt_tokens(None if tokens[kind] is None else tokens[kind]["mean"]) for kind in kinds]
+        row += _spread_cells(seconds, ("mean", "p50", "p90", "p99"), fmt_seconds)
+        row += [fmt(s["share"].get("tokens")), fmt(s["share"].get("seconds"))]
+        rows.append(row)
+    source = "measured in this run" if cost["source"] == "measured" else "replayed from the predictions file"
+    without = f"; {cost['unrecorded']} without" if cost["unrecorded"] else ""
+    title = f"Cost per sample ({source}; {cost['samples']} samples with cost records{without})"
+    notes = [
+        "Tokens: the prompt (image and text) plus the output; a stage a sample did not run counts 0 for "
+        "it; p50/p90/p99: percentiles over the samples; image/text/output/cached: means; "
+        f"{DASH}: some request of the stage did not report it.",
+        "Seconds: each sample's share of its batches' wall time; % of tokens / seconds: the stage's part "
+        "of the run's total.",
+    ]
+    return Section("cost", title, header, rows, notes)
+
+
+# -- refine -----------------------------------------------------------------------------------------
+def refine_section(refine: RefineSummary) -> Section:
+    """The refine table: one row, the refined strategy's Top-1 before and after and what it changed.
+
+    Example:
+        >>> section = refine_section({"base": "critic", "samples": 4, "triggered": 3, "trigger_rate": 75.0,
+        ...     "before": 50.0, "after": 75.0, "fixed": 2, "broken": 1, "format_errors": 0,
+        ...     "cost_share": {"tokens": 20.0, "seconds": 30.0}})
+        >>> section.rows
+        [['critic', '4', '50.0', '75.0', '+25.0', '2', '1', '3 (75.0%)', '0', '20.0', '30.0']]
+    """
+    before, after = refine["before"], refine["after"]
+    change = None if before is None or after is None else after - before
+    header = [
+        "refines",
+        "samples",
+        "Top-1 before",
+        "Top-1 after",
+        "change",
+        "fixed (miss → hit)",
+        "broken (hit → miss)",
+        "triggered",
+        "format errors",
+        "% of tokens",
+        "% of seconds",
+    ]
+    row = [
+        refine["base"],
+        str(refine["samples"]),
+        fmt(before),
+        fmt(after),
+        fmt_signed(change),
+        str(refine["fixed"]),
+        str(refine["broken"]),
+        f"{refine['triggered']} ({fmt(refine['trigger_rate'])}%)",
+        str(refine["format_errors"]),
+        fmt(refine["cost_share"].get("tokens")),
+        fmt(refine["cost_share"].get("seconds")),
+    ]
+    notes = [
+        f"Top-1 before: the `{refine['base']}` pick; after: the refined pick (`selection=refined`), "
+        "micro, over every sample; triggered: the samples the refine request ran for "
+        "(`model.refine_when`); % of tokens / seconds: the refine stage's part of the run's cost."
+    ]
+    return Section("refine", "Refine stage (zoom-in)", header, [row], notes)
+
+
+# -- budget -----------------------------------------------------------------------------------------
+def best_other_spatial(top1: Mapping[str, float | None]) -> tuple[str | None, float | None]:
+    """The best spatial baseline other than the vote at one budget point (the first of a tie).
+
+    Example:
+        >>> best_other_spatial({"mean": 40.0, "medoid": 55.0, "median": 55.0, "cluster": 70.0})
+        ('median', 55.0)
+    """
+    known = [(v, s) for s in OTHER_SPATIAL if (v := top1.get(s)) is not None]
+    if not known:
+        return None, None
+    value = max(v for v, _ in known)
+    return next(s for v, s in known if v == value), value
+
+
+def _method_note(budget: BudgetCurves) -> str:
+    k = budget["k"]
+    if budget["method"] == "subsets":
+        first = budget["first_slot"]
+        kept = f", the first {first} slot{'s' if first != 1 else ''} always kept" if first else ""
+        how = (
+            f"the exact expectation over the j-subsets of the {k} candidates (sampled answers are "
+            f"exchangeable){kept}, as the unbiased pass@k counts them"
+        )
+    elif budget["method"] == "prefix":
+        how = "the first j candidates in proposer order (the answers are not exchangeable)"
+    else:
+        how = str(budget["method"])
+    critic = budget["critic"]
+    if critic == "pointwise":
+        judge = "the critic scores each candidate, so its pick on a subset is exact"
+    elif critic == "induced":
+        judge = "the critic's listwise ranking restricted to the subset: the induced order, not a new call"
+    else:
+        judge = "no critic"
+    return f"Top-1 (%, micro) using j of the K={k} candidates; method {budget['method']}: {how}; {judge}."
+
+
+def _cost_cell(value: float | None, text: Callable[[float | None], str], derived: bool) -> str:
+    cell = text(value)
+    return cell + DERIVED_MARK if derived and value is not None else cell
+
+
+def budget_section(budget: BudgetCurves) -> Section:
+    """The budget table: rows j = 1..K, what j candidates cost per sample and each strategy's Top-1.
+
+    Columns: tokens and seconds per sample (``†``: derived), the critic (only with one), the vote
+    (``cluster``), ``first``, the best other spatial baseline (named) and Oracle@j.
+    """
+    critic = budget["critic"] is not None
+    header = ["j", "tokens/sample", "seconds/sample"]
+    header += [LABELS[s] for s in PLOTTED if critic or s != "critic"]
+    header += ["best other spatial", "Oracle@j"]
+    rows = []
+    for p in budget["points"]:
+        derived = p["cost"] != "measured"
+        row = [str(p["j"]), _cost_cell(p["tokens"], fmt_tokens, derived)]
+        row.append(_cost_cell(p["seconds"], fmt_seconds, derived))
+        row += [fmt(p["top1"].get(s)) for s in PLOTTED if critic or s != "critic"]
+        name, value = best_other_spatial(p["top1"])
+        row += [DASH if name is None else f"{fmt(value)} ({name})", fmt(p["oracle"])]
+        rows.append(row)
+    notes = [
+        _method_note(budget),
+        f"Costs per sample: unmarked, measured (what the run paid); {DERIVED_MARK} derived from the "
+        "measured costs: each request's fixed part (its prompt) where it is still made, plus its "
+        "per-candidate part in proportion to the candidates it serves.",
+    ]
+    refined = budget.get("refined")
+    if refined is not None:
+        notes.append(
+            f"Refined (the refine stage on the pick, at the run's whole cost): Top-1 {fmt(refined['top1'])} "
+            f"at {fmt_tokens(refined['tokens'])} tokens, {fmt_seconds(refined['seconds'])} s per sample."
+        )
+    notes += list(budget["notes"])
+    title = f"Budget: Top-1 against the candidates used (j = 1..{budget['k']})"
+    return Section("budget", title, header, rows, notes)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One mark of the budget plot: j candidates cost ``x`` per sample and gave Top-1 ``y``."""
+
+    j: int
+    x: float
+    y: float
+    measured: bool
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One strategy's budget curve on one cost axis (points without a value on it left out)."""
+
+    strategy: str
+    label: str
+    points: tuple[CurvePoint, ...]
+
+
+def budget_curves(budget: BudgetCurves, axis: Axis) -> list[Curve]:
+    """The budget plot's curves on ``axis`` (tokens or seconds per sample): critic, vote, ``first``.
+
+    The critic's curve only when the run has a critic; a curve with no point is left out.
+
+    Example:
+        >>> p = {"j": 2, "top1": {"critic": 60.0, "cluster": 55.0, "first": 50.0}, "oracle": 70.0,
+        ...      "tokens": 2000.0, "seconds": None, "cost": "measured"}
+        >>> b = {"k": 2, "method": "subsets", "first_slot": 0, "critic": None, "points": [p], "notes": []}
+        >>> [(c.label, c.points[0].x) for c in budget_curves(b, "tokens")], budget_curves(b, "seconds")
+        ([('cluster (voting)', 2000.0), ('first', 2000.0)], [])
+    """
+    out = []
+    for strategy in PLOTTED:
+        if strategy == "critic" and budget["critic"] is None:
+            continue
+        points = tuple(
+            CurvePoint(p["j"], float(x), float(y), p["cost"] == "measured")
+            for p in budget["points"]
+            if (x := p[axis]) is not None and (y := p["top1"].get(strategy)) is not None
+        )
+        if points:
+            out.append(Curve(strategy, LABELS[strategy], points))
+    return out
+
+
+def refined_mark(budget: BudgetCurves, axis: Axis) -> tuple[float, float] | None:
+    """The refined point ``(cost on axis, Top-1)`` of the budget plot, or None."""
+    refined = budget.get("refined")
+    if refined is None or refined[axis] is None or refined["top1"] is None:
+        return None
+    return float(refined[axis]), float(refined["top1"])  # type: ignore[arg-type]
+
+
+def cost_sections(entry: Mapping[str, Any]) -> list[Section]:
+    """The cost, refine and budget sections of a results.json entry, those it has (None: none)."""
+    out = []
+    if entry.get("cost"):
+        out.append(cost_section(entry["cost"]))
+    if entry.get("refine"):
+        out.append(refine_section(entry["refine"]))
+    if entry.get("budget"):
+        out.append(budget_section(entry["budget"]))
+    return out
+
+
+__all__ = [
+    "DERIVED_MARK",
+    "LABELS",
+    "PLOTTED",
+    "Curve",
+    "CurvePoint",
+    "Section",
+    "best_other_spatial",
+    "budget_curves",
+    "budget_section",
+    "cost_section",
+    "cost_sections",
+    "refine_section",
+    "refined_mark",
+    "setup_text",
+]
