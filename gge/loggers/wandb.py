@@ -17,6 +17,13 @@ without wandb installed. Every evaluation logs, under ``grounding/<benchmark>/``
   bar plot; ``pass_at_k`` (a line plot, sampling runs); ``calibration/reliability`` (table and
   ``calibration/reliability_plot``) and ``calibration/risk_coverage`` (a line plot) for a critic
   giving probabilities. The samples table's ``outcome`` column names each sample's kind.
+* what j of the K candidates buy (``entry["budget"]``): ``budget/points`` (a row per j: tokens and
+  seconds per sample, measured or derived, Oracle@j and every strategy's Top-1; then the refined
+  point) and the budget plots ``budget/top1_vs_tokens`` and ``budget/top1_vs_seconds``
+  (``wandb.plot.line_series``: the critic's curve, the vote's (``cluster``) and ``first``).
+
+The cost ledger's scalars (``grounding/<benchmark>/cost/...``) are scalars: the caller logs them
+with the others (:func:`gge.scoring.metrics.scalar_metrics`).
 
 Where the benchmark's variant is known (``load.variant`` of its entry, or the ``variant`` argument:
 the instruction file, language, how refusals count and the denominator), every table named above
@@ -48,10 +55,12 @@ from typing import Any
 
 from gge.benchmarks.images import open_image
 from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
+from gge.report.cost_tables import Axis, budget_curves
 from gge.run.caveats import entry_description
-from gge.run.document import BenchmarkEntry, oracle_at, pass_at, share
+from gge.run.document import BenchmarkEntry, BudgetCurves, oracle_at, pass_at, share
 from gge.scoring.analysis import OUTCOMES, outcome
 from gge.scoring.scoring import SampleResult
+from gge.scoring.selection import STRATEGIES
 from gge.types import Candidate, Polygon, Sample
 
 Scale = tuple[float, float]
@@ -524,14 +533,76 @@ def _analysis_payload(
         out[prefix + "calibration/risk_coverage"] = wandb.plot.line(
             table, "coverage", "top1", title=f"{title}: Top-1 against coverage (%)"
         )
+    budget = entry.get("budget")
+    if budget:
+        columns, points = budget_rows(budget)
+        out[prefix + "budget/points"] = named(columns, points)
+        for axis in ("tokens", "seconds"):
+            xs, ys, keys = budget_series(budget, axis)
+            if keys:
+                out[prefix + f"budget/top1_vs_{axis}"] = wandb.plot.line_series(
+                    xs,
+                    ys,
+                    keys=keys,
+                    title=f"{title}: Top-1 vs {axis} per sample",
+                    xname=f"{axis} per sample",
+                )
     return out
 
 
+BUDGET_COLUMNS = ("point", "j", "tokens", "seconds", "cost", "oracle")
+"""Leading columns of the ``budget/points`` table (Top-1 of each strategy follows, then ``refined``)."""
+
+
+def budget_rows(budget: BudgetCurves) -> tuple[list[str], list[list[Any]]]:
+    """The columns and rows of the ``budget/points`` table: one row per j, then the refined point.
+
+    Each row: ``j=<j>``, j, tokens and seconds per sample, ``measured`` or ``derived``, Oracle@j, and
+    the Top-1 of every strategy the points have (then ``refined``, only on its own row).
+
+    Example:
+        >>> p = {"j": 1, "top1": {"critic": 40.0, "first": 30.0}, "oracle": 50.0, "tokens": 900.0,
+        ...      "seconds": 0.5, "cost": "derived", "subsets": 1}
+        >>> columns, rows = budget_rows({"k": 1, "method": "prefix", "first_slot": None,
+        ...                              "critic": "pointwise", "points": [p], "notes": []})
+        >>> columns[5:], rows
+        (['oracle', 'critic', 'first'], [['j=1', 1, 900.0, 0.5, 'derived', 50.0, 40.0, 30.0]])
+    """
+    seen = [s for p in budget["points"] for s in p["top1"]]
+    strategies = [s for s in STRATEGIES if s in seen] + sorted(set(seen) - set(STRATEGIES))
+    refined = budget.get("refined")
+    columns = [*BUDGET_COLUMNS, *strategies, *(["refined"] if refined is not None else [])]
+    rows: list[list[Any]] = []
+    for p in budget["points"]:
+        row = [f"j={p['j']}", p["j"], p["tokens"], p["seconds"], p["cost"], p["oracle"]]
+        rows.append(row + [p["top1"].get(s) for s in strategies] + ([None] if refined is not None else []))
+    if refined is not None:
+        head = ["refined", None, refined["tokens"], refined["seconds"], "measured", None]
+        rows.append(head + [None] * len(strategies) + [refined["top1"]])
+    return columns, rows
+
+
+def budget_series(budget: BudgetCurves, axis: Axis) -> tuple[list[list[float]], list[list[float]], list[str]]:
+    """``xs``, ``ys`` and ``keys`` of the budget line series on ``axis``: critic, vote (``cluster``), first.
+
+    Points without a cost on ``axis`` or a Top-1 are left out (:func:`gge.report.cost_tables.budget_curves`).
+    """
+    curves = budget_curves(budget, axis)
+    return (
+        [[p.x for p in c.points] for c in curves],
+        [[p.y for p in c.points] for c in curves],
+        [c.label for c in curves],
+    )
+
+
 __all__ = [
+    "BUDGET_COLUMNS",
     "LAYER_CLASS_LABELS",
     "VARIANT_COLUMN",
     "box_layers",
     "breakdown_rows",
+    "budget_rows",
+    "budget_series",
     "candidates_json",
     "decomposition_rows",
     "log_evaluation_wandb",

@@ -16,7 +16,7 @@ header, rows of formatted cells and notes), which :mod:`gge.report.markdown` lay
 
 Example:
     >>> point = {"j": 1, "top1": {"critic": 40.0, "cluster": 35.0, "first": 30.0}, "oracle": 50.0,
-    ...          "tokens": 1040.0, "seconds": 0.5, "cost": "derived"}
+    ...          "tokens": 1040.0, "seconds": 0.5, "cost": "derived", "subsets": 1}
     >>> budget = {"k": 1, "method": "prefix", "first_slot": None, "critic": "pointwise",
     ...           "points": [point], "notes": []}
     >>> budget_section(budget).rows
@@ -210,15 +210,24 @@ def best_other_spatial(top1: Mapping[str, float | None]) -> tuple[str | None, fl
 
 def _method_note(budget: BudgetCurves) -> str:
     k = budget["k"]
+    first = budget["first_slot"]
+    kept = (
+        f", the first {first} candidate{'s' if first != 1 else ''} (before the sampled ones) always kept"
+        if first
+        else ""
+    )
     if budget["method"] == "subsets":
-        first = budget["first_slot"]
-        kept = f", the first {first} slot{'s' if first != 1 else ''} always kept" if first else ""
         how = (
             f"the exact expectation over the j-subsets of the {k} candidates (sampled answers are "
             f"exchangeable){kept}, as the unbiased pass@k counts them"
         )
+    elif budget["method"] == "sampled":
+        how = (
+            f"the expectation over the j-subsets of the {k} candidates{kept}, averaged over subsets drawn "
+            "at random where a j has too many (the notes below name them)"
+        )
     elif budget["method"] == "prefix":
-        how = "the first j candidates in proposer order (the answers are not exchangeable)"
+        how = "the first j candidates in proposer order"
     else:
         how = str(budget["method"])
     critic = budget["critic"]
@@ -298,7 +307,7 @@ def budget_curves(budget: BudgetCurves, axis: Axis) -> list[Curve]:
 
     Example:
         >>> p = {"j": 2, "top1": {"critic": 60.0, "cluster": 55.0, "first": 50.0}, "oracle": 70.0,
-        ...      "tokens": 2000.0, "seconds": None, "cost": "measured"}
+        ...      "tokens": 2000.0, "seconds": None, "cost": "measured", "subsets": 1}
         >>> b = {"k": 2, "method": "subsets", "first_slot": 0, "critic": None, "points": [p], "notes": []}
         >>> [(c.label, c.points[0].x) for c in budget_curves(b, "tokens")], budget_curves(b, "seconds")
         ([('cluster (voting)', 2000.0), ('first', 2000.0)], [])

@@ -152,9 +152,18 @@ def _point(
     tokens: float | None,
     seconds: float | None,
     cost: str,
+    subsets: int,
 ) -> dict[str, Any]:
     top1 = {"critic": critic, "first": first, **dict(zip(_SPATIAL, others, strict=True)), "cluster": cluster}
-    return {"j": j, "top1": top1, "oracle": oracle, "tokens": tokens, "seconds": seconds, "cost": cost}
+    return {
+        "j": j,
+        "top1": top1,
+        "oracle": oracle,
+        "tokens": tokens,
+        "seconds": seconds,
+        "cost": cost,
+        "subsets": subsets,
+    }
 
 
 def budget() -> dict[str, Any]:
@@ -165,9 +174,9 @@ def budget() -> dict[str, Any]:
         "first_slot": 1,
         "critic": "pointwise",
         "points": [
-            _point(1, 40.0, 40.0, 40.0, (40.0, 40.0, 40.0, 40.0), 40.0, 1040.3, 0.25, "derived"),
-            _point(2, 55.0, 45.0, 40.0, (42.5, 42.5, 44.0, 47.5), 60.0, 1560.3, 0.375, "derived"),
-            _point(3, 62.5, 50.0, 40.0, (45.0, 47.5, 47.5, 46.0), 70.0, 2081.0, 0.5, "measured"),
+            _point(1, 40.0, 40.0, 40.0, (40.0, 40.0, 40.0, 40.0), 40.0, 1040.3, 0.25, "derived", 1),
+            _point(2, 55.0, 45.0, 40.0, (42.5, 42.5, 44.0, 47.5), 60.0, 1560.3, 0.375, "derived", 2),
+            _point(3, 62.5, 50.0, 40.0, (45.0, 47.5, 47.5, 46.0), 70.0, 2081.0, 0.5, "measured", 1),
         ],
         "refined": {"top1": 67.5, "tokens": 2600.0, "seconds": 0.75},
         "notes": ["The critic's scores of a subset are the run's own: no new judge request."],

@@ -162,7 +162,7 @@ def test_markdown_budget_table_and_its_footnotes() -> None:
     assert rows == [BUDGET_HEADER, *BUDGET_ROWS]
     method, costs, refined, own = notes
     assert "method subsets: the exact expectation over the j-subsets of the 3 candidates" in method
-    assert "the first 1 slot always kept" in method
+    assert "the first 1 candidate (before the sampled ones) always kept" in method
     assert "its pick on a subset is exact" in method
     assert costs.startswith("Costs per sample: unmarked, measured") and "† derived" in costs
     assert refined.startswith("Refined") and "Top-1 67.5 at 2,600 tokens, 0.75 s per sample" in refined
@@ -172,8 +172,19 @@ def test_markdown_budget_table_and_its_footnotes() -> None:
 def test_markdown_budget_of_a_listwise_critic_on_a_prefix_says_induced_order() -> None:
     b = budget() | {"method": "prefix", "first_slot": None, "critic": "induced"}
     _, _, notes = markdown_section(_report(cost_entry(budget=b)), "Budget")
-    assert "method prefix: the first j candidates in proposer order" in notes[0]
+    assert "method prefix: the first j candidates in proposer order;" in notes[0]
     assert "the induced order, not a new call" in notes[0]
+
+
+def test_markdown_budget_of_subsets_drawn_at_random_says_so() -> None:
+    b = budget() | {
+        "method": "sampled",
+        "notes": ["j = 2: 1000 of its 1200 subsets drawn at random (seed 0)"],
+    }
+    _, _, notes = markdown_section(_report(cost_entry(budget=b)), "Budget")
+    assert "method sampled: the expectation over the j-subsets" in notes[0]
+    assert "drawn at random where a j has too many" in notes[0]
+    assert notes[-1] == "j = 2: 1000 of its 1200 subsets drawn at random (seed 0)"
 
 
 def test_markdown_budget_without_a_critic_has_no_critic_column() -> None:
@@ -347,3 +358,51 @@ def test_the_page_with_cost_sections_fetches_nothing() -> None:
     low = page.lower()
     for bad in ('src="http', 'href="http', "<link", "@import", "url(http", "//cdn", "<img"):
         assert bad not in low, bad
+
+
+def test_the_budget_table_of_scored_samples_ends_at_what_the_run_measured() -> None:
+    """K = 3 through the real scoring, budget curves and assembly: the j = K row is the run itself.
+
+    Its cost is measured (unmarked) and equals the cost table's total (no refine stage), its critic
+    Top-1 the run's ``critic`` selection and its Oracle@j the run's Oracle@3; below K the costs are
+    marked derived.
+    """
+    samples = [Sample("osworld_g", str(i), "", (100, 100), "click", Box(0, 0, 50, 50)) for i in range(4)]
+    hit, miss = (10.0, 10.0), (90.0, 90.0)
+    answers = [(hit, miss, miss), (miss, hit, miss), (miss, miss, hit), (miss, miss, miss)]
+    scores = [(0.9, 0.1, 0.2), (0.3, 0.8, 0.1), (0.7, 0.1, 0.2), (0.5, 0.4, 0.3)]
+    results = []
+    for s, points, scored in zip(samples, answers, scores, strict=True):
+        ledger = (
+            CostRecord("propose", input_tokens=100 + int(s.id), output_tokens=30, seconds=0.3, candidates=3),
+            *(
+                CostRecord("judge", input_tokens=90, output_tokens=0, seconds=0.1, slot=i, candidates=1)
+                for i in range(3)
+            ),
+        )
+        candidates = tuple(Candidate(p, score) for p, score in zip(points, scored, strict=True))
+        results.append(score_sample(s, Prediction("osworld_g", s.id, candidates, costs=ledger), k=3))
+    document, report = build_document(
+        {"osworld_g": get_benchmark("osworld_g")},
+        {"osworld_g": results},
+        k=3,
+        strategy="critic",
+        protocol="p",
+        model={},
+        config={},
+    )
+    _, cost_rows, _ = markdown_section(report, "Cost per sample")
+    _, rows, _ = markdown_section(report, "Budget")
+    header, last = rows[0], rows[-1]
+    assert [r[0] for r in rows[1:]] == ["1", "2", "3"]
+    assert last[header.index("tokens/sample")] == cost_rows[-1][cost_rows[0].index("tokens mean")] == "402"
+    assert last[header.index("seconds/sample")] == cost_rows[-1][cost_rows[0].index("s mean")] == "0.6"
+    assert all(r[1].endswith("†") and r[2].endswith("†") for r in rows[1:3])
+    # the critic picks the highest score: hits on samples 0 and 1 of 4; some candidate hits on 0, 1, 2
+    assert last[header.index("critic")] == "50.0" and last[header.index("Oracle@j")] == "75.0"
+    assert document["benchmarks"]["osworld_g"]["selection"]["critic"] == 50.0
+    page = render_report_html(document, [])
+    assert html_sections(page).tables["budget"] == rows
+    for axis in ("tokens", "seconds"):
+        svg = budget_svg(page, axis)
+        assert {c.get("data-cost") for c in svg.iter("circle") if c.get("data-j") == "3"} == {"measured"}
