@@ -17,6 +17,9 @@ icon...), which is enough to be far above chance and to give a critic something 
 - **Critic.** For each candidate, a 28x28 crop of the 1/2 view (56 normalised pixels around the
   point: is it *on* an element, and which) stacked with a 28x28 crop of the 1/4 view (112 pixels of
   context), through a small CNN modulated by the instruction, gives one score per candidate.
+- **Cost.** Each prediction's ledger has a ``propose`` request (its share of the batch's views and
+  instruction embeddings, plus its own proposer forward) and a ``judge`` request (one critic forward
+  over its K crops), both about slots 0..K-1, in seconds only: it is not a token model.
 
 Example:
     >>> import torch
@@ -28,6 +31,8 @@ Example:
     >>> pred = policy.predict_images([s], [Image.new("RGB", (640, 360), "white")])[0]
     >>> len(pred.candidates), all(c.score is not None for c in pred.candidates)
     (3, True)
+    >>> [(c.stage, c.slot, c.candidates, c.input_tokens) for c in pred.costs]
+    [('propose', 0, 3, None), ('judge', 0, 3, None)]
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -49,7 +55,7 @@ from torch import nn
 
 from gge.errors import GgeError
 from gge.models.base import Judgement, Proposal
-from gge.types import Candidate, Prediction, Sample
+from gge.types import Candidate, CostRecord, Prediction, Sample
 
 __all__ = [
     "CELL",
@@ -362,20 +368,34 @@ class DemoPolicy:
         views = [make_view(im, s.image_size) for s, im in zip(samples, images, strict=True)]
         return views, self.net.instruction([s.instruction for s in samples])
 
-    def propose(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Proposal]:
-        """K candidates per sample, in original pixels (see the module docstring)."""
+    def _timed_inputs(
+        self, samples: Sequence[Sample], images: Sequence[Image.Image]
+    ) -> tuple[list[View], torch.Tensor, float]:
+        """:meth:`_inputs` and each sample's share of the seconds they took."""
+        began = time.perf_counter()
         views, q = self._inputs(samples, images)
+        return views, q, (time.perf_counter() - began) / max(1, len(samples))
+
+    def propose(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Proposal]:
+        """K candidates per sample, in original pixels (see the module docstring), with their cost."""
+        views, q, share = self._timed_inputs(samples, images)
         out = []
         for i, (sample, view) in enumerate(zip(samples, views, strict=True)):
-            cands = _candidates(view, self._propose_one(sample, view, q[i : i + 1]))
-            out.append(Proposal(cands, raw=" ".join(c.raw for c in cands)))
+            began = time.perf_counter()
+            points = self._propose_one(sample, view, q[i : i + 1])
+            cost = _cost("propose", share + time.perf_counter() - began, len(samples), len(points))
+            cands = _candidates(view, points)
+            out.append(Proposal(cands, raw=" ".join(c.raw for c in cands), costs=(cost,)))
         return out
 
     def rank(
         self, samples: Sequence[Sample], images: Sequence[Image.Image], proposals: Sequence[Proposal]
     ) -> list[Judgement]:
-        """One critic score per candidate (higher is better)."""
-        views, q = self._inputs(samples, images)
+        """One critic score per candidate (higher is better), with the critic forward's cost.
+
+        The cost's seconds are the sample's share of the views and its own critic forward.
+        """
+        views, q, share = self._timed_inputs(samples, images)
         out = []
         with torch.no_grad():
             for i, (view, prop) in enumerate(zip(views, proposals, strict=True)):
@@ -383,23 +403,42 @@ class DemoPolicy:
                 if not pts:
                     out.append(Judgement(tuple(None for _ in prop.candidates)))
                     continue
+                began = time.perf_counter()
                 norm = torch.tensor(pts, dtype=torch.float32) / view.scale
                 scores = iter(self.net.critic_scores(view, norm, q[i : i + 1]).tolist())
+                cost = _cost("judge", share + time.perf_counter() - began, 1, len(prop.candidates))
                 out.append(
-                    Judgement(tuple(None if c.point is None else next(scores) for c in prop.candidates))
+                    Judgement(
+                        tuple(None if c.point is None else next(scores) for c in prop.candidates),
+                        costs=(cost,),
+                    )
                 )
         return out
 
     def predict_images(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Prediction]:
-        """Propose and rank (one view per screenshot, shared by both stages)."""
-        views, q = self._inputs(samples, images)
+        """Propose and rank (one view per screenshot, shared by both stages).
+
+        Each prediction's ``costs``: a ``propose`` request (its share of the batch's views and
+        instruction embeddings plus its own proposer forward; ``batch_size`` the samples) and a
+        ``judge`` request (its critic forward over the K crops, ``batch_size`` 1), both about slots
+        0..K-1; seconds only (not a token model).
+        """
+        views, q, share = self._timed_inputs(samples, images)
         out = []
         for i, (sample, view) in enumerate(zip(samples, views, strict=True)):
             with torch.no_grad():
+                began = time.perf_counter()
                 points = self._propose_one(sample, view, q[i : i + 1])
+                proposed = time.perf_counter()
                 scores = self.net.critic_scores(view, points, q[i : i + 1]).tolist()
+                judged = time.perf_counter()
             cands = _candidates(view, points, scores)
-            out.append(Prediction(sample.benchmark, sample.id, cands, raw=" ".join(c.raw for c in cands)))
+            costs = (
+                _cost("propose", share + proposed - began, len(samples), len(points)),
+                _cost("judge", judged - proposed, 1, len(points)),
+            )
+            raw = " ".join(c.raw for c in cands)
+            out.append(Prediction(sample.benchmark, sample.id, cands, raw=raw, costs=costs))
         return out
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
@@ -430,6 +469,11 @@ class DemoPolicy:
             "k": self.k,
             "seed": self.seed,
         }
+
+
+def _cost(stage: str, seconds: float, batch: int, candidates: int) -> CostRecord:
+    """A demo request's cost: seconds only, about slots 0..``candidates``-1."""
+    return CostRecord(stage, seconds=seconds, batch_size=batch, slot=0, candidates=candidates)
 
 
 def _candidates(
