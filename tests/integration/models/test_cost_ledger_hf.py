@@ -28,7 +28,7 @@ from gge.models.hf_loading import load_model, load_processor
 pytestmark = pytest.mark.slow
 
 BUILDERS = {"qwen2_5_vl": build_tiny_qwen2_5_vl, "qwen3_vl": build_tiny_qwen3_vl}
-PIXELS = 50_000
+MIN, PIXELS = 3136, 60_000
 ANSWER = "(123,45)"
 TRAINED = "Click the blue button. Answer with the point (x,y) in pixels."
 OTHER = "open the filter settings of this long list please"
@@ -55,7 +55,7 @@ def _messages(text: str) -> list[dict[str, Any]]:
     return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
 
 
-TRAINED_IMAGE = _image(300, 200)
+TRAINED_IMAGE = _image(224, 224)  # a multiple of 28 and 32: a policy sends it as it is
 
 
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
@@ -63,7 +63,7 @@ def trained(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     """A tiny checkpoint of each family that answers ANSWER to TRAINED on TRAINED_IMAGE."""
     kind = str(request.param)
     folder = BUILDERS[kind](tmp_path_factory.mktemp(kind) / kind, seed=0)
-    overfit(folder, TRAINED_IMAGE, _messages(TRAINED), ANSWER, max_pixels=PIXELS)
+    overfit(folder, TRAINED_IMAGE, _messages(TRAINED), ANSWER, min_pixels=MIN, max_pixels=PIXELS)
     return folder
 
 
@@ -71,7 +71,7 @@ class Reference:
     """The checkpoint's processor and model used directly, independent of the backend."""
 
     def __init__(self, folder: Path) -> None:
-        self.processor = load_processor(folder, max_pixels=PIXELS)
+        self.processor = load_processor(folder, min_pixels=MIN, max_pixels=PIXELS)
         self.model = load_model(folder)
         self.tokenizer = self.processor.tokenizer
         self.end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
@@ -120,7 +120,9 @@ def _tokens(g: Generation) -> tuple[Any, ...]:
 
 def test_counts_are_the_processors_own_and_each_requests_own_in_a_batch(trained: Path) -> None:
     ref = Reference(trained)
-    backend = TransformersBackend.from_pretrained(str(trained), max_pixels=PIXELS, batch_size=2)
+    backend = TransformersBackend.from_pretrained(
+        str(trained), min_pixels=MIN, max_pixels=PIXELS, batch_size=2
+    )
     a = _request(TRAINED_IMAGE, TRAINED)
     b = _request(_image(520, 130, seed=3), OTHER)  # another image size and prompt length
     (a_in, a_img), (b_in, b_img) = ref.counts(a), ref.counts(b)
@@ -144,7 +146,9 @@ def test_counts_are_the_processors_own_and_each_requests_own_in_a_batch(trained:
 
 def test_the_one_prefill_path_counts_the_prompt_it_shares(trained: Path) -> None:
     ref = Reference(trained)
-    backend = TransformersBackend.from_pretrained(str(trained), max_pixels=PIXELS, batch_size=2)
+    backend = TransformersBackend.from_pretrained(
+        str(trained), min_pixels=MIN, max_pixels=PIXELS, batch_size=2
+    )
     answer = len(ref.tokenizer.encode(ANSWER, add_special_tokens=False)) + 1
     sampled = {"num_sequences": 3, "do_sample": True, "temperature": 0.5}
     a = _request(TRAINED_IMAGE, TRAINED, greedy_first=True, **sampled)
@@ -174,7 +178,9 @@ def test_the_one_prefill_path_counts_the_prompt_it_shares(trained: Path) -> None
 
 def test_yes_probability_with_costs(trained: Path) -> None:
     ref = Reference(trained)
-    backend = TransformersBackend.from_pretrained(str(trained), max_pixels=PIXELS, batch_size=4)
+    backend = TransformersBackend.from_pretrained(
+        str(trained), min_pixels=MIN, max_pixels=PIXELS, batch_size=4
+    )
     requests = [
         _request(_image(520, 130, seed=3), "Is the marked point on the target? Answer Yes or No."),
         _request(TRAINED_IMAGE, "Is it on OK?"),
@@ -203,7 +209,7 @@ def test_batches_in_order_of_image_tokens_change_no_answer(tmp_path: Path) -> No
 
     def run(group: bool) -> tuple[list[Generation], list[tuple[int, int]]]:
         backend = TransformersBackend.from_pretrained(
-            str(folder), max_pixels=PIXELS, batch_size=2, group_by_size=group
+            str(folder), min_pixels=MIN, max_pixels=PIXELS, batch_size=2, group_by_size=group
         )
         calls: list[tuple[int, int]] = []  # (rows, padded prompt length) of each generate call
         real = backend.model.generate
@@ -232,3 +238,50 @@ def test_batches_in_order_of_image_tokens_change_no_answer(tmp_path: Path) -> No
     assert grouped_calls == padded(by_size)
     assert plain_calls == padded(list(range(len(requests))))
     assert sum(r * n for r, n in grouped_calls) < sum(r * n for r, n in plain_calls)  # less padding
+
+
+def test_a_grounding_policy_ledger_has_its_stages_slots_and_tokens(trained: Path) -> None:
+    from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
+    from gge.types import Box, Sample
+
+    ref = Reference(trained)
+    backend = TransformersBackend.from_pretrained(str(trained), min_pixels=MIN, max_pixels=PIXELS)
+    asked: dict[str, list[GenerationRequest]] = {"propose": [], "judge": []}
+    generate, judge = backend.generate, backend.yes_probability_with_costs
+
+    def spy_generate(requests: list[GenerationRequest]) -> list[Generation]:
+        asked["propose"] += requests
+        return generate(requests)
+
+    def spy_judge(requests: list[GenerationRequest], yes: str, no: str) -> Any:
+        asked["judge"] += requests
+        return judge(requests, yes, no)
+
+    backend.generate = spy_generate  # type: ignore[method-assign]
+    backend.yes_probability_with_costs = spy_judge  # type: ignore[method-assign]
+    settings = AdapterSettings(
+        proposer="sampling",
+        k=3,
+        critic="pointwise",
+        temperature=0.5,
+        max_new_tokens=12,
+        prompts=Prompts(propose_one="{instruction}"),
+    )
+    sample = Sample("b", "0", "", TRAINED_IMAGE.size, TRAINED, Box(0, 0, 223, 223))
+    torch.manual_seed(0)
+    (pred,) = GroundingPolicy(backend, settings).predict_images([sample], [TRAINED_IMAGE])
+    assert pred.raw.count(ANSWER) == 3  # the greedy answer and two draws: three points to judge
+    (proposed,) = asked["propose"]
+    assert proposed.image is TRAINED_IMAGE and proposed.greedy_first  # sent as it is, one prefill
+    propose, *judges = pred.costs
+    p_in, p_img = ref.counts(proposed)
+    answer = len(ref.tokenizer.encode(ANSWER, add_special_tokens=False)) + 1
+    assert (propose.stage, propose.slot, propose.candidates, propose.batch_size) == ("propose", 0, 3, 1)
+    assert (propose.input_tokens, propose.image_tokens) == (p_in, p_img)
+    assert (propose.output_tokens, propose.cached_tokens) == (3 * answer, 2 * (p_in - 1))
+    assert propose.prefill_seconds is not None and 0 < propose.prefill_seconds < (propose.seconds or 0)
+    assert len(asked["judge"]) == len(judges) == 3
+    for j, (request, cost) in enumerate(zip(asked["judge"], judges, strict=True)):
+        assert (cost.stage, cost.slot, cost.candidates, cost.batch_size) == ("judge", j, 1, 3)
+        assert (cost.input_tokens, cost.image_tokens) == ref.counts(request)
+        assert cost.output_tokens == 0 and cost.seconds is not None and cost.seconds > 0
