@@ -14,6 +14,7 @@ import numpy as np
 
 from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
+from gge.compare.matched import differs, matched_budget
 from gge.compare.runs import Line, Run, _pct
 from gge.errors import GgeError
 from gge.report.markdown import subset_text
@@ -211,6 +212,17 @@ def _headline(
     return out
 
 
+def _pairs(a_lines: list[Line], b_lines: list[Line]) -> tuple[list[tuple[Line, Line]], list[str], int]:
+    """The lines paired by id (A's order), each pair's cluster (its screenshot) and how many have none."""
+    by_id_b = {x.id: x for x in b_lines}
+    pairs = [(x, by_id_b[x.id]) for x in a_lines]
+    images = [xa.image or xb.image for xa, xb in pairs]
+    clusters = [
+        img if img is not None else f"sample:{xa.id}" for img, (xa, _) in zip(images, pairs, strict=True)
+    ]
+    return pairs, clusters, sum(img is None for img in images)
+
+
 def _compare_benchmark(
     name: str, a_lines: list[Line], b_lines: list[Line], *, k: int, resamples: int, seed: int, level: float
 ) -> tuple[CompareEntry, list[str]]:
@@ -224,13 +236,9 @@ def _compare_benchmark(
     okey = f"oracle@{k}"
     keys = ("top1",) if k == 1 else ("top1", okey)  # one answer: Oracle@1 is Top-1 (S3)
 
-    by_id_b = {x.id: x for x in b_lines}
-    pairs = [(x, by_id_b[x.id]) for x in a_lines]
+    pairs, clusters, missing_images = _pairs(a_lines, b_lines)
     ids = [x.id for x, _ in pairs]
     where = {sid: i for i, sid in enumerate(ids)}
-    images = [xa.image or xb.image for xa, xb in pairs]
-    missing_images = sum(img is None for img in images)
-    clusters = [img if img is not None else f"sample:{sid}" for img, sid in zip(images, ids, strict=True)]
     if missing_images:
         notes.append(
             f"{name}: {missing_images} samples have no screenshot path in predictions.jsonl (written by an "
@@ -354,6 +362,10 @@ def compare_runs(
     "mdd", "b_only", "a_only", "samples", "screenshots"}``; percentages and points are unrounded
     floats.
 
+    When the runs differ in K or in critic (:func:`gge.compare.matched.differs`), each benchmark also
+    gets ``budget``: the comparison at matched budget (:func:`gge.compare.matched.matched_budget`),
+    or None where it cannot be made (the notes say why).
+
     Args:
         a: The baseline run.
         b: The run compared with it.
@@ -394,6 +406,21 @@ def compare_runs(
             seed=seed,
             level=level,
         )
+        if differs(a, b, name):
+            pairs, clusters, _ = _pairs(a.lines.get(name, []), b.lines.get(name, []))
+            budget, more_notes = matched_budget(
+                a,
+                b,
+                name,
+                pairs,
+                clusters,
+                resamples=resamples,
+                seed=seed,
+                level=level,
+                min_clusters=MIN_CLUSTERS,
+            )
+            entry = {**entry, "budget": budget}
+            more += more_notes
         variant = _variant(a.document["benchmarks"][name])  # B's is the same (_check_pairable)
         benchmarks[name] = insert_after(entry, "title", {"variant": dict(variant)}) if variant else entry
         caveats = dict.fromkeys(headline_caveat(r.document["benchmarks"][name]) for r in (a, b))

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from gge.compare.matched import RULE
 from gge.compare.pairing import MIN_CLUSTERS
 from gge.compare.runs import Run
 from gge.errors import GgeError
@@ -22,6 +23,8 @@ from gge.run.document import (
     CompareEntry,
     ErrorCounts,
     HeadlineDiff,
+    MatchedBudget,
+    MatchedSide,
     PairedCell,
     PairedFigures,
     PairStat,
@@ -29,7 +32,7 @@ from gge.run.document import (
 )
 from gge.run.runstate import check_output_dir
 
-__all__ = ["default_out_dir", "render_markdown", "write_compare"]
+__all__ = ["cost_text", "default_out_dir", "render_markdown", "side_text", "write_compare"]
 
 
 def _ci(ci: Sequence[float] | None) -> str:
@@ -142,6 +145,7 @@ def render_markdown(doc: CompareDocument) -> str:
         "",
         markdown_table(stat_head(["benchmark", "n", "shots"]), rows),
     ]
+    out += _budget_section(doc)
     for name, e in doc["benchmarks"].items():
         variant = describe(e.get("variant") or {}, e.get("caveat"))
         out += ["", f"## {e['title']} ({name}{' · ' + variant if variant else ''})"]
@@ -153,6 +157,10 @@ def render_markdown(doc: CompareDocument) -> str:
                 for c in t["cells"]
             ]
             out += ["", f"### {t['title']}", "", markdown_table(th, trows)]
+        budget = e.get("budget")
+        if budget is not None:
+            out += ["", "### Budget curves (micro Top-1 and cost per sample, j candidates used)", ""]
+            out.append(_curves_table(budget))
         out += [
             "",
             f"won ({len(e['won'])}, B right and A wrong): {_ids(e['won'])}",
@@ -160,6 +168,105 @@ def render_markdown(doc: CompareDocument) -> str:
             f"lost ({len(e['lost'])}, A right and B wrong): {_ids(e['lost'])}",
         ]
     return "\n".join(out)
+
+
+def cost_text(value: float | None, unit: str) -> str:
+    """A cost per sample: tokens whole with separators from 100 up, seconds to 3 significant digits.
+
+    Example:
+        >>> cost_text(12345.6, "tokens"), cost_text(42.25, "tokens"), cost_text(0.01234, "seconds")
+        ('12,346', '42.2', '0.0123 s')
+    """
+    if value is None:
+        return "–"
+    if unit == "tokens":
+        return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+    return f"{value:.3g} s"
+
+
+def side_text(side: MatchedSide) -> str:
+    """``critic j=3/5 (derived)``: a run's strategy and point at the matched budget."""
+    return f"{side['strategy']} j={side['j']}/{side['k']} ({side['cost']})"
+
+
+def _cost_of(side: MatchedSide, unit: str) -> float | None:
+    return side["tokens"] if unit == "tokens" else side["seconds"]
+
+
+def _budget_section(doc: CompareDocument) -> list[str]:
+    """The comparison at matched budget, where the runs differ in K or critic (nothing otherwise)."""
+    entries = [(e["title"], e["budget"]) for e in doc["benchmarks"].values() if "budget" in e]
+    if not entries:
+        return []
+    level = round(100 * doc["bootstrap"]["level"])
+    rule = next((b["rule"] for _, b in entries if b is not None), RULE)
+    head = [
+        "benchmark",
+        "unit",
+        "A at",
+        "A cost",
+        "A Top-1",
+        "B at",
+        "B cost",
+        "B Top-1",
+        "Δ Top-1",
+        "cost Δ",
+    ]
+    rows = []
+    for title, b in entries:
+        if b is None:
+            rows.append([title, *(["–"] * 9)])
+            continue
+        unit = b["unit"]
+        rows.append(
+            [
+                title,
+                unit,
+                side_text(b["a"]),
+                cost_text(_cost_of(b["a"], unit), unit),
+                fmt(b["a"]["top1"]),
+                side_text(b["b"]),
+                cost_text(_cost_of(b["b"], unit), unit),
+                fmt(b["b"]["top1"]),
+                f"{fmt_signed(b['diff'])} {_ci(b['ci'])}",
+                f"{100 * b['relative_difference']:.0f}%",
+            ]
+        )
+    return [
+        "",
+        "## At matched budget (the runs differ in K or critic)",
+        "",
+        f"- each run's curve of its own selection strategy; the pair: {rule}; cost per sample, measured "
+        f"at j = K and derived below it from the ledger; Δ = B − A of the micro Top-1 there, "
+        f"[{level}% paired bootstrap interval over the per-sample expected hits]; cost Δ: "
+        f"|A − B| / max(A, B); – : no comparison (the notes say why)",
+        "",
+        markdown_table(head, rows),
+    ]
+
+
+def _curves_table(b: MatchedBudget) -> str:
+    """Both runs' curves side by side, one row per j."""
+    a_points = {p["j"]: p for p in b["a"]["curve"]}
+    b_points = {p["j"]: p for p in b["b"]["curve"]}
+    head = ["j", f"A Top-1 ({b['a']['strategy']})", "A tokens", "A seconds"]
+    head += [f"B Top-1 ({b['b']['strategy']})", "B tokens", "B seconds"]
+    rows = []
+    for j in sorted(set(a_points) | set(b_points)):
+        row = [str(j)]
+        for points, side in ((a_points, b["a"]), (b_points, b["b"])):
+            p = points.get(j)
+            if p is None:
+                row += ["", "", ""]
+                continue
+            mark = " ◀" if j == side["j"] else ""
+            row += [
+                fmt(p["top1"]) + mark,
+                cost_text(p["tokens"], "tokens"),
+                cost_text(p["seconds"], "seconds"),
+            ]
+        rows.append(row)
+    return markdown_table(head, rows) + "\n\n◀: the matched point"
 
 
 def _slug(text: str) -> str:

@@ -8,7 +8,7 @@ that does not reproduce its results.json.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from gge.errors import GgeError
 from gge.run.document import ResultsDocument, RunSummary, oracle_at, read_results
 from gge.run.records import PredictionRecord, decode, json_lines, wire_point
 from gge.run.runstate import RUN_FILE
-from gge.types import LabelValue
+from gge.types import Candidate, CostRecord, LabelValue
 
 __all__ = ["Line", "Run", "load_run"]
 
@@ -42,6 +42,9 @@ class Line:
         labels: Breakdown labels, or None in files written before gge recorded them.
         format_error: The model's answer was unparseable (a format error).
         image_error: The screenshot could not be read (an image error).
+        candidates: The scored candidates with the critic's scores (for the budget curves).
+        outcomes: Whether each strategy's pick hits (the line's ``top1``).
+        costs: The sample's cost ledger (empty: none recorded).
     """
 
     id: str
@@ -52,6 +55,9 @@ class Line:
     labels: Mapping[str, LabelValue] | None
     format_error: bool = False
     image_error: bool = False
+    candidates: tuple[Candidate, ...] = ()
+    outcomes: Mapping[str, bool] = field(default_factory=dict)
+    costs: tuple[CostRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,9 @@ def _parse_line(obj: Any, where: str, lineno: int, selection: str) -> tuple[str,
         rec.labels,
         format_error=rec.format_error,
         image_error=rec.image_error is not None,
+        candidates=rec.candidates,
+        outcomes=top1,
+        costs=rec.costs,
     )
     return rec.benchmark, line
 

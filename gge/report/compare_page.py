@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gge.compare.render import cost_text
 from gge.report.gallery import cell_label
 from gge.report.html_format import (
     _READY_SCRIPT,
@@ -27,12 +28,13 @@ from gge.report.html_format import (
     _title_of,
     esc,
 )
-from gge.report.svg import forest_plot_svg
+from gge.report.svg import Series, forest_plot_svg, line_chart_svg
 from gge.run.caveats import describe
 from gge.run.document import (
     CompareDocument,
     CompareEntry,
     HeadlineDiff,
+    MatchedBudget,
     PairStat,
     RunSummary,
     oracle_at,
@@ -150,10 +152,67 @@ def _compare_bench(name: str, b: CompareEntry, k: int) -> str:
             if not one:
                 head += [f"Oracle@{k} A", f"Oracle@{k} B", "B − A", "95% CI", "p"]
             out.append(f"<h3>{esc(t['title'])}</h3>" + _table(head, cell_rows))
+    if "budget" in b:
+        out.append(_budget_html(b.get("budget")))
     out.append(_ids("won: B hits, A misses", b["won"]))
     out.append(_ids("lost: A hits, B misses", b["lost"]))
     out.append("</section>")
     return "".join(out)
+
+
+def _budget_html(budget: MatchedBudget | None) -> str:
+    """The comparison at matched budget: the matched pair, Δ with its interval, both curves as a chart."""
+    title = "<h3>At matched budget (the runs differ in K or critic)</h3>"
+    if budget is None:
+        return title + '<p class="muted">no comparison at matched budget: the notes above say why</p>'
+    unit = budget["unit"]
+    rows = []
+    for label, side in (("A", budget["a"]), ("B", budget["b"])):
+        rows.append(
+            [
+                label,
+                esc(side["strategy"]),
+                f"{_count(side['j'])} of {_count(side['k'])}",
+                esc(side["method"]),
+                esc(side["critic"] or "–"),
+                esc(cost_text(side["tokens"], "tokens")),
+                esc(cost_text(side["seconds"], "seconds")),
+                esc(side["cost"]),
+                _pct(side["top1"]),
+            ]
+        )
+    head = ["", "strategy", "candidates", "j drawn as", "critic", "tokens", "seconds", "cost", "Top-1"]
+    diff = (
+        f"<p>B − A at matched budget: <b>{_diff_cell(budget['diff'], budget['ci'])}</b> points, "
+        f"95% CI {_ci(budget['ci'])} over {_count(budget['samples'])} samples on "
+        f"{_count(budget['screenshots'])} screenshots; costs per sample differ by "
+        f"{100 * budget['relative_difference']:.0f}% ({esc(unit)})</p>"
+        f'<p class="muted">{esc(budget["rule"])}; cost measured at j = K, derived below it from the ledger; '
+        "Top-1 is the micro mean of each sample's expected hit over the j-candidate subsets</p>"
+    )
+    series = []
+    xs: list[float] = []
+    for label, side, colour in (("A", budget["a"], TOP1_COLOUR), ("B", budget["b"], ORACLE_COLOUR)):
+        costs = [(p["tokens"] if unit == "tokens" else p["seconds"], p["top1"]) for p in side["curve"]]
+        points = [(float(c), top1) for c, top1 in costs if c is not None]
+        xs += [x for x, _ in points]
+        series.append(Series(f"{label}: {side['strategy']} (K={side['k']})", colour, points))
+    chart = ""
+    if xs:
+        span = (max(xs) - min(xs)) or max(xs) or 1.0
+        lo, hi = max(0.0, min(xs) - 0.05 * span), max(xs) + 0.05 * span
+        digits = 3 if hi < 10 else 0
+        ticks = [round(lo + (hi - lo) * t / 4, digits) for t in range(5)]
+        chart = line_chart_svg(
+            series,
+            title=f"Top-1 against {unit} per sample",
+            x_range=(lo, hi),
+            x_ticks=ticks,
+            x_label=f"{unit} per sample",
+            y_label="Top-1 (%)",
+            width=480,
+        )
+    return title + _table(head, rows) + diff + chart
 
 
 def render_compare_html(compare: CompareDocument) -> str:
@@ -167,7 +226,9 @@ def render_compare_html(compare: CompareDocument) -> str:
         intervals, then per benchmark a table (the official headline differences, then the micro
         PairStats: A, B, B − A, CI, McNemar p, MDD, won/lost counts), the same per official table
         cell, the format and image error counts of A and B, and the won and lost ids (collapsible).
-        With a common K of 1 the page is Top-1 only.
+        Where the runs differ in K or critic, each benchmark also shows the comparison at matched
+        budget (the matched points, B − A with its interval, both budget curves as a chart of Top-1
+        against cost per sample). With a common K of 1 the page is Top-1 only.
 
     Example:
         >>> pair = {"a": 50.0, "b": 60.0, "diff": 10.0, "ci": [2.0, 18.0], "mcnemar_p": 0.01,

@@ -47,6 +47,9 @@ __all__ = [
     "CostSummary",
     "GroupStats",
     "HeadlineInterval",
+    "MatchedBudget",
+    "MatchedPoint",
+    "MatchedSide",
     "PairStat",
     "RefineSummary",
     "ResultsDocument",
@@ -611,8 +614,56 @@ class ErrorCounts(TypedDict):
     b: int
 
 
+class MatchedPoint(TypedDict):
+    """One point of a run's budget curve in compare.json: its micro Top-1 and cost per sample."""
+
+    j: int
+    top1: float | None
+    tokens: float | None
+    seconds: float | None
+    cost: str
+
+
+class MatchedSide(TypedDict):
+    """One run at the matched budget: its strategy's curve and the point matched."""
+
+    strategy: str
+    k: int
+    method: str
+    critic: str | None
+    j: int
+    top1: float | None
+    tokens: float | None
+    seconds: float | None
+    cost: str
+    curve: list[MatchedPoint]
+
+
+class MatchedBudget(TypedDict):
+    """The two runs at the closest common cost (:func:`gge.compare.matched.matched_budget`).
+
+    ``unit`` is ``tokens`` or ``seconds`` (per sample), ``rule`` how the pair was chosen, ``diff``
+    B − A of the micro Top-1 at the matched points (points) and ``ci`` its paired bootstrap interval
+    over the per-sample expected hits (None under 5 screenshots).
+    """
+
+    unit: str
+    rule: str
+    relative_difference: float
+    a: MatchedSide
+    b: MatchedSide
+    diff: float | None
+    ci: list[float] | None
+    samples: int
+    screenshots: int
+
+
 class CompareEntry(TypedDict):
-    """One benchmark of compare.json: ``top1`` (and ``"oracle@K"``) are the official headlines."""
+    """One benchmark of compare.json: ``top1`` (and ``"oracle@K"``) are the official headlines.
+
+    ``budget`` is there when the runs differ in K or in critic: the comparison at matched budget
+    (None: it could not be made; compare.json's notes say why).
+    """
 
     title: str
     variant: NotRequired[dict[str, Any]]  # the runs' load.variant (the same on both), where it has keys
@@ -628,6 +679,7 @@ class CompareEntry(TypedDict):
     tables: list[PairedTable]
     won: list[str]
     lost: list[str]
+    budget: NotRequired[MatchedBudget | None]
 
 
 class CompareMean(TypedDict):

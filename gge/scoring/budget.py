@@ -60,12 +60,15 @@ __all__ = [
     "ORACLE",
     "SUBSET_CAP",
     "SUBSET_SEED",
+    "Cost",
     "Plan",
     "budget_curves",
     "critic_kind",
+    "mean_cost",
     "sample_costs",
     "sample_hits",
     "subset_plan",
+    "whole_cost",
 ]
 
 SUBSET_CAP = 1000
@@ -220,6 +223,11 @@ def _subset_hit(
     return None
 
 
+def _radius_matters(chosen: Sequence[Candidate], pick: Candidate | None) -> bool:
+    """Whether a ``cluster`` pick depends on the radius: not for an abstention or a single point."""
+    return pick is not None and not pick.abstains and sum(c.point is not None for c in chosen) > 1
+
+
 def sample_hits(
     result: SampleResult,
     plan: Plan,
@@ -234,7 +242,8 @@ def sample_hits(
     left out of a subset. A result without a region (one read back from predictions.jsonl) knows
     the hit of a pick that is one of its candidates (``critic``, ``first``, ``medoid``), lies on a
     candidate's point, or abstains; another built point (``mean``, ``median``, ``geomedian``,
-    ``cluster``) then gives None.
+    ``cluster``) then gives None, as does ``cluster`` on several points without the image size
+    (its radius is a fraction of the screen).
 
     Args:
         result: The scored sample.
@@ -263,10 +272,13 @@ def sample_hits(
         if got is None:
             chosen = [result.candidates[s] for s in key]
             hits = [bool(result.hits[s]) if s < len(result.hits) else False for s in key]
-            got = {
-                s: _subset_hit(result, chosen, hits, select(s, chosen, size, cluster_radius=cluster_radius))
-                for s in strategies
-            }
+            got = {}
+            for s in strategies:
+                pick = select(s, chosen, size, cluster_radius=cluster_radius)
+                if s == "cluster" and result.image_size is None and _radius_matters(chosen, pick):
+                    got[s] = None  # the radius is a fraction of the screen, whose size is unknown
+                else:
+                    got[s] = _subset_hit(result, chosen, hits, pick)
             got[ORACLE] = any(hits)
             memo[key] = got
         return got

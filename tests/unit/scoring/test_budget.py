@@ -251,10 +251,11 @@ def test_regionless_results_know_only_candidate_picks() -> None:
     """A line read back (no region): picks that are candidates are known, built points are not."""
     cands = (Candidate((1.0, 1.0), 0.2), Candidate((2.0, 2.0), 0.9), Candidate((3.0, 3.0), 0.5))
     r = SampleResult("b", "0", {}, 3, cands, (False, True, False))
-    got = sample_hits(r, subset_plan(3, None), ("critic", "medoid", "mean"))
+    got = sample_hits(r, subset_plan(3, None), ("critic", "medoid", "mean", "cluster"))
     assert got["critic"] == [0.0, 1.0, 1.0]
     assert got["medoid"] == [0.0, 0.0, 1.0]  # medoid of 2 points: the first; of 3: the middle one
     assert got["mean"] == [0.0, None, 1.0]  # one point: itself; the mean of two: unknown; of 3: (2, 2)
+    assert got["cluster"] == [0.0, None, None]  # no image size: the radius of several points is unknown
     abstain = (Candidate(None), Candidate(None), Candidate((3.0, 3.0)))
     ra = SampleResult("b", "1", {}, 3, abstain, (True, True, False))  # a refusal target
     assert sample_hits(ra, subset_plan(3, None), ("mean",))["mean"] == [1.0, 1.0, 1.0]

@@ -1,0 +1,281 @@
+"""Two runs at a matched budget: ``gge compare`` between runs of another K or another critic.
+
+A critic run at K = 5 and a voting run at K = 8 differ in what they pay per sample as much as in what
+they choose. When the two runs differ in K or in critic (``model.critic``, or how the critic's scores
+read: pointwise or a ranking), :func:`matched_budget` compares them where they cost the same: each
+run's budget curve of its own selection strategy (:mod:`gge.scoring.budget`, rebuilt sample by
+sample from its predictions.jsonl: the candidates, their hits and each sample's cost ledger), the
+pair of points (jA, jB) of closest cost per sample, and there the difference B − A of their Top-1
+with its paired bootstrap interval over the per-sample expected hits (the same resamples, clusters
+and seed as compare's other intervals).
+
+**Rule** (:data:`RULE`): the cost is tokens per sample where both runs know them, else seconds per
+sample; the pair minimises ``|cost A − cost B| / max(cost A, cost B)``; ties go to the larger
+budget (the larger of the smaller cost), then to the fewer candidates.
+
+A run's curve below K needs each sample's pick on fewer candidates. predictions.jsonl holds the
+candidates and their hits but not the target, so a pick that is one of the candidates (``critic``,
+``first``, ``medoid``), lies on one, or abstains is known, and a built point (``mean``, ``median``,
+``geomedian``, ``cluster``) is not: such a run's points below K are left out, and a note says so.
+The ``refined`` strategy is one point, at the run's whole cost.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gge.compare.runs import Line, Run, _pct
+from gge.run.document import MatchedBudget, MatchedPoint, MatchedSide
+from gge.scoring.budget import Cost, mean_cost, sample_costs, sample_hits, subset_plan, whole_cost
+from gge.scoring.scoring import SampleResult
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED
+from gge.scoring.stats import paired_bootstrap
+
+__all__ = ["RULE", "Curve", "critic_of", "differs", "matched_budget", "run_curve"]
+
+RULE = (
+    "closest common cost: tokens per sample where both runs know them, else seconds; the pair (jA, jB) "
+    "minimising |cost A − cost B| / max(cost A, cost B); ties: the larger budget, then fewer candidates"
+)
+"""How the matched pair is chosen (written into compare.json ``budget.rule``)."""
+
+UNITS = ("tokens", "seconds")
+"""The cost units, in order of preference."""
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One run's budget curve of its selection strategy on one benchmark, per sample.
+
+    Attributes:
+        strategy: The run's selection strategy.
+        k: Its K.
+        method: How j candidates are drawn (``prefix``, ``subsets``, ``sampled``; ``refined``: one point).
+        critic: ``pointwise``, ``induced`` or None (results.json ``budget.critic``).
+        js: The j of each point.
+        hits: For each point, every paired sample's expected hit (None: unknown).
+        costs: For each point, the mean ``(tokens, seconds)`` per sample.
+        labels: For each point, ``measured`` or ``derived``.
+        notes: What the curve could not know.
+    """
+
+    strategy: str
+    k: int
+    method: str
+    critic: str | None
+    js: tuple[int, ...]
+    hits: tuple[tuple[float | None, ...], ...]
+    costs: tuple[Cost, ...]
+    labels: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    def known(self, i: int) -> bool:
+        """Whether point ``i`` has every sample's expected hit."""
+        return all(h is not None for h in self.hits[i])
+
+    def top1(self, i: int) -> float | None:
+        """The micro Top-1 (percent) of point ``i``, None where a hit is unknown."""
+        values = self.hits[i]
+        if not values or not self.known(i):
+            return None
+        return 100.0 * math.fsum(v for v in values if v is not None) / len(values)
+
+    def cost(self, i: int, unit: str) -> float | None:
+        """Point ``i``'s cost per sample in ``unit`` (``tokens`` or ``seconds``)."""
+        return self.costs[i][UNITS.index(unit)]
+
+    def points(self) -> list[MatchedPoint]:
+        """The curve as compare.json writes it."""
+        return [
+            {
+                "j": j,
+                "top1": self.top1(i),
+                "tokens": self.costs[i][0],
+                "seconds": self.costs[i][1],
+                "cost": self.labels[i],
+            }
+            for i, j in enumerate(self.js)
+        ]
+
+
+def critic_of(run: Run, bench: str) -> tuple[Any, Any]:
+    """A run's critic: its ``model.critic`` option and how its scores read (``budget.critic``)."""
+    model = run.document.get("config", {}).get("model")
+    option = model.get("critic") if isinstance(model, Mapping) else None
+    budget = run.document["benchmarks"][bench].get("budget")
+    return option, None if budget is None else budget["critic"]
+
+
+def differs(a: Run, b: Run, bench: str) -> bool:
+    """Whether the runs differ in K or in critic on a benchmark (then compare matches budgets)."""
+    return a.k != b.k or critic_of(a, bench) != critic_of(b, bench)
+
+
+def _result(bench: str, line: Line, k: int) -> SampleResult:
+    """The light result of a line: candidates, hits and outcomes, no target (it is not recorded)."""
+    return SampleResult(bench, line.id, {}, k, tuple(line.candidates[:k]), line.hits, top1=line.outcomes)
+
+
+def run_curve(run: Run, bench: str, lines: Sequence[Line]) -> tuple[Curve | None, str | None]:
+    """A run's curve of its selection strategy over ``lines`` (paired order), or None and why not.
+
+    Args:
+        run: The run.
+        bench: The benchmark.
+        lines: Its lines, in the order the comparison pairs them.
+
+    Returns:
+        ``(curve, None)``, or ``(None, reason)`` when the run has no curves to rebuild.
+    """
+    strategy = run.selection
+    entry = run.document["benchmarks"][bench]
+    budget = entry.get("budget")
+    config = run.document.get("config", {})
+    radius = config.get("cluster_radius", DEFAULT_CLUSTER_RADIUS) if isinstance(config, Mapping) else None
+    radius = float(radius) if isinstance(radius, (int, float)) else DEFAULT_CLUSTER_RADIUS
+    recorded = sum(bool(x.costs) for x in lines)
+    if not recorded:
+        return None, "no cost records in its predictions.jsonl"
+    partial: tuple[str, ...] = ()
+    if recorded < len(lines):
+        partial = (f"costs are the mean over the {recorded} of {len(lines)} samples with cost records",)
+    critic = None if budget is None else budget["critic"]
+    if strategy == REFINED:
+        whole = mean_cost([whole_cost(x.costs) if x.costs else None for x in lines])
+        outcomes = tuple(float(x.top1) for x in lines)
+        one = Curve(strategy, run.k, REFINED, critic, (run.k,), (outcomes,), (whole,), ("measured",), partial)
+        return one, None
+    if budget is None and run.k > 1:
+        return None, (
+            f"{run.results_path} has no budget curves (written before them): re-score the run with this gge "
+            "(model=replay)"
+        )
+    first_slot = None if budget is None else budget["first_slot"]
+    plan = subset_plan(run.k, first_slot)
+    method = plan.method
+    per_sample = [
+        sample_hits(_result(bench, x, run.k), plan, (strategy,), cluster_radius=radius) for x in lines
+    ]
+    per_cost = [sample_costs(x.costs, plan) for x in lines]
+    js = tuple(range(1, run.k + 1))
+    hits = tuple(tuple(h[strategy][j - 1] for h in per_sample) for j in js)
+    costs = tuple(mean_cost([None if c is None else c[j - 1] for c in per_cost]) for j in js)
+    labels = tuple("measured" if j == run.k else "derived" for j in js)
+    unknown = [j for j, row in zip(js, hits, strict=True) if any(h is None for h in row)]
+    notes = partial
+    if unknown:
+        notes += (
+            f"'{strategy}' builds a new point, whose hit needs the target, which predictions.jsonl does not "
+            f"record: its points at j = {', '.join(map(str, unknown))} are left out",
+        )
+    return Curve(strategy, run.k, method, critic, js, hits, costs, labels, notes), None
+
+
+def _closest(a: Curve, b: Curve) -> tuple[str, int, int, float] | None:
+    """The unit and the matched pair of point indices (:data:`RULE`), with their relative difference."""
+    for unit in UNITS:
+        pairs = []
+        for i in range(len(a.js)):
+            ca = a.cost(i, unit)
+            if ca is None or not a.known(i):
+                continue
+            for m in range(len(b.js)):
+                cb = b.cost(m, unit)
+                if cb is None or not b.known(m):
+                    continue
+                top = max(ca, cb)
+                rel = abs(ca - cb) / top if top > 0 else 0.0
+                pairs.append((rel, -min(ca, cb), a.js[i] + b.js[m], a.js[i], i, m))
+        if pairs:
+            rel, _, _, _, i, m = min(pairs)
+            return unit, i, m, rel
+    return None
+
+
+def _side(curve: Curve, i: int) -> MatchedSide:
+    return {
+        "strategy": curve.strategy,
+        "k": curve.k,
+        "method": curve.method,
+        "critic": curve.critic,
+        "j": curve.js[i],
+        "top1": curve.top1(i),
+        "tokens": curve.costs[i][0],
+        "seconds": curve.costs[i][1],
+        "cost": curve.labels[i],
+        "curve": curve.points(),
+    }
+
+
+def matched_budget(
+    a: Run,
+    b: Run,
+    bench: str,
+    pairs: Sequence[tuple[Line, Line]],
+    clusters: Sequence[str],
+    *,
+    resamples: int,
+    seed: int,
+    level: float,
+    min_clusters: int,
+) -> tuple[MatchedBudget | None, list[str]]:
+    """The comparison at matched budget on one benchmark (compare.json ``budget``), and its notes.
+
+    Args:
+        a: Run A.
+        b: Run B.
+        bench: The benchmark.
+        pairs: Its paired lines (A's, B's), in the comparison's order.
+        clusters: Each pair's cluster key (its screenshot), as compare's other intervals use.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+        level: Interval coverage.
+        min_clusters: Fewer screenshots than this give no interval.
+
+    Returns:
+        ``(budget, notes)``: ``budget`` is None when either run has no curve or no common cost unit
+        (the notes say why). Else ``unit``, ``rule``, ``relative_difference``, ``a`` and ``b`` (each
+        run's strategy, K, method, critic, the matched ``j``, its Top-1, tokens and seconds per
+        sample, ``cost`` measured or derived, and its whole ``curve``), ``diff`` (B − A in points, of
+        the micro Top-1: the mean of the per-sample expected hits), ``ci``, ``samples`` and
+        ``screenshots``.
+    """
+    notes: list[str] = []
+    curves: list[Curve] = []
+    for side, run, lines in (("A", a, [x for x, _ in pairs]), ("B", b, [y for _, y in pairs])):
+        curve, why = run_curve(run, bench, lines)
+        if curve is None:
+            notes.append(f"{bench}: no comparison at matched budget: {side} ({run.folder}): {why}")
+            return None, notes
+        notes += [f"{bench}: {side}'s budget curve: {n}" for n in curve.notes]
+        curves.append(curve)
+    ca, cb = curves
+    match = _closest(ca, cb)
+    if match is None:
+        notes.append(f"{bench}: no comparison at matched budget: no cost both runs know (tokens or seconds)")
+        return None, notes
+    unit, i, m, rel = match
+    ea = np.array(ca.hits[i], dtype=float)
+    eb = np.array(cb.hits[m], dtype=float)
+    ci: list[float] | None = None
+    screenshots = len(set(clusters))
+    if len(ea) and screenshots >= min_clusters:
+        lo, hi, _ = paired_bootstrap(ea, eb, clusters, resamples=resamples, seed=seed, level=level)
+        ci = [_pct(lo), _pct(hi)]
+    top_a, top_b = ca.top1(i), cb.top1(m)
+    return {
+        "unit": unit,
+        "rule": RULE,
+        "relative_difference": rel,
+        "a": _side(ca, i),
+        "b": _side(cb, m),
+        "diff": None if top_a is None or top_b is None else top_b - top_a,
+        "ci": ci,
+        "samples": len(ea),
+        "screenshots": screenshots,
+    }, notes

@@ -1,0 +1,268 @@
+"""``gge compare`` at matched budget (issue 20): a K=3 and a K=5 run, against a hand computation.
+
+Both runs are real output folders of ``python eval.py model=replay`` over the demo suite, replaying
+files written here: candidates on or off each sample's target box, critic scores (probabilities for
+the K=3 run, a ranking for the K=5 one) and a fixed cost ledger per sample, so every cost on the
+curves is a closed form. The matched pair, Δ Top-1 and its interval are recomputed from the two
+predictions.jsonl files by direct enumeration and a plain loop over the bootstrap resamples.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gge.benchmarks import get_benchmark
+from gge.cli.commands import main
+from gge.compare import compare_runs, load_run
+from gge.run.settings import parse_args
+from gge.run.standalone import run
+from gge.scoring.stats import resample_weights
+from gge.types import Box
+
+BENCH = "screenspot_v2"
+RESAMPLES = 300
+
+
+def _targets(demo: Path) -> list[tuple[str, Box, tuple[int, int]]]:
+    b = get_benchmark(BENCH)
+    out = []
+    for s in b.load(demo / b.directory, b.options_type()).samples:
+        assert isinstance(s.region, Box)
+        out.append((s.id, s.region, s.image_size))
+    return out
+
+
+def _miss(box: Box, size: tuple[int, int], rng: random.Random) -> list[float]:
+    """A point off the box (near a corner of the screen, jittered)."""
+    corners = [(1.0, 1.0), (size[0] - 1.0, size[1] - 1.0), (1.0, size[1] - 1.0), (size[0] - 1.0, 1.0)]
+    rng.shuffle(corners)
+    for x, y in corners:
+        point = (abs(x - rng.uniform(0, 5)), abs(y - rng.uniform(0, 5)))
+        if not box.contains(*point):
+            return list(point)
+    raise AssertionError("no point off the box")
+
+
+def _inside(box: Box, rng: random.Random) -> list[float]:
+    """A point well inside the box, jittered (two of them are never the same point)."""
+    x1, y1, x2, y2 = box.pixel_box()
+    return [x1 + (x2 - x1) * rng.uniform(0.3, 0.7), y1 + (y2 - y1) * rng.uniform(0.3, 0.7)]
+
+
+def _ledger(k: int, *, judges: bool) -> list[dict[str, Any]]:
+    """A propose request for all k slots; a judge per slot (pointwise) or one ranking (listwise)."""
+    if judges:
+        cost = [
+            {"stage": "propose", "input_tokens": 300, "output_tokens": 60, "seconds": 0.3, "candidates": k}
+        ]
+        cost += [
+            {
+                "stage": "judge",
+                "input_tokens": 100,
+                "output_tokens": 0,
+                "seconds": 0.1,
+                "slot": i,
+                "candidates": 1,
+            }
+            for i in range(k)
+        ]
+        return cost
+    return [
+        {"stage": "propose", "input_tokens": 200, "output_tokens": 100, "seconds": 0.5, "candidates": k},
+        {"stage": "rank", "input_tokens": 150, "output_tokens": 5, "seconds": 0.2, "candidates": 0},
+    ]
+
+
+def _replay_file(path: Path, demo: Path, k: int, *, seed: int, ranking: bool, costs: bool = True) -> Path:
+    rng = random.Random(seed)
+    lines = []
+    for sid, box, size in _targets(demo):
+        cands = [_inside(box, rng) if rng.random() < 0.4 else _miss(box, size, rng) for _ in range(k)]
+        scores: list[float] = (
+            [float(v) for v in rng.sample(range(1, k + 1), k)]
+            if ranking
+            else [rng.random() for _ in range(k)]
+        )
+        line: dict[str, Any] = {
+            "benchmark": BENCH,
+            "id": sid,
+            "candidates": cands,
+            "scores": scores,
+            "raw": "",
+        }
+        if costs:
+            line["cost"] = _ledger(k, judges=not ranking)
+        lines.append(line)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def _eval(demo: Path, out: Path, predictions: Path, *extra: str) -> Path:
+    argv = [
+        f"data_root={demo}",
+        f"benchmarks=[{BENCH}]",
+        f"output_dir={out}",
+        "model=replay",
+        f"model.predictions={predictions}",
+        "report_misses=0",
+        *extra,
+    ]
+    run(parse_args(argv), out=io.StringIO())
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(demo_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A: K=3, sampled (exchangeable from slot 1), pointwise critic; B: K=5, a ranked list, listwise."""
+    root = tmp_path_factory.mktemp("budget")
+    a_file = _replay_file(root / "a.jsonl", demo_suite, 3, seed=1, ranking=False)
+    b_file = _replay_file(root / "b.jsonl", demo_suite, 5, seed=2, ranking=True)
+    bare = _replay_file(root / "bare.jsonl", demo_suite, 5, seed=2, ranking=True, costs=False)
+    return {
+        "A": _eval(demo_suite, root / "A", a_file, "model.proposer=sampling"),
+        "B": _eval(demo_suite, root / "B", b_file),
+        "C": _eval(demo_suite, root / "C", b_file, "selection=cluster"),
+        "bare": _eval(demo_suite, root / "bare", bare),
+        "root": root,
+    }
+
+
+def _lines(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (folder / "predictions.jsonl").read_text().splitlines() if x.strip()]
+
+
+def _critic_hit(line: dict[str, Any], slots: tuple[int, ...]) -> bool:
+    """The critic's pick on a subset, by hand: the highest score, the earlier slot on a tie."""
+    best = slots[0]
+    for s in slots[1:]:
+        if line["scores"][s] > line["scores"][best]:
+            best = s
+    return bool(line["hits"][best])
+
+
+def _expected_hits(lines: list[dict[str, Any]], k: int, j: int, first: int | None) -> np.ndarray:
+    if first is None or j <= first:
+        subsets = [tuple(range(j))]
+    else:
+        subsets = [tuple(range(first)) + c for c in itertools.combinations(range(first, k), j - first)]
+    return np.array([sum(_critic_hit(x, s) for s in subsets) / len(subsets) for x in lines])
+
+
+# tokens per sample at j, by hand from the ledgers:
+# A (K=3, slot 0 always kept, each of slots 1-2 with probability (j-1)/2): the propose request is always
+#   made (300) and pays 20 output tokens per candidate used; the judges 100 per slot used.
+A_TOKENS = {1: 300 + 20 + 100, 2: 300 + 40 + 100 + 2 * 0.5 * 100, 3: 300 + 60 + 300}
+# B (K=5, the first j): the propose request 200 + 20 j, the ranking (about all at once) 155 at every j.
+B_TOKENS = {j: 200 + 20 * j + 155 for j in range(1, 6)}
+
+
+def test_the_curves_costs_are_the_ledgers_closed_forms(runs: dict[str, Path]) -> None:
+    for folder, want, method, critic in (
+        (runs["A"], A_TOKENS, "subsets", "pointwise"),
+        (runs["B"], B_TOKENS, "prefix", "induced"),
+    ):
+        budget = json.loads((folder / "results.json").read_text())["benchmarks"][BENCH]["budget"]
+        assert budget["method"] == method and budget["critic"] == critic
+        assert [p["tokens"] for p in budget["points"]] == pytest.approx([want[j] for j in sorted(want)])
+
+
+def test_matched_budget_between_k3_and_k5_by_hand(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = runs["root"] / "AB"
+    assert (
+        main(["compare", str(runs["A"]), str(runs["B"]), "--out", str(out), "--resamples", str(RESAMPLES)])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    doc = json.loads((out / "compare.json").read_text())
+    budget = doc["benchmarks"][BENCH]["budget"]
+
+    # the closest pair by hand: A j=1 (420 tokens) and B j=3 (415): 5/420 apart; no other pair is closer
+    rel = {(ja, jb): abs(ta - tb) / max(ta, tb) for ja, ta in A_TOKENS.items() for jb, tb in B_TOKENS.items()}
+    assert min(rel, key=rel.__getitem__) == (1, 3)
+    assert budget["unit"] == "tokens"
+    assert (budget["a"]["j"], budget["b"]["j"]) == (1, 3)
+    assert budget["relative_difference"] == pytest.approx(5 / 420)
+    assert budget["a"]["tokens"] == pytest.approx(420) and budget["b"]["tokens"] == pytest.approx(415)
+    assert budget["a"]["seconds"] == pytest.approx(0.1 + 0.1)  # no prefill timed apart: 1/3 of 0.3, judge 0
+    assert budget["b"]["seconds"] == pytest.approx(0.5 * 3 / 5 + 0.2)
+    assert budget["a"]["cost"] == "derived" and budget["b"]["cost"] == "derived"
+    assert (budget["a"]["method"], budget["b"]["method"]) == ("subsets", "prefix")
+    assert (budget["a"]["critic"], budget["b"]["critic"]) == ("pointwise", "induced")
+
+    la, lb = _lines(runs["A"]), _lines(runs["B"])
+    by_id = {x["id"]: x for x in lb}
+    lb = [by_id[x["id"]] for x in la]  # compare pairs in A's order
+    ea = _expected_hits(la, 3, 1, 1)
+    eb = _expected_hits(lb, 5, 3, None)
+    assert budget["a"]["top1"] == pytest.approx(100 * ea.mean())
+    assert budget["b"]["top1"] == pytest.approx(100 * eb.mean())
+    assert budget["diff"] == pytest.approx(100 * (eb.mean() - ea.mean()))
+    # the interval: a plain loop over compare's resamples of screenshots
+    clusters = [x["image"] for x in la]
+    diffs = [
+        100 * (float(w @ eb) - float(w @ ea)) / w.sum()
+        for w in resample_weights(clusters, resamples=RESAMPLES, seed=0).astype(float)
+    ]
+    assert budget["ci"] == pytest.approx(list(np.percentile(diffs, [2.5, 97.5])), abs=1e-9)
+    assert budget["samples"] == len(la) and budget["screenshots"] == len(set(clusters))
+    # every point of both curves, against the enumeration
+    for side, lines, k, first in (("a", la, 3, 1), ("b", lb, 5, None)):
+        tops = [p["top1"] for p in budget[side]["curve"]]
+        assert tops == pytest.approx(
+            [100 * _expected_hits(lines, k, j, first).mean() for j in range(1, k + 1)]
+        )
+    # at j = K the curve is the run's own Top-1 and what it paid
+    a_results = json.loads((runs["A"] / "results.json").read_text())["benchmarks"][BENCH]
+    assert budget["a"]["curve"][-1]["top1"] == pytest.approx(a_results["micro"]["top1"])
+    assert budget["a"]["curve"][-1]["cost"] == "measured"
+    assert budget["a"]["curve"][-1]["tokens"] == pytest.approx(
+        a_results["cost"]["total"]["tokens"]["total"]["mean"]
+    )
+
+    assert "## At matched budget (the runs differ in K or critic)" in printed
+    assert "critic j=1/3 (derived)" in printed and "critic j=3/5 (derived)" in printed
+    md = (out / "compare.md").read_text()
+    assert "### Budget curves" in md
+    html = (out / "compare.html").read_text()
+    assert "At matched budget" in html and "Top-1 against tokens per sample" in html
+
+
+def test_voting_points_below_k_need_the_target(runs: dict[str, Path]) -> None:
+    """B replayed with selection=cluster: its built points are known at j = 1 (one point) and j = K only."""
+    doc = compare_runs(load_run(runs["A"]), load_run(runs["C"]), resamples=50)
+    budget = doc["benchmarks"][BENCH]["budget"]
+    curve = budget["b"]["curve"]
+    assert budget["b"]["strategy"] == "cluster"
+    assert [p["top1"] is None for p in curve] == [False, True, True, True, False]
+    assert any("'cluster' builds a new point" in n and "j = 2, 3, 4 are left out" in n for n in doc["notes"])
+    c_results = json.loads((runs["C"] / "results.json").read_text())["benchmarks"][BENCH]
+    assert curve[-1]["top1"] == pytest.approx(c_results["selection"]["cluster"])
+    # the pair among the points known: B's j=1 (375 tokens) or j=5 (455) against A's 420, 540, 660
+    assert budget["b"]["j"] in (1, 5)
+    rel = {
+        (ja, jb): abs(A_TOKENS[ja] - B_TOKENS[jb]) / max(A_TOKENS[ja], B_TOKENS[jb])
+        for ja in A_TOKENS
+        for jb in (1, 5)
+    }
+    assert (budget["a"]["j"], budget["b"]["j"]) == min(rel, key=rel.__getitem__)
+
+
+def test_runs_alike_in_k_and_critic_get_no_matched_budget(runs: dict[str, Path]) -> None:
+    doc = compare_runs(load_run(runs["B"]), load_run(runs["C"]), resamples=50)  # same K, same critic
+    assert "budget" not in doc["benchmarks"][BENCH]
+
+
+def test_runs_without_costs_say_so(runs: dict[str, Path]) -> None:
+    doc = compare_runs(load_run(runs["A"]), load_run(runs["bare"]), resamples=50)
+    assert doc["benchmarks"][BENCH]["budget"] is None
+    assert any("no comparison at matched budget: B" in n and "no cost records" in n for n in doc["notes"])
