@@ -409,7 +409,9 @@ def _y_ticks(values: Sequence[float]) -> list[float]:
     lo, hi = (min(values), max(values)) if values else (0.0, 100.0)
     if hi - lo < 10:  # a few points apart: show at least ten
         mid = (lo + hi) / 2
-        lo, hi = max(0.0, min(lo, mid - 5)), min(100.0, max(hi, mid + 5))
+        lo, hi = min(lo, mid - 5), max(hi, mid + 5)
+    pad = max(2.0, 0.05 * (hi - lo))  # no point on the frame
+    lo, hi = max(0.0, lo - pad), min(100.0, hi + pad)
     ticks = [t for t in nice_ticks(lo, hi) if -1e-9 <= t <= 100 + 1e-9]
     return ticks if len(ticks) >= 2 else [0.0, 100.0]
 
@@ -445,7 +447,8 @@ def budget_chart_svg(
     Each point is a ``<circle>`` with ``data-strategy``, ``data-j`` and ``data-cost`` (``measured`` or
     ``derived``) and a tooltip; the refined point is a diamond (``data-strategy="refined"``). The x
     axis spans round ticks around the costs (:func:`nice_ticks`), the y axis the Top-1 values (percent,
-    inside 0-100). The ``<desc>`` lists every point in words.
+    inside 0-100, with a margin so that no point sits on the frame). The ``<desc>`` lists every point
+    in words. The curves are drawn in reverse order, so the first (the critic's) is on top.
 
     Args:
         curves: The strategies' curves (:func:`gge.report.cost_tables.budget_curves`).
@@ -474,7 +477,7 @@ def budget_chart_svg(
     ys = [p.y for c in curves for p in c.points] + ([refined[1]] if refined else [])
     x_ticks = nice_ticks(min(xs), max(xs)) if xs else [0.0, 1.0]
     y_ticks = _y_ticks(ys)
-    f = _Frame(width, height, 46, 14, 44, 36, x_ticks[0], x_ticks[-1], y_ticks[0], y_ticks[-1])
+    f = _Frame(width, height, 46, 24, 44, 36, x_ticks[0], x_ticks[-1], y_ticks[0], y_ticks[-1])
     parts = [_svg_open(width, height, title)]
     words = [
         f"{c.label}: "
@@ -488,10 +491,9 @@ def budget_chart_svg(
         words.append(f"refined: {x_format(refined[0])} → {refined[1]:.1f}% (measured)")
     parts.append(f"<desc>{esc('. '.join(words))}</desc>")
     parts.append(_axes(f, x_ticks, y_ticks, x_label, "Top-1 %", x_format))
-    legend: list[tuple[str, str, bool]] = []
-    for c in curves:
+    legend = [(c.label, colours.get(c.strategy, "#555"), False) for c in curves]
+    for c in reversed(curves):  # the first curve (the critic's) drawn last, on top
         colour = colours.get(c.strategy, "#555")
-        legend.append((c.label, colour, False))
         opacity = ' opacity="0.45"' if c.strategy in faint else ""
         parts.append(f'<g class="curve" data-strategy="{esc(c.strategy)}"{opacity}>')
         if len(c.points) > 1:

@@ -227,3 +227,42 @@ def test_the_custom_properties_resolve(report: tuple[Path, int], tmp_path: Path)
     badges = dict(step.split("=", 1) for step in steps[2:])
     assert len(steps) - 2 == cards and len(badges) >= 4, steps
     assert badges == {kind: _rgb(KIND_COLOURS[kind]) for kind in badges}
+
+
+_READ_BUDGET_PLOTS = """<script>
+(function () {
+  var out = [];
+  Array.prototype.forEach.call(document.querySelectorAll("figure.budget-plot"), function (figure) {
+    var svg = figure.querySelector("svg"), box = svg.getBoundingClientRect();
+    var marks = svg.querySelectorAll("circle[data-strategy]"), inside = 0, drawn = 0;
+    Array.prototype.forEach.call(marks, function (mark) {
+      var r = mark.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0) { drawn += 1; }
+      var within = r.left >= box.left && r.right <= box.right && r.top >= box.top && r.bottom <= box.bottom;
+      if (within) { inside += 1; }
+    });
+    var refined = svg.querySelector('path[data-strategy="refined"]').getBoundingClientRect();
+    out.push([figure.dataset.axis, Math.round(box.width) + "x" + Math.round(box.height), marks.length, drawn,
+              inside, refined.width > 0 ? "refined" : "none",
+              svg.querySelectorAll("polyline").length].join(":"));
+  });
+  document.body.dataset.budgetPlots = out.join("|");
+})();
+</script>"""
+
+
+def test_the_budget_plot_renders(tmp_path: Path) -> None:
+    """report.html's budget plots lay out in Chromium: every mark drawn inside its chart, no script error."""
+    from cost_documents import cost_document
+
+    page = write_report_html(tmp_path / "cost.html", render_report_html(cost_document(), []))  # type: ignore[arg-type]
+    path = tmp_path / "budget.html"
+    path.write_text(
+        page.read_text(encoding="utf-8").replace("</body>", _READ_BUDGET_PLOTS + "</body>"), encoding="utf-8"
+    )
+    _, body, console = _load(path, tmp_path)
+    assert console == [] and "data-js-errors" not in body and 'data-ready="1"' in body
+    found = re.search(r'data-budget-plots="([^"]*)"', body)
+    assert found is not None, body
+    # two plots of 420 x 270 pixels; 3 strategies x 3 points each, all drawn inside; a line per strategy
+    assert found.group(1).split("|") == [f"{axis}:420x270:9:9:9:refined:3" for axis in ("tokens", "seconds")]

@@ -306,9 +306,9 @@ def test_budget_plot_points_sit_on_the_drawn_axes(axis: str, x_ticks: list[float
     assert svg.findtext("title") == f"OSWorld-G: {heading}" and "critic: j=1" in (svg.findtext("desc") or "")
     xt, yt = _ticks(svg, "x"), _ticks(svg, "y")
     # the costs run from 1040.3 (0.25 s) to the refined 2600 (0.75 s): round steps of 500 (0.1); Top-1 from
-    # 40 to 67.5: steps of 10
+    # 40 to 67.5, 2 points of margin: 38 to 69.5, steps of 10
     assert [v for v, _ in xt] == pytest.approx(x_ticks)
-    assert [v for v, _ in yt] == [40.0, 50.0, 60.0, 70.0]
+    assert [v for v, _ in yt] == [30.0, 40.0, 50.0, 60.0, 70.0]
     x_of, y_of = _mapping(xt), _mapping(yt)
     for v, p in xt + yt:  # evenly spaced: the mapping is linear
         assert (x_of if (v, p) in xt else y_of)(v) == pytest.approx(p, abs=0.11)
