@@ -13,6 +13,7 @@ import io
 import itertools
 import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,17 @@ def _ledger(k: int, *, judges: bool) -> list[dict[str, Any]]:
     ]
 
 
-def _replay_file(path: Path, demo: Path, k: int, *, seed: int, ranking: bool, costs: bool = True) -> Path:
+def _timed_only(k: int) -> list[dict[str, Any]]:
+    """A ledger that knows seconds only (an endpoint that reports no usage): 0.11 s per answer, 0.2 s rank."""
+    return [
+        {"stage": "propose", "seconds": 0.11 * k, "candidates": k},
+        {"stage": "rank", "seconds": 0.2, "candidates": 0},
+    ]
+
+
+def _replay_file(
+    path: Path, demo: Path, k: int, *, seed: int, ranking: bool, costs: bool = True, timed_only: bool = False
+) -> Path:
     rng = random.Random(seed)
     lines = []
     for sid, box, size in _targets(demo):
@@ -99,7 +110,7 @@ def _replay_file(path: Path, demo: Path, k: int, *, seed: int, ranking: bool, co
             "raw": "",
         }
         if costs:
-            line["cost"] = _ledger(k, judges=not ranking)
+            line["cost"] = _timed_only(k) if timed_only else _ledger(k, judges=not ranking)
         lines.append(line)
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     return path
@@ -126,7 +137,11 @@ def runs(demo_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     a_file = _replay_file(root / "a.jsonl", demo_suite, 3, seed=1, ranking=False)
     b_file = _replay_file(root / "b.jsonl", demo_suite, 5, seed=2, ranking=True)
     bare = _replay_file(root / "bare.jsonl", demo_suite, 5, seed=2, ranking=True, costs=False)
+    pointwise = _replay_file(root / "d.jsonl", demo_suite, 5, seed=3, ranking=False)
+    timed = _replay_file(root / "e.jsonl", demo_suite, 5, seed=4, ranking=True, timed_only=True)
     return {
+        "D": _eval(demo_suite, root / "D", pointwise),
+        "E": _eval(demo_suite, root / "E", timed),
         "A": _eval(demo_suite, root / "A", a_file, "model.proposer=sampling"),
         "B": _eval(demo_suite, root / "B", b_file),
         "C": _eval(demo_suite, root / "C", b_file, "selection=cluster"),
@@ -266,3 +281,69 @@ def test_runs_without_costs_say_so(runs: dict[str, Path]) -> None:
     doc = compare_runs(load_run(runs["A"]), load_run(runs["bare"]), resamples=50)
     assert doc["benchmarks"][BENCH]["budget"] is None
     assert any("no comparison at matched budget: B" in n and "no cost records" in n for n in doc["notes"])
+
+
+def test_another_critic_at_the_same_k_is_matched(runs: dict[str, Path]) -> None:
+    """B (K=5, a ranking) against D (K=5, P(yes) per candidate): the critics differ: budgets matched."""
+    doc = compare_runs(load_run(runs["B"]), load_run(runs["D"]), resamples=50)
+    budget = doc["benchmarks"][BENCH]["budget"]
+    assert (budget["a"]["critic"], budget["b"]["critic"]) == ("induced", "pointwise")
+    # B: 200 + 20 j + 155; D: 300 + 12 j + 100 j (a judge per candidate): 375 vs 412 at j = 1 is closest
+    d_tokens = {j: 300 + 12 * j + 100 * j for j in range(1, 6)}
+    rel = {
+        (ja, jb): abs(B_TOKENS[ja] - d_tokens[jb]) / max(B_TOKENS[ja], d_tokens[jb])
+        for ja in B_TOKENS
+        for jb in d_tokens
+    }
+    assert (budget["a"]["j"], budget["b"]["j"]) == min(rel, key=rel.__getitem__)
+    assert budget["b"]["tokens"] == pytest.approx(d_tokens[budget["b"]["j"]])
+
+
+def test_seconds_stand_in_where_tokens_are_unknown(runs: dict[str, Path]) -> None:
+    doc = compare_runs(load_run(runs["A"]), load_run(runs["E"]), resamples=50)
+    budget = doc["benchmarks"][BENCH]["budget"]
+    assert budget["unit"] == "seconds"
+    assert all(p["tokens"] is None for p in budget["b"]["curve"])
+    # A: 0.2, 0.4, 0.6 s at j = 1..3; E (the first j): 0.11 j + 0.2 -> (2, 2) is 0.02 / 0.42 apart
+    a_seconds = {1: 0.2, 2: 0.4, 3: 0.6}
+    e_seconds = {j: 0.11 * j + 0.2 for j in range(1, 6)}
+    rel = {
+        (ja, jb): abs(ta - tb) / max(ta, tb) for ja, ta in a_seconds.items() for jb, tb in e_seconds.items()
+    }
+    assert min(rel, key=rel.__getitem__) == (2, 2)
+    assert (budget["a"]["j"], budget["b"]["j"]) == (2, 2)
+    assert budget["relative_difference"] == pytest.approx(0.02 / 0.42)
+    assert budget["a"]["seconds"] == pytest.approx(0.4) and budget["b"]["seconds"] == pytest.approx(0.42)
+
+
+def test_results_without_budget_curves_are_named(runs: dict[str, Path], tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    shutil.copytree(runs["B"], old, ignore=shutil.ignore_patterns("compare*"))
+    doc = json.loads((old / "results.json").read_text())
+    del doc["benchmarks"][BENCH]["budget"]
+    (old / "results.json").write_text(json.dumps(doc))
+    got = compare_runs(load_run(runs["A"]), load_run(old), resamples=50)
+    assert got["benchmarks"][BENCH]["budget"] is None
+    assert any("has no budget curves (written before them)" in n for n in got["notes"])
+
+
+def test_a_refined_run_is_one_point_at_its_whole_cost(runs: dict[str, Path], tmp_path: Path) -> None:
+    """A run whose selection is the refine stage's pick: its curve is one point, refine included."""
+    refined = tmp_path / "refined"
+    shutil.copytree(runs["D"], refined, ignore=shutil.ignore_patterns("compare*"))
+    lines = _lines(refined)
+    for x in lines:
+        x["top1"]["refined"] = x["top1"]["critic"]
+        x["cost"].append(
+            {"stage": "refine", "input_tokens": 90, "output_tokens": 10, "seconds": 0.3, "candidates": 0}
+        )
+    (refined / "predictions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    doc = json.loads((refined / "results.json").read_text())
+    doc["selection"] = "refined"
+    (refined / "results.json").write_text(json.dumps(doc))
+    got = compare_runs(load_run(runs["A"]), load_run(refined), resamples=50)
+    b = got["benchmarks"][BENCH]["budget"]["b"]
+    assert b["strategy"] == "refined" and b["method"] == "refined" and b["j"] == 5
+    assert [p["j"] for p in b["curve"]] == [5]
+    assert b["tokens"] == pytest.approx(300 + 60 + 500 + 100)  # D's whole ledger plus the refine request
+    assert b["top1"] == pytest.approx(100 * sum(x["top1"]["critic"] for x in lines) / len(lines))
