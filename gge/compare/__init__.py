@@ -26,9 +26,15 @@ Top-1 hit with no answer, hits that do not match the candidates).
 The statistics (paired cluster bootstrap, exact McNemar, minimum detectable difference) are the
 pure functions of :mod:`gge.scoring.stats`.
 
+When the runs differ in K or in critic (a critic at K = 5 against voting at K = 8), each benchmark
+also gets the comparison at matched budget (:mod:`gge.compare.matched`): each run's budget curve of
+its own selection strategy, the pair of points of closest cost per sample, and there Δ Top-1 with its
+paired interval and each run's cost.
+
 The package: :mod:`gge.compare.runs` reads a run back (:func:`load_run`), :mod:`gge.compare.pairing`
-pairs two (:func:`compare_runs`), :mod:`gge.compare.render` lays the document out and writes the files
-and :mod:`gge.compare.cli` is the command (:func:`run_compare`); the names are re-exported here.
+pairs two (:func:`compare_runs`), :mod:`gge.compare.matched` matches their budgets,
+:mod:`gge.compare.render` lays the document out and writes the files and :mod:`gge.compare.cli` is
+the command (:func:`run_compare`); the names are re-exported here.
 """
 
 from __future__ import annotations
