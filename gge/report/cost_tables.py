@@ -267,8 +267,10 @@ def budget_section(budget: BudgetCurves) -> Section:
     notes = [
         _method_note(budget),
         f"Costs per sample: unmarked, measured (what the run paid); {DERIVED_MARK} derived from the "
-        "measured costs: each request's fixed part (its prompt) where it is still made, plus its "
-        "per-candidate part in proportion to the candidates it serves.",
+        "measured ledger: each request's fixed part (its prompt; its prefill time where timed apart) "
+        "weighted by the chance it is still made, plus its per-candidate part (its output, the rest of "
+        "its time) in proportion to the share of its candidates used; a request about all candidates "
+        "at once (a listwise ranking) in full. The refine stage is not on the curve.",
     ]
     refined = budget.get("refined")
     if refined is not None:
