@@ -201,13 +201,20 @@ class TransformersBackend:
         return sorted(idx, key=lambda i: (area(i), i))
 
     def _image_tokens(self, inputs: Any) -> list[int | None]:
-        """Each request's image tokens in a processed batch, from its ``image_grid_thw`` row."""
+        """Each request's image tokens in a processed batch, from its ``image_grid_thw`` row.
+
+        None (unknown) for each where the processor gives no grid of one image per request or
+        neither the image processor nor the model config has a merge size.
+        """
         rows = len(inputs["input_ids"])
         grid = inputs.get("image_grid_thw") if hasattr(inputs, "get") else None
-        if grid is None or len(grid) != rows:  # not one image per request: not counted
+        if grid is None or len(grid) != rows:
             return [None] * rows
-        counts: list[int | None] = list(image_tokens(grid, merge_size(self.processor, self.model)))
-        return counts
+        try:
+            merge = merge_size(self.processor, self.model)
+        except GgeError:
+            return [None] * rows
+        return list(image_tokens(grid, merge))
 
     @staticmethod
     def _answer_length(row: Any, stops: set[int]) -> int:
