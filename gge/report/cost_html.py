@@ -6,10 +6,10 @@ vs seconds per sample": the critic's curve beside the vote's (``cluster``), ``fi
 points filled, derived ones hollow, the refined point a diamond. Nothing is fetched.
 
 Example:
-    >>> html = setup_html({"cost": {"hardware": "a CPU", "device": "cpu", "backend": "demo", "dtype": None,
-    ...                             "batch_size": 4, "batch_grouping": "image size"}})
-    >>> html[:63]
-    '<p class="protocol setup">Costs measured on: a CPU · device cpu'
+    >>> html = setup_html({"cost": {"source": "measured", "hardware": "a CPU", "device": "cpu",
+    ...     "backend": "demo", "dtype": None, "batch_size": 4, "batch_grouping": "image size"}})
+    >>> html[:56]
+    '<p class="protocol setup">Costs: measured on a CPU (cpu)'
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from gge.report.cost_tables import (
     budget_curves,
     cost_sections,
     refined_mark,
-    setup_text,
 )
 from gge.report.html_format import TOP1_COLOUR, _table, esc
 from gge.report.numbers import fmt_seconds, fmt_tokens
 from gge.report.svg import budget_chart_svg
+from gge.run.assemble import setup_text
 from gge.run.document import BudgetCurves
 
 BUDGET_COLOURS = {"critic": TOP1_COLOUR, "cluster": "#d95f02", "first": "#7a7a7a"}
@@ -45,9 +45,12 @@ def _note(text: str) -> str:
 
 
 def setup_html(document: Mapping[str, Any]) -> str:
-    """The line under the protocol naming what the costs were measured on, or "" without ``cost``."""
-    text = setup_text(document.get("cost"))
-    return f'<p class="protocol setup">{esc(text)}</p>' if text else ""
+    """The line under the protocol naming what the costs were measured on, or "" without ``cost``.
+
+    The words are report.md's (:func:`gge.run.assemble.setup_text`).
+    """
+    setup = document.get("cost")
+    return f'<p class="protocol setup">{esc(setup_text(setup))}</p>' if setup else ""
 
 
 def section_html(section: Section) -> str:

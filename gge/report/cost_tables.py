@@ -11,8 +11,7 @@ header, rows of formatted cells and notes), which :mod:`gge.report.markdown` lay
 * ``budget`` (:func:`budget_section`): Top-1 of the critic, the vote and ``first`` using j of the K
   candidates, with what j candidates cost (``†`` marks a derived cost).
 
-:func:`budget_curves` gives the budget plot's curves (report.html's SVG and the W&B line series), and
-:func:`setup_text` the run's cost setup line (results.json ``cost``).
+:func:`budget_curves` gives the budget plot's curves (report.html's SVG and the W&B line series).
 
 Example:
     >>> point = {"j": 1, "top1": {"critic": 40.0, "cluster": 35.0, "first": 30.0}, "oracle": 50.0,
@@ -30,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gge.report.numbers import DASH, fmt, fmt_calls, fmt_seconds, fmt_signed, fmt_tokens
-from gge.run.document import BudgetCurves, CostSetup, CostSummary, RefineSummary, StageCost
+from gge.run.document import BudgetCurves, CostSummary, RefineSummary, StageCost
 from gge.scoring.analysis import SPATIAL
 
 TOKEN_KINDS = ("image", "text", "output", "cached")
@@ -66,31 +65,6 @@ class Section:
     header: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
-
-
-# -- the run's setup ----------------------------------------------------------------------------
-def setup_text(setup: CostSetup | Mapping[str, Any] | None) -> str:
-    """The line naming what a run's costs were measured on (results.json ``cost``), or "" without one.
-
-    Example:
-        >>> setup = {"hardware": "AMD EPYC x 16 cores", "device": "cpu", "backend": "demo", "dtype": None,
-        ...          "batch_size": 8, "batch_grouping": "image size"}
-        >>> setup_text(setup).split(" · ")[1:]
-        ['device cpu', 'backend demo', 'batch size 8', 'batch grouping image size']
-    """
-    if not setup:
-        return ""
-    bits = [str(setup.get("hardware") or "unknown hardware")]
-    for name, key in (("device", "device"), ("backend", "backend"), ("dtype", "dtype")):
-        value = setup.get(key)
-        if value:
-            bits.append(f"{name} {value}")
-    if setup.get("batch_size") is not None:
-        bits.append(f"batch size {setup['batch_size']}")
-    if setup.get("batch_grouping"):
-        bits.append(f"batch grouping {setup['batch_grouping']}")
-    head = "Costs replayed" if setup.get("source") == "replayed" else "Costs measured on"
-    return f"{head}: " + " · ".join(bits)
 
 
 # -- cost -------------------------------------------------------------------------------------------
@@ -362,5 +336,4 @@ __all__ = [
     "cost_sections",
     "refine_section",
     "refined_mark",
-    "setup_text",
 ]

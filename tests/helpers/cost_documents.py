@@ -13,6 +13,7 @@ from typing import Any
 from report_documents import base_entry, make_document
 
 SETUP: dict[str, Any] = {
+    "source": "measured",
     "hardware": "Test CPU x 2 cores",
     "device": "cpu",
     "backend": "transformers",
@@ -21,8 +22,8 @@ SETUP: dict[str, Any] = {
     "batch_grouping": "image size",
 }
 SETUP_LINE = (
-    "Costs measured on: Test CPU x 2 cores · device cpu · backend transformers · dtype float32 · "
-    "batch size 8 · batch grouping image size"
+    "Costs: measured on Test CPU x 2 cores (cpu, float32), backend transformers, "
+    "batch 8 (grouped by image size)"
 )
 
 

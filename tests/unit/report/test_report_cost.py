@@ -221,7 +221,7 @@ def test_sections_are_left_out_when_absent(sections: dict[str, Any]) -> None:
     del document["cost"]
     page = render_report_html(document, [])  # type: ignore[arg-type]
     assert 'class="cost-section"' not in page and '<figure class="budget-plot"' not in page
-    assert "Costs measured on" not in page
+    assert 'class="protocol setup"' not in page
 
 
 def test_a_build_document_of_scored_samples_shows_their_costs() -> None:
