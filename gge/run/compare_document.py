@@ -1,0 +1,199 @@
+"""compare.json as types (:class:`CompareDocument`), re-exported by :mod:`gge.run.document`.
+
+Its one producer is :func:`gge.compare.pairing.compare_runs`; its readers (``gge compare``'s text, the
+compare page) take these TypedDicts, so mypy checks them against this one schema. It records
+:data:`gge.run.document.SCHEMA_VERSION` as results.json does.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TypedDict
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
+    from typing_extensions import NotRequired
+
+__all__ = [
+    "Bootstrap",
+    "CompareDocument",
+    "CompareEntry",
+    "CompareMean",
+    "ErrorCounts",
+    "HeadlineDiff",
+    "MatchedBudget",
+    "MatchedPoint",
+    "MatchedSide",
+    "PairStat",
+    "PairedCell",
+    "PairedFigures",
+    "PairedTable",
+    "RunSummary",
+]
+
+
+class RunSummary(TypedDict):
+    """One of the two runs compared."""
+
+    path: str
+    label: str
+    selection: str
+    k: int
+    protocol: str
+
+
+class Bootstrap(TypedDict):
+    """How the intervals were resampled."""
+
+    resamples: int
+    seed: int
+    cluster: str
+    level: float
+
+
+class PairStat(TypedDict):
+    """Paired micro statistics of one figure (percent and points; None without samples)."""
+
+    a: float | None
+    b: float | None
+    diff: float | None
+    ci: list[float] | None
+    mcnemar_p: float
+    mdd: float | None
+    b_only: int
+    a_only: int
+    samples: int
+    screenshots: int
+
+
+class HeadlineDiff(TypedDict):
+    """One official headline of A and B, their difference and its interval."""
+
+    rule: str
+    a: float | None
+    b: float | None
+    diff: float | None
+    ci: list[float] | None
+
+
+class PairedFigures(TypedDict):
+    """The micro PairStats: ``top1``, plus ``"oracle@K"`` (K > 1)."""
+
+    top1: PairStat
+
+
+class PairedCell(TypedDict):
+    """The PairStats of one official table cell: ``top1``, plus ``"oracle@K"`` (K > 1)."""
+
+    row: str
+    col: str | None
+    samples: int
+    top1: PairStat
+
+
+class PairedTable(TypedDict):
+    """One official table's cells, paired."""
+
+    title: str
+    rows: str
+    cols: str | None
+    cells: list[PairedCell]
+
+
+class ErrorCounts(TypedDict):
+    """A count of run A and of run B."""
+
+    a: int
+    b: int
+
+
+class MatchedPoint(TypedDict):
+    """One point of a run's budget curve in compare.json: its micro Top-1 and cost per sample."""
+
+    j: int
+    top1: float | None
+    tokens: float | None
+    seconds: float | None
+    cost: str
+
+
+class MatchedSide(TypedDict):
+    """One run at the matched budget: its strategy's curve and the point matched."""
+
+    strategy: str
+    k: int
+    method: str
+    critic: str | None
+    j: int
+    top1: float | None
+    tokens: float | None
+    seconds: float | None
+    cost: str
+    curve: list[MatchedPoint]
+
+
+class MatchedBudget(TypedDict):
+    """The two runs at the closest common cost (:func:`gge.compare.matched.matched_budget`).
+
+    ``unit`` is ``tokens`` or ``seconds`` (per sample), ``rule`` how the pair was chosen, ``diff``
+    B − A of the micro Top-1 at the matched points (points) and ``ci`` its paired bootstrap interval
+    over the per-sample expected hits (None under 5 screenshots).
+    """
+
+    unit: str
+    rule: str
+    relative_difference: float
+    a: MatchedSide
+    b: MatchedSide
+    diff: float | None
+    ci: list[float] | None
+    samples: int
+    screenshots: int
+
+
+class CompareEntry(TypedDict):
+    """One benchmark of compare.json: ``top1`` (and ``"oracle@K"``) are the official headlines.
+
+    ``budget`` is there when the runs differ in K or in critic: the comparison at matched budget
+    (None: it could not be made; compare.json's notes say why).
+    """
+
+    title: str
+    variant: NotRequired[dict[str, Any]]  # the runs' load.variant (the same on both), where it has keys
+    caveat: NotRequired[str]  # why the runs' headline is not the published one (headline_caveat)
+    samples: int
+    screenshots: int
+    cluster: str
+    top1: HeadlineDiff
+    official: HeadlineDiff
+    micro: PairedFigures
+    format_errors: ErrorCounts
+    image_errors: ErrorCounts
+    tables: list[PairedTable]
+    won: list[str]
+    lost: list[str]
+    budget: NotRequired[MatchedBudget | None]
+
+
+class CompareMean(TypedDict):
+    """The mean of the official Top-1 headlines over the benchmarks that have one."""
+
+    benchmarks: int
+    a: float | None
+    b: float | None
+    diff: float | None
+
+
+class CompareDocument(TypedDict):
+    """compare.json (:func:`gge.compare.pairing.compare_runs`)."""
+
+    schema_version: int
+    a: RunSummary
+    b: RunSummary
+    k: int
+    bootstrap: Bootstrap
+    benchmarks: dict[str, CompareEntry]
+    mean: CompareMean
+    warnings: list[str]
+    notes: list[str]
