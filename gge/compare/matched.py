@@ -117,8 +117,18 @@ def differs(a: Run, b: Run, bench: str) -> bool:
 
 
 def _result(bench: str, line: Line, k: int) -> SampleResult:
-    """The light result of a line: candidates, hits and outcomes, no target (it is not recorded)."""
-    return SampleResult(bench, line.id, {}, k, tuple(line.candidates[:k]), line.hits, top1=line.outcomes)
+    """The light result of a line: candidates, hits, outcomes, and its target and size where recorded."""
+    return SampleResult(
+        bench,
+        line.id,
+        {},
+        k,
+        tuple(line.candidates[:k]),
+        line.hits,
+        top1=line.outcomes,
+        image_size=line.size,
+        region=line.target,
+    )
 
 
 def run_curve(run: Run, bench: str, lines: Sequence[Line]) -> tuple[Curve | None, str | None]:

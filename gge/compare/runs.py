@@ -17,7 +17,7 @@ from gge.errors import GgeError
 from gge.run.document import ResultsDocument, RunSummary, oracle_at, read_results
 from gge.run.records import PredictionRecord, decode, json_lines, wire_point
 from gge.run.runstate import RUN_FILE
-from gge.types import Candidate, CostRecord, LabelValue
+from gge.types import Candidate, CostRecord, LabelValue, Region
 
 __all__ = ["Line", "Run", "load_run"]
 
@@ -45,6 +45,8 @@ class Line:
         candidates: The scored candidates with the critic's scores (for the budget curves).
         outcomes: Whether each strategy's pick hits (the line's ``top1``).
         costs: The sample's cost ledger (empty: none recorded).
+        target: The sample's target (scores a pick that is no candidate), or None where not recorded.
+        size: The screenshot's (width, height), or None where not recorded.
     """
 
     id: str
@@ -58,6 +60,8 @@ class Line:
     candidates: tuple[Candidate, ...] = ()
     outcomes: Mapping[str, bool] = field(default_factory=dict)
     costs: tuple[CostRecord, ...] = ()
+    target: Region | None = None
+    size: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,8 @@ def _parse_line(obj: Any, where: str, lineno: int, selection: str) -> tuple[str,
         candidates=rec.candidates,
         outcomes=top1,
         costs=rec.costs,
+        target=rec.target,
+        size=rec.size,
     )
     return rec.benchmark, line
 

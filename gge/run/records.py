@@ -35,7 +35,19 @@ from typing import Any
 
 from gge.errors import GgeError
 from gge.scoring.scoring import SampleResult
-from gge.types import STAGES, Candidate, CostRecord, LabelValue, Point, Prediction, Refinement
+from gge.types import (
+    STAGES,
+    Absent,
+    Box,
+    Candidate,
+    CostRecord,
+    LabelValue,
+    Point,
+    Polygon,
+    Prediction,
+    Refinement,
+    Region,
+)
 
 __all__ = [
     "UNPARSED",
@@ -45,6 +57,7 @@ __all__ = [
     "encode",
     "json_lines",
     "record_key",
+    "target_json",
     "wire_point",
 ]
 
@@ -76,6 +89,11 @@ class PredictionRecord:
         costs: The cost ledger of the sample's model requests (``cost``: one object per request,
             its unknown counts left out); empty: none recorded.
         refine: The refine stage's answer (``refine``), or None.
+        target: The sample's target with its official hit rule (``target``: ``{"box": [x1, y1, x2,
+            y2]}`` with ``space``/``frame``/``integer_point`` where they are not the default,
+            ``{"polygon": [[x, y], ...]}``, or ``{"absent": true, "abstention_hits": ...}``), so a
+            reader can score a pick that is no candidate (a vote on a subset); None: not recorded.
+        size: The screenshot's (width, height) (``size``), or None.
     """
 
     benchmark: str
@@ -94,6 +112,8 @@ class PredictionRecord:
     labels: Mapping[str, LabelValue] | None = None
     costs: tuple[CostRecord, ...] = ()
     refine: Refinement | None = None
+    target: Region | None = None
+    size: tuple[int, int] | None = None
 
     @classmethod
     def of(cls, r: SampleResult) -> PredictionRecord:
@@ -115,6 +135,8 @@ class PredictionRecord:
             labels=r.labels,
             costs=r.costs,
             refine=r.refine,
+            target=r.region,
+            size=r.image_size,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -149,6 +171,10 @@ class PredictionRecord:
             rec["refine"] = _refine_json(self.refine)
         if self.costs:
             rec["cost"] = [cost_json(c) for c in self.costs]
+        if self.size is not None:
+            rec["size"] = [self.size[0], self.size[1]]
+        if self.target is not None:
+            rec["target"] = target_json(self.target)
         return rec
 
     def prediction(self) -> Prediction:
@@ -186,6 +212,73 @@ def cost_json(c: CostRecord) -> dict[str, Any]:
         if value is not None:
             out[key] = value
     return out
+
+
+def target_json(region: Region) -> dict[str, Any]:
+    """How a line writes a sample's target (its official hit rule kept).
+
+    Example:
+        >>> target_json(Box(1, 2, 3, 4)), target_json(Absent(abstention_hits=False))
+        ({'box': [1, 2, 3, 4]}, {'absent': True, 'abstention_hits': False})
+    """
+    if isinstance(region, Box):
+        out: dict[str, Any] = {"box": [region.x1, region.y1, region.x2, region.y2]}
+        if region.space != "pixel":
+            out["space"] = region.space
+        if region.size is not None:
+            out["frame"] = [region.size[0], region.size[1]]
+        if region.integer_point:
+            out["integer_point"] = True
+        return out
+    if isinstance(region, Polygon):
+        return {"polygon": [[x, y] for x, y in region.vertices]}
+    return {"absent": True, "abstention_hits": region.abstention_hits}
+
+
+def _target(value: Any, where: str) -> Region | None:
+    if value is None:
+        return None
+    bad = GgeError(f"{where}: field 'target' must be a box, polygon or absent target, got {value!r}")
+    if not isinstance(value, dict):
+        raise bad
+    if "box" in value:
+        box, frame, space = value["box"], value.get("frame"), value.get("space", "pixel")
+        ok = isinstance(box, list) and len(box) == 4 and all(_number(v) for v in box)
+        ok = ok and space in ("pixel", "normalized") and isinstance(value.get("integer_point", False), bool)
+        ok = ok and (
+            frame is None or (isinstance(frame, list) and len(frame) == 2 and all(_int(v) for v in frame))
+        )
+        if not ok or (space == "normalized" and frame is None):
+            raise bad
+        x1, y1, x2, y2 = (float(v) for v in box)
+        return Box(
+            x1,
+            y1,
+            x2,
+            y2,
+            space="normalized" if space == "normalized" else "pixel",
+            size=None if frame is None else (frame[0], frame[1]),
+            integer_point=bool(value.get("integer_point", False)),
+        )
+    if "polygon" in value:
+        vertices = value["polygon"]
+        if not (
+            isinstance(vertices, list)
+            and all(isinstance(v, list) and len(v) == 2 and all(_number(x) for x in v) for v in vertices)
+        ):
+            raise bad
+        return Polygon(tuple((float(v[0]), float(v[1])) for v in vertices))
+    if value.get("absent") is True and isinstance(value.get("abstention_hits", True), bool):
+        return Absent(abstention_hits=bool(value.get("abstention_hits", True)))
+    raise bad
+
+
+def _size(value: Any, where: str) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and all(_int(v) and v > 0 for v in value)):
+        raise GgeError(f"{where}: field 'size' must be [width, height] in whole pixels, got {value!r}")
+    return (value[0], value[1])
 
 
 def _refine_json(r: Refinement) -> dict[str, Any]:
@@ -436,6 +529,8 @@ def decode(obj: Any, where: str) -> PredictionRecord:
         labels=_labels(obj.get("labels"), where),
         costs=_costs(obj.get("cost"), where),
         refine=_refinement(obj.get("refine"), where),
+        target=_target(obj.get("target"), where),
+        size=_size(obj.get("size"), where),
     )
 
 
