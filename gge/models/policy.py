@@ -10,8 +10,12 @@ lives here, once:
   generation returns a ranking; unparseable -> proposer order and a counted critic format error),
   ``pointwise`` (one marked image per candidate, the score is P("Yes") from one batched forward),
   ``none``;
+- **refine** (``refine=zoom``, off by default): after the critic, the family's own one-point request
+  again on a crop around the critic's pick (rules in :mod:`gge.models.refine`), batched;
 - **coordinates**: the model's points are converted once, from the preset's convention, to
-  original-image pixels.
+  original-image pixels (a refine answer from the crop's frame).
+
+The templates and the chat messages they make are :mod:`gge.models.prompts`'s.
 
 The image is resized to the size the model sees (``backend.seen_size``) before prompting, so markers
 are drawn at the model's resolution and ``abs_resized`` answers map back exactly. Points are mapped
