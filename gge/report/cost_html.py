@@ -24,11 +24,11 @@ from gge.report.cost_tables import (
     budget_curves,
     cost_sections,
     refined_mark,
+    setup_text,
 )
 from gge.report.html_format import TOP1_COLOUR, _table, esc
 from gge.report.numbers import fmt_seconds, fmt_tokens
 from gge.report.svg import budget_chart_svg
-from gge.run.assemble import setup_text
 from gge.run.document import BudgetCurves
 
 BUDGET_COLOURS = {"critic": TOP1_COLOUR, "cluster": "#d95f02", "first": "#7a7a7a"}
@@ -47,7 +47,7 @@ def _note(text: str) -> str:
 def setup_html(document: Mapping[str, Any]) -> str:
     """The line under the protocol naming what the costs were measured on, or "" without ``cost``.
 
-    The words are report.md's (:func:`gge.run.assemble.setup_text`).
+    The words are report.md's (:func:`gge.report.cost_tables.setup_text`).
     """
     setup = document.get("cost")
     return f'<p class="protocol setup">{esc(setup_text(setup))}</p>' if setup else ""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gge.report.numbers import DASH, fmt, fmt_calls, fmt_seconds, fmt_signed, fmt_tokens
-from gge.run.document import BudgetCurves, CostSummary, RefineSummary, StageCost
+from gge.run.document import BudgetCurves, CostSetup, CostSummary, RefineSummary, StageCost
 from gge.scoring.analysis import SPATIAL
 
 TOKEN_KINDS = ("image", "text", "output", "cached")
@@ -337,3 +337,20 @@ __all__ = [
     "refine_section",
     "refined_mark",
 ]
+
+
+def setup_text(cost: CostSetup) -> str:
+    """The report's line saying what the costs were measured on.
+
+    Example:
+        >>> setup_text({"source": "measured", "hardware": "AMD EPYC x 2 cores", "device": "cpu",
+        ...     "backend": "demo", "dtype": "float32", "batch_size": 16, "batch_grouping": "image size"})
+        'Costs: measured on AMD EPYC x 2 cores (cpu, float32), backend demo, batch 16 (grouped by image size)'
+    """
+    if cost["source"] == "replayed":
+        return f"Costs: {cost['hardware']}"
+    kind = ", ".join(x for x in (cost["device"], cost["dtype"]) if x)
+    return (
+        f"Costs: measured on {cost['hardware']} ({kind}), backend {cost['backend']}, "
+        f"batch {cost['batch_size']} (grouped by {cost['batch_grouping']})"
+    )

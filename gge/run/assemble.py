@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from gge.benchmarks.base import Benchmark
+from gge.report.cost_tables import setup_text
 from gge.run.document import SCHEMA_VERSION, BenchmarkEntry, CostSetup, ResultsDocument, Subset
 from gge.run.records import encode
 from gge.run.runstate import atomic_write
@@ -137,10 +138,10 @@ def build_document(
         sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
     mean = mean_over_benchmarks(entries, k)
     head = [f"Protocol: {protocol}"]
-    if cost is not None:
-        head.append(setup_text(cost))
     if subset is not _ABSENT and subset is not None:
         head.append(subset_text(cast(Subset, subset), titles))
+    if cost is not None:
+        head.append(setup_text(cost))
     head += [f"Note: {n}" for n in notes or ()]
     report = "\n\n".join(["\n".join(head), *sections, render_summary(titles, entries, mean, k=k)])
     document: dict[str, Any] = {
@@ -158,23 +159,6 @@ def build_document(
         document["cost"] = cost
     document.update(model=dict(model), config=dict(config))
     return cast(ResultsDocument, document), report
-
-
-def setup_text(cost: CostSetup) -> str:
-    """The report's line saying what the costs were measured on.
-
-    Example:
-        >>> setup_text({"source": "measured", "hardware": "AMD EPYC x 2 cores", "device": "cpu",
-        ...     "backend": "demo", "dtype": "float32", "batch_size": 16, "batch_grouping": "image size"})
-        'Costs: measured on AMD EPYC x 2 cores (cpu, float32), backend demo, batch 16 (grouped by image size)'
-    """
-    if cost["source"] == "replayed":
-        return f"Costs: {cost['hardware']}"
-    kind = ", ".join(x for x in (cost["device"], cost["dtype"]) if x)
-    return (
-        f"Costs: measured on {cost['hardware']} ({kind}), backend {cost['backend']}, "
-        f"batch {cost['batch_size']} (grouped by {cost['batch_grouping']})"
-    )
 
 
 def write_run(
