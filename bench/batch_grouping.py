@@ -67,7 +67,7 @@ def prepare(folder: Path, n: int, sizes: list[tuple[int, int]], seed: int) -> No
     sys.path.insert(0, str(REPO / "bench"))
     sys.path.insert(0, str(REPO / "tests" / "helpers"))
     from eval_pipeline import draw_screenshot
-    from tiny_checkpoints import build_tiny_qwen2_5_vl
+    from tiny_checkpoints import build_tiny_qwen2_5_vl  # type: ignore[import-not-found]
 
     build_tiny_qwen2_5_vl(folder / "ckpt", seed=seed)
     root = folder / "screenspot_pro"
@@ -120,7 +120,7 @@ def run_config(folder: Path, batch: int, group: bool, max_new_tokens: int, threa
     from gge.run.evaluate import evaluate_batches
 
     torch.set_num_threads(threads)
-    transformers.utils.logging.disable_progress_bar()
+    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     bench = get_benchmark("screenspot_pro")
     samples = bench.load(folder / "screenspot_pro", bench.options_type()).samples
     backend = TransformersBackend.from_pretrained(str(folder / "ckpt"), batch_size=batch, group_by_size=group)
@@ -134,7 +134,7 @@ def run_config(folder: Path, batch: int, group: bool, max_new_tokens: int, threa
     peak = peak_kib()
     if len(results) != len(samples):
         raise RuntimeError(f"{len(results)} results for {len(samples)} samples")
-    rows = [sum(c.input_tokens for c in r.costs) for r in results]  # one request per sample
+    rows = [sum((c.input_tokens or 0 for c in r.costs), 0) for r in results]  # one request per sample
     padded = sum(max(rows[i : i + batch]) * len(rows[i : i + batch]) for i in range(0, len(rows), batch))
     mixed = sum(len({r.image_size for r in results[i : i + batch]}) > 1 for i in range(0, len(rows), batch))
     return {
