@@ -76,6 +76,8 @@ class ModelKind(ABC):
             is set before the command line's ``model.<key>=``).
         renders_requests: ``dry_run=true`` applies: it sends requests a dry run can write.
         refines: ``model.refine=zoom`` applies (default False: the run refuses it).
+        replays: Its answers, refine answers included, are read back from a file (``selection=refined``
+            needs no refine stage of its own: the file's are scored).
     """
 
     label: ClassVar[str]
@@ -83,6 +85,7 @@ class ModelKind(ABC):
     renders_requests: ClassVar[bool]
     refines: ClassVar[bool] = False
     """Its policy can run the refine stage (``model.refine=zoom``): a :class:`GroundingPolicy`."""
+    replays: ClassVar[bool] = False
 
     def fill_defaults(self, cfg: DictConfig, demo_root: Path | None) -> None:
         """Fill in what the run's other options imply, before anything reads ``cfg`` (default: nothing).
@@ -187,6 +190,7 @@ class ReplayKind(ModelKind):
     label = "replay"
     from_preset = False
     renders_requests = False
+    replays = True
 
     def fill_defaults(self, cfg: DictConfig, demo_root: Path | None) -> None:
         """Over the demo suite, the suite's own ``predictions.jsonl`` when no file is named."""

@@ -305,7 +305,7 @@ def validate(cfg: DictConfig) -> None:
         float(m.refine_threshold),
         str(m.critic),
     )
-    if cfg.selection == REFINED and cfg.model.refine == "none":
+    if cfg.selection == REFINED and cfg.model.refine == "none" and not kind.replays:
         raise GgeError(
             "selection=refined needs a refine stage: set model.refine=zoom (the refined pick is the "
             "answer of that stage)"

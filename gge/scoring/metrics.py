@@ -16,6 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from gge.benchmarks.base import Average, Benchmark, BootstrapCI
+from gge.errors import GgeError
 from gge.run.document import (
     AverageStats,
     BenchmarkEntry,
@@ -78,6 +79,8 @@ def benchmark_metrics(
         (:func:`gge.scoring.budget.budget_curves`).
     """
     n = len(results)
+    if strategy == REFINED:
+        check_refined(benchmark.name, results)
     top1_hits = sum(r.top1.get(strategy, False) for r in results)
     oracle_hits = sum(r.hit_at(k) for r in results)
     both = sum(r.top1.get(strategy, False) and r.hit_at(k) for r in results)
@@ -159,6 +162,24 @@ def benchmark_metrics(
         extra = {"headline_interval": headline_interval(benchmark.headline_ci, hits)}
         entry = insert_after(entry, "intervals", extra)
     return insert_after(entry, "top1", headline)
+
+
+def check_refined(benchmark: str, results: Sequence[SampleResult]) -> None:
+    """Refuse ``selection=refined`` over samples without a refine answer (it would score them as misses).
+
+    A sample whose screenshot could not be read has none and is a miss anyway; any other sample
+    without one (a replayed file of a run without the stage, or with lines missing it) stops the run.
+
+    Raises:
+        GgeError: naming the benchmark, how many samples lack one and the first of them.
+    """
+    lacking = [r.id for r in results if r.refine is None and r.image_error is None]
+    if lacking:
+        raise GgeError(
+            f"{benchmark}: selection=refined, but {len(lacking)} of {len(results)} samples have no refine "
+            f"answer (first: {lacking[0]}); replay a predictions.jsonl of a model.refine=zoom run, or "
+            "choose another selection"
+        )
 
 
 def headline_interval(

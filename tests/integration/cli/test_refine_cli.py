@@ -222,3 +222,39 @@ def test_dry_run_writes_the_refine_request_a_real_run_sends(demo_suite: Path, tm
     cw, ch = _half_up(w / 2.5), _half_up(h / 2.5)
     x1, y1 = _half_up(w / 2 - cw / 2), _half_up(h / 2 - ch / 2)
     assert f"[the crop ({x1}, {y1})-({x1 + cw}, {y1 + ch}) of the screenshot, {cw}x{ch} px]" in after
+
+
+@pytest.mark.slow
+def test_a_replay_scores_the_refined_picks_of_its_file_and_refuses_a_file_without_them(
+    ckpt: Path, demo_suite: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    _eval(demo_suite, out, f"ckpt={ckpt}", *CASCADE)
+    lines = _lines(out)
+    replayed = _eval(
+        demo_suite,
+        tmp_path / "replay",
+        "model=replay",
+        f"model.predictions={out / 'predictions.jsonl'}",
+        "selection=refined",
+    )
+    entry = replayed["benchmarks"]["screenspot_v2"]
+    # Top-1 is the share of the file's refined picks that hit, and its cost the file's (not measured here)
+    assert entry["micro"]["top1"] == pytest.approx(
+        100 * sum(r["top1"]["refined"] for r in lines.values()) / 2
+    )
+    assert entry["cost"]["source"] == "replayed" and replayed["cost"]["source"] == "replayed"
+    assert "refine" in entry["cost"]["stages"]
+    # a file of a run without the stage: refused, not scored as misses
+    plain = tmp_path / "plain"
+    _eval(demo_suite, plain, f"ckpt={ckpt}")
+    with pytest.raises(
+        GgeError, match=r"screenspot_v2: selection=refined, but 2 of 2 samples have no refine answer"
+    ):
+        _eval(
+            demo_suite,
+            tmp_path / "replay2",
+            "model=replay",
+            f"model.predictions={plain / 'predictions.jsonl'}",
+            "selection=refined",
+        )
