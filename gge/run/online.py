@@ -331,6 +331,7 @@ class OnlineEvaluator:
                         results,
                         k=k,
                         strategy=self.selection,
+                        cluster_radius=self.cluster_radius,
                         **policy_analysis_options(policy),
                     )
                     all_results[name] = results

@@ -405,6 +405,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     options = {
         **run.kind.analysis_options(cfg.model, run.policy),
         "cost_source": capabilities(run.policy).cost_source,  # a replay's costs are the file's
+        "cluster_radius": run.radius,  # the budget curves' votes on subsets
     }
 
     def finalize(gathered: list[SampleResult]) -> None:

@@ -219,3 +219,19 @@ def test_entry_and_scalars_carry_cost_and_refine() -> None:
 def test_a_run_without_refine_has_no_refined_strategy(tmp_path: Path) -> None:
     entry = benchmark_metrics(get_benchmark("screenspot_v2"), [_result(0, ())], k=2, strategy="critic")
     assert "refined" not in entry["selection"] and "refine" not in entry and entry["cost"] is None
+
+
+def test_a_run_with_another_cluster_radius_votes_with_it_on_fewer_candidates(tmp_path: Path) -> None:
+    """eval.py hands its cluster_radius to the budget curves: no note that the votes below K used another."""
+    from io import StringIO
+
+    from gge.run.settings import parse_args
+    from gge.run.standalone import run
+
+    args = ["benchmarks=[screenspot_v2]", "max_samples=8", "cluster_radius=0.2", f"output_dir={tmp_path}"]
+    doc = run(parse_args(args), out=StringIO())
+    budget = doc["benchmarks"]["screenspot_v2"]["budget"]
+    assert not any("cluster_radius" in note for note in budget["notes"])
+    assert (
+        budget["points"][-1]["top1"]["cluster"] == doc["benchmarks"]["screenspot_v2"]["selection"]["cluster"]
+    )
