@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gge.errors import GgeError
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED, select_all
 from gge.types import Absent, Candidate, CostRecord, LabelValue, Prediction, Refinement, Region, Sample
 
@@ -131,6 +132,12 @@ def score_sample(
     hits = tuple(candidate_hits(sample.region, c) for c in candidates)
     picks = select_all(candidates, sample.image_size, cluster_radius=cluster_radius)
     if prediction.refine is not None:
+        if len(prediction.candidates) > k:
+            raise GgeError(
+                f"{sample.benchmark} {sample.id}: the refine stage refined a pick among "
+                f"{len(prediction.candidates)} candidates, but the run scores the first {k}: evaluate with "
+                f"the K the model was asked for (k={len(prediction.candidates)})"
+            )
         picks[REFINED] = refined_pick(prediction.refine, picks.get(prediction.refine.base))
     top1 = {name: candidate_hits(sample.region, pick) for name, pick in picks.items()}
     return SampleResult(

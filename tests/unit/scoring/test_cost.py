@@ -235,3 +235,12 @@ def test_a_run_with_another_cluster_radius_votes_with_it_on_fewer_candidates(tmp
     assert (
         budget["points"][-1]["top1"]["cluster"] == doc["benchmarks"]["screenspot_v2"]["selection"]["cluster"]
     )
+
+
+def test_a_refine_answer_scored_on_fewer_candidates_than_it_chose_among_is_refused() -> None:
+    cands = (Candidate((10.0, 10.0), 0.1), Candidate((50.0, 50.0), 0.9))
+    p = Prediction("screenspot_v2", "0", cands, refine=Refinement(triggered=True, point=(50.0, 50.0)))
+    with pytest.raises(
+        GgeError, match=r"screenspot_v2 0: the refine stage refined a pick among 2 candidates"
+    ):
+        score_sample(_sample(0), p, k=1)
