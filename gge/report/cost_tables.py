@@ -244,7 +244,7 @@ def budget_section(budget: BudgetCurves) -> Section:
         "measured ledger: each request's fixed part (its prompt; its prefill time where timed apart) "
         "weighted by the chance it is still made, plus its per-candidate part (its output, the rest of "
         "its time) in proportion to the share of its candidates used; a request about all candidates "
-        "at once (a listwise ranking) in full. The refine stage is not on the curve.",
+        "at once (a listwise ranking) in full.",
     ]
     refined = budget.get("refined")
     if refined is not None:
