@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch.utils.data
+from measured import MEASURED
 from PIL import Image
 
 from gge.run.data import Item, make_loader, shard_indices, size_order
@@ -121,9 +122,11 @@ def test_padding_counts_and_place_are_unchanged(world: int, skip: frozenset[str]
         assert set(pads) <= {real[0] if real else 0}
 
 
-def _strip_seconds(r: SampleResult) -> SampleResult:
-    """The result without its wall-clock seconds (the one field two runs cannot share)."""
-    costs = tuple(replace(c, seconds=0.0, prefill_seconds=None) for c in r.costs)
+def _unmeasured(r: SampleResult) -> SampleResult:
+    """The result without what its requests measured (tests/helpers/measured.py: the seconds, and the
+    batch each request ran in, which grouping changes by design)."""
+    assert {"seconds", "prefill_seconds", "batch_size"} == MEASURED
+    costs = tuple(replace(c, seconds=0.0, prefill_seconds=None, batch_size=0) for c in r.costs)
     return replace(r, costs=costs)
 
 
@@ -146,7 +149,7 @@ def test_demo_results_are_the_same_grouped_or_not(demo_suite: Path) -> None:
             )
             for r in range(world)
         ]
-        return [_strip_seconds(r) for r in merge_results(parts, samples)]
+        return [_unmeasured(r) for r in merge_results(parts, samples)]
 
     grouped = run(1, True)
     assert [r.id for r in grouped] == [s.id for s in samples]
