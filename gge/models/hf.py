@@ -455,7 +455,7 @@ class TransformersBackend:
             chunk = ordered[start : start + self.batch_size]
             began = self._clock()
             inputs = self._inputs([requests[i] for i in chunk])
-            logits = self._run(lambda inputs=inputs: self.model(**inputs).logits[:, -1, :])
+            logits = self._run(lambda inputs=inputs: self.model(**inputs, logits_to_keep=1).logits[:, -1, :])
             p = torch.softmax(logits.float(), dim=-1)[:, yes_id].cpu()
             seconds = (self._clock() - began) / len(chunk)
             images = self._image_tokens(inputs)

@@ -100,7 +100,7 @@ def test_the_global_rank_chooses_the_shard(
     cb.evaluate()
     assert cb.sample_ids is not None
     want = [i for name in BENCHMARKS for i in cb.sample_ids[name][3::4]]  # range(3, n, 4)
-    assert _seen_ids(model) == want
+    assert sorted(_seen_ids(model)) == sorted(want)  # its shard (batched by screen size, so reordered)
     assert trainer.state.global_step == 0 and len(cb.history) == 1
 
 
@@ -124,8 +124,8 @@ def test_sharded_parameters_pad_every_rank_to_the_same_batches(
     per_benchmark = 4 if padded else 3  # ceil(7 / 2) forwards, or its own 3 samples
     assert len(model.seen) == len(BENCHMARKS) * per_benchmark
     real = [i for name in BENCHMARKS for i in cb.sample_ids[name][1::2]]
-    # its shard, in order; a padding forward repeats one of its samples (and is not scored)
-    assert list(dict.fromkeys(_seen_ids(model))) == real
+    # its shard (batched by screen size); a padding forward repeats one of its samples (and is not scored)
+    assert sorted(dict.fromkeys(_seen_ids(model))) == sorted(real)
     for name in BENCHMARKS:  # padding is dropped: only the shard's 3 results are scored
         assert entries[name]["samples"] == 3
 

@@ -173,7 +173,7 @@ def _samples(tmp_path: Path, n: int) -> list[Sample]:
 
 def test_loader_with_workers_hands_pixels_over_in_slots(tmp_path: Path) -> None:
     samples = _samples(tmp_path, 11)
-    loader = make_loader(samples, batch_size=4, num_workers=2)
+    loader = make_loader(samples, batch_size=4, num_workers=2, group_sizes=False)
     folder = loader.dataset.slot_folder  # type: ignore[attr-defined]
     assert folder is not None and Path(folder).is_dir()
     seen_slots: set[str] = set()
@@ -194,7 +194,7 @@ def test_loader_with_workers_hands_pixels_over_in_slots(tmp_path: Path) -> None:
 
 
 def test_leaving_a_loader_early_removes_its_slots(tmp_path: Path) -> None:
-    loader = make_loader(_samples(tmp_path, 12), batch_size=2, num_workers=2)
+    loader = make_loader(_samples(tmp_path, 12), batch_size=2, num_workers=2, group_sizes=False)
     folder = loader.dataset.slot_folder  # type: ignore[attr-defined]
     for _ in loader:
         break
@@ -205,9 +205,11 @@ def test_leaving_a_loader_early_removes_its_slots(tmp_path: Path) -> None:
 
 def test_loader_without_slots_gives_the_same_items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     samples = _samples(tmp_path, 5)
-    with_slots = [it for b in make_loader(samples, batch_size=2, num_workers=2) for it in b]
+    with_slots = [
+        it for b in make_loader(samples, batch_size=2, num_workers=2, group_sizes=False) for it in b
+    ]
     monkeypatch.setenv("GGE_SHM_DIR", "")
-    loader = make_loader(samples, batch_size=2, num_workers=2)
+    loader = make_loader(samples, batch_size=2, num_workers=2, group_sizes=False)
     assert loader.dataset.slot_folder is None  # type: ignore[attr-defined]
     without = [it for b in loader for it in b]
     for a, b in zip(with_slots, without, strict=True):
@@ -320,7 +322,7 @@ def test_a_removed_slot_is_decoded_again(tmp_path: Path, monkeypatch: pytest.Mon
     samples = _samples(tmp_path, 6)
     for max_pixels in (None, 500):
         monkeypatch.setattr(gge.run.data, "_warned_slot_gone", False)
-        loader = make_loader(samples, batch_size=2, num_workers=1, max_pixels=max_pixels)
+        loader = make_loader(samples, batch_size=2, num_workers=1, max_pixels=max_pixels, group_sizes=False)
         folder = loader.dataset.slot_folder  # type: ignore[attr-defined]
         got: list[Item] = []
         with pytest.warns(RuntimeWarning, match="could not be opened.*decoding the screenshots"):
@@ -329,7 +331,11 @@ def test_a_removed_slot_is_decoded_again(tmp_path: Path, monkeypatch: pytest.Mon
                 if len(got) == 2:
                     time.sleep(0.3)  # the worker has written the next items' slots by now
                     shutil.rmtree(folder)  # e.g. systemd's RemoveIPC at logout
-        serial = [it for b in make_loader(samples, batch_size=2, max_pixels=max_pixels) for it in b]
+        serial = [
+            it
+            for b in make_loader(samples, batch_size=2, max_pixels=max_pixels, group_sizes=False)
+            for it in b
+        ]
         assert [it.index for it in got] == list(range(6))
         for a, b in zip(got, serial, strict=True):
             assert a.pixels is not None and b.pixels is not None and torch.equal(a.pixels, b.pixels)
@@ -345,7 +351,7 @@ class _Recorder(pl.LightningModule):
         self.folder: str | None = None
 
     def predict_dataloader(self) -> object:
-        loader = make_loader(self.samples, batch_size=4, num_workers=2)
+        loader = make_loader(self.samples, batch_size=4, num_workers=2, group_sizes=False)
         assert isinstance(loader, ItemLoader) and loader.parts_per_batch == 2
         self.folder = loader.dataset.slot_folder  # type: ignore[attr-defined]
         return loader
