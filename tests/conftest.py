@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,29 @@ def wandb_env(tmp_path: Path) -> Iterator[Path]:
         yield tmp_path
         if "wandb" in sys.modules:
             sys.modules["wandb"].teardown()
+
+
+@contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """torch on one thread for the test (tiny models run faster so on 2 cores, and in step with others)."""
+    with _torch_threads(1):
+        yield
+
+
+@pytest.fixture(scope="module")
+def one_thread_per_module() -> Iterator[None]:
+    """torch on one thread for a module's tests (``pytestmark = pytest.mark.usefixtures(...)``)."""
+    with _torch_threads(1):
+        yield

@@ -7,7 +7,6 @@ demo sample (tests/helpers/pointing_checkpoint; training touches only another pa
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +26,9 @@ from gge.models.policy import GroundingPolicy
 from gge.run.document import BenchmarkEntry
 from gge.types import Prediction, Sample
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 BENCH = "screenspot_v2"
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 class Holding(pl.LightningModule):

@@ -34,15 +34,9 @@ from gge.models.hf_loading import load_model, load_processor
 from gge.models.policy import GroundingPolicy
 from gge.types import Candidate, Prediction, Sample
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 BENCHMARKS = ["screenspot_v2", "osworld_g"]
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

@@ -21,13 +21,7 @@ from transformers import Trainer, TrainerCallback, TrainingArguments
 
 from gge.types import Prediction, Sample
 
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _trainer(out: Path, cb: GroundingEvalTrainerCallback, model: torch.nn.Module | None = None) -> Trainer:

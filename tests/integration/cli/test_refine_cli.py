@@ -11,12 +11,10 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 from PIL import Image
 from pointing_checkpoint import ANSWER, ARGS, first_sample, pointing_qwen3_vl
 
@@ -31,15 +29,9 @@ from gge.run.settings import parse_args
 from gge.run.standalone import run
 from gge.types import Candidate, Prediction
 
+pytestmark = pytest.mark.usefixtures("one_thread_per_module")
+
 CASCADE = ["model.proposer=sampling", "model.critic=pointwise", "model.refine=zoom", "k=3"]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,11 @@ from __future__ import annotations
 import io
 import json
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 from PIL import Image, ImageDraw
 from tiny_checkpoints import build_tiny_qwen2_5_vl, overfit
 
@@ -198,14 +197,6 @@ def test_per_benchmark_variant_and_placeholders() -> None:
     assert a.messages[0]["content"][0]["text"] == '{"size": "200x100"} TOOL 200'
     assert b.messages[0]["content"][0]["text"] == "infeasible? say so"
     assert b.messages[1]["content"][1]["text"] == "{width}"  # an instruction is never expanded
-
-
-@pytest.fixture(scope="module")
-def one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.mark.slow

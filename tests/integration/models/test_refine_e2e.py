@@ -12,11 +12,9 @@ crop's frame, worked out here by hand.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
 from PIL import Image
 from tiny_checkpoints import build_tiny_qwen2_5_vl, build_tiny_qwen3_vl, overfit
 
@@ -24,6 +22,8 @@ from gge.models.hf import TransformersBackend
 from gge.models.hf_loading import load_processor
 from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
 from gge.types import Box, Candidate, Prediction, Sample
+
+pytestmark = pytest.mark.usefixtures("one_thread_per_module")
 
 SIZE = (301, 203)
 CROP = (151, 102)  # 301 / 2 = 150.5 and 203 / 2 = 101.5, rounded half up
@@ -37,14 +37,6 @@ PICKS = {
     (140.2, 90.7): (65, 40),
 }
 LIMITS = {"min_pixels": 3136, "max_pixels": 50000}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _pattern() -> Image.Image:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +51,6 @@ class Trained(pl.LightningModule):
 
     def val_dataloader(self) -> DataLoader[Any]:
         return DataLoader(TensorDataset(torch.zeros(2, 1)), batch_size=2)
-
-
-@pytest.fixture
-def one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def test_callback_snippet_runs_as_written(demo_suite: Path, tmp_path: Path, one_thread: None) -> None:

@@ -20,7 +20,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ import pytest
 
 pytest.importorskip("transformers")
 
-import torch
 from tiny_checkpoints import build_tiny_qwen3_vl
 
 from gge.errors import GgeError
@@ -36,6 +34,8 @@ from gge.integrations.watch import METRICS_FILE, WATCH_FILE, find_checkpoints, w
 from gge.integrations.watch import scan as watch_scan
 from gge.run import standalone
 from gge.scoring.metrics import scalar_metrics
+
+pytestmark = pytest.mark.usefixtures("one_thread_per_module")
 
 HOUR = 3600.0
 SMALL = [
@@ -54,14 +54,6 @@ SUBSET_LINE = (  # the demo's ScreenSpot-v2 has 3 x 12 samples; max_samples=2 ke
     "subset: first 2 of 36 samples (ScreenSpot-v2); max_samples=2: not comparable with published numbers"
 )
 RUN_NAME = "Qwen3-VL-tiny-grpo"  # the watched folder: eval picks the qwen3_vl preset from this name
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _age(path: Path, seconds: float = HOUR) -> None:

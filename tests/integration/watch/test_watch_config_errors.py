@@ -17,7 +17,6 @@ import os
 import shutil
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,6 @@ import pytest
 
 pytest.importorskip("transformers")
 
-import torch
 from test_watch import SMALL  # the same tiny-model eval arguments
 from tiny_checkpoints import build_tiny_qwen3_vl
 
@@ -38,15 +36,9 @@ from gge.run import settings
 from gge.run.predlog import PredictionLog
 from gge.run.runstate import output_dir_lock
 
+pytestmark = pytest.mark.usefixtures("one_thread_per_module")
+
 QWEN3_FAMILIES = 4  # presets listing model_type qwen3_vl: qwen3_vl, mai_ui, ui_venus_1_5, gui_owl_1_5
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
