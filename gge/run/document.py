@@ -3,8 +3,10 @@
 Their one producer each (:func:`gge.scoring.metrics.benchmark_metrics` and
 :func:`gge.run.assemble.build_document` for results.json, :func:`gge.compare.pairing.compare_runs` for
 compare.json) returns these TypedDicts and every reader (report.md and report.html, ``gge compare``,
-the loggers, ``gge watch``) takes them, so mypy checks all of them against this one schema. A key
-that only some runs write is ``NotRequired``; a section that can be empty is ``... | None``.
+the loggers, ``gge watch``) takes them, so mypy checks all of them against this one schema. The cost
+types (``cost``, ``budget``, ``refine``) live in :mod:`gge.run.cost_document` and compare.json's in
+:mod:`gge.run.compare_document`; both are re-exported here. A key that only some runs write is
+``NotRequired``; a section that can be empty is ``... | None``.
 
 Keys that name a number (``oracle@1`` ... ``oracle@K``, ``pass@1`` ... ``pass@n``, an outcome
 kind's percentage) cannot be TypedDict fields: the TypedDicts list the fixed keys, and
@@ -45,6 +47,18 @@ from gge.run.compare_document import (  # compare.json's types, re-exported
     PairStat,
     RunSummary,
 )
+from gge.run.cost_document import (  # results.json's cost types, re-exported
+    BudgetCurves,
+    BudgetPoint,
+    CostSetup,
+    CostSummary,
+    RefinedPoint,
+    RefineSummary,
+    SecondsSpread,
+    Spread,
+    StageCost,
+    TokenCounts,
+)
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired
@@ -75,9 +89,13 @@ __all__ = [
     "PairedFigures",
     "PairedTable",
     "RefineSummary",
+    "RefinedPoint",
     "ResultsDocument",
     "RunSummary",
+    "SecondsSpread",
+    "Spread",
     "StageCost",
+    "TokenCounts",
     "check_version",
     "insert_after",
     "oracle_at",
@@ -323,144 +341,6 @@ class LoadSummary(TypedDict):
     provenance: NotRequired[Provenance]
     headline_caveat: NotRequired[str]
     """Why the run's headline is not the published one (``Benchmark.headline_caveat``)."""
-
-
-class Spread(TypedDict):
-    """A per-sample quantity over the samples: its mean and percentiles (numpy's linear rule)."""
-
-    mean: float
-    p50: float
-    p90: float
-
-
-class SecondsSpread(Spread):
-    """Seconds per sample: also the 99th percentile."""
-
-    p99: float
-
-
-class TokenCounts(TypedDict):
-    """Tokens per sample by kind (None: some request of the stage did not report that count)."""
-
-    input: Spread | None
-    image: Spread | None
-    text: Spread | None
-    output: Spread | None
-    cached: Spread | None
-    total: Spread | None
-
-
-class StageCost(TypedDict):
-    """What one stage (or the whole run: ``total``) cost per sample (:func:`gge.scoring.cost.cost_summary`).
-
-    ``share`` is this stage's part of the run's total tokens and seconds, in percent.
-    """
-
-    calls_per_sample: float
-    tokens: TokenCounts
-    seconds: SecondsSpread | None
-    share: dict[str, float | None]
-
-
-class CostSummary(TypedDict):
-    """A benchmark's cost ledger, per stage and in total (results.json ``cost``).
-
-    ``samples`` is how many samples have cost records (the spreads are over them; a stage a sample
-    did not run counts 0 for it), ``unrecorded`` how many have none (an unreadable screenshot, a
-    replayed file without costs). ``source`` is ``measured`` (this run's requests) or ``replayed``
-    (read back from the predictions file a replay re-scored).
-    """
-
-    samples: int
-    unrecorded: int
-    source: str
-    stages: dict[str, StageCost]
-    total: StageCost
-
-
-class CostSetup(TypedDict):
-    """What a run's costs were measured on (results.json ``cost``; :func:`gge.run.hardware.cost_setup`).
-
-    ``source`` is ``measured`` or ``replayed`` (a replay measured nothing: ``hardware`` says whose
-    costs it read back).
-    """
-
-    source: str
-    hardware: str
-    device: str
-    backend: str
-    dtype: str | None
-    batch_size: int
-    batch_grouping: str
-
-
-class BudgetPoint(TypedDict):
-    """Top-1 of every strategy using j of the K candidates, and what j candidates cost per sample.
-
-    ``top1`` is the micro Top-1 (percent) of each strategy of :data:`gge.scoring.selection.STRATEGIES`,
-    ``oracle`` Oracle@j, both the mean over the ``subsets`` averaged (1 for the first j). ``tokens``
-    and ``seconds`` are per sample over the samples with cost records (None: unknown). ``cost`` is
-    ``measured`` at j = K (what the run paid) and ``derived`` below it: each request's measured
-    fixed part (its prompt; its prefill time where timed apart) where the request is still made,
-    plus its per-candidate part in proportion to the candidates it serves
-    (:func:`gge.scoring.budget.budget_curves`).
-    """
-
-    j: int
-    top1: dict[str, float | None]
-    oracle: float | None
-    tokens: float | None
-    seconds: float | None
-    cost: str
-    subsets: int
-
-
-class RefinedPoint(TypedDict):
-    """The ``refined`` strategy on the budget plot: its Top-1 at the run's whole cost."""
-
-    top1: float | None
-    tokens: float | None
-    seconds: float | None
-
-
-class BudgetCurves(TypedDict):
-    """Top-1 as a function of the candidates used, j = 1..K (results.json ``budget``).
-
-    ``method``: ``subsets`` (the exact expectation over the j-subsets of exchangeable sampled
-    answers, the slots before ``first_slot`` always kept, as the unbiased pass@k counts them),
-    ``sampled`` (the same, but some j averaged over subsets drawn at random, which ``notes`` names) or
-    ``prefix`` (the first j candidates in proposer order, for answers that are not exchangeable).
-    ``critic``: ``pointwise`` (a score per candidate: the pick on a subset is exact), ``induced``
-    (a listwise ranking restricted to the subset: the induced order, not a new call) or None.
-    """
-
-    k: int
-    method: str
-    first_slot: int | None
-    critic: str | None
-    points: list[BudgetPoint]
-    refined: NotRequired[RefinedPoint]
-    notes: list[str]
-
-
-class RefineSummary(TypedDict):
-    """What the refine stage bought and cost (results.json ``refine``).
-
-    ``before`` and ``after`` are the micro Top-1 of the base strategy's pick and of the refined pick;
-    ``fixed`` counts misses it turned into hits, ``broken`` hits it turned into misses;
-    ``cost_share`` is the refine stage's part of the run's tokens and seconds, in percent.
-    """
-
-    base: str
-    samples: int
-    triggered: int
-    trigger_rate: float | None
-    before: float | None
-    after: float | None
-    fixed: int
-    broken: int
-    format_errors: int
-    cost_share: dict[str, float | None]
 
 
 class ResponseCounts(TypedDict):

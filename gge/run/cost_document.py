@@ -1,0 +1,167 @@
+"""results.json's cost types: the ledger (``cost``), the budget curves (``budget``), the refine stage.
+
+Re-exported by :mod:`gge.run.document` (the one schema every reader takes). Their producers are
+:func:`gge.scoring.cost.cost_summary`, :func:`gge.scoring.cost.refine_summary`,
+:func:`gge.scoring.budget.budget_curves` and :func:`gge.run.hardware.cost_setup`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TypedDict
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
+    from typing_extensions import NotRequired
+
+__all__ = [
+    "BudgetCurves",
+    "BudgetPoint",
+    "CostSetup",
+    "CostSummary",
+    "RefineSummary",
+    "RefinedPoint",
+    "SecondsSpread",
+    "Spread",
+    "StageCost",
+    "TokenCounts",
+]
+
+
+class Spread(TypedDict):
+    """A per-sample quantity over the samples: its mean and percentiles (numpy's linear rule)."""
+
+    mean: float
+    p50: float
+    p90: float
+
+
+class SecondsSpread(Spread):
+    """Seconds per sample: also the 99th percentile."""
+
+    p99: float
+
+
+class TokenCounts(TypedDict):
+    """Tokens per sample by kind (None: some request of the stage did not report that count)."""
+
+    input: Spread | None
+    image: Spread | None
+    text: Spread | None
+    output: Spread | None
+    cached: Spread | None
+    total: Spread | None
+
+
+class StageCost(TypedDict):
+    """What one stage (or the whole run: ``total``) cost per sample (:func:`gge.scoring.cost.cost_summary`).
+
+    ``share`` is this stage's part of the run's total tokens and seconds, in percent.
+    """
+
+    calls_per_sample: float
+    tokens: TokenCounts
+    seconds: SecondsSpread | None
+    share: dict[str, float | None]
+
+
+class CostSummary(TypedDict):
+    """A benchmark's cost ledger, per stage and in total (results.json ``cost``).
+
+    ``samples`` is how many samples have cost records (the spreads are over them; a stage a sample
+    did not run counts 0 for it), ``unrecorded`` how many have none (an unreadable screenshot, a
+    replayed file without costs). ``source`` is ``measured`` (this run's requests) or ``replayed``
+    (read back from the predictions file a replay re-scored).
+    """
+
+    samples: int
+    unrecorded: int
+    source: str
+    stages: dict[str, StageCost]
+    total: StageCost
+
+
+class CostSetup(TypedDict):
+    """What a run's costs were measured on (results.json ``cost``; :func:`gge.run.hardware.cost_setup`).
+
+    ``source`` is ``measured`` or ``replayed`` (a replay measured nothing: ``hardware`` says whose
+    costs it read back).
+    """
+
+    source: str
+    hardware: str
+    device: str
+    backend: str
+    dtype: str | None
+    batch_size: int
+    batch_grouping: str
+
+
+class BudgetPoint(TypedDict):
+    """Top-1 of every strategy using j of the K candidates, and what j candidates cost per sample.
+
+    ``top1`` is the micro Top-1 (percent) of each strategy of :data:`gge.scoring.selection.STRATEGIES`,
+    ``oracle`` Oracle@j, both the mean over the ``subsets`` averaged (1 for the first j). ``tokens``
+    and ``seconds`` are per sample over the samples with cost records (None: unknown). ``cost`` is
+    ``measured`` at j = K (what the run paid) and ``derived`` below it: each request's measured
+    fixed part (its prompt; its prefill time where timed apart) where the request is still made,
+    plus its per-candidate part in proportion to the candidates it serves
+    (:func:`gge.scoring.budget.budget_curves`).
+    """
+
+    j: int
+    top1: dict[str, float | None]
+    oracle: float | None
+    tokens: float | None
+    seconds: float | None
+    cost: str
+    subsets: int
+
+
+class RefinedPoint(TypedDict):
+    """The ``refined`` strategy on the budget plot: its Top-1 at the run's whole cost."""
+
+    top1: float | None
+    tokens: float | None
+    seconds: float | None
+
+
+class BudgetCurves(TypedDict):
+    """Top-1 as a function of the candidates used, j = 1..K (results.json ``budget``).
+
+    ``method``: ``subsets`` (the exact expectation over the j-subsets of exchangeable sampled
+    answers, the slots before ``first_slot`` always kept, as the unbiased pass@k counts them),
+    ``sampled`` (the same, but some j averaged over subsets drawn at random, which ``notes`` names) or
+    ``prefix`` (the first j candidates in proposer order, for answers that are not exchangeable).
+    ``critic``: ``pointwise`` (a score per candidate: the pick on a subset is exact), ``induced``
+    (a listwise ranking restricted to the subset: the induced order, not a new call) or None.
+    """
+
+    k: int
+    method: str
+    first_slot: int | None
+    critic: str | None
+    points: list[BudgetPoint]
+    refined: NotRequired[RefinedPoint]
+    notes: list[str]
+
+
+class RefineSummary(TypedDict):
+    """What the refine stage bought and cost (results.json ``refine``).
+
+    ``before`` and ``after`` are the micro Top-1 of the base strategy's pick and of the refined pick;
+    ``fixed`` counts misses it turned into hits, ``broken`` hits it turned into misses;
+    ``cost_share`` is the refine stage's part of the run's tokens and seconds, in percent.
+    """
+
+    base: str
+    samples: int
+    triggered: int
+    trigger_rate: float | None
+    before: float | None
+    after: float | None
+    fixed: int
+    broken: int
+    format_errors: int
+    cost_share: dict[str, float | None]
