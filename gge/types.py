@@ -245,14 +245,18 @@ class CostRecord:
 
     Attributes:
         stage: One of :data:`STAGES`.
-        input_tokens: Prompt tokens, image tokens included (None: the backend does not say).
-        image_tokens: The prompt's image tokens (None: unknown, e.g. an endpoint that reports only
-            its prompt's total).
+        input_tokens: Prompt tokens as the request's answers consumed them, image tokens included:
+            a request for n sequences from one prefill counts its prompt n times, as n separate
+            calls (or an endpoint's greedy-first pair of requests) would (None: the backend does not
+            say).
+        image_tokens: The image tokens among ``input_tokens`` (None: unknown, e.g. an endpoint that
+            reports only its prompt's total).
         output_tokens: Generated tokens, every returned sequence counted (0 for a forward that
             reads one token's probability).
-        cached_tokens: Prompt tokens served from a cache instead of recomputed: an endpoint's
-            ``usage`` details, or the prefix the one-prefill sampling path shares between its
-            sequences (None: the backend does not say).
+        cached_tokens: The tokens among ``input_tokens`` served from a cache instead of computed: an
+            endpoint's ``usage.prompt_tokens_details.cached_tokens``, or on the one-prefill sampling
+            path the prompt its n continuations read from the one prefill, ``(n - 1) x (prompt - 1)``
+            (None: the backend does not say). Never more than ``input_tokens``.
         seconds: This sample's share of the request's wall time (CUDA-synchronised on a GPU).
         prefill_seconds: The part of ``seconds`` spent on the prompt (paid whatever the number of
             candidates), where the backend times it apart; None: not split.
@@ -265,6 +269,9 @@ class CostRecord:
         >>> r = CostRecord("judge", input_tokens=120, image_tokens=100, seconds=0.5, slot=2, candidates=1)
         >>> r.text_tokens, r.total_tokens
         (20, 120)
+        >>> two = CostRecord("propose", input_tokens=200, output_tokens=14, cached_tokens=99, candidates=2)
+        >>> two.computed_input_tokens, two.total_tokens  # the second answer read the prompt from a cache
+        (101, 115)
     """
 
     stage: str
@@ -281,6 +288,10 @@ class CostRecord:
     def __post_init__(self) -> None:
         if self.stage not in STAGES:
             raise ValueError(f"unknown cost stage {self.stage!r}; known: {', '.join(STAGES)}")
+        for part in ("image_tokens", "cached_tokens"):
+            n = getattr(self, part)
+            if n is not None and self.input_tokens is not None and n > self.input_tokens:
+                raise ValueError(f"{part} ({n}) cannot exceed input_tokens ({self.input_tokens})")
 
     @property
     def text_tokens(self) -> int | None:
@@ -290,11 +301,22 @@ class CostRecord:
         return self.input_tokens - self.image_tokens
 
     @property
-    def total_tokens(self) -> int | None:
-        """Prompt plus generated tokens (None when the prompt's count is unknown)."""
+    def computed_input_tokens(self) -> int | None:
+        """Prompt tokens the model computed: ``input_tokens`` less those served from a cache."""
         if self.input_tokens is None:
             return None
-        return self.input_tokens + (self.output_tokens or 0)
+        return self.input_tokens - (self.cached_tokens or 0)
+
+    @property
+    def total_tokens(self) -> int | None:
+        """The tokens the model computed: prompt tokens not served from a cache, plus generated ones.
+
+        The ledger's unit of token cost, the same on every backend: an endpoint's greedy-first pair
+        and the transformers one-prefill path both count one prompt computed for K answers (None
+        when the prompt's count is unknown).
+        """
+        computed = self.computed_input_tokens
+        return None if computed is None else computed + (self.output_tokens or 0)
 
 
 @dataclass(frozen=True)

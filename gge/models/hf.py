@@ -231,16 +231,19 @@ class TransformersBackend:
         Each answer's ``cost`` (stage ``propose``; the policy sets the stage and slots) counts the
         request's own tokens, never its batch's padding:
 
-        - ``input_tokens``: its prompt (the attention mask of its row), image tokens included;
-          ``image_tokens``: its image's, ``t * h * w // merge**2`` of its ``image_grid_thw``.
+        - ``input_tokens``: its prompt (the attention mask of its row), image tokens included, once
+          per returned sequence (n sequences consume it n times, as n calls would);
+          ``image_tokens``: likewise its image's, ``t * h * w // merge**2`` of its ``image_grid_thw``.
         - ``output_tokens``: the tokens of all its returned sequences up to and including the
           token that ended each answer (end of turn, end of text, the generation config's eos);
           the padding after it is not counted, and an answer cut by the budget counts them all.
         - ``cached_tokens``: on the one-prefill path (``greedy_first`` sampling of n sequences,
-          :meth:`_greedy_first`), the prompt tokens the n continuations did not recompute: the
-          prompt but its last token is computed once, where n separate calls would compute the
-          whole prompt n times and the continuations only its last token each, so
-          ``n * input - (input - 1) - n = (n - 1) * (input - 1)``; 0 on the plain path.
+          :meth:`_greedy_first`), the prompt tokens the n continuations read from the one prefill
+          instead of computing: the prompt but its last token is computed once and each continuation
+          computes only the last token, so of the ``n * prompt`` consumed ``(n - 1) * (prompt - 1)``
+          came from the cache (what the model computed, ``total_tokens``, is one prompt and n last
+          tokens); 0 on the plain path (transformers' ``num_return_sequences`` computes the prompt n
+          times).
         - ``seconds``: the batch's wall time (inputs processed, generated; CUDA-synchronised on a
           GPU) divided by the requests in it; ``prefill_seconds``: likewise the one-prefill path's
           prefill forward (None on the plain path); ``batch_size``: the requests in the batch.
@@ -308,10 +311,11 @@ class TransformersBackend:
                     completion = sum(int((new[r] != pad).sum()) for r in rows)
                     prompt = int(inputs["attention_mask"][j].sum())
                     prefill = requests[i].prefill or ""
+                    image = images[j]
                     cost = CostRecord(
                         "propose",
-                        input_tokens=prompt,
-                        image_tokens=images[j],
+                        input_tokens=n * prompt,
+                        image_tokens=None if image is None else n * image,
                         output_tokens=sum(self._answer_length(new[r], stops) for r in rows),
                         cached_tokens=(n - 1) * (prompt - 1) if shared else 0,
                         seconds=seconds,

@@ -157,22 +157,24 @@ def test_the_one_prefill_path_counts_the_prompt_it_shares(trained: Path) -> None
     torch.manual_seed(0)
     ga, gb = backend.generate([a, b])
     assert ga.texts == [ANSWER] * 3  # greedy, then two draws of an answer held at p > 0.999
-    # the prompt but its last token is computed once for the 3 continuations: (3 - 1) * (input - 1)
-    assert _tokens(ga) == (a_in, a_img, 3 * answer, 2 * (a_in - 1))
+    # 3 continuations consume the prompt 3 times; the prompt but its last token is computed once, so
+    # (3 - 1) * (input - 1) of them come from the cache, and the model computed one prompt and 2 tokens
+    assert _tokens(ga) == (3 * a_in, 3 * a_img, 3 * answer, 2 * (a_in - 1))
     assert gb.cost is not None
     assert (gb.cost.input_tokens, gb.cost.image_tokens, gb.cost.cached_tokens) == (
-        b_in,
-        b_img,
+        3 * b_in,
+        3 * b_img,
         2 * (b_in - 1),
     )
+    assert gb.cost.total_tokens == b_in + 2 + (gb.cost.output_tokens or 0)
     for g in (ga, gb):
         assert g.cost is not None and g.cost.seconds is not None and g.cost.prefill_seconds is not None
         assert 0 < g.cost.prefill_seconds < g.cost.seconds
-    # plain sampling: every sequence computes its prompt, nothing shared
+    # plain sampling (transformers' num_return_sequences): every sequence computes its prompt, nothing shared
     torch.manual_seed(0)
     (plain,) = backend.generate([_request(TRAINED_IMAGE, TRAINED, **sampled)])
     assert plain.texts == [ANSWER] * 3
-    assert _tokens(plain) == (a_in, a_img, 3 * answer, 0)
+    assert _tokens(plain) == (3 * a_in, 3 * a_img, 3 * answer, 0)
     assert plain.cost is not None and plain.cost.prefill_seconds is None
 
 
@@ -277,7 +279,7 @@ def test_a_grounding_policy_ledger_has_its_stages_slots_and_tokens(trained: Path
     p_in, p_img = ref.counts(proposed)
     answer = len(ref.tokenizer.encode(ANSWER, add_special_tokens=False)) + 1
     assert (propose.stage, propose.slot, propose.candidates, propose.batch_size) == ("propose", 0, 3, 1)
-    assert (propose.input_tokens, propose.image_tokens) == (p_in, p_img)
+    assert (propose.input_tokens, propose.image_tokens) == (3 * p_in, 3 * p_img)
     assert (propose.output_tokens, propose.cached_tokens) == (3 * answer, 2 * (p_in - 1))
     assert propose.prefill_seconds is not None and 0 < propose.prefill_seconds < (propose.seconds or 0)
     assert len(asked["judge"]) == len(judges) == 3
