@@ -311,12 +311,17 @@ class Generation:
         cost: What the request cost (its tokens, this request's share of its batch's seconds), as
             the backend measured it; None: the policy times the call itself (seconds only, and the
             ``usage`` counts). Its stage and slots are the policy's to set.
+        part_costs: Where the backend answered the request in parts (an endpoint's greedy answer,
+            then a request for the K-1 samples), each part's cost, its ``slot`` and ``candidates``
+            counted within the request's texts; the ledger records these instead of ``cost`` (their
+            sum), so a budget curve using fewer candidates does not pay for a part it would not ask.
     """
 
     texts: list[str]
     usage: dict[str, int] = field(default_factory=dict)
     truncated: list[bool] = field(default_factory=list)
     cost: CostRecord | None = None
+    part_costs: tuple[CostRecord, ...] = ()
 
 
 @runtime_checkable

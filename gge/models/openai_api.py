@@ -571,15 +571,20 @@ class OpenAIBackend:
         texts: list[str] = []
         cut: list[bool] = []
         answers: list[dict[str, Any]] = []
+        part_costs: list[CostRecord] = []
         for part in parts:
+            part_began, asked = time.perf_counter(), len(answers)
             more, more_cut = self._ask(part, stop, answers)
+            cost = self._cost("propose", answers[asked:], part_began)
+            part_costs.append(replace(cost, slot=len(texts), candidates=len(more)))
             texts += more
             cut += more_cut
         usage: dict[str, int] = {}
         for data in answers:
             for k, v in self._usage_of(data).items():
                 usage[k] = usage.get(k, 0) + v
-        return Generation(texts, usage, cut, self._cost("propose", answers, began))
+        split = tuple(part_costs) if len(part_costs) > 1 else ()
+        return Generation(texts, usage, cut, self._cost("propose", answers, began), split)
 
     def _ask(
         self, request: GenerationRequest, stop: threading.Event, answers: list[dict[str, Any]]

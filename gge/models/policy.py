@@ -439,7 +439,10 @@ class GroundingPolicy:
         for i, gen, cost in zip(owners, generations, request_costs, strict=True):
             # the request answered the slots after the earlier requests' (a single_pass answer: K)
             answered = s.k if s.proposer == "single_pass" else len(gen.texts)
-            costs[i].append(replace(cost, slot=len(texts[i]), candidates=answered))
+            if gen.part_costs:  # answered in parts (an endpoint's greedy answer, then the samples)
+                costs[i] += [replace(c, stage="propose", slot=len(texts[i]) + c.slot) for c in gen.part_costs]
+            else:
+                costs[i].append(replace(cost, slot=len(texts[i]), candidates=answered))
             texts[i] += gen.texts
             cut[i] += [bool(t) for t in gen.truncated] if gen.truncated else [False] * len(gen.texts)
         out = []

@@ -626,6 +626,14 @@ def test_costs_are_the_servers_usage(server: FakeServer, cached: int | None) -> 
     assert [body["n"] for body in server.bodies if _prompt(body) == "pair!"] == [1, 2]
     both = None if cached is None else 2 * cached
     assert (b.cost.input_tokens, b.cost.output_tokens, b.cost.cached_tokens) == (210, 21, both)
+    # and each part apart, for the ledger: the greedy request answers slot 0, the samples' slots 1-2
+    assert [
+        (c.slot, c.candidates, c.input_tokens, c.output_tokens, c.cached_tokens) for c in b.part_costs
+    ] == [
+        (0, 1, 105, 7, cached),
+        (1, 2, 105, 14, cached),
+    ]
+    assert a.part_costs == ()  # one request, one part
     for g in (a, b):
         assert g.cost is not None
         assert (g.cost.stage, g.cost.image_tokens, g.cost.batch_size) == ("propose", None, 1)
@@ -663,11 +671,15 @@ def test_policy_ledger_carries_stages_and_slots(server: FakeServer, cached: int 
     judged = [body for body in server.bodies if body.get("logprobs")]
     proposed = [body for body in server.bodies if not body.get("logprobs")]
     assert [body["n"] for body in proposed] == [1, 2] and len(judged) == 3
-    propose, *judges = pred.costs
-    assert (propose.stage, propose.slot, propose.candidates, propose.batch_size) == ("propose", 0, 3, 1)
-    assert propose.input_tokens == sum(100 + len(_prompt(body)) for body in proposed)
-    assert propose.output_tokens == 7 * 3
-    assert propose.cached_tokens == (None if cached is None else 2 * cached)
+    greedy, sampled, *judges = pred.costs
+    # the greedy request answers slot 0, the samples' request slots 1-2: two records, each its own usage
+    assert [(c.stage, c.slot, c.candidates, c.batch_size) for c in (greedy, sampled)] == [
+        ("propose", 0, 1, 1),
+        ("propose", 1, 2, 1),
+    ]
+    assert greedy.input_tokens == sampled.input_tokens == 100 + len(_prompt(proposed[0]))
+    assert (greedy.output_tokens, sampled.output_tokens) == (7, 14)
+    assert greedy.cached_tokens == sampled.cached_tokens == cached
     assert [(c.stage, c.slot, c.candidates) for c in judges] == [("judge", j, 1) for j in range(3)]
     for cost in judges:
         assert (cost.input_tokens, cost.output_tokens) == (100 + len(_prompt(judged[0])), 7)
