@@ -24,6 +24,7 @@ from tiny_checkpoints import build_tiny_qwen2_5_vl, build_tiny_qwen3_vl, overfit
 from gge.models.base import Generation, GenerationRequest
 from gge.models.hf import TransformersBackend
 from gge.models.hf_loading import load_model, load_processor
+from gge.types import CostRecord
 
 pytestmark = pytest.mark.slow
 
@@ -287,3 +288,73 @@ def test_a_grounding_policy_ledger_has_its_stages_slots_and_tokens(trained: Path
         assert (cost.stage, cost.slot, cost.candidates, cost.batch_size) == ("judge", j, 1, 3)
         assert (cost.input_tokens, cost.image_tokens) == ref.counts(request)
         assert cost.output_tokens == 0 and cost.seconds is not None and cost.seconds > 0
+
+
+class _Clock:
+    """A scripted clock: each reading is the next of ``times`` (what the backend's batches took is known)."""
+
+    def __init__(self, *times: float) -> None:
+        self.times = list(times)
+
+    def __call__(self) -> float:
+        return self.times.pop(0)
+
+
+def test_each_request_takes_an_equal_share_of_its_batchs_time(trained: Path) -> None:
+    backend = TransformersBackend.from_pretrained(
+        str(trained), min_pixels=MIN, max_pixels=PIXELS, batch_size=2
+    )
+    same = [_request(TRAINED_IMAGE, TRAINED), _request(TRAINED_IMAGE, OTHER), _request(TRAINED_IMAGE, "x")]
+    # greedy, 3 requests of one size in batches of 2: the first batch took 6 s (3 s each), the second 5 s
+    backend._clock = _Clock(10.0, 16.0, 20.0, 25.0)  # type: ignore[method-assign]
+    costs = [g.cost for g in backend.generate(same)]
+    assert [(c.seconds, c.batch_size, c.prefill_seconds) for c in costs if c is not None] == [
+        (3.0, 2, None),
+        (3.0, 2, None),
+        (5.0, 1, None),
+    ]
+    # the one-prefill path: the batch began at 0, its prefill took 0.5 to 2.5 (1 s each of 2), it ended at 8
+    pair = [
+        _request(TRAINED_IMAGE, t, num_sequences=3, do_sample=True, greedy_first=True)
+        for t in (TRAINED, OTHER)
+    ]
+    backend._clock = _Clock(0.0, 0.5, 2.5, 8.0)  # type: ignore[method-assign]
+    costs = [g.cost for g in backend.generate(pair)]
+    assert [(c.seconds, c.prefill_seconds, c.batch_size) for c in costs if c is not None] == [
+        (4.0, 1.0, 2)
+    ] * 2
+    # the pointwise critic: one forward of 3 requests in batches of 2, 0 -> 3 s and 3 -> 4 s
+    backend._clock = _Clock(0.0, 3.0, 3.0, 4.0)  # type: ignore[method-assign]
+    _, judged = backend.yes_probability_with_costs(same, "Yes", "No")
+    assert [(c.seconds, c.batch_size) for c in judged] == [(1.5, 2), (1.5, 2), (1.0, 1)]
+
+
+def test_a_backend_without_a_ledger_is_timed_by_the_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A backend of one's own that reports no cost: the policy times the call, an equal share each."""
+    from gge.models import policy as policy_module
+    from gge.models.policy import AdapterSettings, GroundingPolicy
+    from gge.types import Box, Sample
+
+    class Plain:
+        def seen_size(self, w: int, h: int) -> tuple[int, int]:
+            return (w, h)
+
+        def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
+            return [Generation(["(5, 5)"], {"prompt_tokens": 40, "completion_tokens": 4}) for _ in requests]
+
+        def yes_probability(self, requests: list[GenerationRequest], yes: str, no: str) -> list[float]:
+            return [0.5] * len(requests)
+
+        def settings(self) -> dict[str, Any]:
+            return {"backend": "plain"}
+
+    readings = iter([100.0, 106.0])  # the propose call of 2 samples took 6 s
+    monkeypatch.setattr(policy_module.time, "perf_counter", lambda: next(readings, 106.0))
+    policy = GroundingPolicy(
+        Plain(), AdapterSettings(convention="abs_original", proposer="greedy", critic="none")
+    )
+    samples = [Sample("b", str(i), "", (20, 20), "x", Box(0, 0, 9, 9)) for i in range(2)]
+    preds = policy.predict_images(samples, [Image.new("RGB", (20, 20))] * 2)
+    assert [p.costs for p in preds] == [
+        (CostRecord("propose", input_tokens=40, output_tokens=4, seconds=3.0, batch_size=2, candidates=1),)
+    ] * 2
