@@ -437,8 +437,9 @@ class GroundingPolicy:
         cut: list[list[bool]] = [[] for _ in samples]
         costs: list[list[CostRecord]] = [[] for _ in samples]
         for i, gen, cost in zip(owners, generations, request_costs, strict=True):
-            # the request answered the slots after the earlier requests' (a single_pass answer: K)
-            answered = s.k if s.proposer == "single_pass" else len(gen.texts)
+            # the request answered the slots after the earlier requests' (a single_pass answer: the
+            # points it lists, set once they are read below)
+            answered = len(gen.texts)
             if gen.part_costs:  # answered in parts (an endpoint's greedy answer, then the samples)
                 costs[i] += [replace(c, stage="propose", slot=len(texts[i]) + c.slot) for c in gen.part_costs]
             else:
@@ -458,6 +459,8 @@ class GroundingPolicy:
                 cut=cs,
             )
             ok = any(c.parsed for c in cands)
+            if s.proposer == "single_pass":  # its one answer gave the points it listed, up to K
+                spent = [replace(c, candidates=len(cands)) for c in spent]
             out.append(
                 Proposal(
                     cands,

@@ -16,6 +16,7 @@ in its records.
 Example:
     >>> from gge.types import Candidate
     >>> from gge.scoring.scoring import SampleResult
+from gge.scoring.selection import STRATEGIES
     >>> r = SampleResult("b", "1", {}, 5, (Candidate((1.0, 2.0), 0.5),), (True,))
     >>> encode(r)["candidates"]
     [[1.0, 2.0]]
@@ -35,6 +36,7 @@ from typing import Any
 
 from gge.errors import GgeError
 from gge.scoring.scoring import SampleResult
+from gge.scoring.selection import STRATEGIES
 from gge.types import (
     STAGES,
     Absent,
@@ -333,8 +335,13 @@ def _refinement(value: Any, where: str) -> Refinement | None:
         raise GgeError(f"{where}: field 'refine' must be an object, got {value!r}")
     base, triggered, raw = value.get("base", "critic"), value.get("triggered", False), value.get("raw", "")
     fmt = value.get("format_error", False)
-    if not isinstance(base, str) or not isinstance(raw, str):
-        raise GgeError(f"{where}: refine 'base' and 'raw' must be strings")
+    if not isinstance(raw, str):
+        raise GgeError(f"{where}: refine 'raw' must be a string, got {raw!r}")
+    if base not in STRATEGIES:
+        raise GgeError(
+            f"{where}: refine 'base' must be the selection strategy it refined ({', '.join(STRATEGIES)}), "
+            f"got {base!r}"
+        )
     if not isinstance(triggered, bool) or not isinstance(fmt, bool):
         raise GgeError(f"{where}: refine 'triggered' and 'format_error' must be true or false")
     window = value.get("window")
