@@ -26,10 +26,11 @@ Top-1 hit with no answer, hits that do not match the candidates).
 The statistics (paired cluster bootstrap, exact McNemar, minimum detectable difference) are the
 pure functions of :mod:`gge.scoring.stats`.
 
-When the runs differ in K or in critic (a critic at K = 5 against voting at K = 8), each benchmark
-also gets the comparison at matched budget (:mod:`gge.compare.matched`): each run's budget curve of
-its own selection strategy, the pair of points of closest cost per sample, and there Δ Top-1 with its
-paired interval and each run's cost.
+When the runs differ in K, in critic or in refine stage (a critic at K = 5 against voting at K = 8),
+each benchmark also gets the comparison at matched budget (:mod:`gge.compare.matched`): each run's
+budget curve of its own selection strategy, the pair of points of closest cost per sample, and there
+Δ Top-1 with its paired interval and each run's cost; compare warns where the two runs' costs were
+measured on setups that make them another unit (or were replayed).
 
 The package: :mod:`gge.compare.runs` reads a run back (:func:`load_run`), :mod:`gge.compare.pairing`
 pairs two (:func:`compare_runs`), :mod:`gge.compare.matched` matches their budgets,

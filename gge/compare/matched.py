@@ -1,9 +1,10 @@
-"""Two runs at a matched budget: ``gge compare`` between runs of another K or another critic.
+"""Two runs at a matched budget: ``gge compare`` between runs of another K, critic or refine stage.
 
 A critic run at K = 5 and a voting run at K = 8 differ in what they pay per sample as much as in what
-they choose. When the two runs differ in K or in critic (``model.critic``, or how the critic's scores
-read: pointwise or a ranking), :func:`matched_budget` compares them where they cost the same: each
-run's budget curve of its own selection strategy (:mod:`gge.scoring.budget`, rebuilt sample by
+they choose. When the two runs differ in K, in critic (``model.critic``, or how the critic's scores
+read: pointwise or a ranking) or in refine stage (either selects ``refined``, or their
+``model.refine*`` settings differ), :func:`matched_budget` compares them where they cost the same:
+each run's budget curve of its own selection strategy (:mod:`gge.scoring.budget`, rebuilt sample by
 sample from its predictions.jsonl: the candidates, their hits and each sample's cost ledger), the
 pair of points (jA, jB) of closest cost per sample, and there the difference B − A of their Top-1
 with its paired bootstrap interval over the per-sample expected hits (the same resamples, clusters
@@ -13,16 +14,25 @@ and seed as compare's other intervals).
 sample; the pair minimises ``|cost A − cost B| / max(cost A, cost B)``; ties go to the larger
 budget (the larger of the smaller cost), then to the fewer candidates.
 
-A run's curve below K needs each sample's pick on fewer candidates. predictions.jsonl holds the
-candidates and their hits but not the target, so a pick that is one of the candidates (``critic``,
-``first``, ``medoid``), lies on one, or abstains is known, and a built point (``mean``, ``median``,
-``geomedian``, ``cluster``) is not: such a run's points below K are left out, and a note says so.
+**What a strategy pays**: the ``critic`` pick pays the critic's requests (``rank``, ``judge``); a
+vote, ``first`` and the spatial picks pay the proposer's only (:func:`gge.scoring.budget.sample_costs`).
 The ``refined`` strategy is one point, at the run's whole cost.
+
+A run's curve below K needs each sample's pick on fewer candidates. predictions.jsonl holds the
+candidates, their hits and (since gge recorded it) each sample's target and screenshot size, so a
+pick that is a new point (``mean``, ``median``, ``geomedian``, ``cluster``) is hit-tested on the
+target. In lines written before that, only a pick that is one of the candidates (``critic``,
+``first``, ``medoid``), lies on one, or abstains is known: such a run's other points below K are
+left out, and a note says so.
+
+**Comparable costs** (:func:`setup_warnings`): seconds measured on other hardware, device, dtype,
+backend or batch size, and tokens counted by another backend, are not one unit; compare warns where
+the runs' cost setups (results.json ``cost``) differ, and where a run's costs were replayed (read back
+by a replay, their setup not recorded).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,12 +41,35 @@ import numpy as np
 
 from gge.compare.runs import Line, Run, _pct
 from gge.run.document import MatchedBudget, MatchedPoint, MatchedSide
-from gge.scoring.budget import Cost, mean_cost, sample_costs, sample_hits, subset_plan, whole_cost
+from gge.scoring.budget import (
+    Cost,
+    SampleCost,
+    mean_cost,
+    mean_pct,
+    point_label,
+    point_slots,
+    sample_costs,
+    sample_hits,
+    subset_plan,
+    whole_cost,
+)
+from gge.scoring.cost import ledger_slots
 from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED
 from gge.scoring.stats import paired_bootstrap
 
-__all__ = ["RULE", "Curve", "critic_of", "differs", "matched_budget", "run_curve"]
+__all__ = [
+    "RULE",
+    "SETUP_FIELDS",
+    "Curve",
+    "cost_source",
+    "critic_of",
+    "differs",
+    "matched_budget",
+    "refine_of",
+    "run_curve",
+    "setup_warnings",
+]
 
 RULE = (
     "closest common cost: tokens per sample where both runs know them, else seconds; the pair (jA, jB) "
@@ -46,6 +79,11 @@ RULE = (
 
 UNITS = ("tokens", "seconds")
 """The cost units, in order of preference."""
+SETUP_FIELDS = {
+    "seconds": ("hardware", "device", "dtype", "backend", "batch_size"),
+    "tokens": ("backend",),
+}
+"""The fields of results.json ``cost`` (the setup) that must agree for costs in each unit to compare."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +97,9 @@ class Curve:
         critic: ``pointwise``, ``induced`` or None (results.json ``budget.critic``).
         js: The j of each point.
         hits: For each point, every paired sample's expected hit (None: unknown).
-        costs: For each point, the mean ``(tokens, seconds)`` per sample.
-        labels: For each point, ``measured`` or ``derived``.
+        costs: For each point, the mean ``(tokens, seconds)`` per sample the strategy pays (the
+            critic's requests only for ``critic``).
+        labels: For each point, ``measured``, ``replayed`` or ``derived``.
         notes: What the curve could not know.
     """
 
@@ -80,10 +119,7 @@ class Curve:
 
     def top1(self, i: int) -> float | None:
         """The micro Top-1 (percent) of point ``i``, None where a hit is unknown."""
-        values = self.hits[i]
-        if not values or not self.known(i):
-            return None
-        return 100.0 * math.fsum(v for v in values if v is not None) / len(values)
+        return mean_pct(self.hits[i])
 
     def cost(self, i: int, unit: str) -> float | None:
         """Point ``i``'s cost per sample in ``unit`` (``tokens`` or ``seconds``)."""
@@ -111,9 +147,48 @@ def critic_of(run: Run, bench: str) -> tuple[Any, Any]:
     return option, None if budget is None else budget["critic"]
 
 
+def refine_of(run: Run) -> dict[str, Any]:
+    """A run's refine stage: its ``model.refine*`` settings (``{"refine": "none"}`` without one).
+
+    Read from results.json ``model.adapter`` (a policy's record), else ``config.model``.
+    """
+    model = run.document.get("model", {})
+    adapter = model.get("adapter") if isinstance(model, Mapping) else None
+    config = run.document.get("config", {})
+    source = adapter if isinstance(adapter, Mapping) and "refine" in adapter else None
+    if source is None:
+        source = config.get("model") if isinstance(config, Mapping) else None
+    settings = (
+        {key: value for key, value in source.items() if key.startswith("refine")}
+        if isinstance(source, Mapping)
+        else {}
+    )
+    if settings.get("refine", "none") == "none":
+        return {"refine": "none"}  # the other refine settings do nothing then
+    return settings
+
+
 def differs(a: Run, b: Run, bench: str) -> bool:
-    """Whether the runs differ in K or in critic on a benchmark (then compare matches budgets)."""
-    return a.k != b.k or critic_of(a, bench) != critic_of(b, bench)
+    """Whether the runs differ in K, critic or refine stage on a benchmark (then compare matches budgets).
+
+    The refine stage differs where either run selects ``refined`` or their ``refine*`` settings
+    differ (:func:`refine_of`).
+    """
+    return (
+        a.k != b.k
+        or critic_of(a, bench) != critic_of(b, bench)
+        or REFINED in (a.selection, b.selection)
+        or refine_of(a) != refine_of(b)
+    )
+
+
+def cost_source(run: Run, bench: str) -> str:
+    """Where a run's costs on a benchmark come from: ``measured`` or ``replayed`` (results.json ``cost``)."""
+    cost = run.document["benchmarks"][bench].get("cost")
+    if cost is not None:
+        return str(cost["source"])
+    setup = run.document.get("cost")
+    return str(setup["source"]) if setup is not None else "measured"
 
 
 def _result(bench: str, line: Line, k: int) -> SampleResult:
@@ -155,10 +230,11 @@ def run_curve(run: Run, bench: str, lines: Sequence[Line]) -> tuple[Curve | None
     if recorded < len(lines):
         partial = (f"costs are the mean over the {recorded} of {len(lines)} samples with cost records",)
     critic = None if budget is None else budget["critic"]
+    paid = point_label(cost_source(run, bench))
     if strategy == REFINED:
         whole = mean_cost([whole_cost(x.costs) if x.costs else None for x in lines])
         outcomes = tuple(float(x.top1) for x in lines)
-        one = Curve(strategy, run.k, REFINED, critic, (run.k,), (outcomes,), (whole,), ("measured",), partial)
+        one = Curve(strategy, run.k, REFINED, critic, (run.k,), (outcomes,), (whole,), (paid,), partial)
         return one, None
     if budget is None and run.k > 1:
         return None, (
@@ -171,17 +247,26 @@ def run_curve(run: Run, bench: str, lines: Sequence[Line]) -> tuple[Curve | None
     per_sample = [
         sample_hits(_result(bench, x, run.k), plan, (strategy,), cluster_radius=radius) for x in lines
     ]
-    per_cost = [sample_costs(x.costs, plan) for x in lines]
+    per_cost = [sample_costs(x.costs, plan, point_slots(x.candidates[: run.k])) for x in lines]
     js = tuple(range(1, run.k + 1))
     hits = tuple(tuple(h[strategy][j - 1] for h in per_sample) for j in js)
-    costs = tuple(mean_cost([None if c is None else c[j - 1] for c in per_cost]) for j in js)
-    labels = tuple("measured" if j == run.k else "derived" for j in js)
-    unknown = [j for j, row in zip(js, hits, strict=True) if any(h is None for h in row)]
+
+    def paid_for(c: SampleCost) -> Cost:  # the critic pick pays the critic's requests; no other does
+        return c.critic if strategy == "critic" else c.proposer
+
+    costs = tuple(mean_cost([None if c is None else paid_for(c[j - 1]) for c in per_cost]) for j in js)
+    slots = max((ledger_slots(x.costs) for x in lines if x.costs), default=0)
     notes = partial
+    if slots > run.k:
+        paid = "derived"
+        notes += (f"its ledger paid for {slots} candidates and it scores {run.k}: every cost is derived",)
+    labels = tuple(paid if j == run.k else "derived" for j in js)
+    unknown = [j for j, row in zip(js, hits, strict=True) if any(h is None for h in row)]
     if unknown:
         notes += (
-            f"'{strategy}' builds a new point, whose hit needs the target, which predictions.jsonl does not "
-            f"record: its points at j = {', '.join(map(str, unknown))} are left out",
+            f"'{strategy}' builds a new point, whose hit needs the target, which these predictions.jsonl "
+            f"lines (written before gge recorded it) do not have: its points at j = "
+            f"{', '.join(map(str, unknown))} are left out",
         )
     return Curve(strategy, run.k, method, critic, js, hits, costs, labels, notes), None
 
@@ -205,6 +290,59 @@ def _closest(a: Curve, b: Curve) -> tuple[str, int, int, float] | None:
             rel, _, _, _, i, m = min(pairs)
             return unit, i, m, rel
     return None
+
+
+def setup_warnings(a: Run, b: Run, bench: str, unit: str) -> list[str]:
+    """Why the costs compared at matched budget in ``unit`` may not be one unit (compare.json ``warnings``).
+
+    Seconds compare only on the same hardware, device, dtype, backend and batch size, tokens only
+    counted by the same backend (:data:`SETUP_FIELDS`, read from each run's results.json ``cost``).
+    A run whose costs were replayed (read back from a predictions file) records none of its original
+    setup, so nothing can be checked for it: that is said instead.
+
+    Args:
+        a: Run A.
+        b: Run B.
+        bench: The benchmark (its entry's cost ``source``).
+        unit: The matched unit, ``tokens`` or ``seconds``.
+
+    Returns:
+        The warnings, each naming the benchmark (none when the setups agree).
+    """
+    out: list[str] = []
+    sides = (("A", a), ("B", b))
+    replayed = [(side, run) for side, run in sides if cost_source(run, bench) == "replayed"]
+    for side, run in replayed:
+        setup = run.document.get("cost")
+        whose = f" ({setup['hardware']})" if setup is not None else ""
+        other = "B" if side == "A" else "A"
+        out.append(
+            f"{bench}: {side}'s costs are replayed{whose}: the setup they were measured on is not recorded, "
+            f"so whether {side}'s {unit} compare with {other}'s is unknown"
+        )
+    if replayed:
+        return out
+    setups = [run.document.get("cost") for _, run in sides]
+    missing = [side for (side, _), setup in zip(sides, setups, strict=True) if setup is None]
+    if missing:
+        out.append(
+            f"{bench}: {' and '.join(missing)} records no cost setup (results.json 'cost'): whether the "
+            f"runs' {unit} compare is unknown"
+        )
+        return out
+    sa, sb = setups
+    assert sa is not None and sb is not None
+    fields = SETUP_FIELDS.get(unit, ())
+    apart = [f for f in fields if sa.get(f) != sb.get(f)]
+    if apart:
+        diff = "; ".join(f"{f}: A {sa.get(f)!r}, B {sb.get(f)!r}" for f in apart)
+        why = (
+            "seconds measured on other hardware or settings are not one unit"
+            if unit == "seconds"
+            else "tokens counted by other backends (tokenizers, image encodings, caches) are not one unit"
+        )
+        out.append(f"{bench}: matched budget in {unit}, but the runs' cost setups differ ({diff}): {why}")
+    return out
 
 
 def _side(curve: Curve, i: int) -> MatchedSide:
@@ -233,8 +371,8 @@ def matched_budget(
     seed: int,
     level: float,
     min_clusters: int,
-) -> tuple[MatchedBudget | None, list[str]]:
-    """The comparison at matched budget on one benchmark (compare.json ``budget``), and its notes.
+) -> tuple[MatchedBudget | None, list[str], list[str]]:
+    """The comparison at matched budget on one benchmark (compare.json ``budget``), its notes and warnings.
 
     Args:
         a: Run A.
@@ -248,8 +386,9 @@ def matched_budget(
         min_clusters: Fewer screenshots than this give no interval.
 
     Returns:
-        ``(budget, notes)``: ``budget`` is None when either run has no curve or no common cost unit
-        (the notes say why). Else ``unit``, ``rule``, ``relative_difference``, ``a`` and ``b`` (each
+        ``(budget, notes, warnings)``: ``budget`` is None when either run has no curve or no common
+        cost unit (the notes say why); ``warnings`` say where the costs compared may not be one unit
+        (:func:`setup_warnings`). Else ``unit``, ``rule``, ``relative_difference``, ``a`` and ``b`` (each
         run's strategy, K, method, critic, the matched ``j``, its Top-1, tokens and seconds per
         sample, ``cost`` measured or derived, and its whole ``curve``), ``diff`` (B − A in points, of
         the micro Top-1: the mean of the per-sample expected hits), ``ci``, ``samples`` and
@@ -261,14 +400,14 @@ def matched_budget(
         curve, why = run_curve(run, bench, lines)
         if curve is None:
             notes.append(f"{bench}: no comparison at matched budget: {side} ({run.folder}): {why}")
-            return None, notes
+            return None, notes, []
         notes += [f"{bench}: {side}'s budget curve: {n}" for n in curve.notes]
         curves.append(curve)
     ca, cb = curves
     match = _closest(ca, cb)
     if match is None:
         notes.append(f"{bench}: no comparison at matched budget: no cost both runs know (tokens or seconds)")
-        return None, notes
+        return None, notes, []
     unit, i, m, rel = match
     ea = np.array(ca.hits[i], dtype=float)
     eb = np.array(cb.hits[m], dtype=float)
@@ -278,7 +417,7 @@ def matched_budget(
         lo, hi, _ = paired_bootstrap(ea, eb, clusters, resamples=resamples, seed=seed, level=level)
         ci = [_pct(lo), _pct(hi)]
     top_a, top_b = ca.top1(i), cb.top1(m)
-    return {
+    budget: MatchedBudget = {
         "unit": unit,
         "rule": RULE,
         "relative_difference": rel,
@@ -288,4 +427,5 @@ def matched_budget(
         "ci": ci,
         "samples": len(ea),
         "screenshots": screenshots,
-    }, notes
+    }
+    return budget, notes, setup_warnings(a, b, bench, unit)

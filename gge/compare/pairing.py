@@ -362,9 +362,11 @@ def compare_runs(
     "mdd", "b_only", "a_only", "samples", "screenshots"}``; percentages and points are unrounded
     floats.
 
-    When the runs differ in K or in critic (:func:`gge.compare.matched.differs`), each benchmark also
-    gets ``budget``: the comparison at matched budget (:func:`gge.compare.matched.matched_budget`),
-    or None where it cannot be made (the notes say why).
+    When the runs differ in K, critic or refine stage (:func:`gge.compare.matched.differs`), each
+    benchmark also gets ``budget``: the comparison at matched budget
+    (:func:`gge.compare.matched.matched_budget`), or None where it cannot be made (the notes say
+    why); the warnings say where the costs compared there may not be one unit (other hardware,
+    backends, or costs replayed: :func:`gge.compare.matched.setup_warnings`).
 
     Args:
         a: The baseline run.
@@ -408,7 +410,7 @@ def compare_runs(
         )
         if differs(a, b, name):
             pairs, clusters, _ = _pairs(a.lines.get(name, []), b.lines.get(name, []))
-            budget, more_notes = matched_budget(
+            budget, more_notes, more_warnings = matched_budget(
                 a,
                 b,
                 name,
@@ -421,6 +423,7 @@ def compare_runs(
             )
             entry = {**entry, "budget": budget}
             more += more_notes
+            warnings += more_warnings
         variant = _variant(a.document["benchmarks"][name])  # B's is the same (_check_pairable)
         benchmarks[name] = insert_after(entry, "title", {"variant": dict(variant)}) if variant else entry
         caveats = dict.fromkeys(headline_caveat(r.document["benchmarks"][name]) for r in (a, b))

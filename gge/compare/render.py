@@ -32,7 +32,7 @@ from gge.run.document import (
 )
 from gge.run.runstate import check_output_dir
 
-__all__ = ["cost_text", "default_out_dir", "render_markdown", "side_text", "write_compare"]
+__all__ = ["COST_WORDS", "cost_text", "default_out_dir", "render_markdown", "side_text", "write_compare"]
 
 
 def _ci(ci: Sequence[float] | None) -> str:
@@ -170,6 +170,13 @@ def render_markdown(doc: CompareDocument) -> str:
     return "\n".join(out)
 
 
+COST_WORDS = (
+    "cost per sample of what the strategy pays (the critic's requests for the critic pick only): what the "
+    "run paid at j = K (measured, or replayed from its predictions file), derived below it from the ledger"
+)
+"""What a matched-budget cost is, in compare.md's and compare.html's words."""
+
+
 def cost_text(value: float | None, unit: str) -> str:
     """A cost per sample: tokens whole with separators from 100 up, seconds to 3 significant digits.
 
@@ -194,7 +201,7 @@ def _cost_of(side: MatchedSide, unit: str) -> float | None:
 
 
 def _budget_section(doc: CompareDocument) -> list[str]:
-    """The comparison at matched budget, where the runs differ in K or critic (nothing otherwise)."""
+    """The comparison at matched budget, where the runs differ in K, critic or refine stage."""
     entries = [(e["title"], e["budget"]) for e in doc["benchmarks"].values() if "budget" in e]
     if not entries:
         return []
@@ -234,10 +241,10 @@ def _budget_section(doc: CompareDocument) -> list[str]:
         )
     return [
         "",
-        "## At matched budget (the runs differ in K or critic)",
+        "## At matched budget (the runs differ in K, critic or refine stage)",
         "",
-        f"- each run's curve of its own selection strategy; the pair: {rule}; cost per sample, measured "
-        f"at j = K and derived below it from the ledger; Δ = B − A of the micro Top-1 there, "
+        f"- each run's curve of its own selection strategy; the pair: {rule}; {COST_WORDS}; "
+        f"Δ = B − A of the micro Top-1 there, "
         f"[{level}% paired bootstrap interval over the per-sample expected hits]; cost Δ: "
         f"|A − B| / max(A, B); – : no comparison (the notes say why)",
         "",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gge.compare.render import cost_text
+from gge.compare.render import COST_WORDS, cost_text
 from gge.report.gallery import cell_label
 from gge.report.html_format import (
     _READY_SCRIPT,
@@ -162,7 +162,7 @@ def _compare_bench(name: str, b: CompareEntry, k: int) -> str:
 
 def _budget_html(budget: MatchedBudget | None) -> str:
     """The comparison at matched budget: the matched pair, Δ with its interval, both curves as a chart."""
-    title = "<h3>At matched budget (the runs differ in K or critic)</h3>"
+    title = "<h3>At matched budget (the runs differ in K, critic or refine stage)</h3>"
     if budget is None:
         return title + '<p class="muted">no comparison at matched budget: the notes above say why</p>'
     unit = budget["unit"]
@@ -187,7 +187,7 @@ def _budget_html(budget: MatchedBudget | None) -> str:
         f"95% CI {_ci(budget['ci'])} over {_count(budget['samples'])} samples on "
         f"{_count(budget['screenshots'])} screenshots; costs per sample differ by "
         f"{100 * budget['relative_difference']:.0f}% ({esc(unit)})</p>"
-        f'<p class="muted">{esc(budget["rule"])}; cost measured at j = K, derived below it from the ledger; '
+        f'<p class="muted">{esc(budget["rule"])}; {esc(COST_WORDS)}; '
         "Top-1 is the micro mean of each sample's expected hit over the j-candidate subsets</p>"
     )
     series = []
@@ -226,9 +226,9 @@ def render_compare_html(compare: CompareDocument) -> str:
         intervals, then per benchmark a table (the official headline differences, then the micro
         PairStats: A, B, B − A, CI, McNemar p, MDD, won/lost counts), the same per official table
         cell, the format and image error counts of A and B, and the won and lost ids (collapsible).
-        Where the runs differ in K or critic, each benchmark also shows the comparison at matched
-        budget (the matched points, B − A with its interval, both budget curves as a chart of Top-1
-        against cost per sample). With a common K of 1 the page is Top-1 only.
+        Where the runs differ in K, critic or refine stage, each benchmark also shows the comparison
+        at matched budget (the matched points, B − A with its interval, both budget curves as a chart
+        of Top-1 against cost per sample). With a common K of 1 the page is Top-1 only.
 
     Example:
         >>> pair = {"a": 50.0, "b": 60.0, "diff": 10.0, "ci": [2.0, 18.0], "mcnemar_p": 0.01,

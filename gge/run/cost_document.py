@@ -20,6 +20,7 @@ __all__ = [
     "BudgetPoint",
     "CostSetup",
     "CostSummary",
+    "PointCost",
     "RefineSummary",
     "RefinedPoint",
     "SecondsSpread",
@@ -72,12 +73,15 @@ class CostSummary(TypedDict):
     ``samples`` is how many samples have cost records (the spreads are over them; a stage a sample
     did not run counts 0 for it), ``unrecorded`` how many have none (an unreadable screenshot, a
     replayed file without costs). ``source`` is ``measured`` (this run's requests) or ``replayed``
-    (read back from the predictions file a replay re-scored).
+    (read back from the predictions file a replay re-scored). ``candidates`` is the most candidate
+    slots the requests paid for (:func:`gge.scoring.cost.ledger_slots`): a replay of a K = 5 file
+    at k = 3 reports K = 5's cost, and says so with 5.
     """
 
     samples: int
     unrecorded: int
     source: str
+    candidates: int
     stages: dict[str, StageCost]
     total: StageCost
 
@@ -98,16 +102,28 @@ class CostSetup(TypedDict):
     batch_grouping: str
 
 
+class PointCost(TypedDict):
+    """What one budget point costs per sample, in tokens and seconds (None: unknown)."""
+
+    tokens: float | None
+    seconds: float | None
+
+
 class BudgetPoint(TypedDict):
     """Top-1 of every strategy using j of the K candidates, and what j candidates cost per sample.
 
     ``top1`` is the micro Top-1 (percent) of each strategy of :data:`gge.scoring.selection.STRATEGIES`,
     ``oracle`` Oracle@j, both the mean over the ``subsets`` averaged (1 for the first j). ``tokens``
-    and ``seconds`` are per sample over the samples with cost records (None: unknown). ``cost`` is
-    ``measured`` at j = K (what the run paid) and ``derived`` below it: each request's measured
-    fixed part (its prompt; its prefill time where timed apart) where the request is still made,
-    plus its per-candidate part in proportion to the candidates it serves
-    (:func:`gge.scoring.budget.budget_curves`).
+    and ``seconds`` are per sample over the samples with cost records (None: unknown), of the
+    proposer's requests only: what ``first``, a vote and the spatial baselines pay. ``critic`` is
+    what the ``critic`` pick pays, the critic's requests (``rank``, ``judge``) included (the
+    proposer's alone at j = 1, where the critic does not run); None for a run without a critic.
+    ``cost`` is ``measured`` at j = K (what the run paid; ``replayed`` where a replay read it back
+    from its predictions file) and ``derived`` below it: each request's measured fixed part (the
+    prompt it computed; its prefill time where timed apart) where the request is still made, plus its
+    per-candidate part in proportion to the candidates it serves
+    (:func:`gge.scoring.budget.budget_curves`). Every j is ``derived`` where the ledger paid for
+    more candidates than the run scores (a K = 5 file rescored with k = 3).
     """
 
     j: int
@@ -115,16 +131,21 @@ class BudgetPoint(TypedDict):
     oracle: float | None
     tokens: float | None
     seconds: float | None
+    critic: PointCost | None
     cost: str
     subsets: int
 
 
 class RefinedPoint(TypedDict):
-    """The ``refined`` strategy on the budget plot: its Top-1 at the run's whole cost."""
+    """The ``refined`` strategy on the budget plot: its Top-1 at the run's whole cost.
+
+    ``cost`` is ``measured`` or ``replayed`` (as the j = K point's).
+    """
 
     top1: float | None
     tokens: float | None
     seconds: float | None
+    cost: str
 
 
 class BudgetCurves(TypedDict):

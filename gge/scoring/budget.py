@@ -21,15 +21,23 @@ its tie and None rules). A pointwise critic's score belongs to its candidate, so
 on a subset is exact (``critic: pointwise``); a listwise ranking restricted to a subset is the
 order it induces there, not a new call (``critic: induced``). At j = K the run's own Top-1 is used.
 
-**Cost** (:func:`sample_costs`): at j = K what the run paid per sample (``measured``: total tokens
-and seconds of its requests); below K ``derived`` from the ledger. A request that serves the slots
-``[slot, slot + candidates)`` is made when some of them are used: with the probability of that
-over the same subsets it pays its fixed part (its prompt's tokens; its ``prefill_seconds`` where
-timed apart) and, in proportion to the expected share of its slots used, its per-candidate part
-(its output tokens; the rest of its seconds). A request about all candidates at once
-(``candidates == 0``, a listwise ranking) is paid in full at every j. The refine stage is not on
-the j curve: the ``refined`` strategy is one point at the run's whole cost. Unknown counts give
-None.
+**Cost** (:func:`sample_costs`): at j = K what the run paid per sample (``measured``, or ``replayed``
+where a replay read the ledger back: total tokens and seconds of its requests); below K ``derived``
+from the ledger. A request that serves the slots ``[slot, slot + candidates)`` is made when some of
+them are used: with the probability of that over the same subsets it pays its fixed part (the
+prompt tokens it computed, :attr:`~gge.types.CostRecord.computed_input_tokens`; its
+``prefill_seconds`` where timed apart) and, in proportion to the expected share of its slots used,
+its per-candidate part (its output tokens; the rest of its seconds). A request about all candidates
+at once (``candidates == 0``, a listwise ranking) is paid in full wherever it is made. When the
+ledger's requests cover slots past the run's K (a K = 5 file rescored with k = 3) every j is
+derived, j = K too.
+
+**Who pays what**: ``first``, a vote and the spatial baselines use the proposer's candidates only:
+their cost (a point's ``tokens`` and ``seconds``) leaves out the critic's requests (stages
+:data:`CRITIC_STAGES`). The critic's cost (a point's ``critic``) adds them, made on a subset that
+holds at least two point candidates, as gge's critic skips a sample with fewer (so at j = 1 the
+critic's cost is the proposer's). The refine stage is not on the j curve: the ``refined`` strategy
+is one point at the run's whole cost. Unknown counts give None.
 
 Example:
     >>> plan = subset_plan(3, first_slot=1)
@@ -46,25 +54,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 
 from gge.run.document import BudgetCurves, BudgetPoint, RefinedPoint
 from gge.scoring.calibration import ScoreKind, infer_score_kind
+from gge.scoring.cost import ledger_slots, refined_hits
 from gge.scoring.grouping import pct
 from gge.scoring.scoring import SampleResult, candidate_hits
-from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED, STRATEGIES, select
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, STRATEGIES, select
 from gge.types import Candidate, CostRecord
 
 __all__ = [
+    "CRITIC_STAGES",
     "ORACLE",
     "SUBSET_CAP",
     "SUBSET_SEED",
     "Cost",
     "Plan",
+    "SampleCost",
     "budget_curves",
     "critic_kind",
     "mean_cost",
+    "mean_pct",
+    "point_label",
+    "point_slots",
     "sample_costs",
     "sample_hits",
     "subset_plan",
@@ -80,6 +95,8 @@ ORACLE = "oracle"
 
 Cost = tuple[float | None, float | None]
 """``(tokens, seconds)`` per sample; None where unknown."""
+CRITIC_STAGES = ("rank", "judge")
+"""The critic's stages: paid by the ``critic`` pick only (a vote, ``first`` and the spatial ones never)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +121,9 @@ class Plan:
     cap: int = SUBSET_CAP
     seed: int = SUBSET_SEED
     _usage: dict[tuple[int, int, int], tuple[float, float]] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
+    _critic_usage: dict[tuple[int, int, int, tuple[bool, ...] | None], tuple[float, float]] = field(
         default_factory=dict, compare=False, hash=False, repr=False
     )
 
@@ -132,6 +152,39 @@ class Plan:
             used = [sum(1 for s in subset if s in span) for subset in self.subsets(j)]
             got = (sum(u > 0 for u in used) / len(used), sum(used) / (len(used) * candidates))
             self._usage[key] = got
+        return got
+
+    def critic_usage(
+        self, j: int, slot: int, candidates: int, points: tuple[bool, ...] | None
+    ) -> tuple[float, float]:
+        """:meth:`usage` of a critic request: made only on a subset of at least two point candidates.
+
+        ``points`` says which slots hold a point candidate (None: every slot does). A request about
+        every candidate at once (``candidates == 0``, a ranking) is made in full wherever the critic runs.
+
+        Example:
+            >>> plan = subset_plan(3, first_slot=0)
+            >>> plan.critic_usage(1, 0, 0, None), plan.critic_usage(2, 0, 0, None)  # no critic for one
+            ((0.0, 0.0), (1.0, 1.0))
+            >>> plan.critic_usage(2, 1, 1, (True, True, False))  # of {0,1} {0,2} {1,2}, only {0,1} runs
+            (0.3333333333333333, 0.3333333333333333)
+        """
+        key = (j, slot, candidates, points)
+        got = self._critic_usage.get(key)
+        if got is None:
+            span = range(slot, slot + candidates)
+            subsets = self.subsets(j)
+            runs = [sum(1 for s in subset if (points is None or points[s])) >= 2 for subset in subsets]
+            if candidates == 0:
+                ran = sum(runs) / len(subsets)
+                got = (ran, ran)
+            else:
+                used = [
+                    sum(1 for s in subset if s in span) if run else 0
+                    for subset, run in zip(subsets, runs, strict=True)
+                ]
+                got = (sum(u > 0 for u in used) / len(used), sum(used) / (len(used) * candidates))
+            self._critic_usage[key] = got
         return got
 
     def notes(self) -> list[str]:
@@ -313,59 +366,90 @@ def _known(values: Sequence[float | None]) -> float | None:
     return None if any(v is None for v in values) else math.fsum(v for v in values if v is not None)
 
 
-def sample_costs(costs: Sequence[CostRecord], plan: Plan) -> list[Cost] | None:
-    """One sample's ``(tokens, seconds)`` at j = 1..K (module docstring); None without cost records.
+class SampleCost(NamedTuple):
+    """What j candidates cost one sample per strategy family (module docstring).
 
-    j = K is measured (the sums over its requests, the refine stage left out); below K derived.
-
-    Args:
-        costs: The sample's cost ledger.
-        plan: The subsets (:func:`subset_plan`).
-
-    Returns:
-        One ``(tokens, seconds)`` per j (None where a request did not report a count), or None.
-
-    Example:
-        >>> ledger = [CostRecord("propose", input_tokens=100, output_tokens=40, seconds=2.0,
-        ...                      prefill_seconds=1.0, candidates=4)]
-        >>> sample_costs(ledger, subset_plan(4, None))[1]  # 2 of 4: the prompt, half the answers
-        (120.0, 1.5)
+    Attributes:
+        proposer: The proposer's requests only: what ``first``, a vote and the spatial baselines pay.
+        critic: The proposer's and the critic's (``rank``, ``judge``): what the ``critic`` pick pays.
     """
-    records = [r for r in costs if r.stage != "refine"]
-    if not costs:
-        return None
-    out: list[Cost] = []
-    for j in range(1, plan.k + 1):
-        if j == plan.k:
-            out.append(
-                (
-                    _known([None if r.total_tokens is None else float(r.total_tokens) for r in records]),
-                    _known([r.seconds for r in records]),
-                )
-            )
-            continue
-        tokens: list[float | None] = []
-        seconds: list[float | None] = []
-        for r in records:
-            made, share = (1.0, 1.0) if r.candidates == 0 else plan.usage(j, r.slot, r.candidates)
-            tokens.append(
-                None if r.input_tokens is None else made * r.input_tokens + share * (r.output_tokens or 0)
-            )
-            if r.seconds is None:
-                seconds.append(None)
-            else:
-                fixed = min(r.prefill_seconds or 0.0, r.seconds)
-                seconds.append(made * fixed + share * (r.seconds - fixed))
-        out.append((_known(tokens), _known(seconds)))
-    return out
+
+    proposer: Cost
+    critic: Cost
 
 
 def whole_cost(costs: Sequence[CostRecord]) -> Cost:
-    """A sample's ``(tokens, seconds)`` over every request, the refine stage included."""
+    """The measured ``(tokens, seconds)`` of requests: the sums of ``total_tokens`` and ``seconds``.
+
+    Example:
+        >>> whole_cost([CostRecord("propose", input_tokens=90, output_tokens=10, seconds=1.0),
+        ...             CostRecord("refine", input_tokens=40, cached_tokens=30, seconds=0.5)])
+        (110.0, 1.5)
+    """
     return (
         _known([None if r.total_tokens is None else float(r.total_tokens) for r in costs]),
         _known([r.seconds for r in costs]),
     )
+
+
+def _derived(r: CostRecord, made: float, share: float) -> Cost:
+    """A request's expected cost: its fixed part ``made`` times, its per-candidate part ``share`` of it."""
+    computed = r.computed_input_tokens
+    tokens = None if computed is None else made * computed + share * (r.output_tokens or 0)
+    if r.seconds is None:
+        return tokens, None
+    fixed = min(r.prefill_seconds or 0.0, r.seconds)
+    return tokens, made * fixed + share * (r.seconds - fixed)
+
+
+def _sum(parts: Sequence[Cost]) -> Cost:
+    return _known([t for t, _ in parts]), _known([s for _, s in parts])
+
+
+def sample_costs(
+    costs: Sequence[CostRecord], plan: Plan, points: Sequence[bool] | None = None
+) -> list[SampleCost] | None:
+    """One sample's cost at j = 1..K, without and with the critic (module docstring); None without records.
+
+    j = K is measured (the sums over its requests, the refine stage left out) when the ledger's
+    requests cover no slot past K; below K, and at every j when they do (a file of K = 5 rescored
+    with k = 3), derived. The critic's requests are paid on a subset holding at least two point
+    candidates (``points``; None: every slot holds one), as gge's critic skips a sample with fewer.
+
+    Args:
+        costs: The sample's cost ledger.
+        plan: The subsets (:func:`subset_plan`).
+        points: Whether each slot holds a point candidate (slots past it hold none).
+
+    Returns:
+        One :class:`SampleCost` per j (None where a request did not report a count), or None.
+
+    Example:
+        >>> ledger = [CostRecord("propose", input_tokens=100, output_tokens=40, seconds=2.0,
+        ...                      prefill_seconds=1.0, candidates=4),
+        ...           CostRecord("rank", input_tokens=50, output_tokens=4, seconds=0.5)]
+        >>> got = sample_costs(ledger, subset_plan(4, None))
+        >>> got[1]  # 2 of 4: the prompt, half the answers; the critic also pays its ranking
+        SampleCost(proposer=(120.0, 1.5), critic=(174.0, 2.0))
+        >>> got[0].critic  # one candidate: the critic does not run
+        (110.0, 1.25)
+    """
+    if not costs:
+        return None
+    records = [r for r in costs if r.stage != "refine"]
+    proposer = [r for r in records if r.stage not in CRITIC_STAGES]
+    critic = [r for r in records if r.stage in CRITIC_STAGES]
+    mask = tuple(bool(points[s]) if s < len(points) else False for s in range(plan.k)) if points else None
+    measured = ledger_slots(records) <= plan.k
+    out: list[SampleCost] = []
+    for j in range(1, plan.k + 1):
+        if j == plan.k and measured:
+            out.append(SampleCost(whole_cost(proposer), whole_cost(records)))
+            continue
+        own = [_derived(r, *plan.usage(j, r.slot, r.candidates)) for r in proposer]
+        judged = [_derived(r, *plan.critic_usage(j, r.slot, r.candidates, mask)) for r in critic]
+        out.append(SampleCost(_sum(own), _sum([*own, *judged])))
+    return out
 
 
 def mean_cost(per_sample: Sequence[Cost | None]) -> Cost:
@@ -373,8 +457,18 @@ def mean_cost(per_sample: Sequence[Cost | None]) -> Cost:
     known = [c for c in per_sample if c is not None]
     if not known:
         return (None, None)
-
     return _mean([c[0] for c in known]), _mean([c[1] for c in known])
+
+
+def mean_pct(values: Sequence[float | None]) -> float | None:
+    """The mean of per-sample expected hits in percent (None: unknown, or no values).
+
+    Example:
+        >>> mean_pct([1.0, 0.5, 0.0, 0.5]), mean_pct([1.0, None])
+        (50.0, None)
+    """
+    total = _known(values)
+    return None if total is None or not values else 100.0 * total / len(values)  # pct's 100 * hits / n
 
 
 # -- a benchmark's curves ---------------------------------------------------------------------------
@@ -389,11 +483,14 @@ def _same_cluster(result: SampleResult, cluster_radius: float) -> bool:
     )
 
 
-def _mean_pct(values: Sequence[float | None]) -> float | None:
-    """The mean in percent, ``100 * sum / n`` as :func:`gge.scoring.grouping.pct` (None: unknown)."""
-    if not values or any(v is None for v in values):
-        return None
-    return 100.0 * math.fsum(v for v in values if v is not None) / len(values)
+def point_slots(candidates: Sequence[Candidate]) -> tuple[bool, ...]:
+    """Which slots hold a point candidate (the critic judges only those: :func:`sample_costs`)."""
+    return tuple(c.point is not None for c in candidates)
+
+
+def point_label(source: str) -> str:
+    """The cost label of a point the run paid for: ``measured``, or ``replayed`` (read back by a replay)."""
+    return "replayed" if source == "replayed" else "measured"
 
 
 def budget_curves(
@@ -403,6 +500,7 @@ def budget_curves(
     exchangeable_from: int | None = None,
     score_kind: ScoreKind | None = None,
     cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
+    cost_source: str = "measured",
 ) -> BudgetCurves | None:
     """A benchmark's budget curves (results.json ``budget``), or None for a one-answer run (K = 1).
 
@@ -412,19 +510,24 @@ def budget_curves(
         exchangeable_from: The first exchangeable slot (``sampling``: 1), or None (the first j).
         score_kind: How the critic's scores read (None: inferred from the data).
         cluster_radius: The run's ``cluster`` radius.
+        cost_source: ``measured`` or ``replayed`` (the ledger read back from a predictions file):
+            how the j = K point's cost is labelled.
 
     Returns:
         ``k``, ``method`` (``subsets``, ``prefix`` or ``sampled``), ``first_slot``, ``critic``
         (``pointwise``, ``induced`` or None), ``points`` (per j: the micro Top-1 of each strategy,
-        Oracle@j, tokens and seconds per sample over the samples with cost records, ``cost``
-        ``measured`` or ``derived``, ``subsets`` averaged), ``refined`` where a refine stage ran,
-        and ``notes``.
+        Oracle@j, tokens and seconds per sample of the proposer's requests over the samples with
+        cost records, ``critic`` the same with the critic's requests (None without a critic),
+        ``cost`` ``measured`` (``replayed``) or ``derived``, ``subsets`` averaged), ``refined``
+        where a refine stage ran, and ``notes``.
     """
     if k <= 1:
         return None
     plan = subset_plan(k, exchangeable_from)
     hits = [sample_hits(r, plan, cluster_radius=cluster_radius) for r in results]
-    costs = [sample_costs(r.costs, plan) for r in results]
+    costs = [sample_costs(r.costs, plan, point_slots(r.candidates)) for r in results]
+    critic = critic_kind(results, score_kind)
+    paid = point_label(cost_source)
     notes = plan.notes()
     if plan.method == "prefix":
         notes.append(
@@ -442,17 +545,26 @@ def budget_curves(
         notes.append(f"costs are the mean over the {recorded} of {len(results)} samples with cost records")
     if recorded == 0:
         notes.append("no cost records: the curves have no cost")
+    slots = max((ledger_slots(r.costs) for r in results if r.costs), default=0)
+    if slots > k:
+        paid = "derived"
+        notes.append(
+            f"the ledger's requests were made for {slots} candidates and this run scores {k}: every cost "
+            f"is derived from them, none {point_label(cost_source)} at j = K"
+        )
     points: list[BudgetPoint] = []
     for j in range(1, k + 1):
-        tokens, seconds = mean_cost([None if c is None else c[j - 1] for c in costs])
+        tokens, seconds = mean_cost([None if c is None else c[j - 1].proposer for c in costs])
+        with_critic = mean_cost([None if c is None else c[j - 1].critic for c in costs])
         points.append(
             {
                 "j": j,
-                "top1": {s: _mean_pct([h[s][j - 1] for h in hits]) for s in STRATEGIES},
-                "oracle": _mean_pct([h[ORACLE][j - 1] for h in hits]),
+                "top1": {s: mean_pct([h[s][j - 1] for h in hits]) for s in STRATEGIES},
+                "oracle": mean_pct([h[ORACLE][j - 1] for h in hits]),
                 "tokens": tokens,
                 "seconds": seconds,
-                "cost": "measured" if j == k else "derived",
+                "critic": None if critic is None else {"tokens": with_critic[0], "seconds": with_critic[1]},
+                "cost": paid if j == k else "derived",
                 "subsets": len(plan.subsets(j)),
             }
         )
@@ -460,16 +572,17 @@ def budget_curves(
         "k": k,
         "method": plan.method,
         "first_slot": exchangeable_from,
-        "critic": critic_kind(results, score_kind),
+        "critic": critic,
         "points": points,
         "notes": notes,
     }
     if any(r.refine is not None for r in results):
         tokens, seconds = mean_cost([whole_cost(r.costs) if r.costs else None for r in results])
         refined: RefinedPoint = {
-            "top1": pct(sum(bool(r.top1.get(REFINED, False)) for r in results), len(results)),
+            "top1": pct(sum(refined_hits(results)), len(results)),
             "tokens": tokens,
             "seconds": seconds,
+            "cost": point_label(cost_source),
         }
         notes.append("the refine stage is not on the j curve: 'refined' is one point at the run's whole cost")
         curves = {**curves, "refined": refined, "notes": notes}

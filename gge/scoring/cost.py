@@ -139,6 +139,19 @@ def pct_of(part: float, whole: float) -> float | None:
     return 100.0 * part / whole if whole else None
 
 
+def ledger_slots(costs: Iterable[CostRecord]) -> int:
+    """The most candidate slots a sample's requests cover: the largest ``slot + candidates`` (0: none).
+
+    A request about every candidate at once (``candidates == 0``) covers none of its own.
+
+    Example:
+        >>> ledger_slots([CostRecord("propose", slot=0, candidates=1), CostRecord("propose", slot=1,
+        ...               candidates=4), CostRecord("rank")])
+        5
+    """
+    return max((r.slot + r.candidates for r in costs), default=0)
+
+
 def cost_summary(results: Sequence[SampleResult], *, source: str = "measured") -> CostSummary | None:
     """A benchmark's cost ledger (results.json ``cost``), or None when no sample has cost records.
 
@@ -148,7 +161,9 @@ def cost_summary(results: Sequence[SampleResult], *, source: str = "measured") -
 
     Returns:
         Per stage (in :data:`~gge.types.STAGES` order, the stages some sample ran) and in total:
-        calls per sample, tokens per sample by kind, seconds per sample and the share of the total.
+        calls per sample, tokens per sample by kind, seconds per sample and the share of the total;
+        ``candidates``, the most slots the requests paid for (:func:`ledger_slots` over the samples:
+        5 for a K = 5 file a replay rescores with k = 3).
     """
     per = [sample_totals(r.costs) for r in results if r.costs]
     if not per:
@@ -159,17 +174,38 @@ def cost_summary(results: Sequence[SampleResult], *, source: str = "measured") -
         "samples": len(per),
         "unrecorded": len(results) - len(per),
         "source": source,
+        "candidates": max(ledger_slots(r.costs) for r in results),
         "stages": {s: _stage_cost([p.get(s) for p in per], overall) for s in stages},
         "total": _stage_cost(overall, overall),
     }
 
 
 # --- the refine stage: what it bought and what it cost ---------------------------------------------
+def refined_hits(results: Sequence[SampleResult]) -> list[bool]:
+    """Whether each sample's ``refined`` pick hits; a sample without a refine answer keeps its base pick.
+
+    As :func:`gge.scoring.scoring.refined_pick` lets the base pick stand where the stage gave no
+    point, a sample the stage never answered (an unreadable screenshot) scores its base strategy's
+    hit (the base of the samples that have one; ``critic`` when none has).
+
+    Example:
+        >>> from gge.types import Refinement
+        >>> zoomed = SampleResult("b", "0", {}, 1, (), (False,), top1={"critic": False, "refined": True},
+        ...                       refine=Refinement(base="first", triggered=True, point=(1.0, 1.0)))
+        >>> bare = SampleResult("b", "1", {}, 1, (), (True,), top1={"critic": False, "first": True})
+        >>> refined_hits([zoomed, bare])
+        [True, True]
+    """
+    base = next((r.refine.base for r in results if r.refine is not None), "critic")
+    return [bool(r.top1[REFINED]) if REFINED in r.top1 else bool(r.top1.get(base, False)) for r in results]
+
+
 def refine_summary(results: Sequence[SampleResult]) -> RefineSummary | None:
     """What the refine stage did over a benchmark (results.json ``refine``), or None without one.
 
     ``before`` is the micro Top-1 of the strategy it refined (its ``base``), ``after`` that of the
-    ``refined`` pick, over every sample; ``fixed`` (a miss before, a hit after) and ``broken`` (a hit
+    ``refined`` pick, over every sample (one without a refine answer keeps its base pick:
+    :func:`refined_hits`); ``fixed`` (a miss before, a hit after) and ``broken`` (a hit
     before, a miss after) count samples; ``trigger_rate`` is the share of samples it ran for;
     ``cost_share`` its part of the tokens and seconds of the samples with cost records.
 
@@ -190,7 +226,7 @@ def refine_summary(results: Sequence[SampleResult]) -> RefineSummary | None:
     n = len(results)
 
     before = [bool(r.top1.get(base, False)) for r in results]
-    after = [bool(r.top1.get(REFINED, r.top1.get(base, False))) for r in results]
+    after = refined_hits(results)
     triggered = sum(r.refine is not None and r.refine.triggered for r in results)
     per = [sample_totals(r.costs) for r in results if r.costs]
     share: dict[str, float | None] = {"tokens": None, "seconds": None}

@@ -34,7 +34,7 @@ from gge.run.document import (
 from gge.scoring.analysis import OUTCOMES, analyse
 from gge.scoring.budget import budget_curves
 from gge.scoring.calibration import ScoreKind
-from gge.scoring.cost import TOTAL, cost_summary, refine_summary
+from gge.scoring.cost import TOTAL, cost_summary, refine_summary, refined_hits
 from gge.scoring.grouping import average, group_by, group_stats, pct, table, wilson_interval
 from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED, STRATEGIES
@@ -95,8 +95,9 @@ def benchmark_metrics(
     oracle = oracle_at(official, k)
     one_answer = k == 1  # a one-answer run: no critic chose, Oracle@1 is Top-1
     refined = refine_summary(results)
-    names = (*STRATEGIES, REFINED) if refined is not None else STRATEGIES
-    selection = {s: pct(sum(r.top1.get(s, False) for r in results), n) for s in names}
+    selection = {s: pct(sum(r.top1.get(s, False) for r in results), n) for s in STRATEGIES}
+    if refined is not None:
+        selection[REFINED] = pct(sum(refined_hits(results)), n)
     analysis = analyse(
         results,
         tables=benchmark.tables,
@@ -153,6 +154,7 @@ def benchmark_metrics(
             exchangeable_from=exchangeable_from,
             score_kind=score_kind,
             cluster_radius=cluster_radius,
+            cost_source=cost_source,
         ),
     }
     if refined is not None:

@@ -172,22 +172,33 @@ def _expected_hits(lines: list[dict[str, Any]], k: int, j: int, first: int | Non
     return np.array([sum(_critic_hit(x, s) for s in subsets) / len(subsets) for x in lines])
 
 
-# tokens per sample at j, by hand from the ledgers:
+# tokens per sample at j, by hand from the ledgers. The critic pays its requests only where it runs, on
+# at least two candidates (every candidate here is a point); first, the vote and the spatial picks never.
 # A (K=3, slot 0 always kept, each of slots 1-2 with probability (j-1)/2): the propose request is always
-#   made (300) and pays 20 output tokens per candidate used; the judges 100 per slot used.
-A_TOKENS = {1: 300 + 20 + 100, 2: 300 + 40 + 100 + 2 * 0.5 * 100, 3: 300 + 60 + 300}
-# B (K=5, the first j): the propose request 200 + 20 j, the ranking (about all at once) 155 at every j.
-B_TOKENS = {j: 200 + 20 * j + 155 for j in range(1, 6)}
+#   made (300) and pays 20 output tokens per candidate used; the critic's judges 100 per slot used.
+A_PROPOSER = {j: 300 + 20 * j for j in range(1, 4)}
+A_TOKENS = {1: 300 + 20, 2: 300 + 40 + 100 + 2 * 0.5 * 100, 3: 300 + 60 + 300}
+A_SECONDS = {1: 0.1, 2: 0.2 + 0.1 + 2 * 0.5 * 0.1, 3: 0.3 + 0.3}  # 0.1 s per answer, 0.1 s per judge
+# B (K=5, the first j): the propose request 200 + 20 j; the critic's ranking (about all at once) 155
+#   wherever the critic runs (j >= 2).
+B_PROPOSER = {j: 200 + 20 * j for j in range(1, 6)}
+B_TOKENS = {j: 200 + 20 * j + (155 if j >= 2 else 0) for j in range(1, 6)}
 
 
 def test_the_curves_costs_are_the_ledgers_closed_forms(runs: dict[str, Path]) -> None:
-    for folder, want, method, critic in (
-        (runs["A"], A_TOKENS, "subsets", "pointwise"),
-        (runs["B"], B_TOKENS, "prefix", "induced"),
+    for folder, proposer, critic_tokens, method, critic in (
+        (runs["A"], A_PROPOSER, A_TOKENS, "subsets", "pointwise"),
+        (runs["B"], B_PROPOSER, B_TOKENS, "prefix", "induced"),
     ):
         budget = json.loads((folder / "results.json").read_text())["benchmarks"][BENCH]["budget"]
         assert budget["method"] == method and budget["critic"] == critic
-        assert [p["tokens"] for p in budget["points"]] == pytest.approx([want[j] for j in sorted(want)])
+        assert [p["tokens"] for p in budget["points"]] == pytest.approx(
+            [proposer[j] for j in sorted(proposer)]
+        )
+        got = [p["critic"]["tokens"] for p in budget["points"]]
+        assert got == pytest.approx([critic_tokens[j] for j in sorted(critic_tokens)])
+        # a replay: what the run paid at j = K is the replayed file's, not measured here
+        assert [p["cost"] for p in budget["points"]][-2:] == ["derived", "replayed"]
 
 
 def test_matched_budget_between_k3_and_k5_by_hand(
@@ -202,24 +213,32 @@ def test_matched_budget_between_k3_and_k5_by_hand(
     doc = json.loads((out / "compare.json").read_text())
     budget = doc["benchmarks"][BENCH]["budget"]
 
-    # the closest pair by hand: A j=1 (420 tokens) and B j=3 (415): 5/420 apart; no other pair is closer
+    # the closest pair by hand: A j=2 (540 tokens) and B j=5 (455): 85/540 apart; no other pair is closer
     rel = {(ja, jb): abs(ta - tb) / max(ta, tb) for ja, ta in A_TOKENS.items() for jb, tb in B_TOKENS.items()}
-    assert min(rel, key=rel.__getitem__) == (1, 3)
+    assert min(rel, key=rel.__getitem__) == (2, 5)
     assert budget["unit"] == "tokens"
-    assert (budget["a"]["j"], budget["b"]["j"]) == (1, 3)
-    assert budget["relative_difference"] == pytest.approx(5 / 420)
-    assert budget["a"]["tokens"] == pytest.approx(420) and budget["b"]["tokens"] == pytest.approx(415)
-    assert budget["a"]["seconds"] == pytest.approx(0.1 + 0.1)  # no prefill timed apart: 1/3 of 0.3, judge 0
-    assert budget["b"]["seconds"] == pytest.approx(0.5 * 3 / 5 + 0.2)
-    assert budget["a"]["cost"] == "derived" and budget["b"]["cost"] == "derived"
+    assert (budget["a"]["j"], budget["b"]["j"]) == (2, 5)
+    assert budget["relative_difference"] == pytest.approx(85 / 540)
+    assert budget["a"]["tokens"] == pytest.approx(540) and budget["b"]["tokens"] == pytest.approx(455)
+    assert budget["a"]["seconds"] == pytest.approx(A_SECONDS[2])  # no prefill timed apart
+    assert budget["b"]["seconds"] == pytest.approx(0.5 + 0.2)
+    assert budget["a"]["cost"] == "derived" and budget["b"]["cost"] == "replayed"
     assert (budget["a"]["method"], budget["b"]["method"]) == ("subsets", "prefix")
     assert (budget["a"]["critic"], budget["b"]["critic"]) == ("pointwise", "induced")
+    # both runs replayed files: compare cannot tell whether their costs are one unit, and says so
+    for side, other, file in (("A", "B", "a.jsonl"), ("B", "A", "b.jsonl")):
+        source = runs["root"] / file
+        assert (
+            f"{BENCH}: {side}'s costs are replayed (not measured here: costs read back from {source}): the "
+            f"setup they were measured on is not recorded, so whether {side}'s tokens compare with {other}'s "
+            "is unknown"
+        ) in doc["warnings"]
 
     la, lb = _lines(runs["A"]), _lines(runs["B"])
     by_id = {x["id"]: x for x in lb}
     lb = [by_id[x["id"]] for x in la]  # compare pairs in A's order
-    ea = _expected_hits(la, 3, 1, 1)
-    eb = _expected_hits(lb, 5, 3, None)
+    ea = _expected_hits(la, 3, 2, 1)
+    eb = _expected_hits(lb, 5, 5, None)
     assert budget["a"]["top1"] == pytest.approx(100 * ea.mean())
     assert budget["b"]["top1"] == pytest.approx(100 * eb.mean())
     assert budget["diff"] == pytest.approx(100 * (eb.mean() - ea.mean()))
@@ -240,13 +259,14 @@ def test_matched_budget_between_k3_and_k5_by_hand(
     # at j = K the curve is the run's own Top-1 and what it paid
     a_results = json.loads((runs["A"] / "results.json").read_text())["benchmarks"][BENCH]
     assert budget["a"]["curve"][-1]["top1"] == pytest.approx(a_results["micro"]["top1"])
-    assert budget["a"]["curve"][-1]["cost"] == "measured"
+    assert budget["a"]["curve"][-1]["cost"] == "replayed"
     assert budget["a"]["curve"][-1]["tokens"] == pytest.approx(
         a_results["cost"]["total"]["tokens"]["total"]["mean"]
     )
 
-    assert "## At matched budget (the runs differ in K or critic)" in printed
-    assert "critic j=1/3 (derived)" in printed and "critic j=3/5 (derived)" in printed
+    assert f"- warning: {BENCH}: A's costs are replayed" in printed
+    assert "## At matched budget (the runs differ in K, critic or refine stage)" in printed
+    assert "critic j=2/3 (derived)" in printed and "critic j=5/5 (replayed)" in printed
     md = (out / "compare.md").read_text()
     assert "### Budget curves" in md
     html = (out / "compare.html").read_text()
@@ -275,12 +295,15 @@ def test_voting_curve_below_k_from_the_recorded_targets(runs: dict[str, Path], d
     assert [p["top1"] for p in curve] == pytest.approx(want)
     c_results = json.loads((runs["C"] / "results.json").read_text())["benchmarks"][BENCH]
     assert curve[-1]["top1"] == pytest.approx(c_results["selection"]["cluster"])
+    # the vote never pays the critic's ranking: C's curve costs B's proposer alone
+    assert [p["tokens"] for p in curve] == pytest.approx([B_PROPOSER[j] for j in range(1, 6)])
     rel = {
-        (ja, jb): abs(A_TOKENS[ja] - B_TOKENS[jb]) / max(A_TOKENS[ja], B_TOKENS[jb])
+        (ja, jb): abs(A_TOKENS[ja] - B_PROPOSER[jb]) / max(A_TOKENS[ja], B_PROPOSER[jb])
         for ja in A_TOKENS
-        for jb in B_TOKENS
+        for jb in B_PROPOSER
     }
-    assert (budget["a"]["j"], budget["b"]["j"]) == min(rel, key=rel.__getitem__)
+    assert min(rel, key=rel.__getitem__) == (1, 5)  # A's critic at j = 1 (320) and C's vote of 5 (300)
+    assert (budget["a"]["j"], budget["b"]["j"]) == (1, 5)
 
 
 def test_runs_alike_in_k_and_critic_get_no_matched_budget(runs: dict[str, Path]) -> None:
@@ -299,8 +322,8 @@ def test_another_critic_at_the_same_k_is_matched(runs: dict[str, Path]) -> None:
     doc = compare_runs(load_run(runs["B"]), load_run(runs["D"]), resamples=50)
     budget = doc["benchmarks"][BENCH]["budget"]
     assert (budget["a"]["critic"], budget["b"]["critic"]) == ("induced", "pointwise")
-    # B: 200 + 20 j + 155; D: 300 + 12 j + 100 j (a judge per candidate): 375 vs 412 at j = 1 is closest
-    d_tokens = {j: 300 + 12 * j + 100 * j for j in range(1, 6)}
+    # B: 200 + 20 j (+ 155 from j = 2); D: 300 + 12 j (+ 100 j, a judge per candidate, from j = 2)
+    d_tokens = {j: 300 + 12 * j + (100 * j if j >= 2 else 0) for j in range(1, 6)}
     rel = {
         (ja, jb): abs(B_TOKENS[ja] - d_tokens[jb]) / max(B_TOKENS[ja], d_tokens[jb])
         for ja in B_TOKENS
@@ -315,11 +338,11 @@ def test_seconds_stand_in_where_tokens_are_unknown(runs: dict[str, Path]) -> Non
     budget = doc["benchmarks"][BENCH]["budget"]
     assert budget["unit"] == "seconds"
     assert all(p["tokens"] is None for p in budget["b"]["curve"])
-    # A: 0.2, 0.4, 0.6 s at j = 1..3; E (the first j): 0.11 j + 0.2 -> (2, 2) is 0.02 / 0.42 apart
-    a_seconds = {1: 0.2, 2: 0.4, 3: 0.6}
-    e_seconds = {j: 0.11 * j + 0.2 for j in range(1, 6)}
+    # A: 0.1, 0.4, 0.6 s at j = 1..3; E (the first j): 0.11 j (+ 0.2 of ranking from j = 2) -> (2, 2)
+    # is 0.02 / 0.42 apart
+    e_seconds = {j: 0.11 * j + (0.2 if j >= 2 else 0.0) for j in range(1, 6)}
     rel = {
-        (ja, jb): abs(ta - tb) / max(ta, tb) for ja, ta in a_seconds.items() for jb, tb in e_seconds.items()
+        (ja, jb): abs(ta - tb) / max(ta, tb) for ja, ta in A_SECONDS.items() for jb, tb in e_seconds.items()
     }
     assert min(rel, key=rel.__getitem__) == (2, 2)
     assert (budget["a"]["j"], budget["b"]["j"]) == (2, 2)
@@ -357,4 +380,92 @@ def test_a_refined_run_is_one_point_at_its_whole_cost(runs: dict[str, Path], tmp
     assert b["strategy"] == "refined" and b["method"] == "refined" and b["j"] == 5
     assert [p["j"] for p in b["curve"]] == [5]
     assert b["tokens"] == pytest.approx(300 + 60 + 500 + 100)  # D's whole ledger plus the refine request
+    assert b["cost"] == "replayed"
     assert b["top1"] == pytest.approx(100 * sum(x["top1"]["critic"] for x in lines) / len(lines))
+
+
+def _edited(run: Path, to: Path, **setup: Any) -> Path:
+    """A copy of a run whose results.json says its costs were measured, on ``setup`` (a replay's, edited)."""
+    shutil.copytree(run, to, ignore=shutil.ignore_patterns("compare*"))
+    doc = json.loads((to / "results.json").read_text())
+    measured = {
+        "source": "measured",
+        "hardware": "Test CPU x 2 cores",
+        "device": "cpu",
+        "backend": "transformers",
+        "dtype": "float32",
+        "batch_size": 8,
+        "batch_grouping": "image size",
+    }
+    doc["cost"] = measured | setup
+    doc["benchmarks"][BENCH]["cost"]["source"] = "measured"
+    (to / "results.json").write_text(json.dumps(doc))
+    return to
+
+
+def test_cost_setups_that_differ_are_warned_of(runs: dict[str, Path], tmp_path: Path) -> None:
+    a = _edited(runs["A"], tmp_path / "A")
+    same = compare_runs(load_run(a), load_run(_edited(runs["B"], tmp_path / "B")), resamples=50)
+    assert same["benchmarks"][BENCH]["budget"]["unit"] == "tokens"
+    assert same["warnings"] == []
+    # tokens: only the backend matters (another machine counts the same tokens)
+    other_cpu = _edited(runs["B"], tmp_path / "B2", hardware="Other CPU", batch_size=1)
+    assert compare_runs(load_run(a), load_run(other_cpu), resamples=50)["warnings"] == []
+    endpoint = _edited(runs["B"], tmp_path / "B3", backend="openai")
+    got = compare_runs(load_run(a), load_run(endpoint), resamples=50)["warnings"]
+    assert got == [
+        f"{BENCH}: matched budget in tokens, but the runs' cost setups differ (backend: A 'transformers', "
+        "B 'openai'): tokens counted by other backends (tokenizers, image encodings, caches) are not one unit"
+    ]
+    # seconds (E reports no tokens): hardware, device, dtype, backend and batch size all matter
+    timed = _edited(runs["E"], tmp_path / "E", hardware="Other CPU", batch_size=1)
+    got = compare_runs(load_run(a), load_run(timed), resamples=50)["warnings"]
+    assert got == [
+        f"{BENCH}: matched budget in seconds, but the runs' cost setups differ (hardware: A 'Test CPU x 2 "
+        "cores', B 'Other CPU'; batch_size: A 8, B 1): seconds measured on other hardware or settings are "
+        "not one unit"
+    ]
+    timed_alike = _edited(runs["E"], tmp_path / "E2")
+    assert compare_runs(load_run(a), load_run(timed_alike), resamples=50)["warnings"] == []
+
+
+def _with_model(run: Path, to: Path, **model: Any) -> Path:
+    """A copy of a run whose results.json config.model is edited."""
+    shutil.copytree(run, to, ignore=shutil.ignore_patterns("compare*"))
+    doc = json.loads((to / "results.json").read_text())
+    doc["config"]["model"].update(model)
+    (to / "results.json").write_text(json.dumps(doc))
+    return to
+
+
+def test_another_refine_stage_is_matched(runs: dict[str, Path], tmp_path: Path) -> None:
+    """Runs alike in K and critic but not in refine stage get the comparison at matched budget."""
+    zoom = _with_model(runs["C"], tmp_path / "zoom", refine="zoom")
+    doc = compare_runs(load_run(runs["B"]), load_run(zoom), resamples=50)
+    assert doc["benchmarks"][BENCH]["budget"] is not None
+    wider = _with_model(runs["C"], tmp_path / "wider", refine="zoom", refine_zoom=4.0)
+    assert "budget" in compare_runs(load_run(zoom), load_run(wider), resamples=50)["benchmarks"][BENCH]
+    # without a refine stage its other settings do nothing: no difference
+    idle = _with_model(runs["C"], tmp_path / "idle", refine="none", refine_zoom=4.0)
+    assert (
+        "budget" not in compare_runs(load_run(runs["B"]), load_run(idle), resamples=50)["benchmarks"][BENCH]
+    )
+
+
+def test_lines_written_before_the_target_was_recorded_leave_a_vote_out(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """C's lines without ``target``/``size`` (an older gge): a vote on fewer candidates is unknown, said so."""
+    old = tmp_path / "old"
+    shutil.copytree(runs["C"], old, ignore=shutil.ignore_patterns("compare*"))
+    lines = _lines(old)
+    for x in lines:
+        x.pop("target", None)
+        x.pop("size", None)
+    (old / "predictions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    doc = compare_runs(load_run(runs["A"]), load_run(old), resamples=50)
+    notes = [n for n in doc["notes"] if "builds a new point" in n]
+    assert len(notes) == 1
+    assert "predictions.jsonl lines (written before gge recorded it) do not have" in notes[0]
+    curve = doc["benchmarks"][BENCH]["budget"]["b"]["curve"]
+    assert curve[-1]["top1"] is not None  # j = K: the run's own outcome

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenchmark
-from gge.scoring.budget import budget_curves, sample_costs, sample_hits, subset_plan
+from gge.scoring.budget import budget_curves, point_slots, sample_costs, sample_hits, subset_plan
+from gge.scoring.cost import cost_summary
 from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import SampleResult, candidate_hits, score_sample
 from gge.scoring.selection import STRATEGIES, select
@@ -197,15 +198,19 @@ LEDGER = (
 def test_derived_costs_by_hand_exchangeable() -> None:
     got = sample_costs(LEDGER, subset_plan(3, 1))
     assert got is not None
-    # j = 1: slot 0 only: the first proposal, its judge and the ranking; nothing of slots 1-2
-    assert got[0] == pytest.approx((110 + 50 + 85, 1.0 + 0.2 + 0.5))
+    # j = 1: slot 0 only: the first proposal; the critic does not run on one candidate
+    assert got[0].proposer == pytest.approx((110, 1.0))
+    assert got[0].critic == pytest.approx((110, 1.0))
     # j = 2: {0,1} or {0,2}: the sampling request is always made (prompt 100) and serves 1 of its 2
-    # slots (15 of 30 output tokens, 1.0 of 2.0 s, no prefill timed apart); each later judge 1/2
+    # slots (15 of 30 output tokens, 1.0 of 2.0 s, no prefill timed apart)
+    assert got[1].proposer == pytest.approx((110 + 100 + 15, 1.0 + 1.0))
+    # the critic's: slot 0's judge always, each later judge 1/2, the ranking (about all) in full
     tokens = 110 + (100 + 15) + 50 + 0.5 * 50 + 0.5 * 50 + 85
     seconds = 1.0 + 1.0 + 0.2 + 0.1 + 0.1 + 0.5
-    assert got[1] == pytest.approx((tokens, seconds))
-    # j = K: what the run paid, the refine stage left out
-    assert got[2] == pytest.approx((110 + 130 + 150 + 85, 1.0 + 2.0 + 0.6 + 0.5))
+    assert got[1].critic == pytest.approx((tokens, seconds))
+    # j = K: what the run paid, the refine stage left out; the proposer's requests alone for the others
+    assert got[2].proposer == pytest.approx((110 + 130, 1.0 + 2.0))
+    assert got[2].critic == pytest.approx((110 + 130 + 150 + 85, 1.0 + 2.0 + 0.6 + 0.5))
 
 
 def test_derived_costs_by_hand_prefix_and_prefill() -> None:
@@ -217,15 +222,56 @@ def test_derived_costs_by_hand_prefix_and_prefill() -> None:
     got = sample_costs(ledger, subset_plan(4, None))
     # j of 4 answers: the prompt and its prefill always, j/4 of the answers and of the other 2 s
     assert got is not None
-    assert [t for t, _ in got] == pytest.approx([210.0, 220.0, 230.0, 240.0])
-    assert [s for _, s in got] == pytest.approx([1.5, 2.0, 2.5, 3.0])
+    assert [c.proposer[0] for c in got] == pytest.approx([210.0, 220.0, 230.0, 240.0])
+    assert [c.proposer[1] for c in got] == pytest.approx([1.5, 2.0, 2.5, 3.0])
+    assert [c.critic for c in got] == [c.proposer for c in got]  # no critic requests: the same
+
+
+def test_the_fixed_part_is_the_prompt_the_model_computed() -> None:
+    """One prefill for 5 sequences of a 200-token prompt: 1000 consumed, 796 = 4 x 199 from its cache."""
+    ledger = (
+        CostRecord(
+            "propose",
+            input_tokens=1000,
+            cached_tokens=796,
+            output_tokens=50,
+            seconds=2.5,
+            prefill_seconds=1.0,
+            candidates=5,
+        ),
+    )
+    got = sample_costs(ledger, subset_plan(5, 0))
+    assert got is not None
+    # computed: 1000 - 796 = 204 (the prompt once, and each continuation's last token); 10 per answer
+    assert [c.proposer[0] for c in got] == pytest.approx([214.0, 224.0, 234.0, 244.0, 254.0])
+    assert [c.proposer[1] for c in got] == pytest.approx([1.3, 1.6, 1.9, 2.2, 2.5])
+
+
+def test_the_critic_runs_only_on_subsets_of_two_points() -> None:
+    """Slot 1 abstains (no judge request): of the 2-subsets only {0, 2} holds two points to judge."""
+    ledger = (
+        CostRecord("propose", input_tokens=300, output_tokens=30, seconds=0.6, candidates=3),
+        CostRecord("judge", input_tokens=50, output_tokens=0, seconds=0.3, slot=0, candidates=1),
+        CostRecord("judge", input_tokens=50, output_tokens=0, seconds=0.3, slot=2, candidates=1),
+    )
+    got = sample_costs(ledger, subset_plan(3, 0), (True, False, True))
+    assert got is not None
+    assert [v for c in got for v in c.proposer] == pytest.approx([310, 0.2, 320, 0.4, 330, 0.6])
+    assert got[0].critic == pytest.approx((310, 0.2))  # one candidate: no critic
+    # {0,1} and {1,2}: one point, no critic; {0,2}: both judges; so each judge 1/3 of the time
+    assert got[1].critic == pytest.approx((320 + 2 * 50 / 3, 0.4 + 2 * 0.3 / 3))
+    assert got[2].critic == pytest.approx((430, 1.2))  # measured
+    # every slot a point: each judge in 2 of the 3 subsets
+    every = sample_costs(ledger, subset_plan(3, 0))
+    assert every is not None and every[1].critic == pytest.approx((320 + 2 * 50 * 2 / 3, 0.4 + 2 * 0.2))
 
 
 def test_unknown_counts_and_no_records() -> None:
     plan = subset_plan(2, None)
     assert sample_costs((), plan) is None
     got = sample_costs((CostRecord("propose", seconds=1.0, candidates=2),), plan)
-    assert got == [(None, 0.5), (None, 1.0)]
+    assert got is not None
+    assert [(c.proposer, c.critic) for c in got] == [((None, 0.5), (None, 0.5)), ((None, 1.0), (None, 1.0))]
 
 
 def test_curve_costs_and_refined_point() -> None:
@@ -236,15 +282,99 @@ def test_curve_costs_and_refined_point() -> None:
     without = score_sample(sample, Prediction("fake", "1", cands, refine=Refinement()), k=3)
     curves = budget_curves([with_costs, without], k=3, exchangeable_from=1)
     assert curves is not None
-    assert [p["cost"] for p in curves["points"]] == ["derived", "derived", "measured"]
-    assert curves["points"][0]["tokens"] == pytest.approx(245.0)  # the one sample with records
-    assert curves["points"][2]["seconds"] == pytest.approx(4.1)
+    points = curves["points"]
+    assert [p["cost"] for p in points] == ["derived", "derived", "measured"]
+    # the one sample with records: the proposer's requests for first, the vote and the spatial picks
+    assert [p["tokens"] for p in points] == pytest.approx([110, 225, 240])
+    assert [p["seconds"] for p in points] == pytest.approx([1.0, 2.0, 3.0])
+    # the critic's adds its requests (none at j = 1)
+    assert [(p["critic"] or {}).get("tokens") for p in points] == pytest.approx([110, 410, 475])
+    assert [(p["critic"] or {}).get("seconds") for p in points] == pytest.approx([1.0, 2.9, 4.1])
     assert any("1 of 2 samples with cost records" in n for n in curves["notes"])
     assert "refined" in curves
     refined = curves["refined"]
     assert refined["top1"] == 50.0  # sample 0 refined onto the box, sample 1's base pick (critic) misses
     assert refined["tokens"] == pytest.approx(475.0 + 68.0)
     assert refined["seconds"] == pytest.approx(4.1 + 0.3)
+    assert refined["cost"] == "measured"
+
+
+def test_a_run_without_a_critic_has_no_critic_cost() -> None:
+    sample = Sample("fake", "0", "", SIZE, "x", Box(0, 0, 10, 10))
+    cands = (Candidate((50.0, 50.0)), Candidate((5.0, 5.0)), Candidate((6.0, 6.0)))
+    ledger = (CostRecord("propose", input_tokens=90, output_tokens=30, seconds=0.3, candidates=3),)
+    r = score_sample(sample, Prediction("fake", "0", cands, costs=ledger), k=3)
+    curves = budget_curves([r], k=3, exchangeable_from=0)
+    assert curves is not None and curves["critic"] is None
+    assert [p["critic"] for p in curves["points"]] == [None, None, None]
+    assert [p["tokens"] for p in curves["points"]] == pytest.approx([100, 110, 120])
+
+
+def test_a_replay_labels_what_the_run_paid_replayed() -> None:
+    results = [r for r in _results(6, seed=2) if r.candidates]
+    ledger = (CostRecord("propose", input_tokens=50, output_tokens=5, seconds=0.5, candidates=K),)
+    with_costs = [
+        score_sample(
+            Sample("fake", r.id, "", SIZE, "x", Box(90, 70, 150, 130)),
+            Prediction("fake", r.id, r.candidates, costs=ledger, refine=Refinement()),
+            k=K,
+        )
+        for r in results
+    ]
+    entry = benchmark_metrics(Micro(), with_costs, k=K, strategy="critic", cost_source="replayed")
+    budget = entry["budget"]
+    assert budget is not None
+    assert [p["cost"] for p in budget["points"]] == ["derived"] * (K - 1) + ["replayed"]
+    assert budget["refined"]["cost"] == "replayed"
+    measured = budget_curves(with_costs, k=K)
+    assert measured is not None and measured["points"][-1]["cost"] == "measured"
+
+
+def test_a_rescore_at_a_smaller_k_derives_every_cost() -> None:
+    """A K = 5 ledger scored with k = 3: j = 3 pays slots 0-2 of requests made for 5, none measured."""
+    sample = Sample("fake", "0", "", SIZE, "x", Box(0, 0, 10, 10))
+    ledger = (
+        CostRecord("propose", input_tokens=100, output_tokens=10, seconds=1.0, slot=0, candidates=1),
+        CostRecord("propose", input_tokens=100, output_tokens=40, seconds=2.0, slot=1, candidates=4),
+        *(
+            CostRecord("judge", input_tokens=50, output_tokens=0, seconds=0.2, slot=i, candidates=1)
+            for i in range(5)
+        ),
+    )
+    cands = tuple(Candidate((float(x), 5.0), 0.1 * x) for x in (5, 6, 7, 50, 60))
+    r = score_sample(sample, Prediction("fake", "0", cands, costs=ledger), k=3)
+    got = sample_costs(r.costs, subset_plan(3, 1), point_slots(r.candidates))
+    assert got is not None
+    # j = 3 of 3: slots 0-2, so 2 of the sampling request's 4 slots (20 of 40 tokens, 1.0 of 2.0 s)
+    assert got[2].proposer == pytest.approx((110 + 100 + 20, 1.0 + 1.0))
+    assert got[2].critic == pytest.approx((230 + 3 * 50, 2.0 + 3 * 0.2))  # judges 3 and 4 never made
+    curves = budget_curves([r], k=3, exchangeable_from=1)
+    assert curves is not None
+    assert [p["cost"] for p in curves["points"]] == ["derived"] * 3
+    assert any("made for 5 candidates and this run scores 3" in n for n in curves["notes"])
+    summary = cost_summary([r])
+    assert summary is not None and summary["candidates"] == 5
+    plain = cost_summary([score_sample(sample, Prediction("fake", "0", cands, costs=ledger), k=5)])
+    assert plain is not None and plain["candidates"] == 5
+
+
+def test_the_refined_top1_is_one_rule_everywhere() -> None:
+    """A sample without a refine answer keeps its base pick in metrics, the budget and refine's after."""
+    sample = Sample("fake", "0", "", SIZE, "x", Box(0, 0, 10, 10))
+    cands = (Candidate((50.0, 50.0), 0.9), Candidate((5.0, 5.0), 0.1))
+    fixed = score_sample(
+        sample, Prediction("fake", "0", cands, refine=Refinement(triggered=True, point=(5.0, 5.0))), k=2
+    )
+    hits = (Candidate((5.0, 5.0), 0.9), Candidate((50.0, 50.0), 0.1))
+    unanswered = score_sample(sample, Prediction("fake", "1", hits), k=2)  # its critic pick hits
+    misses = score_sample(sample, Prediction("fake", "2", cands), k=2)  # its critic pick misses
+    results = [fixed, unanswered, misses]
+    # by hand: refined hits on 0 (refined onto the box) and 1 (its base pick stands), not on 2
+    want = 100 * 2 / 3
+    entry = benchmark_metrics(Micro(), results, k=2, strategy="critic")
+    assert entry["selection"]["refined"] == pytest.approx(want)
+    assert entry["refine"]["after"] == pytest.approx(want)
+    assert entry["budget"] is not None and entry["budget"]["refined"]["top1"] == pytest.approx(want)
 
 
 def test_regionless_results_know_only_candidate_picks() -> None:
