@@ -22,7 +22,7 @@ import dataclasses
 import hashlib
 import inspect
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +200,20 @@ class TransformersBackend:
 
         return sorted(idx, key=lambda i: (area(i), i))
 
+    def _chunks(
+        self, requests: Sequence[GenerationRequest], idx: Iterable[int]
+    ) -> Iterator[tuple[list[int], Any, float]]:
+        """Batches of ``batch_size`` of ``idx``, in :meth:`_by_image_size` order.
+
+        Each is ``(indices, processed inputs, the clock when its processing began)``: a batch's time
+        includes its inputs'.
+        """
+        ordered = self._by_image_size(requests, idx)
+        for start in range(0, len(ordered), self.batch_size):
+            chunk = ordered[start : start + self.batch_size]
+            began = self._clock()
+            yield chunk, self._inputs([requests[i] for i in chunk]), began
+
     def _image_tokens(self, inputs: Any) -> list[int | None]:
         """Each request's image tokens in a processed batch, from its ``image_grid_thw`` row.
 
@@ -268,11 +282,7 @@ class TransformersBackend:
         tok = self.processor.tokenizer
         stops = self._stop_ids()
         for (greedy_first, n, do_sample, temperature, top_p, top_k, penalty, max_new), idx in groups.items():
-            ordered = self._by_image_size(requests, idx)
-            for start in range(0, len(ordered), self.batch_size):
-                chunk = ordered[start : start + self.batch_size]
-                began = self._clock()
-                inputs = self._inputs([requests[i] for i in chunk])
+            for chunk, inputs, began in self._chunks(requests, idx):
                 kwargs: dict[str, Any] = {
                     "max_new_tokens": max_new,
                     "do_sample": do_sample,
@@ -454,11 +464,7 @@ class TransformersBackend:
         yes_id = self.token_id(yes)
         probs: list[float] = [0.0] * len(requests)
         costs: list[CostRecord | None] = [None] * len(requests)
-        ordered = self._by_image_size(requests, range(len(requests)))
-        for start in range(0, len(ordered), self.batch_size):
-            chunk = ordered[start : start + self.batch_size]
-            began = self._clock()
-            inputs = self._inputs([requests[i] for i in chunk])
+        for chunk, inputs, began in self._chunks(requests, range(len(requests))):
             logits = self._run(lambda inputs=inputs: self.model(**inputs, logits_to_keep=1).logits[:, -1, :])
             p = torch.softmax(logits.float(), dim=-1)[:, yes_id].cpu()
             seconds = (self._clock() - began) / len(chunk)
