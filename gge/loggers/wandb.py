@@ -18,9 +18,10 @@ without wandb installed. Every evaluation logs, under ``grounding/<benchmark>/``
   ``calibration/reliability_plot``) and ``calibration/risk_coverage`` (a line plot) for a critic
   giving probabilities. The samples table's ``outcome`` column names each sample's kind.
 * what j of the K candidates buy (``entry["budget"]``): ``budget/points`` (a row per j: tokens and
-  seconds per sample, measured or derived, Oracle@j and every strategy's Top-1; then the refined
-  point) and the budget plots ``budget/top1_vs_tokens`` and ``budget/top1_vs_seconds``
-  (``wandb.plot.line_series``: the critic's curve, the vote's (``cluster``) and ``first``).
+  seconds per sample of the proposer's requests and of the critic's pick, measured, replayed or
+  derived, Oracle@j and every strategy's Top-1; then the refined point) and the budget plots
+  ``budget/top1_vs_tokens`` and ``budget/top1_vs_seconds`` (``wandb.plot.line_series``: the critic's
+  curve at the critic's cost, the vote's (``cluster``) and ``first``'s at the proposer's).
 
 The cost ledger's scalars (``grounding/<benchmark>/cost/...``) are scalars: the caller logs them
 with the others (:func:`gge.scoring.metrics.scalar_metrics`).
@@ -55,7 +56,7 @@ from typing import Any
 
 from gge.benchmarks.images import open_image
 from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
-from gge.report.cost_tables import Axis, budget_curves
+from gge.report.cost_tables import Axis, budget_curves, critic_cost
 from gge.run.caveats import entry_description
 from gge.run.document import BenchmarkEntry, BudgetCurves, oracle_at, pass_at, share
 from gge.scoring.analysis import OUTCOMES, outcome
@@ -550,23 +551,29 @@ def _analysis_payload(
     return out
 
 
-BUDGET_COLUMNS = ("point", "j", "tokens", "seconds", "cost", "oracle")
-"""Leading columns of the ``budget/points`` table (Top-1 of each strategy follows, then ``refined``)."""
+BUDGET_COLUMNS = ("point", "j", "tokens", "seconds", "critic_tokens", "critic_seconds", "cost", "oracle")
+"""Leading columns of the ``budget/points`` table (Top-1 of each strategy follows, then ``refined``).
+
+``tokens``/``seconds``: the proposer's requests (what ``first``, the vote and the spatial picks pay);
+``critic_tokens``/``critic_seconds``: the critic's pick, its requests included (None without a critic).
+"""
 
 
 def budget_rows(budget: BudgetCurves) -> tuple[list[str], list[list[Any]]]:
     """The columns and rows of the ``budget/points`` table: one row per j, then the refined point.
 
-    Each row: ``j=<j>``, j, tokens and seconds per sample, ``measured`` or ``derived``, Oracle@j, and
-    the Top-1 of every strategy the points have (then ``refined``, only on its own row).
+    Each row: ``j=<j>``, j, tokens and seconds per sample (the proposer's, then the critic pick's),
+    ``measured``, ``replayed`` or ``derived``, Oracle@j, and the Top-1 of every strategy the points
+    have (then ``refined``, only on its own row, at the run's whole cost).
 
     Example:
         >>> p = {"j": 1, "top1": {"critic": 40.0, "first": 30.0}, "oracle": 50.0, "tokens": 900.0,
-        ...      "seconds": 0.5, "cost": "derived", "subsets": 1}
+        ...      "seconds": 0.5, "critic": {"tokens": 900.0, "seconds": 0.5}, "cost": "derived",
+        ...      "subsets": 1}
         >>> columns, rows = budget_rows({"k": 1, "method": "prefix", "first_slot": None,
         ...                              "critic": "pointwise", "points": [p], "notes": []})
-        >>> columns[5:], rows
-        (['oracle', 'critic', 'first'], [['j=1', 1, 900.0, 0.5, 'derived', 50.0, 40.0, 30.0]])
+        >>> columns[7:], rows
+        (['oracle', 'critic', 'first'], [['j=1', 1, 900.0, 0.5, 900.0, 0.5, 'derived', 50.0, 40.0, 30.0]])
     """
     seen = [s for p in budget["points"] for s in p["top1"]]
     strategies = [s for s in STRATEGIES if s in seen] + sorted(set(seen) - set(STRATEGIES))
@@ -574,10 +581,14 @@ def budget_rows(budget: BudgetCurves) -> tuple[list[str], list[list[Any]]]:
     columns = [*BUDGET_COLUMNS, *strategies, *(["refined"] if refined is not None else [])]
     rows: list[list[Any]] = []
     for p in budget["points"]:
-        row = [f"j={p['j']}", p["j"], p["tokens"], p["seconds"], p["cost"], p["oracle"]]
+        judged = critic_cost(p) if budget["critic"] is not None else None
+        row = [f"j={p['j']}", p["j"], p["tokens"], p["seconds"]]
+        row += [None, None] if judged is None else [judged["tokens"], judged["seconds"]]
+        row += [p["cost"], p["oracle"]]
         rows.append(row + [p["top1"].get(s) for s in strategies] + ([None] if refined is not None else []))
     if refined is not None:
-        head = ["refined", None, refined["tokens"], refined["seconds"], "measured", None]
+        whole = [refined["tokens"], refined["seconds"], None, None]  # the run's whole cost
+        head = ["refined", None, *whole, refined.get("cost", "measured"), None]
         rows.append(head + [None] * len(strategies) + [refined["top1"]])
     return columns, rows
 
@@ -585,7 +596,9 @@ def budget_rows(budget: BudgetCurves) -> tuple[list[str], list[list[Any]]]:
 def budget_series(budget: BudgetCurves, axis: Axis) -> tuple[list[list[float]], list[list[float]], list[str]]:
     """``xs``, ``ys`` and ``keys`` of the budget line series on ``axis``: critic, vote (``cluster``), first.
 
-    Points without a cost on ``axis`` or a Top-1 are left out (:func:`gge.report.cost_tables.budget_curves`).
+    Each curve has its own x-values: the critic's at the critic pick's cost, the others at the
+    proposer's. Points without a cost on ``axis`` or a Top-1 are left out
+    (:func:`gge.report.cost_tables.budget_curves`).
     """
     curves = budget_curves(budget, axis)
     return (

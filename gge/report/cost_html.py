@@ -2,8 +2,9 @@
 
 The tables are those of report.md (:mod:`gge.report.cost_tables`), escaped; the budget plot is two
 inline SVG charts (:func:`gge.report.svg.budget_chart_svg`), "Top-1 vs tokens per sample" and "Top-1
-vs seconds per sample": the critic's curve beside the vote's (``cluster``), ``first`` faint, measured
-points filled, derived ones hollow, the refined point a diamond. Nothing is fetched.
+vs seconds per sample": the critic's curve (at the critic's cost) beside the vote's (``cluster``, at
+the proposer's), ``first`` faint, points the run paid for (measured or replayed) filled, derived ones
+hollow, the refined point a diamond. Nothing is fetched.
 
 Example:
     >>> html = setup_html({"cost": {"source": "measured", "hardware": "a CPU", "device": "cpu",
@@ -101,6 +102,7 @@ def budget_plots_html(budget: BudgetCurves, title: str) -> str:
             colours=BUDGET_COLOURS,
             refined=refined,
             refined_colour=REFINED_COLOUR,
+            refined_cost=str(budget.get("refined", {}).get("cost", "measured")),
         )
         charts.append(
             f'<figure class="budget-plot" data-axis="{axis}">{svg}<figcaption class="muted">{esc(heading)}'
@@ -111,13 +113,14 @@ def budget_plots_html(budget: BudgetCurves, title: str) -> str:
     return '<h3>Budget plot</h3><div class="grid">' + "".join(charts) + "</div>"
 
 
-def cost_blocks(entry: Mapping[str, Any], title: str) -> list[str]:
+def cost_blocks(entry: Mapping[str, Any], title: str, k: int | None = None) -> list[str]:
     """The cost, refine and budget blocks of one benchmark's section (those its entry has).
 
-    The budget block holds the budget table and, under it, the budget plot.
+    The budget block holds the budget table and, under it, the budget plot. ``k`` is the run's K
+    (None: read from the entry).
     """
     blocks = []
-    for section in cost_sections(entry):
+    for section in cost_sections(entry, k):
         html = section_html(section)
         if section.key == "budget":
             html += budget_plots_html(entry["budget"], title)

@@ -9,17 +9,20 @@ header, rows of formatted cells and notes), which :mod:`gge.report.markdown` lay
 * ``refine`` (:func:`refine_section`): the refine stage's Top-1 before and after, what it fixed and
   broke, how often it ran and its share of the cost;
 * ``budget`` (:func:`budget_section`): Top-1 of the critic, the vote and ``first`` using j of the K
-  candidates, with what j candidates cost (``†`` marks a derived cost).
+  candidates, with what j candidates cost without the critic and, for the critic's pick, with it
+  (``†`` marks a derived cost).
 
-:func:`budget_curves` gives the budget plot's curves (report.html's SVG and the W&B line series).
+:func:`budget_curves` gives the budget plot's curves (report.html's SVG and the W&B line series): the
+critic's curve at the critic's cost, the others at the proposer's.
 
 Example:
     >>> point = {"j": 1, "top1": {"critic": 40.0, "cluster": 35.0, "first": 30.0}, "oracle": 50.0,
-    ...          "tokens": 1040.0, "seconds": 0.5, "cost": "derived", "subsets": 1}
+    ...          "tokens": 1040.0, "seconds": 0.5, "critic": {"tokens": 1040.0, "seconds": 0.5},
+    ...          "cost": "derived", "subsets": 1}
     >>> budget = {"k": 1, "method": "prefix", "first_slot": None, "critic": "pointwise",
     ...           "points": [point], "notes": []}
     >>> budget_section(budget).rows
-    [['1', '1,040†', '0.5†', '40.0', '35.0', '30.0', '–', '50.0']]
+    [['1', '1,040†', '0.5†', '1,040†', '0.5†', '40.0', '35.0', '30.0', '–', '50.0']]
 """
 
 from __future__ import annotations
@@ -29,7 +32,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gge.report.numbers import DASH, fmt, fmt_calls, fmt_seconds, fmt_signed, fmt_tokens
-from gge.run.document import BudgetCurves, CostSetup, CostSummary, RefineSummary, StageCost
+from gge.run.document import (
+    BudgetCurves,
+    BudgetPoint,
+    CostSetup,
+    CostSummary,
+    PointCost,
+    RefineSummary,
+    StageCost,
+)
 from gge.scoring.analysis import SPATIAL
 
 TOKEN_KINDS = ("image", "text", "output", "cached")
@@ -72,12 +83,14 @@ def _spread_cells(spread: Mapping[str, float] | None, keys: Sequence[str], text:
     return [text(None if spread is None else spread[key]) for key in keys]
 
 
-def cost_section(cost: CostSummary) -> Section:
+def cost_section(cost: CostSummary, k: int | None = None) -> Section:
     """The cost table: one row per stage that ran, then ``total``.
 
     Columns: calls per sample; tokens per sample (mean, p50, p90) and the means of the image, text,
     output and cached tokens (only the kinds some stage reports); seconds per sample (mean, p50, p90,
-    p99); the stage's share of the run's tokens and seconds (percent).
+    p99); the stage's share of the run's tokens and seconds (percent). Where the requests paid for
+    more candidates than the run's ``k`` scores (``cost.candidates``: a K = 5 file rescored with
+    k = 3), the heading says so.
 
     Example:
         >>> spread = {"mean": 100.0, "p50": 100.0, "p90": 100.0}
@@ -108,12 +121,16 @@ def cost_section(cost: CostSummary) -> Section:
         row += [fmt(s["share"].get("tokens")), fmt(s["share"].get("seconds"))]
         rows.append(row)
     source = "measured in this run" if cost["source"] == "measured" else "replayed from the predictions file"
+    paid_for = cost.get("candidates")
+    if k is not None and paid_for and paid_for != k:
+        source += f"; measured for {paid_for} candidates; this run scores {k}"
     without = f"; {cost['unrecorded']} without" if cost["unrecorded"] else ""
     title = f"Cost per sample ({source}; {cost['samples']} samples with cost records{without})"
     notes = [
-        "Tokens: the prompt (image and text) plus the output; a stage a sample did not run counts 0 for "
-        "it; p50/p90/p99: percentiles over the samples; image/text/output/cached: means; "
-        f"{DASH}: some request of the stage did not report it.",
+        "Tokens: what the model computed, the prompt (image and text) less what a cache served, plus the "
+        "output; cached: the prompt tokens a cache served (of the input consumed); a stage a sample did "
+        "not run counts 0 for it; p50/p90/p99: percentiles over the samples; image/text/output/cached: "
+        f"means; {DASH}: some request of the stage did not report it.",
         "Seconds: each sample's share of its batches' wall time; % of tokens / seconds: the stage's part "
         "of the run's total.",
     ]
@@ -219,38 +236,78 @@ def _cost_cell(value: float | None, text: Callable[[float | None], str], derived
     return cell + DERIVED_MARK if derived and value is not None else cell
 
 
+def critic_cost(point: BudgetPoint) -> PointCost | None:
+    """What the critic's pick costs at a point (None: no critic; a point written before it: its own).
+
+    Example:
+        >>> critic_cost({"tokens": 10.0, "seconds": 1.0, "critic": {"tokens": 15.0, "seconds": 1.5}})
+        {'tokens': 15.0, 'seconds': 1.5}
+    """
+    if "critic" not in point:  # a results.json of an earlier gge: one cost for every strategy
+        return {"tokens": point["tokens"], "seconds": point["seconds"]}
+    return point["critic"]
+
+
+def paid_label(budget: BudgetCurves) -> str:
+    """How the budget names the cost the run paid: ``measured`` or ``replayed`` (its j = K point's)."""
+    labels = {p["cost"] for p in budget["points"]} - {"derived"}
+    return "replayed" if "replayed" in labels else "measured"
+
+
 def budget_section(budget: BudgetCurves) -> Section:
     """The budget table: rows j = 1..K, what j candidates cost per sample and each strategy's Top-1.
 
-    Columns: tokens and seconds per sample (``†``: derived), the critic (only with one), the vote
-    (``cluster``), ``first``, the best other spatial baseline (named) and Oracle@j.
+    Columns: tokens and seconds per sample of the proposer's requests (what ``first``, the vote and
+    the spatial baselines pay), then, with a critic, the critic pick's tokens and seconds (its
+    requests included; ``†``: derived), the critic's Top-1 (only with one), the vote (``cluster``),
+    ``first``, the best other spatial baseline (named) and Oracle@j.
     """
     critic = budget["critic"] is not None
     header = ["j", "tokens/sample", "seconds/sample"]
+    if critic:
+        header += ["critic tokens/sample", "critic seconds/sample"]
     header += [LABELS[s] for s in PLOTTED if critic or s != "critic"]
     header += ["best other spatial", "Oracle@j"]
     rows = []
     for p in budget["points"]:
-        derived = p["cost"] != "measured"
+        derived = p["cost"] == "derived"
         row = [str(p["j"]), _cost_cell(p["tokens"], fmt_tokens, derived)]
         row.append(_cost_cell(p["seconds"], fmt_seconds, derived))
+        if critic:
+            judged = critic_cost(p)
+            row.append(_cost_cell(None if judged is None else judged["tokens"], fmt_tokens, derived))
+            row.append(_cost_cell(None if judged is None else judged["seconds"], fmt_seconds, derived))
         row += [fmt(p["top1"].get(s)) for s in PLOTTED if critic or s != "critic"]
         name, value = best_other_spatial(p["top1"])
         row += [DASH if name is None else f"{fmt(value)} ({name})", fmt(p["oracle"])]
         rows.append(row)
+    paid = paid_label(budget)
+    what = (
+        "replayed (what the replayed run paid, read back from its predictions file)"
+        if paid == "replayed"
+        else "measured (what the run paid)"
+    )
     notes = [
         _method_note(budget),
-        f"Costs per sample: unmarked, measured (what the run paid); {DERIVED_MARK} derived from the "
-        "measured ledger: each request's fixed part (its prompt; its prefill time where timed apart) "
-        "weighted by the chance it is still made, plus its per-candidate part (its output, the rest of "
-        "its time) in proportion to the share of its candidates used; a request about all candidates "
-        "at once (a listwise ranking) in full.",
+        f"Costs per sample: unmarked, {what}; {DERIVED_MARK} derived from the ledger: each request's "
+        "fixed part (the prompt tokens it computed; its prefill time where timed apart) weighted by the "
+        "chance it is still made, plus its per-candidate part (its output, the rest of its time) in "
+        "proportion to the share of its candidates used; a request about all candidates at once (a "
+        "listwise ranking) in full.",
     ]
+    if critic:
+        notes.append(
+            "tokens/seconds: the proposer's requests, what `first`, the vote and the spatial baselines pay "
+            "(they never ask the critic); critic tokens/seconds: the critic's pick, its requests (rank, "
+            "judge) included where it runs, on at least two point candidates (not at j = 1)."
+        )
     refined = budget.get("refined")
     if refined is not None:
+        whole = refined.get("cost", "measured")
         notes.append(
-            f"Refined (the refine stage on the pick, at the run's whole cost): Top-1 {fmt(refined['top1'])} "
-            f"at {fmt_tokens(refined['tokens'])} tokens, {fmt_seconds(refined['seconds'])} s per sample."
+            f"Refined (the refine stage on the pick, at the run's whole cost, {whole}): "
+            f"Top-1 {fmt(refined['top1'])} at {fmt_tokens(refined['tokens'])} tokens, "
+            f"{fmt_seconds(refined['seconds'])} s per sample."
         )
     notes += list(budget["notes"])
     title = f"Budget: Top-1 against the candidates used (j = 1..{budget['k']})"
@@ -259,12 +316,20 @@ def budget_section(budget: BudgetCurves) -> Section:
 
 @dataclass(frozen=True)
 class CurvePoint:
-    """One mark of the budget plot: j candidates cost ``x`` per sample and gave Top-1 ``y``."""
+    """One mark of the budget plot: j candidates cost ``x`` per sample and gave Top-1 ``y``.
+
+    ``cost`` is the point's label: ``measured``, ``replayed`` (both what the run paid) or ``derived``.
+    """
 
     j: int
     x: float
     y: float
-    measured: bool
+    cost: str = "measured"
+
+    @property
+    def derived(self) -> bool:
+        """Whether the cost is derived from the ledger (not paid as such)."""
+        return self.cost == "derived"
 
 
 @dataclass(frozen=True)
@@ -276,26 +341,38 @@ class Curve:
     points: tuple[CurvePoint, ...]
 
 
+def _cost_on(point: BudgetPoint, strategy: str, axis: Axis) -> float | None:
+    """What ``strategy`` pays at ``point`` on ``axis``: the critic its own cost, the others the proposer's."""
+    if strategy != "critic":
+        return point[axis]
+    judged = critic_cost(point)
+    return None if judged is None else judged[axis]
+
+
 def budget_curves(budget: BudgetCurves, axis: Axis) -> list[Curve]:
     """The budget plot's curves on ``axis`` (tokens or seconds per sample): critic, vote, ``first``.
 
-    The critic's curve only when the run has a critic; a curve with no point is left out.
+    Each strategy at what it pays: the critic's curve at the critic's cost (its requests included),
+    the vote's and ``first``'s at the proposer's. The critic's curve only when the run has a critic;
+    a curve with no point is left out.
 
     Example:
         >>> p = {"j": 2, "top1": {"critic": 60.0, "cluster": 55.0, "first": 50.0}, "oracle": 70.0,
-        ...      "tokens": 2000.0, "seconds": None, "cost": "measured", "subsets": 1}
-        >>> b = {"k": 2, "method": "subsets", "first_slot": 0, "critic": None, "points": [p], "notes": []}
+        ...      "tokens": 2000.0, "seconds": None, "critic": {"tokens": 2600.0, "seconds": None},
+        ...      "cost": "measured", "subsets": 1}
+        >>> b = {"k": 2, "method": "subsets", "first_slot": 0, "critic": "pointwise", "points": [p],
+        ...      "notes": []}
         >>> [(c.label, c.points[0].x) for c in budget_curves(b, "tokens")], budget_curves(b, "seconds")
-        ([('cluster (voting)', 2000.0), ('first', 2000.0)], [])
+        ([('critic', 2600.0), ('cluster (voting)', 2000.0), ('first', 2000.0)], [])
     """
     out = []
     for strategy in PLOTTED:
         if strategy == "critic" and budget["critic"] is None:
             continue
         points = tuple(
-            CurvePoint(p["j"], float(x), float(y), p["cost"] == "measured")
+            CurvePoint(p["j"], float(x), float(y), p["cost"])
             for p in budget["points"]
-            if (x := p[axis]) is not None and (y := p["top1"].get(strategy)) is not None
+            if (x := _cost_on(p, strategy, axis)) is not None and (y := p["top1"].get(strategy)) is not None
         )
         if points:
             out.append(Curve(strategy, LABELS[strategy], points))
@@ -310,11 +387,27 @@ def refined_mark(budget: BudgetCurves, axis: Axis) -> tuple[float, float] | None
     return float(refined[axis]), float(refined["top1"])  # type: ignore[arg-type]
 
 
-def cost_sections(entry: Mapping[str, Any]) -> list[Section]:
-    """The cost, refine and budget sections of a results.json entry, those it has (None: none)."""
+def entry_k(entry: Mapping[str, Any]) -> int | None:
+    """A results.json entry's K: the last of its ``oracle@1`` ... ``oracle@K`` (None: none).
+
+    Example:
+        >>> entry_k({"top1": 50.0, "oracle@1": 50.0, "oracle@2": 60.0}), entry_k({})
+        (2, None)
+    """
+    js = [int(key[len("oracle@") :]) for key in entry if key.startswith("oracle@") and key[7:].isdigit()]
+    return max(js, default=None)
+
+
+def cost_sections(entry: Mapping[str, Any], k: int | None = None) -> list[Section]:
+    """The cost, refine and budget sections of a results.json entry, those it has (None: none).
+
+    Args:
+        entry: The entry.
+        k: The run's K (None: read from the entry, :func:`entry_k`).
+    """
     out = []
     if entry.get("cost"):
-        out.append(cost_section(entry["cost"]))
+        out.append(cost_section(entry["cost"], k if k is not None else entry_k(entry)))
     if entry.get("refine"):
         out.append(refine_section(entry["refine"]))
     if entry.get("budget"):
@@ -334,6 +427,9 @@ __all__ = [
     "budget_section",
     "cost_section",
     "cost_sections",
+    "critic_cost",
+    "entry_k",
+    "paid_label",
     "refine_section",
     "refined_mark",
 ]

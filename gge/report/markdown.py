@@ -212,7 +212,7 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
         lines += ["", render_table(t, k)]
     for section in render_analysis_tables(entry, k=k):
         lines += ["", section]
-    for cost in cost_sections(entry):
+    for cost in cost_sections(entry, k):
         lines += ["", render_section(cost)]
     return "\n".join(lines)
 

@@ -416,8 +416,8 @@ def _y_ticks(values: Sequence[float]) -> list[float]:
     return ticks if len(ticks) >= 2 else [0.0, 100.0]
 
 
-def _marker(x: float, y: float, colour: str, measured: bool, attrs: str, tip: str) -> str:
-    fill = colour if measured else "#fff"
+def _marker(x: float, y: float, colour: str, paid: bool, attrs: str, tip: str) -> str:
+    fill = colour if paid else "#fff"
     return (
         f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{colour}" stroke-width="1.5" '
         f"{attrs}><title>{esc(tip)}</title></circle>"
@@ -438,14 +438,16 @@ def budget_chart_svg(
     colours: Mapping[str, str],
     refined: tuple[float, float] | None = None,
     refined_colour: str = "#2e7d32",
+    refined_cost: str = "measured",
     faint: Sequence[str] = ("first",),
     width: int = 420,
     height: int = 270,
 ) -> str:
-    """Top-1 against a cost per sample: one line per strategy, measured points filled, derived hollow.
+    """Top-1 against a cost per sample: one line per strategy, paid points filled, derived hollow.
 
-    Each point is a ``<circle>`` with ``data-strategy``, ``data-j`` and ``data-cost`` (``measured`` or
-    ``derived``) and a tooltip; the refined point is a diamond (``data-strategy="refined"``). The x
+    Each point is a ``<circle>`` with ``data-strategy``, ``data-j`` and ``data-cost`` (``measured``,
+    ``replayed``: what the run paid, or ``derived``) and a tooltip saying which; the refined point is
+    a diamond (``data-strategy="refined"``). The x
     axis spans round ticks around the costs (:func:`nice_ticks`), the y axis the Top-1 values (percent,
     inside 0-100, with a margin so that no point sits on the frame). The ``<desc>`` lists every point
     in words. The curves are drawn in reverse order, so the first (the critic's) is on top.
@@ -458,6 +460,7 @@ def budget_chart_svg(
         colours: Colour by strategy (``#555`` for one not named).
         refined: The refined point ``(cost, Top-1)``, or None.
         refined_colour: Its colour.
+        refined_cost: Its cost's label (``measured`` or ``replayed``).
         faint: Strategies drawn faint.
         width: Pixels.
         height: Pixels.
@@ -467,11 +470,13 @@ def budget_chart_svg(
 
     Example:
         >>> from gge.report.cost_tables import Curve, CurvePoint
-        >>> points = (CurvePoint(1, 100.0, 40.0, False), CurvePoint(2, 200.0, 60.0, True))
+        >>> points = (CurvePoint(1, 100.0, 40.0, "derived"), CurvePoint(2, 200.0, 60.0, "replayed"))
         >>> c = Curve("critic", "critic", points)
         >>> svg = budget_chart_svg([c], title="t", x_label="tokens", x_format=str, colours={})
-        >>> svg.count('data-cost="derived"'), svg.count('data-cost="measured"'), "<polyline" in svg
+        >>> svg.count('data-cost="derived"'), svg.count('data-cost="replayed"'), "<polyline" in svg
         (1, 1, True)
+        >>> "j=2: 200.0 → 60.0% (replayed cost)" in svg, ">replayed</text>" in svg
+        (True, True)
     """
     xs = [p.x for c in curves for p in c.points] + ([refined[0]] if refined else [])
     ys = [p.y for c in curves for p in c.points] + ([refined[1]] if refined else [])
@@ -480,15 +485,13 @@ def budget_chart_svg(
     f = _Frame(width, height, 46, 24, 44, 36, x_ticks[0], x_ticks[-1], y_ticks[0], y_ticks[-1])
     parts = [_svg_open(width, height, title)]
     words = [
-        f"{c.label}: "
-        + "; ".join(
-            f"j={p.j} {x_format(p.x)} → {p.y:.1f}% ({'measured' if p.measured else 'derived'})"
-            for p in c.points
-        )
+        f"{c.label}: " + "; ".join(f"j={p.j} {x_format(p.x)} → {p.y:.1f}% ({p.cost})" for p in c.points)
         for c in curves
     ]
     if refined is not None:
-        words.append(f"refined: {x_format(refined[0])} → {refined[1]:.1f}% (measured)")
+        words.append(f"refined: {x_format(refined[0])} → {refined[1]:.1f}% ({refined_cost})")
+    paid = {p.cost for c in curves for p in c.points if not p.derived}
+    paid_word = "replayed" if "replayed" in paid else "measured"
     parts.append(f"<desc>{esc('. '.join(words))}</desc>")
     parts.append(_axes(f, x_ticks, y_ticks, x_label, "Top-1 %", x_format))
     legend = [(c.label, colours.get(c.strategy, "#555"), False) for c in curves]
@@ -500,23 +503,23 @@ def budget_chart_svg(
             pts = " ".join(f"{f.x(p.x):.1f},{f.y(p.y):.1f}" for p in c.points)
             parts.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"/>')
         for p in c.points:
-            cost = "measured" if p.measured else "derived"
-            attrs = f'data-strategy="{esc(c.strategy)}" data-j="{p.j}" data-cost="{cost}"'
-            tip = f"{c.label}, j={p.j}: {x_format(p.x)} → {p.y:.1f}% ({cost} cost)"
-            parts.append(_marker(f.x(p.x), f.y(p.y), colour, p.measured, attrs, tip))
+            attrs = f'data-strategy="{esc(c.strategy)}" data-j="{p.j}" data-cost="{esc(p.cost)}"'
+            tip = f"{c.label}, j={p.j}: {x_format(p.x)} → {p.y:.1f}% ({p.cost} cost)"
+            parts.append(_marker(f.x(p.x), f.y(p.y), colour, not p.derived, attrs, tip))
         parts.append("</g>")
     if refined is not None:
         rx, ry = f.x(refined[0]), f.y(refined[1])
         parts.append(
             f'<path d="{_diamond(rx, ry)}" fill="{refined_colour}" data-strategy="refined" '
-            f'data-x="{rx:.1f}" data-y="{ry:.1f}"><title>{esc(f"refined: {x_format(refined[0])} → ")}'
-            f"{refined[1]:.1f}% (measured)</title></path>"
+            f'data-x="{rx:.1f}" data-y="{ry:.1f}" data-cost="{esc(refined_cost)}">'
+            f"<title>{esc(f'refined: {x_format(refined[0])} → {refined[1]:.1f}% ({refined_cost} cost)')}"
+            "</title></path>"
         )
     parts.append(_legend(legend, f.left + 4, 14))
     y2 = 31.0
     x = f.left + 4
-    parts.append(_marker(x + 4, y2 - 4, "#555", True, 'class="key"', "measured cost"))
-    parts.append(f'<text x="{x + 12:.1f}" y="{y2:.1f}">measured</text>')
+    parts.append(_marker(x + 4, y2 - 4, "#555", True, 'class="key"', f"{paid_word} cost"))
+    parts.append(f'<text x="{x + 12:.1f}" y="{y2:.1f}">{paid_word}</text>')
     x += 76
     parts.append(_marker(x + 4, y2 - 4, "#555", False, 'class="key"', "derived cost"))
     parts.append(f'<text x="{x + 12:.1f}" y="{y2:.1f}">derived</text>')

@@ -150,8 +150,8 @@ def _point(
     first: float,
     others: tuple[float, ...],
     oracle: float,
-    tokens: float | None,
-    seconds: float | None,
+    proposer: tuple[float | None, float | None],
+    with_critic: tuple[float | None, float | None],
     cost: str,
     subsets: int,
 ) -> dict[str, Any]:
@@ -160,36 +160,44 @@ def _point(
         "j": j,
         "top1": top1,
         "oracle": oracle,
-        "tokens": tokens,
-        "seconds": seconds,
+        "tokens": proposer[0],
+        "seconds": proposer[1],
+        "critic": {"tokens": with_critic[0], "seconds": with_critic[1]},
         "cost": cost,
         "subsets": subsets,
     }
 
 
 def budget() -> dict[str, Any]:
-    """K = 3 sampled answers after a greedy first, a pointwise critic, and the refined point."""
+    """K = 3 sampled answers after a greedy first, a pointwise critic, and the refined point.
+
+    The proposer's requests cost 840.3, 940.3 and 1040.3 tokens (0.15, 0.2, 0.25 s) at j = 1..3; the
+    critic's pick adds its judges from j = 2 (none at j = 1: one candidate, no critic), so 2080.3 tokens
+    and 0.5 s at j = 3 (cost()'s total less its refine stage); the refined point is the whole 2600.
+    """
     return {
         "k": 3,
         "method": "subsets",
         "first_slot": 1,
         "critic": "pointwise",
         "points": [
-            _point(1, 40.0, 40.0, 40.0, (40.0, 40.0, 40.0, 40.0), 40.0, 1040.3, 0.25, "derived", 1),
-            _point(2, 55.0, 45.0, 40.0, (42.5, 42.5, 44.0, 47.5), 60.0, 1560.3, 0.375, "derived", 2),
-            _point(3, 62.5, 50.0, 40.0, (45.0, 47.5, 47.5, 46.0), 70.0, 2081.0, 0.5, "measured", 1),
+            _point(1, 40.0, 40.0, 40.0, (40.0,) * 4, 40.0, (840.3, 0.15), (840.3, 0.15), "derived", 1),
+            _point(2, 55.0, 45.0, 40.0, (42.5, 42.5, 44.0, 47.5), 60.0, (940.3, 0.2), (1633.7, 0.375),
+                   "derived", 2),
+            _point(3, 62.5, 50.0, 40.0, (45.0, 47.5, 47.5, 46.0), 70.0, (1040.3, 0.25), (2080.3, 0.5),
+                   "measured", 1),
         ],
-        "refined": {"top1": 67.5, "tokens": 2600.0, "seconds": 0.75},
+        "refined": {"top1": 67.5, "tokens": 2600.0, "seconds": 0.75, "cost": "measured"},
         "notes": ["The critic's scores of a subset are the run's own: no new judge request."],
-    }
+    }  # fmt: skip
 
 
-BUDGET_HEADER = ["j", "tokens/sample", "seconds/sample", "critic", "cluster (voting)", "first",
-                 "best other spatial", "Oracle@j"]  # fmt: skip
+BUDGET_HEADER = ["j", "tokens/sample", "seconds/sample", "critic tokens/sample", "critic seconds/sample",
+                 "critic", "cluster (voting)", "first", "best other spatial", "Oracle@j"]  # fmt: skip
 BUDGET_ROWS = [
-    ["1", "1,040†", "0.25†", "40.0", "40.0", "40.0", "40.0 (mean)", "40.0"],
-    ["2", "1,560†", "0.375†", "55.0", "45.0", "40.0", "47.5 (medoid)", "60.0"],
-    ["3", "2,081", "0.5", "62.5", "50.0", "40.0", "47.5 (median)", "70.0"],
+    ["1", "840†", "0.15†", "840†", "0.15†", "40.0", "40.0", "40.0", "40.0 (mean)", "40.0"],
+    ["2", "940†", "0.2†", "1,634†", "0.375†", "55.0", "45.0", "40.0", "47.5 (medoid)", "60.0"],
+    ["3", "1,040", "0.25", "2,080", "0.5", "62.5", "50.0", "40.0", "47.5 (median)", "70.0"],
 ]
 
 

@@ -242,9 +242,19 @@ _READ_BUDGET_PLOTS = """<script>
       if (within) { inside += 1; }
     });
     var refined = svg.querySelector('path[data-strategy="refined"]').getBoundingClientRect();
+    var centre = function (strategy, j) {
+      var r = svg.querySelector('circle[data-strategy="' + strategy + '"][data-j="' + j + '"]')
+        .getBoundingClientRect();
+      return r.left + r.width / 2;
+    };
+    // the critic's marks at its own cost: on the vote's at j = 1, to its right from j = 2
+    var apart = [1, 2, 3].map(function (j) {
+      var d = centre("critic", j) - centre("cluster", j);
+      return Math.abs(d) < 0.5 ? "on" : (d > 0 ? "right" : "left");
+    }).join(",");
     out.push([figure.dataset.axis, Math.round(box.width) + "x" + Math.round(box.height), marks.length, drawn,
               inside, refined.width > 0 ? "refined" : "none",
-              svg.querySelectorAll("polyline").length].join(":"));
+              svg.querySelectorAll("polyline").length, apart].join(":"));
   });
   document.body.dataset.budgetPlots = out.join("|");
 })();
@@ -264,5 +274,8 @@ def test_the_budget_plot_renders(tmp_path: Path) -> None:
     assert console == [] and "data-js-errors" not in body and 'data-ready="1"' in body
     found = re.search(r'data-budget-plots="([^"]*)"', body)
     assert found is not None, body
-    # two plots of 420 x 270 pixels; 3 strategies x 3 points each, all drawn inside; a line per strategy
-    assert found.group(1).split("|") == [f"{axis}:420x270:9:9:9:refined:3" for axis in ("tokens", "seconds")]
+    # two plots of 420 x 270 pixels; 3 strategies x 3 points each, all drawn inside; a line per strategy;
+    # the critic's marks at its own cost (its judges from j = 2), right of the vote's
+    assert found.group(1).split("|") == [
+        f"{axis}:420x270:9:9:9:refined:3:on,right,right" for axis in ("tokens", "seconds")
+    ]

@@ -455,7 +455,7 @@ def test_another_refine_stage_is_matched(runs: dict[str, Path], tmp_path: Path) 
 def test_lines_written_before_the_target_was_recorded_leave_a_vote_out(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:
-    """C's lines without ``target``/``size`` (an older gge): a vote on fewer candidates is unknown, said so."""
+    """C's lines without ``target``/``size`` (an older gge): a vote on fewer candidates is unknown."""
     old = tmp_path / "old"
     shutil.copytree(runs["C"], old, ignore=shutil.ignore_patterns("compare*"))
     lines = _lines(old)

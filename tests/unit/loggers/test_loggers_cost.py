@@ -42,11 +42,12 @@ SCALARS = {  # cost(): the total's and the propose stage's figures; refine(): it
     f"grounding/{B}/refine/broken": 2.0,
     f"grounding/{B}/refine/trigger_rate": 75.0,
 }
-# the budget curves of budget(): (tokens, seconds, Top-1) per j of the critic, the vote and first
+# the budget curves of budget(): (tokens, seconds, Top-1) per j of the critic, the vote and first; each at
+# what it pays: the critic its judges included (none at j = 1), the vote and first the proposer's alone
 CURVES = {
-    "critic": [(1040.3, 0.25, 40.0), (1560.3, 0.375, 55.0), (2081.0, 0.5, 62.5)],
-    "cluster (voting)": [(1040.3, 0.25, 40.0), (1560.3, 0.375, 45.0), (2081.0, 0.5, 50.0)],
-    "first": [(1040.3, 0.25, 40.0), (1560.3, 0.375, 40.0), (2081.0, 0.5, 40.0)],
+    "critic": [(840.3, 0.15, 40.0), (1633.7, 0.375, 55.0), (2080.3, 0.5, 62.5)],
+    "cluster (voting)": [(840.3, 0.15, 40.0), (940.3, 0.2, 45.0), (1040.3, 0.25, 50.0)],
+    "first": [(840.3, 0.15, 40.0), (940.3, 0.2, 40.0), (1040.3, 0.25, 40.0)],
 }
 
 
@@ -113,10 +114,44 @@ def test_wandb_budget_points_table(wandb_run: OfflineRun) -> None:
     strategies = ["critic", "first", "mean", "median", "geomedian", "medoid", "cluster"]
     assert table.columns == [*BUDGET_COLUMNS, *strategies, "refined"]
     assert table.data == [
-        ["j=1", 1, 1040.3, 0.25, "derived", 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, None],
-        ["j=2", 2, 1560.3, 0.375, "derived", 60.0, 55.0, 40.0, 42.5, 42.5, 44.0, 47.5, 45.0, None],
-        ["j=3", 3, 2081.0, 0.5, "measured", 70.0, 62.5, 40.0, 45.0, 47.5, 47.5, 46.0, 50.0, None],
-        ["refined", None, 2600.0, 0.75, "measured", None, *([None] * 7), 67.5],
+        ["j=1", 1, 840.3, 0.15, 840.3, 0.15, "derived", 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, None],
+        [
+            "j=2",
+            2,
+            940.3,
+            0.2,
+            1633.7,
+            0.375,
+            "derived",
+            60.0,
+            55.0,
+            40.0,
+            42.5,
+            42.5,
+            44.0,
+            47.5,
+            45.0,
+            None,
+        ],
+        [
+            "j=3",
+            3,
+            1040.3,
+            0.25,
+            2080.3,
+            0.5,
+            "measured",
+            70.0,
+            62.5,
+            40.0,
+            45.0,
+            47.5,
+            47.5,
+            46.0,
+            50.0,
+            None,
+        ],
+        ["refined", None, 2600.0, 0.75, None, None, "measured", None, *([None] * 7), 67.5],
     ]
 
 
@@ -135,4 +170,12 @@ def test_budget_series_leave_out_points_without_a_cost() -> None:
     budget["critic"] = None
     xs, ys, keys = budget_series(budget, "seconds")  # type: ignore[arg-type]
     assert keys == ["cluster (voting)", "first"]
-    assert xs == [[0.375, 0.5], [0.375, 0.5]] and ys == [[45.0, 50.0], [40.0, 40.0]]
+    assert xs == [[0.2, 0.25], [0.2, 0.25]] and ys == [[45.0, 50.0], [40.0, 40.0]]
+
+
+def test_budget_series_give_the_critic_its_own_x_values() -> None:
+    budget: dict[str, Any] = cost_document()["benchmarks"][B]["budget"]
+    xs, ys, keys = budget_series(budget, "tokens")  # type: ignore[arg-type]
+    assert keys == list(CURVES)
+    assert xs == [[t for t, _, _ in points] for points in CURVES.values()]
+    assert ys == [[y for _, _, y in points] for points in CURVES.values()]

@@ -160,12 +160,16 @@ def test_markdown_budget_table_and_its_footnotes() -> None:
     title, rows, notes = markdown_section(_report(cost_entry()), "Budget")
     assert title == "Budget: Top-1 against the candidates used (j = 1..3)"
     assert rows == [BUDGET_HEADER, *BUDGET_ROWS]
-    method, costs, refined, own = notes
+    method, costs, who, refined, own = notes
     assert "method subsets: the exact expectation over the j-subsets of the 3 candidates" in method
     assert "the first 1 candidate (before the sampled ones) always kept" in method
     assert "its pick on a subset is exact" in method
-    assert costs.startswith("Costs per sample: unmarked, measured") and "† derived" in costs
-    assert refined.startswith("Refined") and "Top-1 67.5 at 2,600 tokens, 0.75 s per sample" in refined
+    assert (
+        costs.startswith("Costs per sample: unmarked, measured (what the run paid)") and "† derived" in costs
+    )
+    assert who.startswith("tokens/seconds: the proposer's requests") and "not at j = 1" in who
+    assert refined.startswith("Refined (the refine stage on the pick, at the run's whole cost, measured)")
+    assert "Top-1 67.5 at 2,600 tokens, 0.75 s per sample" in refined
     assert own == budget()["notes"][0]
 
 
@@ -190,9 +194,10 @@ def test_markdown_budget_of_subsets_drawn_at_random_says_so() -> None:
 def test_markdown_budget_without_a_critic_has_no_critic_column() -> None:
     b = budget() | {"critic": None}
     _, rows, notes = markdown_section(_report(cost_entry(budget=b)), "Budget")
-    assert rows[0] == [h for h in BUDGET_HEADER if h != "critic"]
-    assert rows[3] == ["3", "2,081", "0.5", "50.0", "40.0", "47.5 (median)", "70.0"]
+    assert rows[0] == [h for h in BUDGET_HEADER if not h.startswith("critic")]
+    assert rows[3] == ["3", "1,040", "0.25", "50.0", "40.0", "47.5 (median)", "70.0"]
     assert "no critic" in notes[0]
+    assert not any(n.startswith("tokens/seconds: the proposer's") for n in notes)
 
 
 def test_markdown_cached_column_and_replayed_source() -> None:
@@ -204,6 +209,48 @@ def test_markdown_cached_column_and_replayed_source() -> None:
     assert title == "Cost per sample (replayed from the predictions file; 40 samples with cost records)"
     column = rows[0].index("cached mean")
     assert [r[column] for r in rows[1:]] == ["512", "–", "–", "–"]  # the total does not know it either
+
+
+def test_the_cost_heading_names_the_candidates_paid_for() -> None:
+    """A K = 5 file rescored with k = 3: the ledger is K = 5's, and the heading says so."""
+    ledger = cost() | {"candidates": 5}
+    title, _, _ = markdown_section(_report(cost_entry(cost=ledger)), "Cost per sample")
+    assert title == (
+        "Cost per sample (measured in this run; measured for 5 candidates; this run scores 3; 40 samples "
+        "with cost records; 2 without)"
+    )
+    page = render_report_html(cost_document(cost=ledger), [])  # type: ignore[arg-type]
+    assert html_sections(page).titles["cost"] == title  # k read from the entry's oracle@1..3
+    same = cost() | {"candidates": 3}
+    title, _, _ = markdown_section(_report(cost_entry(cost=same)), "Cost per sample")
+    assert title == "Cost per sample (measured in this run; 40 samples with cost records; 2 without)"
+
+
+def _replayed_budget() -> dict[str, Any]:
+    b = budget()
+    b["points"][-1]["cost"] = "replayed"
+    b["refined"]["cost"] = "replayed"
+    return b
+
+
+def test_a_replays_budget_says_replayed() -> None:
+    _, rows, notes = markdown_section(_report(cost_entry(budget=_replayed_budget())), "Budget")
+    assert rows[1:] == BUDGET_ROWS  # what the run paid is unmarked, as measured
+    replayed = "replayed (what the replayed run paid, read back from its predictions file)"
+    assert notes[1].startswith(f"Costs per sample: unmarked, {replayed}")
+    assert not any("unmarked, measured" in n for n in notes)
+    assert notes[3].startswith("Refined (the refine stage on the pick, at the run's whole cost, replayed)")
+    page = render_report_html(cost_document(budget=_replayed_budget()), [])  # type: ignore[arg-type]
+    for axis in ("tokens", "seconds"):
+        svg = budget_svg(page, axis)
+        last = [c for c in svg.iter("circle") if c.get("data-j") == "3"]
+        assert {c.get("data-cost") for c in last} == {"replayed"}
+        assert all((c.findtext("title") or "").endswith("(replayed cost)") for c in last)
+        (refined,) = [p for p in svg.iter("path") if p.get("data-strategy") == "refined"]
+        assert (refined.findtext("title") or "").endswith("% (replayed cost)")
+        assert "replayed" in [t.text for t in svg.iter("text")]  # the legend's key
+        assert "measured" not in [t.text for t in svg.iter("text")]
+        assert "(measured" not in ET.tostring(svg, encoding="unicode")
 
 
 @pytest.mark.parametrize(
@@ -296,7 +343,7 @@ def _mapping(ticks: list[tuple[float, float]]) -> Any:
 
 @pytest.mark.parametrize(
     ("axis", "x_ticks"),
-    [("tokens", [1000.0, 1500.0, 2000.0, 2500.0, 3000.0]), ("seconds", [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8])],
+    [("tokens", [500.0, 1000.0, 1500.0, 2000.0, 2500.0, 3000.0]), ("seconds", [0.0, 0.2, 0.4, 0.6, 0.8])],
 )
 def test_budget_plot_points_sit_on_the_drawn_axes(axis: str, x_ticks: list[float]) -> None:
     page = render_report_html(cost_document(), [])  # type: ignore[arg-type]
@@ -305,7 +352,7 @@ def test_budget_plot_points_sit_on_the_drawn_axes(axis: str, x_ticks: list[float
     assert svg.get("role") == "img" and svg.get("aria-label") == f"OSWorld-G: {heading}"
     assert svg.findtext("title") == f"OSWorld-G: {heading}" and "critic: j=1" in (svg.findtext("desc") or "")
     xt, yt = _ticks(svg, "x"), _ticks(svg, "y")
-    # the costs run from 1040.3 (0.25 s) to the refined 2600 (0.75 s): round steps of 500 (0.1); Top-1 from
+    # the costs run from 840.3 (0.15 s) to the refined 2600 (0.75 s): round steps of 500 (0.2); Top-1 from
     # 40 to 67.5, 2 points of margin: 38 to 69.5, steps of 10
     assert [v for v, _ in xt] == pytest.approx(x_ticks)
     assert [v for v, _ in yt] == [30.0, 40.0, 50.0, 60.0, 70.0]
@@ -319,7 +366,9 @@ def test_budget_plot_points_sit_on_the_drawn_axes(axis: str, x_ticks: list[float
     )
     for mark in marks:
         strategy, point = str(mark.get("data-strategy")), points[int(str(mark.get("data-j")))]
-        assert float(str(mark.get("cx"))) == pytest.approx(x_of(point[axis]), abs=0.15)
+        # each strategy at what it pays: the critic its requests included, the vote and first without
+        paid = point["critic"][axis] if strategy == "critic" else point[axis]
+        assert float(str(mark.get("cx"))) == pytest.approx(x_of(paid), abs=0.15)
         assert float(str(mark.get("cy"))) == pytest.approx(y_of(point["top1"][strategy]), abs=0.15)
         colour = BUDGET_COLOURS[strategy]
         assert mark.get("stroke") == colour
@@ -350,7 +399,7 @@ def test_budget_plot_without_a_critic_or_without_token_counts() -> None:
         "cluster",
         "first",
     }
-    assert html_sections(page).tables["budget"][1][:3] == ["1", "–", "0.25†"]
+    assert html_sections(page).tables["budget"][1][:3] == ["1", "–", "0.15†"]
 
 
 def test_the_page_with_cost_sections_fetches_nothing() -> None:
@@ -363,9 +412,9 @@ def test_the_page_with_cost_sections_fetches_nothing() -> None:
 def test_the_budget_table_of_scored_samples_ends_at_what_the_run_measured() -> None:
     """K = 3 through the real scoring, budget curves and assembly: the j = K row is the run itself.
 
-    Its cost is measured (unmarked) and equals the cost table's total (no refine stage), its critic
-    Top-1 the run's ``critic`` selection and its Oracle@j the run's Oracle@3; below K the costs are
-    marked derived.
+    Its cost is measured (unmarked): the critic pick's equals the cost table's total (no refine stage),
+    the others' its propose row; its critic Top-1 is the run's ``critic`` selection and its Oracle@j
+    the run's Oracle@3; below K the costs are marked derived.
     """
     samples = [Sample("osworld_g", str(i), "", (100, 100), "click", Box(0, 0, 50, 50)) for i in range(4)]
     hit, miss = (10.0, 10.0), (90.0, 90.0)
@@ -374,7 +423,9 @@ def test_the_budget_table_of_scored_samples_ends_at_what_the_run_measured() -> N
     results = []
     for s, points, scored in zip(samples, answers, scores, strict=True):
         ledger = (
-            CostRecord("propose", input_tokens=100 + int(s.id), output_tokens=30, seconds=0.3, candidates=3),
+            CostRecord(
+                "propose", input_tokens=100 + 2 * int(s.id), output_tokens=30, seconds=0.3, candidates=3
+            ),
             *(
                 CostRecord("judge", input_tokens=90, output_tokens=0, seconds=0.1, slot=i, candidates=1)
                 for i in range(3)
@@ -395,9 +446,13 @@ def test_the_budget_table_of_scored_samples_ends_at_what_the_run_measured() -> N
     _, rows, _ = markdown_section(report, "Budget")
     header, last = rows[0], rows[-1]
     assert [r[0] for r in rows[1:]] == ["1", "2", "3"]
-    assert last[header.index("tokens/sample")] == cost_rows[-1][cost_rows[0].index("tokens mean")] == "402"
-    assert last[header.index("seconds/sample")] == cost_rows[-1][cost_rows[0].index("s mean")] == "0.6"
-    assert all(r[1].endswith("†") and r[2].endswith("†") for r in rows[1:3])
+    # by hand: the proposer's 130, 132, 134, 136 tokens (mean 133) and 0.3 s; the judges 270 and 0.3 s more
+    tokens, seconds = cost_rows[0].index("tokens mean"), cost_rows[0].index("s mean")
+    assert last[header.index("tokens/sample")] == cost_rows[1][tokens] == "133"
+    assert last[header.index("seconds/sample")] == cost_rows[1][seconds] == "0.3"
+    assert last[header.index("critic tokens/sample")] == cost_rows[-1][tokens] == "403"
+    assert last[header.index("critic seconds/sample")] == cost_rows[-1][seconds] == "0.6"
+    assert all(c.endswith("†") for r in rows[1:3] for c in r[1:5])
     # the critic picks the highest score: hits on samples 0 and 1 of 4; some candidate hits on 0, 1, 2
     assert last[header.index("critic")] == "50.0" and last[header.index("Oracle@j")] == "75.0"
     assert document["benchmarks"]["osworld_g"]["selection"]["critic"] == 50.0
