@@ -155,7 +155,7 @@ class MatchedBudget(TypedDict):
 class CompareEntry(TypedDict):
     """One benchmark of compare.json: ``top1`` (and ``"oracle@K"``) are the official headlines.
 
-    ``budget`` is there when the runs differ in K or in critic: the comparison at matched budget
+    ``budget`` is there when the runs differ in K, critic or refine stage: the comparison at matched budget
     (None: it could not be made; compare.json's notes say why).
     """
 
