@@ -16,7 +16,6 @@ in its records.
 Example:
     >>> from gge.types import Candidate
     >>> from gge.scoring.scoring import SampleResult
-from gge.scoring.selection import STRATEGIES
     >>> r = SampleResult("b", "1", {}, 5, (Candidate((1.0, 2.0), 0.5),), (True,))
     >>> encode(r)["candidates"]
     [[1.0, 2.0]]

@@ -141,10 +141,17 @@ class Plan:
     def usage(self, j: int, slot: int, candidates: int) -> tuple[float, float]:
         """For a request serving ``[slot, slot + candidates)``: (P(it is made), E[share of its slots used]).
 
+        A request about every candidate at once (``candidates == 0``: a single_pass answer that listed
+        no point) is made in full at every j.
+
         Example:
             >>> subset_plan(5, first_slot=1).usage(3, 1, 4)  # 2 of the 4 drawn slots, always made
             (1.0, 0.5)
+            >>> subset_plan(5, first_slot=None).usage(1, 0, 0)
+            (1.0, 1.0)
         """
+        if candidates == 0:
+            return (1.0, 1.0)
         key = (j, slot, candidates)
         got = self._usage.get(key)
         if got is None:
@@ -325,9 +332,15 @@ def sample_hits(
         if got is None:
             chosen = [result.candidates[s] for s in key]
             hits = [bool(result.hits[s]) if s < len(result.hits) else False for s in key]
+            # gge's critic judges no subset of fewer than two point candidates (it skips such samples):
+            # its pick there is the first candidate, as with no scores, whatever the run's K scored
+            unjudged = sum(c.point is not None for c in chosen) < 2
             got = {}
             for s in strategies:
-                pick = select(s, chosen, size, cluster_radius=cluster_radius)
+                if s == "critic" and unjudged:
+                    pick = chosen[0] if chosen else None
+                else:
+                    pick = select(s, chosen, size, cluster_radius=cluster_radius)
                 if s == "cluster" and result.image_size is None and _radius_matters(chosen, pick):
                     got[s] = None  # the radius is a fraction of the screen, whose size is unknown
                 else:

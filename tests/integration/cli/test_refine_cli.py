@@ -93,6 +93,13 @@ def test_a_cascade_run_writes_the_refine_entry_and_the_cost_of_each_stage(
     assert (summary["base"], summary["samples"], summary["triggered"]) == ("critic", 2, triggered)
     assert summary["trigger_rate"] == pytest.approx(100 * triggered / 2)
     assert stages["refine"]["calls_per_sample"] == pytest.approx(triggered / 2)
+    # report.html shows the budget plot (against tokens and seconds) and the refine table; report.md both
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert html.count('<figure class="budget-plot" data-axis="tokens">') == 1
+    assert html.count('<figure class="budget-plot" data-axis="seconds">') == 1
+    assert "Refine stage (zoom-in)" in html and "Cost per sample" in html
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "### Refine stage (zoom-in)" in md and "### Budget: Top-1 against the candidates used" in md
 
 
 @pytest.mark.slow

@@ -67,6 +67,9 @@ def _brute_top1(results: list[SampleResult], k: int, j: int, first: int | None, 
         for subset in subsets:
             chosen = [r.candidates[s] for s in subset if s < len(r.candidates)]
             assert r.region is not None and r.image_size is not None
+            if strategy == "critic" and sum(c.point is not None for c in chosen) < 2:
+                # a critic run on fewer than two point candidates does not run: no scores, the first
+                chosen = [Candidate(c.point, None, c.raw, c.parsed) for c in chosen]
             hits += candidate_hits(r.region, select(strategy, chosen, r.image_size))
         total += hits / len(subsets)
     return 100.0 * total / len(results)
@@ -406,3 +409,14 @@ def test_another_cluster_radius_is_named() -> None:
     assert curves is not None and any("cluster_radius was another" in n for n in curves["notes"])
     right = budget_curves(rescored, k=K, cluster_radius=0.2)
     assert right is not None and not any("cluster_radius" in n for n in right["notes"])
+
+
+def test_a_request_that_answered_no_slot_is_paid_in_full_at_every_j() -> None:
+    """A single_pass answer that listed no point (candidates=0): its cost is paid whatever j, no crash."""
+    region = Box(0, 0, 10, 10)
+    sample = Sample("b", "0", "", (100, 100), "x", region)
+    ledger = (CostRecord("propose", input_tokens=100, output_tokens=8, seconds=2.0, candidates=0),)
+    pred = Prediction("b", "0", (Candidate(None, parsed=False),) * 3, format_error=True, costs=ledger)
+    curves = budget_curves([score_sample(sample, pred, k=3)], k=3, exchangeable_from=None)
+    assert curves is not None
+    assert [(p["tokens"], p["seconds"]) for p in curves["points"]] == [(108.0, 2.0)] * 3
