@@ -545,19 +545,32 @@ class OpenAIBackend:
 
     @staticmethod
     def _cost(stage: str, answers: list[dict[str, Any]], began: float) -> CostRecord:
-        """The cost of one request from its answers' ``usage`` (summed), timed from ``began``."""
+        """The cost of one request from its answers' ``usage`` (summed), timed from ``began``.
+
+        One answer of c choices computed its prompt once for c answers: as on the transformers
+        one-prefill path, its prompt counts c times in ``input_tokens``, and the c - 1 copies the
+        choices shared count as cached, on top of what the server says its cache served (so the
+        tokens computed, ``total_tokens``, are the server's own).
+        """
         usages = [OpenAIBackend._usage_of(a) for a in answers]
         cached = [OpenAIBackend._cached_of(a) for a in answers]
+        choices = [max(1, len(a.get("choices") or [])) for a in answers]
 
-        def total(key: str) -> int | None:
+        def total(key: str, times: list[int] | None = None) -> int | None:
             values = [u.get(key) for u in usages]
-            return None if None in values else sum(v for v in values if v is not None)
+            if None in values:
+                return None
+            weights = times or [1] * len(values)
+            return sum(int(v or 0) * w for v, w in zip(values, weights, strict=True))
 
+        shared = [(c - 1) * int(u.get("prompt_tokens") or 0) for u, c in zip(usages, choices, strict=True)]
+        reported = None if None in cached else sum(c for c in cached if c is not None)
+        more = sum(shared)
         return CostRecord(
             stage,
-            input_tokens=total("prompt_tokens"),
+            input_tokens=total("prompt_tokens", choices),
             output_tokens=total("completion_tokens"),
-            cached_tokens=None if None in cached else sum(c for c in cached if c is not None),
+            cached_tokens=(None if more == 0 else more) if reported is None else reported + more,
             seconds=time.perf_counter() - began,
         )
 

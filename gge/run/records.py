@@ -323,7 +323,10 @@ def _costs(value: Any, where: str) -> tuple[CostRecord, ...]:
                 raise GgeError(f"{at}: '{key}' must be a number of seconds >= 0, got {v!r}")
             if v is not None:
                 fields[key] = float(v)
-        out.append(CostRecord(stage, **fields))
+        try:
+            out.append(CostRecord(stage, **fields))
+        except ValueError as e:  # e.g. more cached tokens than input tokens
+            raise GgeError(f"{at}: {e}") from None
     return tuple(out)
 
 

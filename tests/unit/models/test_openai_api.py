@@ -624,15 +624,13 @@ def test_costs_are_the_servers_usage(server: FakeServer, cached: int | None) -> 
     assert (a.cost.input_tokens, a.cost.output_tokens, a.cost.cached_tokens) == (105, 7, cached)
     # greedy-first: the greedy request (n=1) and the samples' (n=2), summed
     assert [body["n"] for body in server.bodies if _prompt(body) == "pair!"] == [1, 2]
-    both = None if cached is None else 2 * cached
-    assert (b.cost.input_tokens, b.cost.output_tokens, b.cost.cached_tokens) == (210, 21, both)
+    # the samples' request computed its prompt once for its 2 choices: counted twice, one copy cached
+    shared = 105 if cached is None else 2 * cached + 105
+    assert (b.cost.input_tokens, b.cost.output_tokens, b.cost.cached_tokens) == (315, 21, shared)
+    assert b.cost.total_tokens == 105 + 105 - 2 * (cached or 0) + 21  # what the server computed
     # and each part apart, for the ledger: the greedy request answers slot 0, the samples' slots 1-2
-    assert [
-        (c.slot, c.candidates, c.input_tokens, c.output_tokens, c.cached_tokens) for c in b.part_costs
-    ] == [
-        (0, 1, 105, 7, cached),
-        (1, 2, 105, 14, cached),
-    ]
+    parts = [(c.slot, c.candidates, c.input_tokens, c.output_tokens, c.cached_tokens) for c in b.part_costs]
+    assert parts == [(0, 1, 105, 7, cached), (1, 2, 210, 14, 105 + (cached or 0))]
     assert a.part_costs == ()  # one request, one part
     for g in (a, b):
         assert g.cost is not None
@@ -677,9 +675,10 @@ def test_policy_ledger_carries_stages_and_slots(server: FakeServer, cached: int 
         ("propose", 0, 1, 1),
         ("propose", 1, 2, 1),
     ]
-    assert greedy.input_tokens == sampled.input_tokens == 100 + len(_prompt(proposed[0]))
+    prompt = 100 + len(_prompt(proposed[0]))
+    assert (greedy.input_tokens, sampled.input_tokens) == (prompt, 2 * prompt)  # once per answer served
     assert (greedy.output_tokens, sampled.output_tokens) == (7, 14)
-    assert greedy.cached_tokens == sampled.cached_tokens == cached
+    assert (greedy.cached_tokens, sampled.cached_tokens) == (cached, prompt + (cached or 0))
     assert [(c.stage, c.slot, c.candidates) for c in judges] == [("judge", j, 1) for j in range(3)]
     for cost in judges:
         assert (cost.input_tokens, cost.output_tokens) == (100 + len(_prompt(judged[0])), 7)

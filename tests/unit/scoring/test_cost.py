@@ -187,6 +187,10 @@ def test_codec_round_trip_keeps_the_ledger_and_the_refinement() -> None:
         ({"stage": "propose", "output_tokens": 1.5}, "cost[0]: 'output_tokens' must be a whole number"),
         ({"stage": "propose", "seconds": "1"}, "cost[0]: 'seconds' must be a number of seconds >= 0"),
         ("propose", "cost[0] must be an object"),
+        (
+            {"stage": "propose", "input_tokens": 5, "cached_tokens": 9},
+            "p.jsonl:3: cost[0]: cached_tokens (9) cannot exceed input_tokens (5)",
+        ),
     ],
 )
 def test_codec_refuses_a_bad_ledger_naming_the_line(cost: object, message: str) -> None:
