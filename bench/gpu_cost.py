@@ -36,7 +36,7 @@ Printed and written (``--out DIR``: ``figures.json`` and ``figures.txt``): per c
 seconds. ``--tiny --device cpu`` runs the same code on the tiny test config and small screenshots,
 timed with ``time.perf_counter`` (the suite runs it so that the script cannot rot).
 
-    python bench/gpu_cost.py --out DIR                       # one H200: under 5 minutes
+    python bench/gpu_cost.py --out DIR                       # one H200: sized for under 5 minutes
     python bench/gpu_cost.py --tiny --device cpu --out DIR   # CPU smoke run, under a minute
 """
 
