@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cost_documents import SETUP
 
 from gge.benchmarks import get_benchmark
 from gge.cli.commands import main
@@ -388,16 +389,7 @@ def _edited(run: Path, to: Path, **setup: Any) -> Path:
     """A copy of a run whose results.json says its costs were measured, on ``setup`` (a replay's, edited)."""
     shutil.copytree(run, to, ignore=shutil.ignore_patterns("compare*"))
     doc = json.loads((to / "results.json").read_text())
-    measured = {
-        "source": "measured",
-        "hardware": "Test CPU x 2 cores",
-        "device": "cpu",
-        "backend": "transformers",
-        "dtype": "float32",
-        "batch_size": 8,
-        "batch_grouping": "image size",
-    }
-    doc["cost"] = measured | setup
+    doc["cost"] = SETUP | setup
     doc["benchmarks"][BENCH]["cost"]["source"] = "measured"
     (to / "results.json").write_text(json.dumps(doc))
     return to
