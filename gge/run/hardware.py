@@ -65,7 +65,12 @@ def describe_hardware(device: str) -> str:
 
 
 def cost_setup(
-    modules: Sequence[Any], *, backend: str, batch_size: int, replayed_from: str | None = None
+    modules: Sequence[Any],
+    *,
+    backend: str,
+    batch_size: int,
+    replayed_from: str | None = None,
+    recorded: bool = True,
 ) -> CostSetup:
     """results.json ``cost``: what the run's cost ledger was measured on.
 
@@ -76,16 +81,18 @@ def cost_setup(
         batch_size: Samples per model call.
         replayed_from: For a replay, the predictions file whose costs were read back: nothing was
             measured on this machine, and the setup says so.
+        recorded: Whether any sample has cost records; a replayed file without any says it has none.
 
     Returns:
         The setup.
     """
     device, dtype = _model_device_dtype(modules)
-    hardware = (
-        f"not measured here: costs read back from {replayed_from}"
-        if replayed_from is not None
-        else describe_hardware(device)
-    )
+    if replayed_from is None:
+        hardware = describe_hardware(device)
+    elif recorded:
+        hardware = f"not measured here: costs read back from {replayed_from}"
+    else:
+        hardware = f"none: {replayed_from} has no cost records (written before gge kept them, or by hand)"
     return {
         "source": "measured" if replayed_from is None else "replayed",
         "hardware": hardware,

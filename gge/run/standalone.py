@@ -292,7 +292,7 @@ def _finalize(
         extras=extras,
         subset=loaded.subset(),
         metrics_options=options,
-        cost=_cost_setup(run, options),
+        cost=_cost_setup(run, options, any(r.costs for group in results.values() for r in group)),
     )
     every_result = [r for name in benches for r in results[name]]
     write_run(
@@ -306,8 +306,11 @@ def _finalize(
     )
 
 
-def _cost_setup(run: _Run, options: Mapping[str, Any]) -> CostSetup:
-    """What the run's costs were measured on (a replay's: not here, but by the run that wrote its file)."""
+def _cost_setup(run: _Run, options: Mapping[str, Any], recorded: bool) -> CostSetup:
+    """What the run's costs were measured on (a replay's: not here, but by the run that wrote its file).
+
+    ``recorded``: some sample has cost records (a replayed file may have none, and the setup says so).
+    """
     m = run.cfg.model
     replayed = options.get("cost_source") == "replayed"
     return cost_setup(
@@ -315,6 +318,7 @@ def _cost_setup(run: _Run, options: Mapping[str, Any]) -> CostSetup:
         backend=str(m.backend) if run.kind.from_preset else run.kind.label,
         batch_size=int(run.cfg.batch_size),
         replayed_from=str(m.predictions) if replayed else None,
+        recorded=recorded,
     )
 
 

@@ -316,6 +316,11 @@ def test_runs_without_costs_say_so(runs: dict[str, Path]) -> None:
     doc = compare_runs(load_run(runs["A"]), load_run(runs["bare"]), resamples=50)
     assert doc["benchmarks"][BENCH]["budget"] is None
     assert any("no comparison at matched budget: B" in n and "no cost records" in n for n in doc["notes"])
+    # the replay of a file without costs says it has none (in results.json and report.md)
+    bare = json.loads((runs["bare"] / "results.json").read_text())
+    assert bare["benchmarks"][BENCH]["cost"] is None
+    assert bare["cost"]["source"] == "replayed" and bare["cost"]["hardware"].startswith("none: ")
+    assert "has no cost records" in (runs["bare"] / "report.md").read_text()
 
 
 def test_another_critic_at_the_same_k_is_matched(runs: dict[str, Path]) -> None:

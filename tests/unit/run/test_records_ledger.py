@@ -96,3 +96,8 @@ def test_the_cost_setup_of_a_replay_says_nothing_was_measured_here() -> None:
     assert setup_text(measured).startswith("Costs: measured on ") and "backend demo, batch 16" in setup_text(
         measured
     )
+    bare = cost_setup((), backend="replay", batch_size=1, replayed_from="old.jsonl", recorded=False)
+    assert (
+        setup_text(bare)
+        == "Costs: none: old.jsonl has no cost records (written before gge kept them, or by hand)"
+    )
