@@ -481,7 +481,7 @@ def mean_pct(values: Sequence[float | None]) -> float | None:
         (50.0, None)
     """
     total = _known(values)
-    return None if total is None or not values else 100.0 * total / len(values)  # pct's 100 * hits / n
+    return None if total is None else pct(total, len(values))
 
 
 # -- a benchmark's curves ---------------------------------------------------------------------------

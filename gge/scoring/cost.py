@@ -116,7 +116,7 @@ def _stage_cost(rows: Sequence[Totals | None], overall: Sequence[Totals]) -> Sta
     def part(mine: Sequence[float | None], whole: Sequence[float | None]) -> float | None:
         if any(v is None for v in mine) or any(v is None for v in whole):
             return None
-        return pct_of(sum(float(v or 0) for v in mine), sum(float(v or 0) for v in whole))
+        return pct(sum(float(v or 0) for v in mine), sum(float(v or 0) for v in whole))
 
     return {
         "calls_per_sample": float(np.mean([r.calls for r in present])),
@@ -127,16 +127,6 @@ def _stage_cost(rows: Sequence[Totals | None], overall: Sequence[Totals]) -> Sta
             "seconds": part(seconds, [t.seconds for t in overall]),
         },
     }
-
-
-def pct_of(part: float, whole: float) -> float | None:
-    """``100 * part / whole``, or None when ``whole`` is 0.
-
-    Example:
-        >>> pct_of(1, 4), pct_of(0, 0)
-        (25.0, None)
-    """
-    return 100.0 * part / whole if whole else None
 
 
 def ledger_slots(costs: Iterable[CostRecord]) -> int:

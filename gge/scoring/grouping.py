@@ -23,8 +23,8 @@ from gge.types import LabelValue
 Stats = dict[str, Any]
 
 
-def pct(hits: int, n: int) -> float | None:
-    """``100 * hits / n``, or None when ``n`` is 0."""
+def pct(hits: float, n: float) -> float | None:
+    """``100 * hits / n``, or None when ``n`` is 0 (counts, or sums such as a stage's tokens)."""
     return 100.0 * hits / n if n else None
 
 
