@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import PIL.Image
+import PIL.ImageDraw
 
 from gge.models.hf_loading import _image_only_processor_class, load_model, load_processor
 
@@ -428,3 +429,18 @@ def overfit(
     if not done and greedy() != answer:
         raise AssertionError(f"after {steps} steps greedy generation gives {greedy()!r}, not {answer!r}")
     model.save_pretrained(folder)
+
+
+def boxes_image(width: int, height: int, seed: int = 0, boxes: int = 4) -> PIL.Image.Image:
+    """A light screenshot with ``boxes`` coloured rectangles placed by ``seed`` (something to look at)."""
+    image = PIL.Image.new("RGB", (width, height), (240, 240, 240))
+    draw = PIL.ImageDraw.Draw(image)
+    for i in range(boxes):
+        x, y = (37 * (i + seed) + 11) % width, (53 * (i + seed) + 7) % height
+        draw.rectangle((x, y, x + width // 5, y + height // 7), fill=(60 * i, 90, 200 - 40 * i))
+    return image
+
+
+def user_turn(text: str) -> list[dict[str, Any]]:
+    """One user message: the image, then ``text`` (the chat an overfit checkpoint is trained on)."""
+    return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]

@@ -18,8 +18,8 @@ import pytest
 pytest.importorskip("transformers")
 
 import torch
-from PIL import Image, ImageDraw
-from tiny_checkpoints import build_tiny_qwen2_5_vl, build_tiny_qwen3_vl, overfit
+from PIL import Image
+from tiny_checkpoints import boxes_image, build_tiny_qwen2_5_vl, build_tiny_qwen3_vl, overfit, user_turn
 
 from gge.models.base import Generation, GenerationRequest
 from gge.models.hf import TransformersBackend
@@ -43,20 +43,7 @@ def _one_thread() -> Iterator[None]:
     torch.set_num_threads(before)
 
 
-def _image(width: int, height: int, seed: int = 0) -> Image.Image:
-    image = Image.new("RGB", (width, height), (240, 240, 240))
-    draw = ImageDraw.Draw(image)
-    for i in range(3):
-        x, y = (37 * (i + seed) + 11) % width, (53 * (i + seed) + 7) % height
-        draw.rectangle((x, y, x + width // 5, y + height // 7), fill=(60 * i, 90, 200 - 40 * i))
-    return image
-
-
-def _messages(text: str) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
-
-
-TRAINED_IMAGE = _image(224, 224)  # a multiple of 28 and 32: a policy sends it as it is
+TRAINED_IMAGE = boxes_image(224, 224, boxes=3)  # a multiple of 28 and 32: a policy sends it as it is
 
 
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
@@ -64,7 +51,7 @@ def trained(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     """A tiny checkpoint of each family that answers ANSWER to TRAINED on TRAINED_IMAGE."""
     kind = str(request.param)
     folder = BUILDERS[kind](tmp_path_factory.mktemp(kind) / kind, seed=0)
-    overfit(folder, TRAINED_IMAGE, _messages(TRAINED), ANSWER, min_pixels=MIN, max_pixels=PIXELS)
+    overfit(folder, TRAINED_IMAGE, user_turn(TRAINED), ANSWER, min_pixels=MIN, max_pixels=PIXELS)
     return folder
 
 
@@ -110,7 +97,7 @@ class Reference:
 
 
 def _request(image: Image.Image, text: str, **kw: Any) -> GenerationRequest:
-    return GenerationRequest(image, _messages(text), **{"max_new_tokens": 12, **kw})
+    return GenerationRequest(image, user_turn(text), **{"max_new_tokens": 12, **kw})
 
 
 def _tokens(g: Generation) -> tuple[Any, ...]:
@@ -125,7 +112,7 @@ def test_counts_are_the_processors_own_and_each_requests_own_in_a_batch(trained:
         str(trained), min_pixels=MIN, max_pixels=PIXELS, batch_size=2
     )
     a = _request(TRAINED_IMAGE, TRAINED)
-    b = _request(_image(520, 130, seed=3), OTHER)  # another image size and prompt length
+    b = _request(boxes_image(520, 130, seed=3, boxes=3), OTHER)  # another image size and prompt length
     (a_in, a_img), (b_in, b_img) = ref.counts(a), ref.counts(b)
     assert a_in != b_in and a_img != b_img  # the batch pads one of them
     answer = len(ref.tokenizer.encode(ANSWER, add_special_tokens=False)) + 1  # overfit ends with <|im_end|>
@@ -153,7 +140,7 @@ def test_the_one_prefill_path_counts_the_prompt_it_shares(trained: Path) -> None
     answer = len(ref.tokenizer.encode(ANSWER, add_special_tokens=False)) + 1
     sampled = {"num_sequences": 3, "do_sample": True, "temperature": 0.5}
     a = _request(TRAINED_IMAGE, TRAINED, greedy_first=True, **sampled)
-    b = _request(_image(520, 130, seed=3), OTHER, greedy_first=True, **sampled)
+    b = _request(boxes_image(520, 130, seed=3, boxes=3), OTHER, greedy_first=True, **sampled)
     (a_in, a_img), (b_in, b_img) = ref.counts(a), ref.counts(b)
     torch.manual_seed(0)
     ga, gb = backend.generate([a, b])
@@ -185,7 +172,9 @@ def test_yes_probability_with_costs(trained: Path) -> None:
         str(trained), min_pixels=MIN, max_pixels=PIXELS, batch_size=4
     )
     requests = [
-        _request(_image(520, 130, seed=3), "Is the marked point on the target? Answer Yes or No."),
+        _request(
+            boxes_image(520, 130, seed=3, boxes=3), "Is the marked point on the target? Answer Yes or No."
+        ),
         _request(TRAINED_IMAGE, "Is it on OK?"),
     ]
     probs, costs = backend.yes_probability_with_costs(requests, "Yes", "No")
@@ -203,7 +192,7 @@ def test_batches_in_order_of_image_tokens_change_no_answer(tmp_path: Path) -> No
     sizes = [(400, 300), (120, 90), (300, 200), (150, 100), (520, 130)]
     texts = ["ok", OTHER, "click the search button", "close", "open the file menu"]
     requests = [
-        _request(_image(w, h, seed=i), t, max_new_tokens=6)
+        _request(boxes_image(w, h, seed=i, boxes=3), t, max_new_tokens=6)
         for i, ((w, h), t) in enumerate(zip(sizes, texts, strict=True))
     ]
     counts = [ref.counts(r) for r in requests]

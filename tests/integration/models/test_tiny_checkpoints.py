@@ -6,7 +6,6 @@ import json
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,11 +13,12 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 import torch
-from PIL import Image, ImageDraw
 from tiny_checkpoints import (
+    boxes_image,
     build_tiny_qwen2_5_vl,
     build_tiny_qwen3_vl,
     overfit,
+    user_turn,
 )
 
 from gge.errors import GgeError
@@ -56,19 +56,6 @@ def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def _image(width: int, height: int, seed: int = 0) -> Image.Image:
-    image = Image.new("RGB", (width, height), (240, 240, 240))
-    draw = ImageDraw.Draw(image)
-    for i in range(4):
-        x, y = (37 * (i + seed) + 11) % width, (53 * (i + seed) + 7) % height
-        draw.rectangle((x, y, x + width // 5, y + height // 7), fill=(60 * i, 90, 200 - 40 * i))
-    return image
-
-
-def _messages(text: str) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
-
-
 def test_build_and_reload(checkpoints: dict[str, Path], kind: str) -> None:
     folder = checkpoints[kind]
     assert model_type(folder) == kind
@@ -102,7 +89,7 @@ def test_build_and_reload(checkpoints: dict[str, Path], kind: str) -> None:
     assert tokenizer.eos_token == "<|im_end|>" and tokenizer.pad_token == "<|endoftext|>"
     assert ids("<|im_end|>") in model.generation_config.eos_token_id
 
-    prompt = processor.apply_chat_template(_messages("Click OK."), add_generation_prompt=True, tokenize=False)
+    prompt = processor.apply_chat_template(user_turn("Click OK."), add_generation_prompt=True, tokenize=False)
     assert "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>Click OK.<|im_end|>\n" in prompt
     assert prompt.endswith("<|im_start|>assistant\n")
     assert prompt.startswith("<|im_start|>system\n") == (kind == "qwen2_5_vl")
@@ -133,10 +120,10 @@ def test_batched_generation_left_padding(checkpoints: dict[str, Path], kind: str
     processor = load_processor(checkpoints[kind], max_pixels=SMALL)
     model = load_model(checkpoints[kind])
     texts = [
-        processor.apply_chat_template(_messages(text), add_generation_prompt=True, tokenize=False)
+        processor.apply_chat_template(user_turn(text), add_generation_prompt=True, tokenize=False)
         for text in ("Click the search button in the top right corner of the window.", "Close it.")
     ]
-    images = [_image(1000, 700), _image(300, 200, seed=1)]
+    images = [boxes_image(1000, 700), boxes_image(300, 200, seed=1)]
     inputs = processor(text=texts, images=images, padding=True, return_tensors="pt")
     mask = inputs["attention_mask"]
     assert mask[:, -1].all()  # left padding: every row ends with a real token
@@ -167,7 +154,7 @@ def test_resized_size_matches_image_grid(
         assert width % factor or height % factor
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no deprecation warning about min/max pixels
-            grid = processor(text=[placeholder], images=[_image(width, height)])["image_grid_thw"][0]
+            grid = processor(text=[placeholder], images=[boxes_image(width, height)])["image_grid_thw"][0]
         resized = resized_size(processor, width, height)
         assert resized == (int(grid[2]) * patch, int(grid[1]) * patch), (width, height)
         assert resized[0] % factor == 0 and resized[1] % factor == 0
@@ -191,14 +178,14 @@ def test_yes_is_one_token_and_its_logit_is_readable(checkpoints: dict[str, Path]
     assert yes != no
 
     texts = [
-        processor.apply_chat_template(_messages(text), add_generation_prompt=True, tokenize=False)
+        processor.apply_chat_template(user_turn(text), add_generation_prompt=True, tokenize=False)
         for text in ("Is the marked point on the search button?", "Is it on OK?")
     ]
     # The answer's first token, right after the generation prompt, is the "Yes" token.
     alone = tokenizer.encode(texts[0], add_special_tokens=False)
     assert tokenizer.encode(texts[0] + "Yes", add_special_tokens=False) == [*alone, yes]
 
-    images = [_image(640, 400), _image(320, 500, seed=2)]
+    images = [boxes_image(640, 400), boxes_image(320, 500, seed=2)]
     inputs = processor(text=texts, images=images, padding=True, return_tensors="pt")
     with torch.no_grad():
         logits = model(**inputs).logits
@@ -212,8 +199,8 @@ def test_yes_is_one_token_and_its_logit_is_readable(checkpoints: dict[str, Path]
 
 def test_overfit_reproduces_answer(tmp_path: Path, kind: str) -> None:
     folder = BUILDERS[kind](tmp_path / kind, seed=0)
-    image = _image(300, 200)
-    messages = _messages("Click the blue button. Answer with the point (x,y) in pixels.")
+    image = boxes_image(300, 200)
+    messages = user_turn("Click the blue button. Answer with the point (x,y) in pixels.")
     overfit(folder, image, messages, "(123,45)")
 
     processor = load_processor(folder)
