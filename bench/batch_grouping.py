@@ -114,9 +114,10 @@ def run_config(folder: Path, batch: int, group: bool, max_new_tokens: int, threa
     import transformers
 
     from gge.benchmarks import get_benchmark
+    from gge.benchmarks.images import decode_image
     from gge.models.hf import TransformersBackend
     from gge.models.policy import AdapterSettings, GroundingPolicy
-    from gge.run.data import decode_image, make_loader
+    from gge.run.data import make_loader
     from gge.run.evaluate import evaluate_batches
 
     torch.set_num_threads(threads)

@@ -62,7 +62,8 @@ import pytorch_lightning as pl
 import torch
 from PIL import Image, ImageDraw, ImageFont
 
-from gge.run.data import decode_image, make_loader
+from gge.benchmarks.images import decode_image
+from gge.run.data import make_loader
 from gge.run.evaluate import evaluate_batches
 from gge.run.lightning import GroundingEvalModule
 from gge.run.slots import SlotFolder, shm_root

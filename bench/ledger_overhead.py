@@ -15,7 +15,7 @@ results.json, are the run's own records):
   carries);
 - summary: :func:`gge.scoring.cost.cost_summary` per benchmark (results.json ``cost``) and
   :func:`gge.scoring.metrics.cost_scalars` (the loggers' ``cost/...`` scalars);
-- encoding: every record through :func:`gge.run.records.cost_json` and ``json.dumps`` twice (the
+- encoding: every record through :func:`gge.documents.records.cost_json` and ``json.dumps`` twice (the
   rank log and predictions.jsonl both carry it);
 - report sections: report.html (:func:`gge.report.html.render_report_html`, no gallery) and each
   benchmark's report.md section (:func:`gge.report.markdown.render_benchmark`) rendered from the
@@ -56,18 +56,18 @@ from pathlib import Path
 from typing import Any
 
 from gge.benchmarks import get_benchmark
+from gge.documents.records import cost_json
 from gge.models.base import policy_analysis_options
 from gge.models.replay import parse_line
 from gge.report.html import render_report_html
 from gge.report.markdown import render_benchmark
 from gge.run.predlog import read_records
-from gge.run.records import cost_json
 from gge.run.settings import parse_args
 from gge.run.standalone import run
 from gge.scoring.cost import cost_summary
 from gge.scoring.metrics import cost_scalars
-from gge.scoring.scoring import SampleResult, score_sample
-from gge.types import CostRecord, Sample
+from gge.scoring.scoring import score_sample
+from gge.types import CostRecord, Sample, SampleResult
 
 QUICK_SAMPLES = 6
 
@@ -147,7 +147,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="passes of each ledger part (median)")
     args = parser.parse_args()
     max_samples = args.max_samples or (QUICK_SAMPLES if args.quick else None)
-    from gge.demo.model import load_demo_policy
+    from gge.models.demo import load_demo_policy
     from gge.scoring.budget import budget_curves
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -26,9 +26,9 @@ import pytorch_lightning as pl
 from pytorch_lightning.utilities import rank_zero_warn
 from pytorch_lightning.utilities.model_helpers import is_overridden
 
+from gge.documents.results import BenchmarkEntry
 from gge.errors import GgeError
 from gge.models.base import Predictor
-from gge.run.document import BenchmarkEntry
 from gge.run.online import BenchmarkSpec, EvaluatorViews, OnlineEvaluator, check_every, check_policy, is_due
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 from gge.types import Sample

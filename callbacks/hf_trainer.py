@@ -54,9 +54,9 @@ from typing import Any, ClassVar
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_callback import ExportableState
 
+from gge.documents.results import BenchmarkEntry
 from gge.errors import GgeError
 from gge.models.base import Predictor
-from gge.run.document import BenchmarkEntry
 from gge.run.online import (
     WANDB_STEP_KEY,
     BenchmarkSpec,

@@ -478,7 +478,7 @@ class LoadCollector:
         """``provenance`` of a load read from its own layout: the files read with their digests.
 
         Returns:
-            A :class:`gge.run.document.Provenance` (screenshots are not hashed; the records are not
+            A :class:`gge.documents.results.Provenance` (screenshots are not hashed; the records are not
             checked against the release: they are read as the release).
         """
         files = [file_record(self.root / rel, self.root) for rel in dict.fromkeys(self.files)]

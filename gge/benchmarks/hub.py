@@ -37,7 +37,6 @@ from gge.benchmarks.base import (
     file_record,
 )
 from gge.benchmarks.hub_copies import (
-    COPY_SOURCES,
     RELEASE_FILES,
     KnownCopy,
     copies_of,
@@ -49,6 +48,7 @@ from gge.benchmarks.hub_copies import (
 )
 from gge.benchmarks.hub_files import COLUMN_READERS, CopyRow, copy_files, read_parquet_rows, read_tsv_rows
 from gge.benchmarks.hub_layouts import PIXEL_DECIMALS, CopyLayout, Mapped
+from gge.documents.results import COPY_SOURCES
 from gge.errors import GgeError
 from gge.types import Absent, Polygon, Region, Sample
 

@@ -56,9 +56,6 @@ class KnownCopy:
         return bool(names) and all(fnmatch.fnmatch(n, self.files) for n in names)
 
 
-COPY_SOURCES = ("parquet", "tsv")
-"""The copy kinds gge reads."""
-
 RELEASE_FILES: dict[str, tuple[str, ...]] = {
     "screenspot_v2": ("screenspot_*_v2.json",),
     "screenspot_v1": ("screenspot_mobile.json", "screenspot_desktop.json", "screenspot_web.json"),

@@ -30,6 +30,7 @@ import binascii
 import bisect
 import csv
 import io
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -37,6 +38,9 @@ from functools import lru_cache
 from typing import IO, Any
 
 from PIL import Image
+
+from gge.errors import GgeError
+from gge.types import Sample
 
 EMBEDDED = "::"
 """Separates an embedded image's file from its ``<kind>:<locator>``."""
@@ -394,3 +398,58 @@ def read_tsv_image(file: str, locator: str) -> bytes:
 
 register_reader("parquet", read_parquet_image)
 register_reader("tsv", read_tsv_image)
+
+
+def _fit_area(size: tuple[int, int], max_pixels: int) -> tuple[int, int]:
+    """The largest size with the same aspect ratio and at most ``max_pixels`` pixels (never larger)."""
+    w, h = size
+    if w * h <= max_pixels:
+        return w, h
+    scale = math.sqrt(max_pixels / (w * h))
+    nh = max(1, math.floor(h * scale))
+    nw = max(1, min(math.floor(w * scale), max_pixels // nh))
+    nh = max(1, min(nh, max_pixels // nw))
+    return nw, nh
+
+
+def decode_image(sample: Sample, *, max_pixels: int | None = None) -> Image.Image:
+    """Open a sample's screenshot: RGB, fully loaded, file closed, optionally downscaled.
+
+    Args:
+        sample: The sample whose ``image_path`` is read.
+        max_pixels: When given, an image with more pixels is downscaled (bicubic, aspect ratio kept)
+            to at most this area; smaller images are never upscaled.
+
+    Returns:
+        The decoded image.
+
+    Raises:
+        GgeError: naming the benchmark, the sample id and the path, for a missing or unreadable image.
+        ValueError: for ``max_pixels < 1``.
+
+    Example:
+        >>> import tempfile, os
+        >>> from gge.types import Box, Sample
+        >>> path = os.path.join(tempfile.mkdtemp(), "s.png")
+        >>> Image.new("L", (400, 100)).save(path)
+        >>> s = Sample("demo", "7", path, (400, 100), "click", Box(0, 0, 9, 9))
+        >>> im = decode_image(s, max_pixels=10_000)
+        >>> im.mode, im.size
+        ('RGB', (200, 50))
+    """
+    if max_pixels is not None and max_pixels < 1:
+        raise ValueError(f"max_pixels must be >= 1, got {max_pixels}")
+    try:
+        with open_image(sample.image_path) as im:
+            im.load()
+            # convert() of an RGB image is a copy (8 MB of fresh pages for a screenshot): skip it.
+            rgb: Image.Image = im if im.mode == "RGB" else im.convert("RGB")
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
+        raise GgeError(
+            f"{sample.benchmark}: sample {sample.id}: cannot read image {sample.image_path}: {e}"
+        ) from None
+    if max_pixels is not None:
+        size = _fit_area(rgb.size, max_pixels)
+        if size != rgb.size:
+            rgb = rgb.resize(size, Image.Resampling.BICUBIC)
+    return rgb

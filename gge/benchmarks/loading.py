@@ -25,8 +25,8 @@ from typing import Any, TextIO
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
 from gge.benchmarks.hub import load_source
-from gge.benchmarks.hub_copies import COPY_SOURCES
 from gge.benchmarks.images import image_exists
+from gge.documents.results import COPY_SOURCES
 from gge.errors import GgeError
 from gge.types import Sample
 
@@ -211,21 +211,3 @@ def check_images(samples: Mapping[str, Sequence[Sample]], *, strict: bool, out: 
         f"stops instead):\n{listed}",
         file=out,
     )
-
-
-def default_data_root(seed: int, out: TextIO | None) -> Path:
-    """The bundled demo suite (generated on first use) when no ``data_root`` is given; says so on ``out``.
-
-    Args:
-        seed: The run's seed (the suite's folder is per seed).
-        out: Where to say it, or None.
-
-    Returns:
-        The demo suite's folder.
-    """
-    from gge.demo import demo_root
-
-    root = demo_root(seed)
-    if out is not None:
-        print(f"data_root not set: using the synthetic demo suite at {root}", file=out)
-    return root

@@ -16,8 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from gge.scoring.grouping import label_values
-from gge.types import Sample
+from gge.types import Sample, label_values
 
 
 def strata_keys(label_keys: Sequence[str], rows: str | None, cols: str | None) -> tuple[str, ...]:

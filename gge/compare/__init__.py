@@ -16,7 +16,7 @@ paths: different benchmarks, different benchmark variants (``load.variant`` in r
 when only one side records one), different sample ids, or different samples behind the same ids (the
 samples digests recorded in each run's ``run.json`` differ; a run without one is paired by id with a
 note). Each run is checked on its own first (:func:`load_run`, naming the file and line): its
-results.json must be of this gge's ``schema_version`` (:func:`gge.run.document.check_version`:
+results.json must be of this gge's ``schema_version`` (:func:`gge.documents.results.check_version`:
 another or none is refused, saying how to re-score the run), its predictions.jsonl must reproduce
 its results.json (micro Top-1 and Oracle@K of each benchmark, the same number of lines, no line
 twice), and no line may be impossible (a Top-1 hit of the critic, first or medoid pick when no

@@ -10,8 +10,8 @@ from typing import TextIO
 from gge.compare.pairing import compare_runs
 from gge.compare.render import _check_out_dir, default_out_dir, render_markdown, write_compare
 from gge.compare.runs import load_run
+from gge.documents.results import CompareDocument
 from gge.errors import GgeError
-from gge.run.document import CompareDocument
 
 __all__ = ["run_compare"]
 

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from gge.compare.runs import Line, Run, _pct
-from gge.run.document import MatchedBudget, MatchedPoint, MatchedSide
+from gge.documents.results import MatchedBudget, MatchedPoint, MatchedSide
 from gge.scoring.budget import (
     Cost,
     SampleCost,
@@ -54,9 +54,9 @@ from gge.scoring.budget import (
     whole_cost,
 )
 from gge.scoring.cost import ledger_slots
-from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED
 from gge.scoring.stats import paired_bootstrap
+from gge.types import SampleResult
 
 __all__ = [
     "RULE",

@@ -16,10 +16,8 @@ from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
 from gge.compare.matched import differs, matched_budget
 from gge.compare.runs import Line, Run, _pct
-from gge.errors import GgeError
-from gge.report.markdown import subset_text
-from gge.run.caveats import headline_caveat
-from gge.run.document import (
+from gge.documents.caveats import headline_caveat
+from gge.documents.results import (
     SCHEMA_VERSION,
     BenchmarkEntry,
     CompareDocument,
@@ -32,11 +30,12 @@ from gge.run.document import (
     PairStat,
     insert_after,
 )
+from gge.errors import GgeError
+from gge.report.markdown import subset_text
 from gge.run.runstate import RUN_FILE
 from gge.scoring.grouping import average, group_by, table
-from gge.scoring.scoring import SampleResult
 from gge.scoring.stats import macro_statistic, mcnemar_exact, min_detectable_difference, paired_bootstrap
-from gge.types import LabelValue
+from gge.types import LabelValue, SampleResult
 
 __all__ = ["MIN_CLUSTERS", "compare_runs"]
 
@@ -346,7 +345,7 @@ def compare_runs(
 ) -> CompareDocument:
     """Pair two runs sample by sample: the compare.json document.
 
-    The document (:class:`~gge.run.document.CompareDocument`) has ``schema_version`` (first), ``a``/``b``
+    The document (:class:`~gge.documents.results.CompareDocument`) has ``schema_version`` (first), ``a``/``b``
     (path, label, selection, k, protocol), ``k`` (the common K = min(kA, kB)), ``bootstrap`` (resamples,
     seed, cluster, level), ``benchmarks``, ``mean`` (of the official Top-1 headlines, over the benchmarks
     that have one: ``benchmarks``, ``a``, ``b``, ``diff``), and ``warnings`` / ``notes`` (lists of

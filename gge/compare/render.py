@@ -15,10 +15,8 @@ from pathlib import Path
 from gge.compare.matched import RULE
 from gge.compare.pairing import MIN_CLUSTERS
 from gge.compare.runs import Run
-from gge.errors import GgeError
-from gge.report.markdown import fmt, fmt_signed, markdown_table
-from gge.run.caveats import describe
-from gge.run.document import (
+from gge.documents.caveats import describe
+from gge.documents.results import (
     CompareDocument,
     CompareEntry,
     ErrorCounts,
@@ -30,9 +28,12 @@ from gge.run.document import (
     PairStat,
     oracle_at,
 )
+from gge.errors import GgeError
+from gge.report.markdown import fmt, fmt_signed, markdown_table
+from gge.report.numbers import COST_WORDS, cost_text
 from gge.run.runstate import check_output_dir
 
-__all__ = ["COST_WORDS", "cost_text", "default_out_dir", "render_markdown", "side_text", "write_compare"]
+__all__ = ["default_out_dir", "render_markdown", "side_text", "write_compare"]
 
 
 def _ci(ci: Sequence[float] | None) -> str:
@@ -168,27 +169,6 @@ def render_markdown(doc: CompareDocument) -> str:
             f"lost ({len(e['lost'])}, A right and B wrong): {_ids(e['lost'])}",
         ]
     return "\n".join(out)
-
-
-COST_WORDS = (
-    "cost per sample of what the strategy pays (the critic's requests for the critic pick only): what the "
-    "run paid at j = K (measured, or replayed from its predictions file), derived below it from the ledger"
-)
-"""What a matched-budget cost is, in compare.md's and compare.html's words."""
-
-
-def cost_text(value: float | None, unit: str) -> str:
-    """A cost per sample: tokens whole with separators from 100 up, seconds to 3 significant digits.
-
-    Example:
-        >>> cost_text(12345.6, "tokens"), cost_text(42.25, "tokens"), cost_text(0.01234, "seconds")
-        ('12,346', '42.2', '0.0123 s')
-    """
-    if value is None:
-        return "–"
-    if unit == "tokens":
-        return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
-    return f"{value:.3g} s"
 
 
 def side_text(side: MatchedSide) -> str:

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from gge.benchmarks.base import read_json, read_text
+from gge.documents.records import PredictionRecord, decode, json_lines, wire_point
+from gge.documents.results import ResultsDocument, RunSummary, oracle_at, read_results
 from gge.errors import GgeError
-from gge.run.document import ResultsDocument, RunSummary, oracle_at, read_results
-from gge.run.records import PredictionRecord, decode, json_lines, wire_point
 from gge.run.runstate import RUN_FILE
 from gge.types import Candidate, CostRecord, LabelValue, Region
 
@@ -140,7 +140,7 @@ def _check_possible(
 
     A pick of ``null`` is an abstention (or no answer at all); it may hit, where the target is a
     refusal (OSWorld-G), so only a pick's agreement with the candidate it is can be checked. Picks
-    and candidates are compared as the line writes them (:func:`gge.run.records.wire_point`).
+    and candidates are compared as the line writes them (:func:`gge.documents.records.wire_point`).
     """
     cands = [wire_point(c) for c in rec.candidates]
     if len(cands) != len(hits):
@@ -171,7 +171,7 @@ def _check_possible(
 
 
 def _parse_line(obj: Any, where: str, lineno: int, selection: str) -> tuple[str, Line]:
-    """One line read by the codec (:func:`gge.run.records.decode`), then checked for what compare needs."""
+    """One line read by the codec (:func:`gge.documents.records.decode`), checked for what compare needs."""
     rec = decode(obj, where)
     if rec.hits is None or rec.top1 is None:
         missing = "hits" if rec.hits is None else "top1"

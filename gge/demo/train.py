@@ -46,9 +46,9 @@ from torch.utils.data import DataLoader, Dataset
 
 from gge.benchmarks import DEFAULT_BENCHMARKS
 from gge.benchmarks.loading import load_benchmarks
-from gge.demo.model import DemoNet, DemoPolicy, View, cell_points, make_view, sample_cells, save_checkpoint
 from gge.demo.suite import cache_dir, write_demo_suite
 from gge.demo.suite.constants import BENCHMARKS as SUITE_BENCHMARKS
+from gge.models.demo import DemoNet, DemoPolicy, View, cell_points, make_view, sample_cells, save_checkpoint
 from gge.types import Absent, Region, Sample
 
 __all__ = ["TRAIN_SEEDS", "DemoRL", "TrainConfig", "load_training_samples", "main", "train"]
@@ -135,7 +135,7 @@ class ScreenSet(Dataset[tuple[View, list[Sample]]]):
     """
 
     def __init__(self, samples: Sequence[Sample], per_screen: int = 4, seed: int = 0) -> None:
-        from gge.run.data import decode_image
+        from gge.benchmarks.images import decode_image
 
         groups: dict[tuple[str, tuple[int, int]], list[Sample]] = {}
         for s in samples:
@@ -174,7 +174,7 @@ def _normalise(x: torch.Tensor) -> torch.Tensor:
 
 
 class DemoRL(pl.LightningModule):
-    """The RL training of :class:`~gge.demo.model.DemoNet` (see the module docstring).
+    """The RL training of :class:`~gge.models.demo.DemoNet` (see the module docstring).
 
     Args:
         config: Training settings.
@@ -305,7 +305,7 @@ def train(
         The checkpoint's metadata (settings, final callback metrics, time taken).
     """
     from gge.callbacks import GroundingEvalCallback
-    from gge.demo.model import default_checkpoint
+    from gge.models.demo import default_checkpoint
 
     started = time.perf_counter()
     pl.seed_everything(config.seed, workers=True, verbose=False)

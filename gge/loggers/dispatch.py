@@ -31,11 +31,10 @@ from PIL import Image
 
 from gge.benchmarks.base import Benchmark
 from gge.benchmarks.images import open_image
+from gge.documents.results import BenchmarkEntry
 from gge.loggers.overlays import draw_overlay, thumbnail
 from gge.loggers.wandb import log_evaluation_wandb
-from gge.run.document import BenchmarkEntry
-from gge.scoring.scoring import SampleResult
-from gge.types import Sample
+from gge.types import Sample, SampleResult
 
 LIGHTNING_STEP_KEY = "trainer/global_step"
 """The step metric Lightning's WandbLogger logs with every row (and defines as every key's x axis)."""
@@ -146,7 +145,7 @@ def log_evaluation(
             without one nothing is written.
         max_width: Largest image width in pixels.
         variant: The benchmark's variant for the W&B tables' ``variant`` column
-            (:func:`gge.run.caveats.variant_text`); None reads the entry's ``load.variant``.
+            (:func:`gge.documents.caveats.variant_text`); None reads the entry's ``load.variant``.
 
     Returns:
         The JPEG files written (empty when a logger took the images).

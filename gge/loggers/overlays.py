@@ -32,8 +32,7 @@ from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
 
-from gge.scoring.scoring import SampleResult
-from gge.types import Absent, Candidate, Polygon, Region, Sample
+from gge.types import Absent, Candidate, Polygon, Region, Sample, SampleResult
 
 RGB = tuple[int, int, int]
 Scale = tuple[float, float]

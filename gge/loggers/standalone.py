@@ -10,10 +10,9 @@ from typing import Any, TextIO
 from omegaconf import DictConfig
 
 from gge.benchmarks.base import Benchmark
-from gge.run.document import ResultsDocument
+from gge.documents.results import ResultsDocument
 from gge.scoring.metrics import scalar_metrics
-from gge.scoring.scoring import SampleResult
-from gge.types import Sample
+from gge.types import Sample, SampleResult
 
 LOGGERS = ("wandb", "tensorboard", "csv")
 

@@ -55,14 +55,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gge.benchmarks.images import open_image
+from gge.documents.caveats import entry_description
+from gge.documents.results import BenchmarkEntry, BudgetCurves, oracle_at, pass_at, share
 from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
 from gge.report.cost_tables import Axis, budget_curves, critic_cost
-from gge.run.caveats import entry_description
-from gge.run.document import BenchmarkEntry, BudgetCurves, oracle_at, pass_at, share
 from gge.scoring.analysis import OUTCOMES, outcome
-from gge.scoring.scoring import SampleResult
-from gge.scoring.selection import STRATEGIES
-from gge.types import Candidate, Polygon, Sample
+from gge.types import STRATEGIES, Candidate, Polygon, Sample, SampleResult
 
 Scale = tuple[float, float]
 
@@ -428,7 +426,7 @@ def log_evaluation_wandb(
             ``"trainer/global_step"``) to log ``{step_key: step, ...}`` without ``step=``, so that
             W&B's own step counter, which Lightning advances on every ``log_metrics`` call, is never
             asked to go back (W&B drops such rows with only a debug-log warning).
-        variant: The benchmark's variant as :func:`gge.run.caveats.entry_description` words it; None
+        variant: The benchmark's variant as :func:`gge.documents.caveats.entry_description` words it; None
             reads the entry's ``load.variant`` (an entry without ``load`` then names none).
     """
     wandb = _import_wandb()

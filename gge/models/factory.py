@@ -88,7 +88,7 @@ class ModelConfig:
     """Which model answers, and its options (``model.<option>=`` on the command line).
 
     Attributes:
-        name: ``demo`` (the small proposer/critic shipped with gge, :mod:`gge.demo.model`; ``ckpt=``
+        name: ``demo`` (the small proposer/critic shipped with gge, :mod:`gge.models.demo`; ``ckpt=``
             may point at another demo checkpoint), ``replay`` or a preset (``qwen2_5_vl``,
             ``ui_tars_1_5``, ``qwen3_vl``, ``qwen2_vl``, ``openai_api``).
         predictions: ``replay``: the JSONL predictions file.
@@ -470,46 +470,3 @@ def preset_settings(name: str, *, k: int = 5, **overrides: Any) -> AdapterSettin
         ('norm_1000', 'sampling', 'none', 32)
     """
     return adapter_settings(preset_config(name, overrides), k)
-
-
-def dry_run_policy(m: DictConfig, k: int) -> GroundingPolicy:
-    """A policy over no model: it renders the requests a run would send (``dry_run=true``).
-
-    The size the model sees is the preset's kind's (:meth:`gge.models.registry.ModelKind.dry_run_policy`).
-    """
-    from gge.models.registry import kind_of  # the registry builds on this module: looked up when called
-
-    return kind_of(m).dry_run_policy(m, k)
-
-
-def preset_request(
-    name: str,
-    benchmark: str,
-    instruction: str,
-    image_size: tuple[int, int],
-    overrides: dict[str, Any] | None = None,
-) -> tuple[tuple[int, int], list[Any]]:
-    """The proposer requests a preset sends for one screenshot, without loading any model.
-
-    Args:
-        name: The preset.
-        benchmark: The benchmark (selects a per-benchmark variant).
-        instruction: The instruction.
-        image_size: (width, height) of the screenshot.
-        overrides: ``model.<key>`` values to apply, e.g. ``{"proposer": "sampling"}``.
-
-    Returns:
-        ``(seen_size, specs)``: the size the model sees, and the request specs
-        (:class:`gge.models.policy.RequestSpec`: ``messages``, ``prefill``, ``generation``).
-
-    Example:
-        >>> size, specs = preset_request("qwen2_vl", "screenspot_pro", "open the filter", (1920, 1080))
-        >>> size, specs[0].messages[-1]["content"][0]
-        ((1932, 1092), {'type': 'image', 'width': 1932, 'height': 1092})
-    """
-    from gge.types import Absent, Sample
-
-    policy = dry_run_policy(preset_config(name, overrides), 5)
-    seen = policy.backend.seen_size(*image_size)
-    sample = Sample(benchmark, "0", "", image_size, instruction, Absent())
-    return seen, policy.proposer_requests(sample, seen)

@@ -25,11 +25,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from gge.errors import GgeError, did_you_mean, unknown_name
 from gge.models.base import Policy, policy_analysis_options
-from gge.models.factory import grounding_policy, load_preset, preset_names, size_only_policy
+from gge.models.factory import grounding_policy, load_preset, preset_config, preset_names, size_only_policy
 from gge.models.policy import GroundingPolicy
 from gge.models.replay import ReplayModel
 from gge.scoring.analysis import analysis_options
-from gge.types import Sample
+from gge.types import Absent, Sample
 
 NOT_COMPARABLE = "gge proposer/critic with gge's generic prompts: not comparable to published numbers"
 """The protocol of a preset that states no published source (and of gge's endpoint preset)."""
@@ -150,7 +150,7 @@ class ModelKind(ABC):
 
 
 class DemoKind(ModelKind):
-    """``model=demo``: the small proposer/critic shipped with gge (:mod:`gge.demo.model`).
+    """``model=demo``: the small proposer/critic shipped with gge (:mod:`gge.models.demo`).
 
     ``ckpt=`` may name another demo checkpoint (a ``*.pt`` file); unset, the shipped one.
     """
@@ -161,13 +161,13 @@ class DemoKind(ModelKind):
 
     def build(self, cfg: DictConfig) -> Policy:
         """The demo policy from ``ckpt`` (default: the shipped checkpoint), with ``k`` and ``seed``."""
-        from gge.demo.model import load_demo_policy
+        from gge.models.demo import load_demo_policy
 
         return load_demo_policy(cfg.ckpt or None, k=int(cfg.k), seed=int(cfg.seed))
 
     def fingerprint_files(self, cfg: DictConfig) -> dict[str, str | None]:
         """The checkpoint: ``ckpt``, or the shipped one."""
-        from gge.demo.model import default_checkpoint
+        from gge.models.demo import default_checkpoint
 
         return {"ckpt": str(default_checkpoint()) if cfg.ckpt is None else cfg.ckpt}
 
@@ -373,3 +373,42 @@ def build_policy(cfg: DictConfig) -> Policy:
         The demo model, a replay model, or a :class:`~gge.models.policy.GroundingPolicy` over a backend.
     """
     return kind_of(cfg.model).build(cfg)
+
+
+def dry_run_policy(m: DictConfig, k: int) -> GroundingPolicy:
+    """A policy over no model: it renders the requests a run would send (``dry_run=true``).
+
+    The size the model sees is the preset's kind's (:meth:`ModelKind.dry_run_policy`).
+    """
+    return kind_of(m).dry_run_policy(m, k)
+
+
+def preset_request(
+    name: str,
+    benchmark: str,
+    instruction: str,
+    image_size: tuple[int, int],
+    overrides: dict[str, Any] | None = None,
+) -> tuple[tuple[int, int], list[Any]]:
+    """The proposer requests a preset sends for one screenshot, without loading any model.
+
+    Args:
+        name: The preset.
+        benchmark: The benchmark (selects a per-benchmark variant).
+        instruction: The instruction.
+        image_size: (width, height) of the screenshot.
+        overrides: ``model.<key>`` values to apply, e.g. ``{"proposer": "sampling"}``.
+
+    Returns:
+        ``(seen_size, specs)``: the size the model sees, and the request specs
+        (:class:`gge.models.policy.RequestSpec`: ``messages``, ``prefill``, ``generation``).
+
+    Example:
+        >>> size, specs = preset_request("qwen2_vl", "screenspot_pro", "open the filter", (1920, 1080))
+        >>> size, specs[0].messages[-1]["content"][0]
+        ((1932, 1092), {'type': 'image', 'width': 1932, 'height': 1092})
+    """
+    policy = dry_run_policy(preset_config(name, overrides), 5)
+    seen = policy.backend.seen_size(*image_size)
+    sample = Sample(benchmark, "0", "", image_size, instruction, Absent())
+    return seen, policy.proposer_requests(sample, seen)

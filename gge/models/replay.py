@@ -10,7 +10,7 @@ is an abstention ("the element is not there"); the string ``"unparsed"`` keeps t
 answer that could not be parsed (it never hits). ``scores`` (critic scores, one per candidate, numbers
 or null) is optional; so are ``raw`` (the model's text) and ``format_error`` (true when the model's
 answer could not be parsed). gge's own ``predictions.jsonl`` replays: its other fields (hits, picks,
-image, labels) are checked for their shape (:class:`gge.run.records.PredictionRecord`), unknown keys are
+image, labels) are checked for their shape (:class:`gge.documents.records.PredictionRecord`), unknown keys are
 ignored.
 A sample with no line counts as a format error; a line whose id no loaded sample has is counted and
 reported, not an error.
@@ -36,15 +36,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gge.documents.records import decode
 from gge.errors import GgeError
-from gge.run.records import decode
 from gge.types import Prediction, Sample
 
 
 def parse_line(obj: Any, where: str) -> Prediction:
     """Validate one replay record and turn it into a Prediction.
 
-    The line is read by the one codec of predictions.jsonl (:func:`gge.run.records.decode`).
+    The line is read by the one codec of predictions.jsonl (:func:`gge.documents.records.decode`).
 
     Args:
         obj: The parsed JSON value of the line.

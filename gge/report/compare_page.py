@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gge.compare.render import COST_WORDS, cost_text
+from gge.documents.caveats import describe
+from gge.documents.results import (
+    CompareDocument,
+    CompareEntry,
+    HeadlineDiff,
+    MatchedBudget,
+    PairStat,
+    RunSummary,
+    oracle_at,
+)
 from gge.report.gallery import cell_label
 from gge.report.html_format import (
     _READY_SCRIPT,
@@ -28,17 +37,8 @@ from gge.report.html_format import (
     _title_of,
     esc,
 )
+from gge.report.numbers import COST_WORDS, cost_text
 from gge.report.svg import Series, forest_plot_svg, line_chart_svg
-from gge.run.caveats import describe
-from gge.run.document import (
-    CompareDocument,
-    CompareEntry,
-    HeadlineDiff,
-    MatchedBudget,
-    PairStat,
-    RunSummary,
-    oracle_at,
-)
 
 
 # -- compare page -----------------------------------------------------------------------------------
@@ -219,7 +219,7 @@ def render_compare_html(compare: CompareDocument) -> str:
     """The page of ``gge compare A B``: paired differences with intervals, per benchmark and cell.
 
     Args:
-        compare: A compare.json document (:class:`~gge.run.document.CompareDocument`).
+        compare: A compare.json document (:class:`~gge.documents.results.CompareDocument`).
 
     Returns:
         The HTML page: both runs, a forest plot of the Top-1 and Oracle@K differences with their 95%

@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from gge.documents.results import BudgetCurves
 from gge.report.cost_tables import (
     Axis,
     Section,
@@ -30,7 +31,6 @@ from gge.report.cost_tables import (
 from gge.report.html_format import TOP1_COLOUR, _table, esc
 from gge.report.numbers import fmt_seconds, fmt_tokens
 from gge.report.svg import budget_chart_svg
-from gge.run.document import BudgetCurves
 
 BUDGET_COLOURS = {"critic": TOP1_COLOUR, "cluster": "#d95f02", "first": "#7a7a7a"}
 """The budget plot's colour of each strategy (the critic in the Top-1 colour)."""

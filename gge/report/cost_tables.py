@@ -31,8 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gge.report.numbers import DASH, fmt, fmt_calls, fmt_seconds, fmt_signed, fmt_tokens
-from gge.run.document import (
+from gge.documents.results import (
     BudgetCurves,
     BudgetPoint,
     CostSetup,
@@ -41,6 +40,7 @@ from gge.run.document import (
     RefineSummary,
     StageCost,
 )
+from gge.report.numbers import DASH, fmt, fmt_calls, fmt_seconds, fmt_signed, fmt_tokens
 from gge.scoring.analysis import SPATIAL
 
 TOKEN_KINDS = ("image", "text", "output", "cached")

@@ -17,9 +17,7 @@ from gge.benchmarks.images import open_image
 from gge.loggers.overlays import draw_overlay, pick_rank
 from gge.report.html_format import _count, _frac, _mapping, _num, esc, kind_colour
 from gge.scoring.analysis import MISS_KINDS, OUTCOMES, outcome
-from gge.scoring.grouping import label_values
-from gge.scoring.scoring import SampleResult
-from gge.types import LabelValue, Sample
+from gge.types import LabelValue, Sample, SampleResult, label_values
 
 JPEG_QUALITY = 80
 """Quality of the gallery's JPEG thumbnails (about 20-40 kB per 480-pixel screenshot)."""

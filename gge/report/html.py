@@ -6,7 +6,7 @@ URIs, the styles and the small scripts (files in ``gge/report/assets/``) are inl
 fetched: no CDN, no web font, no image by URL, so the file can be mailed, archived or opened on a
 machine without network.
 
-What a results page shows (of a :class:`~gge.run.document.ResultsDocument`; a section that is None is
+What a results page shows (of a :class:`~gge.documents.results.ResultsDocument`; a section that is None is
 skipped):
 
 * the protocol line and a summary table, one row per benchmark (official rule, Top-1, Oracle@K, the
@@ -50,6 +50,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gge.documents.caveats import copy_warning, headline_caveat, variant_text
+from gge.documents.files import atomic_write
+from gge.documents.results import (
+    BenchmarkEntry,
+    GroupStats,
+    OfficialTable,
+    Quartiles,
+    ResultsDocument,
+    oracle_at,
+    pass_at,
+)
 from gge.report.cost_html import cost_blocks, setup_html
 from gge.report.gallery import _gallery, cell_label
 from gge.report.html_format import (
@@ -72,17 +83,6 @@ from gge.report.html_format import (
 )
 from gge.report.markdown import bootstrap_label, subset_text
 from gge.report.svg import Series, grouped_bars_svg, line_chart_svg, stacked_bars_svg
-from gge.run.caveats import copy_warning, headline_caveat, variant_text
-from gge.run.document import (
-    BenchmarkEntry,
-    GroupStats,
-    OfficialTable,
-    Quartiles,
-    ResultsDocument,
-    oracle_at,
-    pass_at,
-)
-from gge.run.runstate import atomic_write
 
 
 # -- results page -----------------------------------------------------------------------------------
@@ -467,7 +467,7 @@ def render_report_html(
     """The whole results page, as one self-contained HTML string.
 
     Args:
-        document: A results.json document (:class:`~gge.run.document.ResultsDocument`). A benchmark's
+        document: A results.json document (:class:`~gge.documents.results.ResultsDocument`). A benchmark's
             headline is its ``official`` figure, the micro means come from ``micro``; the sections
             that can be None (``critic_gain``, ``pass_at_k``, ``calibration``: no critic choice, no
             sampled answers, no critic scores) are skipped when None. With ``k == 1`` (a one-answer
@@ -482,7 +482,7 @@ def render_report_html(
     Example:
         >>> from gge.benchmarks import get_benchmark
         >>> from gge.run.assemble import build_document
-        >>> from gge.scoring.scoring import SampleResult
+        >>> from gge.types import SampleResult
         >>> from gge.types import Candidate
         >>> two = (Candidate((1.0, 1.0), 0.9), Candidate((2.0, 2.0), 0.1))
         >>> results = [SampleResult("screenspot_pro", str(i), {}, 2, two, hits, top1={"critic": hits[0]})
@@ -510,7 +510,7 @@ def render_report_html(
 
 
 def write_report_html(path: Path, html: str) -> Path:
-    """Write the page atomically (:func:`gge.run.runstate.atomic_write`).
+    """Write the page atomically (:func:`gge.documents.files.atomic_write`).
 
     Args:
         path: Destination, e.g. ``output_dir / "report.html"``.

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from gge.report.cost_tables import Section, cost_sections
-from gge.report.numbers import fmt as fmt
-from gge.report.numbers import fmt_signed as fmt_signed
-from gge.run.caveats import copy_warning, headline_caveat, variant_text
-from gge.run.document import (
+from gge.documents.caveats import copy_warning, headline_caveat, variant_text
+from gge.documents.results import (
     BenchmarkEntry,
     GroupStats,
     HeadlineInterval,
@@ -28,7 +25,10 @@ from gge.run.document import (
     pass_at,
     share,
 )
-from gge.scoring.selection import STRATEGIES
+from gge.report.cost_tables import Section, cost_sections
+from gge.report.numbers import fmt as fmt
+from gge.report.numbers import fmt_signed as fmt_signed
+from gge.types import STRATEGIES
 
 
 def _pair(stats: GroupStats, k: int) -> str:

@@ -63,4 +63,25 @@ def fmt_calls(value: float | None) -> str:
     return DASH if value is None else f"{value:.2f}"
 
 
-__all__ = ["DASH", "fmt", "fmt_calls", "fmt_seconds", "fmt_signed", "fmt_tokens"]
+COST_WORDS = (
+    "cost per sample of what the strategy pays (the critic's requests for the critic pick only): what the "
+    "run paid at j = K (measured, or replayed from its predictions file), derived below it from the ledger"
+)
+"""What a matched-budget cost is, in compare.md's and compare.html's words."""
+
+
+def cost_text(value: float | None, unit: str) -> str:
+    """A cost per sample: tokens whole with separators from 100 up, seconds to 3 significant digits.
+
+    Example:
+        >>> cost_text(12345.6, "tokens"), cost_text(42.25, "tokens"), cost_text(0.01234, "seconds")
+        ('12,346', '42.2', '0.0123 s')
+    """
+    if value is None:
+        return "–"
+    if unit == "tokens":
+        return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+    return f"{value:.3g} s"
+
+
+__all__ = ["COST_WORDS", "DASH", "cost_text", "fmt", "fmt_calls", "fmt_seconds", "fmt_signed", "fmt_tokens"]

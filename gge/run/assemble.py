@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from gge.benchmarks.base import Benchmark
+from gge.documents.files import atomic_write
+from gge.documents.records import encode
+from gge.documents.results import SCHEMA_VERSION, BenchmarkEntry, CostSetup, ResultsDocument, Subset
 from gge.report.cost_tables import setup_text
-from gge.run.document import SCHEMA_VERSION, BenchmarkEntry, CostSetup, ResultsDocument, Subset
-from gge.run.records import encode
-from gge.run.runstate import atomic_write
-from gge.scoring.scoring import SampleResult
-from gge.types import Sample
+from gge.types import Sample, SampleResult
 
 
 def write_outputs(
@@ -120,7 +119,7 @@ def build_document(
             field and a ``Costs:`` line under the protocol (None: neither).
 
     Returns:
-        The document (as results.json holds it: :data:`~gge.run.document.SCHEMA_VERSION` first) and
+        The document (as results.json holds it: :data:`~gge.documents.results.SCHEMA_VERSION` first) and
         the report's text.
     """
     import gge

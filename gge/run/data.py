@@ -47,7 +47,7 @@ import torch
 import torch.utils.data
 from PIL import Image
 
-from gge.benchmarks.images import open_image
+from gge.benchmarks.images import decode_image
 from gge.errors import GgeError
 from gge.run.prefetch import Prefetch
 from gge.run.slots import SlotFolder, SlotGone, SlotTicket, SlotWriter
@@ -253,68 +253,14 @@ def batches_per_rank(n: int, world: int, batch_size: int) -> int:
     return math.ceil(math.ceil(n / world) / batch_size)
 
 
-def _fit_area(size: tuple[int, int], max_pixels: int) -> tuple[int, int]:
-    """The largest size with the same aspect ratio and at most ``max_pixels`` pixels (never larger)."""
-    w, h = size
-    if w * h <= max_pixels:
-        return w, h
-    scale = math.sqrt(max_pixels / (w * h))
-    nh = max(1, math.floor(h * scale))
-    nw = max(1, min(math.floor(w * scale), max_pixels // nh))
-    nh = max(1, min(nh, max_pixels // nw))
-    return nw, nh
-
-
-def decode_image(sample: Sample, *, max_pixels: int | None = None) -> Image.Image:
-    """Open a sample's screenshot: RGB, fully loaded, file closed, optionally downscaled.
-
-    Args:
-        sample: The sample whose ``image_path`` is read.
-        max_pixels: When given, an image with more pixels is downscaled (bicubic, aspect ratio kept)
-            to at most this area; smaller images are never upscaled.
-
-    Returns:
-        The decoded image.
-
-    Raises:
-        GgeError: naming the benchmark, the sample id and the path, for a missing or unreadable image.
-        ValueError: for ``max_pixels < 1``.
-
-    Example:
-        >>> import tempfile, os
-        >>> from gge.types import Box, Sample
-        >>> path = os.path.join(tempfile.mkdtemp(), "s.png")
-        >>> Image.new("L", (400, 100)).save(path)
-        >>> s = Sample("demo", "7", path, (400, 100), "click", Box(0, 0, 9, 9))
-        >>> im = decode_image(s, max_pixels=10_000)
-        >>> im.mode, im.size
-        ('RGB', (200, 50))
-    """
-    if max_pixels is not None and max_pixels < 1:
-        raise ValueError(f"max_pixels must be >= 1, got {max_pixels}")
-    try:
-        with open_image(sample.image_path) as im:
-            im.load()
-            # convert() of an RGB image is a copy (8 MB of fresh pages for a screenshot): skip it.
-            rgb: Image.Image = im if im.mode == "RGB" else im.convert("RGB")
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
-        raise GgeError(
-            f"{sample.benchmark}: sample {sample.id}: cannot read image {sample.image_path}: {e}"
-        ) from None
-    if max_pixels is not None:
-        size = _fit_area(rgb.size, max_pixels)
-        if size != rgb.size:
-            rgb = rgb.resize(size, Image.Resampling.BICUBIC)
-    return rgb
-
-
 class SampleDataset(torch.utils.data.Dataset[Item]):
     """The samples at ``indices``, decoded on access (in the DataLoader's workers), plus padding.
 
     Args:
         samples: The benchmark's whole sample list (``Item.index`` refers to it).
         indices: Positions in ``samples`` this dataset serves, in order (a rank's shard).
-        max_pixels: Downscale images above this area (see :func:`decode_image`); None keeps them.
+        max_pixels: Downscale images above this area (:func:`gge.benchmarks.images.decode_image`); None:
+            kept.
         pad_to: Pad with padding items so that a sequential loader with ``batch_size`` yields exactly
             this many batches; None pads nothing. When the real items need fewer batches, the dataset
             grows to ``(pad_to - 1) * batch_size + 1`` items: padding first completes the last real
@@ -458,7 +404,7 @@ def make_loader(
         world: Number of processes.
         batch_size: Items per batch.
         num_workers: DataLoader worker processes that decode images (0: decode in this process).
-        max_pixels: Downscale screenshots above this area (see :func:`decode_image`).
+        max_pixels: Downscale screenshots above this area (see :func:`gge.benchmarks.images.decode_image`).
         pad_batches: Make every rank yield exactly ``batches_per_rank(len(samples), world, batch_size)``
             batches, filling the shortfall with padding items (see :class:`SampleDataset`). The target
             is always computed from the FULL sample count, ignoring ``skip_ids``, so ranks agree

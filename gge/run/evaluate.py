@@ -22,9 +22,9 @@ from PIL import Image
 
 from gge.errors import GgeError
 from gge.models.base import Capabilities, Predictor, capabilities
-from gge.scoring.scoring import SampleResult, score_sample
+from gge.scoring.scoring import score_sample
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
-from gge.types import Prediction, Sample
+from gge.types import Prediction, Sample, SampleResult
 
 
 def needs_images(policy: object) -> bool:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gge.run.document import CostSetup
+from gge.documents.results import CostSetup
 
 BATCH_GROUPING = "image size"
 """How each rank's samples are batched (:func:`gge.run.data.make_loader`): equal screenshot sizes

@@ -23,14 +23,13 @@ import torch
 from pytorch_lightning.callbacks import TQDMProgressBar
 from pytorch_lightning.callbacks.progress.tqdm_progress import convert_inf
 
+from gge.documents.records import encode
 from gge.models.base import Predictor, capabilities
 from gge.run.data import Item, Prefetch, make_loader
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
 from gge.run.predlog import PredictionLog, rank_log_path
-from gge.run.records import encode
-from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
-from gge.types import Sample
+from gge.types import Sample, SampleResult
 
 
 def move_policy(policy: object, device: torch.device) -> None:

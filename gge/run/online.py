@@ -29,19 +29,18 @@ import torch
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark, BenchmarkOptions
-from gge.benchmarks.loading import default_data_root, load_benchmarks
+from gge.benchmarks.loading import load_benchmarks
 from gge.benchmarks.sampling import strata_keys, stratified_subset
+from gge.documents.caveats import describe
+from gge.documents.results import BenchmarkEntry, oracle_at
 from gge.errors import GgeError
 from gge.models.base import Predictor, answers_per_sample, policy_analysis_options
-from gge.run.caveats import describe
 from gge.run.data import make_loader
-from gge.run.document import BenchmarkEntry, oracle_at
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
-from gge.run.settings import RunSettings
+from gge.run.settings import RunSettings, default_data_root
 from gge.scoring.metrics import benchmark_metrics, scalar_metrics
-from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
-from gge.types import Sample
+from gge.types import Sample, SampleResult
 
 BenchmarkSpec = str | Path | Mapping[str, Any] | None
 """A benchmark's root folder, or its options (``{"root": ..., "language": "cn"}``), or None."""

@@ -1,11 +1,11 @@
 """The resumable per-sample log: one append-only JSONL file per rank, one result record per line.
 
-Each rank appends :func:`gge.run.records.encode` dicts to ``predictions.rank{rank}.jsonl`` as
+Each rank appends :func:`gge.documents.records.encode` dicts to ``predictions.rank{rank}.jsonl`` as
 samples finish; every :meth:`PredictionLog.append` writes complete lines and fsyncs. A line counts once
 its newline is on disk. A rerun reads every rank file an earlier run left (any world size) with
 :func:`read_records` and skips the samples found there; a line's key is read by the codec
-(:func:`gge.run.records.record_key`), the whole line by :func:`gge.run.records.decode`. Each line is
-also a valid replay line (:func:`gge.models.replay.parse_line`).
+(:func:`gge.documents.records.record_key`), the whole line by :func:`gge.documents.records.decode`.
+Each line is also a valid replay line (:func:`gge.models.replay.parse_line`).
 
 Example:
     >>> import tempfile
@@ -27,8 +27,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
 
+from gge.documents.records import record_key
 from gge.errors import GgeError, TransientError
-from gge.run.records import record_key
 
 __all__ = ["PredictionLog", "Records", "existing_logs", "rank_log_path", "read_records"]
 
@@ -257,7 +257,7 @@ class PredictionLog:
         """Append one line per record, then flush and fsync (all lines in one write).
 
         Args:
-            records: Result records (:func:`gge.run.records.encode`), each with ``benchmark`` and
+            records: Result records (:func:`gge.documents.records.encode`), each with ``benchmark`` and
                 ``id``.
 
         Raises:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from gge.benchmarks.images import image_name
+from gge.documents.files import atomic_write
 from gge.errors import GgeError, TransientError
 from gge.run.predlog import existing_logs
 from gge.types import Sample
@@ -272,38 +273,6 @@ def check_not_smaller(folder: str | Path, counts: Mapping[str, int], max_samples
         "replaced by a subset's. Choose another output_dir for the smaller run (or rerun with "
         "resume=false to discard the finished one)"
     )
-
-
-def atomic_write(path: Path, text: str) -> Path:
-    """Write a UTF-8 text file so that readers see the old file or the whole new one, never a part.
-
-    The text goes to a hidden temporary file beside ``path`` (named with this process's id), is
-    flushed to disk, and replaces ``path`` in one rename; on failure the temporary file is removed.
-
-    Args:
-        path: The destination.
-        text: The contents.
-
-    Returns:
-        ``path``.
-
-    Example:
-        >>> import tempfile
-        >>> atomic_write(Path(tempfile.mkdtemp()) / "a.txt", "hello").read_text()
-        'hello'
-    """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
 
 
 @contextmanager

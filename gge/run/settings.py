@@ -346,3 +346,21 @@ def bench_options(cfg: DictConfig) -> dict[str, BenchmarkOptions]:
         assert isinstance(value, BenchmarkOptions)
         options[name] = value
     return options
+
+
+def default_data_root(seed: int, out: TextIO | None) -> Path:
+    """The bundled demo suite (generated on first use) when no ``data_root`` is given; says so on ``out``.
+
+    Args:
+        seed: The run's seed (the suite's folder is per seed).
+        out: Where to say it, or None.
+
+    Returns:
+        The demo suite's folder.
+    """
+    from gge.demo import demo_root  # the run's choice: floor 6, imported when no data_root is given
+
+    root = demo_root(seed)
+    if out is not None:
+        print(f"data_root not set: using the synthetic demo suite at {root}", file=out)
+    return root

@@ -23,17 +23,17 @@ from omegaconf import DictConfig, OmegaConf
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import LoadedBenchmark
-from gge.benchmarks.loading import BenchmarkSet, check_images, default_data_root, load_benchmarks
+from gge.benchmarks.loading import BenchmarkSet, check_images, load_benchmarks
 from gge.benchmarks.plugins import benchmark_origin
+from gge.documents.results import CostSetup, ResultsDocument
 from gge.errors import GgeError
 from gge.loggers.standalone import log_standalone
 from gge.models import settings_record
 from gge.models.base import Policy, answers_per_sample, capabilities
-from gge.models.dry_run import dry_run
 from gge.models.registry import ModelKind, kind_of
 from gge.models.replay import parse_line
 from gge.run.assemble import build_document, write_run
-from gge.run.document import CostSetup, ResultsDocument
+from gge.run.dry_run import dry_run
 from gge.run.evaluate import merge_results, needs_images
 from gge.run.hardware import cost_setup
 from gge.run.predlog import existing_logs, read_records
@@ -45,9 +45,9 @@ from gge.run.runstate import (
     prepare_output_dir,
     samples_digest,
 )
-from gge.run.settings import bench_options, validate, warn_model_type
-from gge.scoring.scoring import SampleResult, score_sample
-from gge.types import Sample
+from gge.run.settings import bench_options, default_data_root, validate, warn_model_type
+from gge.scoring.scoring import score_sample
+from gge.types import Sample, SampleResult
 
 
 def _make_policy(kind: ModelKind, cfg: DictConfig, root: Path, is_demo: bool, out: TextIO) -> Policy:

@@ -1,6 +1,6 @@
 """Why a model misses: outcome decomposition, unbiased pass@k, target sizes, miss distances, calibration.
 
-Pure functions over scored results (:class:`gge.scoring.scoring.SampleResult`). Every quantity is defined
+Pure functions over scored results (:class:`gge.types.SampleResult`). Every quantity is defined
 here once; :func:`gge.scoring.metrics.benchmark_metrics` puts them in results.json, the report prints and
 draws them, the loggers log them.
 
@@ -48,9 +48,7 @@ from typing import Any
 from gge.benchmarks.base import UNKNOWN_SIZE, TableSpec
 from gge.scoring.calibration import ScoreKind, calibration
 from gge.scoring.grouping import group_by, group_stats, ordered, pct
-from gge.scoring.scoring import SampleResult
-from gge.scoring.selection import STRATEGIES
-from gge.types import Absent, Box, Polygon, Region
+from gge.types import STRATEGIES, Absent, Box, Polygon, Region, SampleResult
 
 Stats = dict[str, Any]
 

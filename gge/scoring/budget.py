@@ -1,7 +1,7 @@
 """Budget curves: the Top-1 each strategy reaches with j of the K candidates, and what j candidates cost.
 
 From one run with K candidates per sample, :func:`budget_curves` gives, for j = 1..K, the micro Top-1
-of every selection strategy (:data:`gge.scoring.selection.STRATEGIES`; ``cluster`` is the voting
+of every selection strategy (:data:`gge.types.STRATEGIES`; ``cluster`` is the voting
 baseline) and Oracle@j, with the cost per sample of using j candidates (results.json ``budget``).
 
 **Which j candidates** (:func:`subset_plan`):
@@ -58,13 +58,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gge.run.document import BudgetCurves, BudgetPoint, RefinedPoint
+from gge.documents.results import BudgetCurves, BudgetPoint, RefinedPoint
 from gge.scoring.calibration import ScoreKind, infer_score_kind
 from gge.scoring.cost import ledger_slots, refined_hits
 from gge.scoring.grouping import pct
-from gge.scoring.scoring import SampleResult, candidate_hits
-from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, STRATEGIES, select
-from gge.types import Candidate, CostRecord
+from gge.scoring.scoring import candidate_hits
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, select
+from gge.types import STRATEGIES, Candidate, CostRecord, SampleResult
 
 __all__ = [
     "CRITIC_STAGES",
@@ -308,7 +308,7 @@ def sample_hits(
     Args:
         result: The scored sample.
         plan: The subsets (:func:`subset_plan`).
-        strategies: The strategies (names of :data:`~gge.scoring.selection.STRATEGIES`).
+        strategies: The strategies (names of :data:`~gge.types.STRATEGIES`).
         cluster_radius: The run's ``cluster`` radius (fraction of the image diagonal).
 
     Returns:

@@ -7,7 +7,7 @@ scored candidate; for probabilities (pointwise P(yes)) also the expected calibra
 listwise ranking of ``m`` candidates is turned into scores ``(m - position) / m`` (1 for the
 first-ranked, ``1/m`` for the last); it gives AUROC only, since a rank is no probability.
 
-Pure functions over scored results (:class:`gge.scoring.scoring.SampleResult`);
+Pure functions over scored results (:class:`gge.types.SampleResult`);
 :func:`gge.scoring.analysis.analyse` puts :func:`calibration` in each benchmark's entry.
 """
 
@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from gge.scoring.scoring import SampleResult
+from gge.types import SampleResult
 
 Stats = dict[str, Any]
 

@@ -24,11 +24,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from gge.run.document import CostSummary, RefineSummary, SecondsSpread, Spread, StageCost, TokenCounts
+from gge.documents.results import CostSummary, RefineSummary, SecondsSpread, Spread, StageCost, TokenCounts
 from gge.scoring.grouping import pct
-from gge.scoring.scoring import SampleResult
 from gge.scoring.selection import REFINED
-from gge.types import STAGES, CostRecord
+from gge.types import STAGES, CostRecord, SampleResult
 
 TOKEN_KINDS = ("input", "image", "text", "output", "cached", "total")
 """The token counts of a stage, as ``cost.stages.<stage>.tokens`` names them."""

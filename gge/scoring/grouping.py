@@ -17,8 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gge.benchmarks.base import Average, TableSpec
-from gge.scoring.scoring import SampleResult
-from gge.types import LabelValue
+from gge.types import SampleResult, label_values
 
 Stats = dict[str, Any]
 
@@ -46,13 +45,6 @@ def wilson_interval(hits: int, n: int, z: float = 1.959963984540054) -> tuple[fl
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return (100.0 * max(0.0, centre - half), 100.0 * min(1.0, centre + half))
-
-
-def label_values(value: LabelValue | None) -> tuple[str, ...]:
-    """The values of a label as a tuple (a multi-label key gives several; a missing key none)."""
-    if value is None:
-        return ()
-    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def group_stats(results: Sequence[SampleResult], k: int, strategy: str) -> Stats:

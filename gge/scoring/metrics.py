@@ -16,8 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from gge.benchmarks.base import Average, Benchmark, BootstrapCI
-from gge.errors import GgeError
-from gge.run.document import (
+from gge.documents.results import (
     AverageStats,
     BenchmarkEntry,
     Figures,
@@ -31,14 +30,15 @@ from gge.run.document import (
     pass_at,
     share,
 )
+from gge.errors import GgeError
 from gge.scoring.analysis import OUTCOMES, analyse
 from gge.scoring.budget import budget_curves
 from gge.scoring.calibration import ScoreKind
 from gge.scoring.cost import TOTAL, cost_summary, refine_summary, refined_hits
 from gge.scoring.grouping import average, group_by, group_stats, pct, table, wilson_interval
-from gge.scoring.scoring import SampleResult
-from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED, STRATEGIES
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED
 from gge.scoring.stats import HEADLINE_SEED, percentile_bootstrap
+from gge.types import STRATEGIES, SampleResult
 
 
 def benchmark_metrics(
@@ -66,7 +66,7 @@ def benchmark_metrics(
         cluster_radius: The run's ``cluster`` radius (the budget curves run it on fewer candidates).
 
     Returns:
-        The benchmark's entry of results.json (:class:`gge.run.document.BenchmarkEntry`; see the
+        The benchmark's entry of results.json (:class:`gge.documents.results.BenchmarkEntry`; see the
         README for the names). Its unqualified ``top1`` and ``oracle@1`` .. ``oracle@K`` are the
         benchmark's official headline (its ``official`` rule: micro or a macro mean over label
         values; ``official`` holds the same with the rule's name); ``micro`` holds the micro means

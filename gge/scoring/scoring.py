@@ -20,12 +20,9 @@ pick: the refined point, or the base strategy's pick where the stage gave none.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-
 from gge.errors import GgeError
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED, select_all
-from gge.types import Absent, Candidate, CostRecord, LabelValue, Prediction, Refinement, Region, Sample
+from gge.types import Absent, Candidate, Prediction, Refinement, Region, Sample, SampleResult
 
 
 def candidate_hits(region: Region, candidate: Candidate | None) -> bool:
@@ -45,67 +42,6 @@ def candidate_hits(region: Region, candidate: Candidate | None) -> bool:
     if candidate.point is None:
         return isinstance(region, Absent) and region.abstention_hits
     return region.contains(candidate.point[0], candidate.point[1])
-
-
-@dataclass(frozen=True)
-class SampleResult:
-    """The scored outcome of one sample.
-
-    Attributes:
-        benchmark: Benchmark name.
-        id: Native sample id.
-        labels: The sample's breakdown labels.
-        k: How many candidates were scored at most.
-        candidates: The scored candidates (the first ``k``), proposer order.
-        hits: Whether each scored candidate hits.
-        picks: The Top-1 candidate chosen by each selection strategy (None: no answer).
-        top1: Whether each strategy's pick hits.
-        format_error: The model's answer was unparseable or missing.
-        raw: The model's raw output.
-        critic_format_error: The critic's answer was unparseable.
-        critic_raw: The critic's raw output.
-        truncated: The answer was cut by the token budget (a format error of its own kind).
-        image_error: The screenshot could not be read (a miss, counted apart from format errors).
-        image_path: The sample's screenshot (samples sharing one move together in paired bootstraps).
-        image_size: The sample's (width, height) in pixels.
-        region: The sample's target (for target sizes and miss distances); None when unknown.
-        costs: The cost ledger of the sample's model requests (empty: none recorded).
-        refine: The refine stage's answer (its pick is ``picks["refined"]``), or None.
-    """
-
-    benchmark: str
-    id: str
-    labels: Mapping[str, LabelValue]
-    k: int
-    candidates: tuple[Candidate, ...]
-    hits: tuple[bool, ...]
-    picks: Mapping[str, Candidate | None] = field(default_factory=dict)
-    top1: Mapping[str, bool] = field(default_factory=dict)
-    format_error: bool = False
-    raw: str = ""
-    critic_format_error: bool = False
-    critic_raw: str = ""
-    truncated: bool = False
-    image_error: str | None = None
-    image_path: str = ""
-    image_size: tuple[int, int] | None = None
-    region: Region | None = None
-    costs: tuple[CostRecord, ...] = ()
-    refine: Refinement | None = None
-
-    def hit_at(self, k: int) -> bool:
-        """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""
-        return any(self.hits[:k])
-
-    @property
-    def oracle(self) -> bool:
-        """Oracle@K for this sample, K being the number of candidates scored at most."""
-        return self.hit_at(self.k)
-
-    def abstained(self, strategy: str) -> bool:
-        """Whether the given strategy's pick is an abstention."""
-        pick = self.picks.get(strategy)
-        return pick is not None and pick.abstains
 
 
 def score_sample(

@@ -49,12 +49,9 @@ import math
 from collections.abc import Callable, Sequence
 
 from gge.errors import GgeError, unknown_name
-from gge.types import Candidate
+from gge.types import STRATEGIES, Candidate
 
 Point = tuple[float, float]
-
-STRATEGIES: tuple[str, ...] = ("critic", "first", "mean", "median", "geomedian", "medoid", "cluster")
-"""The selection strategy names, in the order :func:`select_all` reports them."""
 
 REFINED = "refined"
 """The pick of a refine stage (``model.refine=zoom``): a strategy only runs with that stage have, not

@@ -1,6 +1,6 @@
 """Hand-built results.json pieces of issue 20: a cost ledger, a refine summary, budget curves, a setup.
 
-They follow :mod:`gge.run.document`'s TypedDicts (``CostSummary``, ``RefineSummary``,
+They follow :mod:`gge.documents.results`'s TypedDicts (``CostSummary``, ``RefineSummary``,
 ``BudgetCurves``, ``CostSetup``) and carry values whose report formatting is known by hand (no halves
 that a rounding rule could send either way). Shared by the report, browser and logger tests.
 """

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenchmark, TableSpec
-from gge.scoring.scoring import SampleResult, score_sample
-from gge.types import Box, Candidate, Prediction, Sample
+from gge.scoring.scoring import score_sample
+from gge.types import Box, Candidate, Prediction, Sample, SampleResult
 
 BOX = Box(0, 0, 10, 10)
 HIT, MISS = (5.0, 5.0), (50.0, 50.0)

@@ -18,7 +18,7 @@ from tiny_checkpoints import build_tiny_qwen3_vl, overfit
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.images import open_image
-from gge.models.factory import preset_request
+from gge.models.registry import preset_request
 from gge.types import Sample
 
 ANSWER = "(500,500)"

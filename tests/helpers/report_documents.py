@@ -14,9 +14,9 @@ from typing import Any
 from PIL import Image
 
 from gge.benchmarks.base import TableSpec
-from gge.run.document import SCHEMA_VERSION
-from gge.scoring.scoring import SampleResult, score_sample
-from gge.types import Box, Candidate, Prediction, Sample
+from gge.documents.results import SCHEMA_VERSION
+from gge.scoring.scoring import score_sample
+from gge.types import Box, Candidate, Prediction, Sample, SampleResult
 
 EVIL = "<script>alert(1)</script>"
 PRO_SPEC = TableSpec("By group", "group", "ui_type")

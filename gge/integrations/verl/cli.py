@@ -127,7 +127,7 @@ def export_main(argv: Sequence[str]) -> int:
     if not cfg.out:
         raise GgeError("out=DIR is required: the folder the parquet files go to")
     if cfg.data_root is None:
-        from gge.benchmarks.loading import default_data_root
+        from gge.run.settings import default_data_root
 
         data_root = default_data_root(cfg.seed, sys.stdout)
     else:

@@ -16,8 +16,8 @@ from gge.errors import GgeError
 from gge.integrations.verl.regions import _size, region_from_json, region_to_json
 from gge.integrations.verl.resize import _check_flavor, trainer_seen_size
 from gge.models.policy import SAMPLE_SEPARATOR, answer_candidates
-from gge.scoring.scoring import SampleResult, score_sample
-from gge.types import LabelValue, Prediction, Region, Sample
+from gge.scoring.scoring import score_sample
+from gge.types import LabelValue, Prediction, Region, Sample, SampleResult
 
 DATA_SOURCE_PREFIX = "gge/"
 """Every exported row's ``data_source`` is this prefix and the benchmark name."""

@@ -21,7 +21,7 @@ from gge.integrations.verl.ground_truth import (
     read_ground_truth,
 )
 from gge.integrations.verl.resize import _check_flavor
-from gge.scoring.scoring import SampleResult
+from gge.types import SampleResult
 
 REWARD_NAME = "gge"
 """EasyR1 prints it when it loads this module as its reward function."""

@@ -17,18 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 from gge.benchmarks import REGISTRY, get_benchmark
 from gge.benchmarks.base import read_text
+from gge.documents.records import json_lines
 from gge.errors import GgeError
 from gge.integrations.verl.export import _pyarrow
 from gge.integrations.verl.ground_truth import GroundTruth, is_gge_ground_truth, read_ground_truth
 from gge.integrations.verl.reward import SELECTION, _view_kwargs
-from gge.run.records import json_lines
 from gge.run.runstate import check_output_dir
-from gge.scoring.scoring import SampleResult
-from gge.types import Sample
+from gge.types import Sample, SampleResult
 
 if TYPE_CHECKING:
     from gge.benchmarks.base import Benchmark
-    from gge.run.document import ResultsDocument
+    from gge.documents.results import ResultsDocument
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gge.documents.files import atomic_write
 from gge.errors import GgeError
 from gge.integrations.watch.state import _run_id, _State
-from gge.run.runstate import atomic_write
 
 METRICS_FILE = "metrics.csv"
 """The per-step scalars in the output folder."""

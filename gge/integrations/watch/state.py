@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gge.documents.files import atomic_write
 from gge.errors import GgeError, TransientError
 from gge.run.predlog import existing_logs
-from gge.run.runstate import atomic_write
 
 WATCH_FILE = "watch.json"
 """The watcher's state file in the output folder."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, cast
 
+from gge.documents.results import BenchmarkEntry, MeanStats, ResultsDocument, check_version, oracle_at
 from gge.errors import GgeError, unknown_name
 from gge.integrations.watch.metrics_log import (
     METRICS_FILE,
@@ -37,7 +38,6 @@ from gge.integrations.watch.state import (
     _State,
     is_configuration_error,
 )
-from gge.run.document import BenchmarkEntry, MeanStats, ResultsDocument, check_version, oracle_at
 from gge.run.runstate import LOCK_FILE, check_output_dir, output_dir_lock
 
 DEFAULT_OUT_NAME = "gge_watch"

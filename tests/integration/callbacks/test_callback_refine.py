@@ -19,11 +19,11 @@ from lightning_fit import _trainer
 from pointing_checkpoint import OVERRIDES, first_sample, pointing_qwen3_vl
 from torch.utils.data import DataLoader, TensorDataset
 
+from gge.documents.results import BenchmarkEntry
 from gge.models.factory import preset_settings
 from gge.models.hf import TransformersBackend
 from gge.models.hf_loading import load_model, load_processor
 from gge.models.policy import GroundingPolicy
-from gge.run.document import BenchmarkEntry
 from gge.types import Prediction, Sample
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -24,8 +24,7 @@ from gge.cli.eval import main
 from gge.errors import GgeError
 from gge.run.settings import parse_args
 from gge.run.standalone import run
-from gge.scoring.selection import STRATEGIES
-from gge.types import Absent
+from gge.types import STRATEGIES, Absent
 
 ALL = [*DEFAULT_BENCHMARKS, "osworld_g_refined"]
 TITLES = {name: REGISTRY[name].title for name in DEFAULT_BENCHMARKS}

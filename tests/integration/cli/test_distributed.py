@@ -23,8 +23,7 @@ from gge.run.evaluate import merge_results
 from gge.run.predlog import existing_logs
 from gge.run.settings import parse_args
 from gge.run.standalone import run
-from gge.scoring.scoring import SampleResult
-from gge.types import Absent, Candidate, Sample
+from gge.types import Absent, Candidate, Sample, SampleResult
 
 
 def _args(demo: Path, out: Path, *extra: str) -> list[str]:

@@ -102,7 +102,7 @@ def test_the_callback_counts_them_and_training_goes_on(
     from gge.callbacks import GroundingEvalCallback
     from lightning_fit import NoVal, _fit
 
-    from gge.demo.model import load_demo_policy
+    from gge.models.demo import load_demo_policy
 
     root, bad = broken
     cb = GroundingEvalCallback(

@@ -15,10 +15,11 @@ from tiny_checkpoints import build_tiny_qwen2_5_vl, overfit
 
 from gge.errors import GgeError
 from gge.models.base import Generation, GenerationRequest
-from gge.models.factory import load_preset, preset_for_checkpoint, preset_request
+from gge.models.factory import load_preset, preset_for_checkpoint
 from gge.models.hf import TransformersBackend
 from gge.models.policy import SAMPLE_SEPARATOR, AdapterSettings, GroundingPolicy, Prompts
 from gge.models.protocol import protocol_statement
+from gge.models.registry import preset_request
 from gge.run.settings import parse_args
 from gge.run.standalone import run
 from gge.types import Box, Sample

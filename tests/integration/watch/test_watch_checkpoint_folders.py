@@ -556,8 +556,8 @@ def test_the_transient_failures_gge_meets_are_marked_so(
 def test_a_results_json_of_another_schema_version_is_refused_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: int | None
 ) -> None:
+    from gge.documents.results import SCHEMA_VERSION
     from gge.run import standalone
-    from gge.run.document import SCHEMA_VERSION
 
     root = tmp_path / "run"
     _hf_checkpoint(root, step=1)

@@ -591,7 +591,7 @@ def test_compare_two_demo_checkpoints_end_to_end(
     """Two real checkpoints through eval: the shipped demo and one with perturbed weights."""
     import torch
 
-    from gge.demo.model import default_checkpoint, load_demo_policy, save_checkpoint
+    from gge.models.demo import default_checkpoint, load_demo_policy, save_checkpoint
 
     net = load_demo_policy(default_checkpoint()).net
     generator = torch.Generator().manual_seed(0)

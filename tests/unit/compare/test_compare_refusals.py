@@ -22,8 +22,8 @@ from scipy.stats import norm
 
 from gge.cli.commands import main
 from gge.compare import compare_runs, load_run, render_markdown, write_compare
+from gge.documents.results import SCHEMA_VERSION
 from gge.errors import GgeError
-from gge.run.document import SCHEMA_VERSION
 from gge.scoring.stats import resample_weights
 
 SEL = "critic"

@@ -40,8 +40,8 @@ from gge.loggers.wandb import (
 )
 from gge.scoring.analysis import OUTCOMES, outcome
 from gge.scoring.metrics import benchmark_metrics
-from gge.scoring.scoring import SampleResult, score_sample
-from gge.types import Absent, Box, Candidate, Polygon, Prediction, Sample
+from gge.scoring.scoring import score_sample
+from gge.types import Absent, Box, Candidate, Polygon, Prediction, Sample, SampleResult
 
 K = 4
 STRATEGY = "critic"

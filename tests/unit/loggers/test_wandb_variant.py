@@ -22,8 +22,8 @@ from gge.loggers.wandb import (
     sample_columns,
 )
 from gge.scoring.metrics import benchmark_metrics
-from gge.scoring.scoring import SampleResult, score_sample
-from gge.types import Absent, Box, Candidate, Prediction, Sample
+from gge.scoring.scoring import score_sample
+from gge.types import Absent, Box, Candidate, Prediction, Sample, SampleResult
 
 K = 2
 VARIANT = {"instructions": "original", "refusals": "miss", "denominator": 3}

@@ -23,14 +23,13 @@ from gge.models.factory import (
     MarkerConfig,
     ModelConfig,
     adapter_settings,
-    dry_run_policy,
     preset_config,
     preset_for_checkpoint,
     preset_names,
 )
 from gge.models.markers import MarkerStyle
 from gge.models.policy import AdapterSettings, GroundingPolicy
-from gge.models.registry import KINDS, PRESET, ModelKind, build_policy, kind_of, model_names
+from gge.models.registry import KINDS, PRESET, ModelKind, build_policy, dry_run_policy, kind_of, model_names
 from gge.run.settings import parse_args
 
 SCREEN = (390, 844)  # the demo suite's ScreenSpot-v2 mobile screenshots

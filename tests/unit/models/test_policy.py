@@ -15,6 +15,7 @@ from PIL import Image
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark, LoadedBenchmark
+from gge.documents.records import encode
 from gge.errors import GgeError
 from gge.geometry import CONVENTIONS, from_original, smart_resize, to_original
 from gge.models.base import (
@@ -34,7 +35,6 @@ from gge.models.replay import parse_line
 from gge.run.data import make_loader
 from gge.run.evaluate import evaluate_batches, evaluate_samples
 from gge.run.lightning import GroundingEvalModule, move_policy
-from gge.run.records import encode
 from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import score_sample
 from gge.types import Box, Candidate, Prediction, Sample
@@ -390,7 +390,7 @@ def test_a_policy_with_only_predict_is_evaluated_through_the_loop(demo_suite: Pa
 
 
 def test_gge_s_policies_declare_every_capability(tmp_path: Path) -> None:
-    from gge.demo.model import load_demo_policy
+    from gge.models.demo import load_demo_policy
     from gge.models.replay import ReplayModel
 
     answers = tmp_path / "p.jsonl"

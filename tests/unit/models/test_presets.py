@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from paths import DATA, ROOT
 
-from gge.models.factory import load_preset, preset_names, preset_request
+from gge.models.factory import load_preset, preset_names
+from gge.models.registry import preset_request
 
 OFFICIAL = DATA / "official"
 FAMILIES = [

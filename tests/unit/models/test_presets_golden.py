@@ -39,8 +39,9 @@ from PIL import Image
 
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
-from gge.models.factory import preset_config, preset_names, preset_request, preset_settings
+from gge.models.factory import preset_config, preset_names, preset_settings
 from gge.models.policy import GroundingPolicy
+from gge.models.registry import preset_request
 from gge.types import Absent, Sample
 
 SCREEN = (3840, 2160)

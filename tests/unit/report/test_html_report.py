@@ -1,7 +1,7 @@
 """The self-contained report.html: gallery entries from real images, every section, escaping, compare page.
 
 The fixtures (``helpers/report_documents.py``, shared with ``test_browser.py``) are real
-:class:`~gge.types.Sample` / :class:`~gge.scoring.scoring.SampleResult` objects scored by
+:class:`~gge.types.Sample` / :class:`~gge.types.SampleResult` objects scored by
 :func:`gge.scoring.scoring.score_sample` over small PNGs written with pillow, and hand-built documents
 that follow the issue-11 schema (research/ISSUE11_SCHEMA.md) exactly.
 """

@@ -12,9 +12,9 @@ from typing import Any
 
 from headline_results import HIT, MACRO, MISS, Macro, Micro, _result
 
+from gge.documents.results import SCHEMA_VERSION
 from gge.report.html import render_report_html
 from gge.report.markdown import fmt, render_benchmark, render_summary
-from gge.run.document import SCHEMA_VERSION
 from gge.scoring.grouping import wilson_interval
 from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
 

@@ -18,7 +18,7 @@ from report_documents import make_document
 
 from gge.report.html import render_report_html
 from gge.report.markdown import render_benchmark
-from gge.scoring.selection import STRATEGIES
+from gge.types import STRATEGIES
 
 OSWORLD_VARIANT = {"instructions": "original", "refusals": "scored", "denominator": 564}
 COPY_WARNING = (

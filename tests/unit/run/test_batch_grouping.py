@@ -18,8 +18,7 @@ from PIL import Image
 
 from gge.run.data import Item, make_loader, shard_indices, size_order
 from gge.run.evaluate import evaluate_batches, merge_results
-from gge.scoring.scoring import SampleResult
-from gge.types import Box, Sample
+from gge.types import Box, Sample, SampleResult
 
 # ScreenSpot-like: a 16:9 desktop, a tall phone, the phone turned (same area, other width), a square.
 SIZES = [(64, 36), (18, 40), (40, 18), (30, 30), (48, 27)]
@@ -133,7 +132,7 @@ def _unmeasured(r: SampleResult) -> SampleResult:
 def test_demo_results_are_the_same_grouped_or_not(demo_suite: Path) -> None:
     """The demo policy on a benchmark of six screen sizes, 1 and 2 ranks: grouping changes no result."""
     from gge.benchmarks import get_benchmark
-    from gge.demo.model import load_demo_policy
+    from gge.models.demo import load_demo_policy
 
     bench = get_benchmark("screenspot_v2")
     samples = bench.load(demo_suite / bench.directory, bench.options_type()).samples[:20]

@@ -9,16 +9,9 @@ import pytest
 import torch.utils.data
 from PIL import Image
 
+from gge.benchmarks.images import decode_image
 from gge.errors import GgeError
-from gge.run.data import (
-    Item,
-    SampleDataset,
-    batches_per_rank,
-    collate_items,
-    decode_image,
-    make_loader,
-    shard_indices,
-)
+from gge.run.data import Item, SampleDataset, batches_per_rank, collate_items, make_loader, shard_indices
 from gge.types import Box, Sample
 
 

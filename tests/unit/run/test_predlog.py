@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from gge.documents.records import encode
 from gge.errors import GgeError
 from gge.models.replay import parse_line
 from gge.run.predlog import PredictionLog, existing_logs, rank_log_path, read_records
-from gge.run.records import encode
 from gge.scoring.scoring import score_sample
 from gge.types import Box, Candidate, Prediction, Sample
 
@@ -190,8 +190,8 @@ LINE = (
 
 
 def test_the_codec_reads_a_hand_written_line_and_writes_it_back_byte_for_byte() -> None:
-    from gge.run.records import PredictionRecord, decode, encode
-    from gge.scoring.scoring import SampleResult
+    from gge.documents.records import PredictionRecord, decode, encode
+    from gge.types import SampleResult
 
     rec = decode(json.loads(LINE), "p.jsonl:1")
     assert (rec.benchmark, rec.id, rec.raw, rec.truncated) == (
@@ -242,7 +242,7 @@ def test_the_codec_reads_a_hand_written_line_and_writes_it_back_byte_for_byte() 
 
 
 def test_a_replay_line_has_no_outcomes_and_bad_fields_name_the_file_and_line() -> None:
-    from gge.run.records import decode
+    from gge.documents.records import decode
 
     rec = decode({"benchmark": "b", "id": 7, "candidates": [[-1, -1], [3, 4]]}, "r.jsonl:1")
     assert rec.id == "7" and [c.point for c in rec.candidates] == [None, (3.0, 4.0)]

@@ -12,11 +12,11 @@ import re
 
 import pytest
 
+from gge.documents.records import decode, encode
 from gge.errors import GgeError
 from gge.models.policy import AdapterSettings, GroundingPolicy
 from gge.report.cost_tables import setup_text
 from gge.run.hardware import cost_setup
-from gge.run.records import decode, encode
 from gge.scoring.scoring import score_sample
 from gge.types import Absent, Box, Candidate, Polygon, Prediction, Region, Sample
 

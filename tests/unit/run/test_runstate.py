@@ -23,17 +23,11 @@ import pytest
 import torch
 from tiny_checkpoints import build_tiny_qwen2_5_vl
 
-from gge.demo.model import default_checkpoint
+from gge.documents.files import atomic_write
 from gge.errors import GgeError
+from gge.models.demo import default_checkpoint
 from gge.run import runstate
-from gge.run.runstate import (
-    atomic_write,
-    checkpoint_digest,
-    differences,
-    file_digest,
-    output_dir_lock,
-    samples_digest,
-)
+from gge.run.runstate import checkpoint_digest, differences, file_digest, output_dir_lock, samples_digest
 from gge.run.settings import parse_args
 from gge.run.standalone import run
 from gge.types import Absent, Sample
@@ -341,7 +335,7 @@ def test_a_checkpoint_retrained_in_place_refuses_the_resume(demo_suite: Path, tm
     """The fingerprint holds the digest of each file the model kind reads (the demo: its ckpt)."""
     import torch
 
-    from gge.demo.model import default_checkpoint
+    from gge.models.demo import default_checkpoint
 
     ckpt = tmp_path / "demo.pt"
     ckpt.write_bytes(default_checkpoint().read_bytes())

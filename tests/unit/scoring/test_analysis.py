@@ -50,8 +50,8 @@ from gge.scoring.calibration import (
     reliability,
     risk_coverage,
 )
-from gge.scoring.scoring import SampleResult, score_sample
-from gge.types import Absent, Box, Candidate, Polygon, Prediction, Region, Sample
+from gge.scoring.scoring import score_sample
+from gge.types import Absent, Box, Candidate, Polygon, Prediction, Region, Sample, SampleResult
 
 
 def _result(
@@ -374,8 +374,8 @@ def test_wandb_decomposition_rows_name_every_cell() -> None:
 
 
 def test_score_kind_is_read_off_the_scores_or_declared_by_the_policy() -> None:
-    from gge.demo.model import load_demo_policy
     from gge.models.base import policy_analysis_options
+    from gge.models.demo import load_demo_policy
     from gge.scoring.calibration import infer_score_kind
 
     ranked = [_result(BOX, [(0, 0), (150, 120), (5, 5)], [2.0, 3.0, 1.0], sid="r")]

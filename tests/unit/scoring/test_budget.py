@@ -12,9 +12,9 @@ from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenc
 from gge.scoring.budget import budget_curves, point_slots, sample_costs, sample_hits, subset_plan
 from gge.scoring.cost import cost_summary
 from gge.scoring.metrics import benchmark_metrics
-from gge.scoring.scoring import SampleResult, candidate_hits, score_sample
-from gge.scoring.selection import STRATEGIES, select
-from gge.types import Box, Candidate, CostRecord, Prediction, Refinement, Sample
+from gge.scoring.scoring import candidate_hits, score_sample
+from gge.scoring.selection import select
+from gge.types import STRATEGIES, Box, Candidate, CostRecord, Prediction, Refinement, Sample, SampleResult
 
 K = 5
 SIZE = (400, 300)

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from gge.benchmarks import get_benchmark
+from gge.documents.records import decode, encode
 from gge.errors import GgeError
-from gge.run.records import decode, encode
 from gge.scoring.cost import cost_summary, refine_summary, sample_totals
 from gge.scoring.metrics import benchmark_metrics, scalar_metrics
-from gge.scoring.scoring import SampleResult, score_sample
-from gge.types import Box, Candidate, CostRecord, Prediction, Refinement, Sample
+from gge.scoring.scoring import score_sample
+from gge.types import Box, Candidate, CostRecord, Prediction, Refinement, Sample, SampleResult
 
 
 def _linear_percentile(values: list[float], q: float) -> float:

@@ -18,9 +18,8 @@ from scipy import stats
 
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, BootstrapCI, LoadedBenchmark, TableSpec
 from gge.scoring.metrics import benchmark_metrics, headline_interval, scalar_metrics
-from gge.scoring.scoring import SampleResult
 from gge.scoring.stats import HEADLINE_SEED, bootstrap_means, percentile_bootstrap
-from gge.types import Candidate
+from gge.types import Candidate, SampleResult
 
 
 def scipy_bootstrap(values: np.ndarray, *, resamples: int = 9999, confidence: float = 0.95, seed: int = 0):

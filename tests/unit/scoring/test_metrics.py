@@ -8,8 +8,7 @@ from scipy.stats import binomtest
 from gge.benchmarks.base import Average, Benchmark, BenchmarkOptions, LoadedBenchmark, TableSpec
 from gge.scoring.grouping import wilson_interval
 from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
-from gge.scoring.scoring import SampleResult
-from gge.types import Candidate
+from gge.types import Candidate, SampleResult
 
 
 class Fake(Benchmark):

@@ -13,7 +13,6 @@ from scipy.optimize import minimize
 from gge.errors import GgeError
 from gge.scoring.selection import (
     DEFAULT_CLUSTER_RADIUS,
-    STRATEGIES,
     check_strategy,
     coordinate_median,
     densest_cluster,
@@ -24,7 +23,7 @@ from gge.scoring.selection import (
     select,
     select_all,
 )
-from gge.types import Candidate
+from gge.types import STRATEGIES, Candidate
 
 SPATIAL = ("mean", "median", "geomedian", "medoid", "cluster")
 # Bounded property tests; no example database, so running them leaves no files behind.

@@ -4,8 +4,8 @@ Their one producer each (:func:`gge.scoring.metrics.benchmark_metrics` and
 :func:`gge.run.assemble.build_document` for results.json, :func:`gge.compare.pairing.compare_runs` for
 compare.json) returns these TypedDicts and every reader (report.md and report.html, ``gge compare``,
 the loggers, ``gge watch``) takes them, so mypy checks all of them against this one schema. The cost
-types (``cost``, ``budget``, ``refine``) live in :mod:`gge.run.cost_document` and compare.json's in
-:mod:`gge.run.compare_document`; both are re-exported here. A key that only some runs write is
+types (``cost``, ``budget``, ``refine``) live in :mod:`gge.documents.cost` and compare.json's in
+:mod:`gge.documents.compare`; both are re-exported here. A key that only some runs write is
 ``NotRequired``; a section that can be empty is ``... | None``.
 
 Keys that name a number (``oracle@1`` ... ``oracle@K``, ``pass@1`` ... ``pass@n``, an outcome
@@ -25,13 +25,13 @@ Example:
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, cast
 
-from gge.errors import GgeError
-from gge.run.compare_document import (  # compare.json's types, re-exported
+from gge.documents.compare import (  # compare.json's types, re-exported
     Bootstrap,
     CompareDocument,
     CompareEntry,
@@ -47,7 +47,7 @@ from gge.run.compare_document import (  # compare.json's types, re-exported
     PairStat,
     RunSummary,
 )
-from gge.run.cost_document import (  # results.json's cost types, re-exported
+from gge.documents.cost import (  # results.json's cost types, re-exported
     BudgetCurves,
     BudgetPoint,
     CostSetup,
@@ -60,6 +60,7 @@ from gge.run.cost_document import (  # results.json's cost types, re-exported
     StageCost,
     TokenCounts,
 )
+from gge.errors import GgeError
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired
@@ -309,6 +310,10 @@ class ProvenanceFile(TypedDict):
     bytes: int
 
 
+COPY_SOURCES: tuple[str, ...] = ("parquet", "tsv")
+"""The Hub-copy kinds gge reads: a :class:`Provenance` ``source`` that is a copy of a release."""
+
+
 class Provenance(TypedDict):
     """Where a benchmark's records came from and whether they are the release's.
 
@@ -525,9 +530,15 @@ def read_results(path: str | Path) -> ResultsDocument:
         GgeError: naming the file, for a missing or malformed file, one that is not a JSON object, or
             one of another schema_version.
     """
-    from gge.benchmarks.base import read_json
-
-    document = read_json(Path(path))
+    file = Path(path)
+    if not file.is_file():
+        raise GgeError(f"results file not found: {file}")
+    try:
+        document = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise GgeError(f"{file}: cannot be read ({type(e).__name__}: {e})") from None
+    except json.JSONDecodeError as e:
+        raise GgeError(f"{file}: line {e.lineno}, column {e.colno}: malformed JSON: {e.msg}") from None
     if not isinstance(document, dict):
         raise GgeError(f"{path}: expected a JSON object (gge results.json), got {type(document).__name__}")
     check_version(document, path)

@@ -1,6 +1,6 @@
 """results.json's cost types: the ledger (``cost``), the budget curves (``budget``), the refine stage.
 
-Re-exported by :mod:`gge.run.document` (the one schema every reader takes). Their producers are
+Re-exported by :mod:`gge.documents.results` (the one schema every reader takes). Their producers are
 :func:`gge.scoring.cost.cost_summary`, :func:`gge.scoring.cost.refine_summary`,
 :func:`gge.scoring.budget.budget_curves` and :func:`gge.run.hardware.cost_setup`.
 """
@@ -112,7 +112,7 @@ class PointCost(TypedDict):
 class BudgetPoint(TypedDict):
     """Top-1 of every strategy using j of the K candidates, and what j candidates cost per sample.
 
-    ``top1`` is the micro Top-1 (percent) of each strategy of :data:`gge.scoring.selection.STRATEGIES`,
+    ``top1`` is the micro Top-1 (percent) of each strategy of :data:`gge.types.STRATEGIES`,
     ``oracle`` Oracle@j, both the mean over the ``subsets`` averaged (1 for the first j). ``tokens``
     and ``seconds`` are per sample over the samples with cost records (None: unknown), of the
     proposer's requests only: what ``first``, a vote and the spatial baselines pay. ``critic`` is

@@ -8,7 +8,7 @@ import pytest
 import torch
 from PIL import Image, ImageDraw
 
-from gge.demo.model import DemoNet, DemoPolicy, _candidates, make_view
+from gge.models.demo import DemoNet, DemoPolicy, _candidates, make_view
 from gge.types import Box, Prediction, Sample
 
 

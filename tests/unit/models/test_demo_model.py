@@ -13,7 +13,10 @@ import pytest
 import torch
 from PIL import Image, ImageDraw
 
-from gge.demo.model import (
+from gge.demo.train import DemoRL, TrainConfig, train
+from gge.errors import GgeError
+from gge.models.base import Critic, Proposer
+from gge.models.demo import (
     CELL,
     DemoNet,
     DemoPolicy,
@@ -25,9 +28,6 @@ from gge.demo.model import (
     save_checkpoint,
     widget_scale,
 )
-from gge.demo.train import DemoRL, TrainConfig, train
-from gge.errors import GgeError
-from gge.models.base import Critic, Proposer
 from gge.run.settings import parse_args
 from gge.run.standalone import run
 from gge.types import Box, Sample

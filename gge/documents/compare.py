@@ -1,8 +1,8 @@
-"""compare.json as types (:class:`CompareDocument`), re-exported by :mod:`gge.run.document`.
+"""compare.json as types (:class:`CompareDocument`), re-exported by :mod:`gge.documents.results`.
 
 Its one producer is :func:`gge.compare.pairing.compare_runs`; its readers (``gge compare``'s text, the
 compare page) take these TypedDicts, so mypy checks them against this one schema. It records
-:data:`gge.run.document.SCHEMA_VERSION` as results.json does.
+:data:`gge.documents.results.SCHEMA_VERSION` as results.json does.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The per-sample record: one line of predictions.jsonl, written and read back by one codec.
 
 :class:`PredictionRecord` is a line's fields; :func:`encode` writes a
-:class:`~gge.scoring.scoring.SampleResult` as a line (the object :func:`json.dumps` writes) and
+:class:`~gge.types.SampleResult` as a line (the object :func:`json.dumps` writes) and
 :func:`decode` reads one back, checking every field it knows and naming the file and line of the
 first one at fault. The readers (replay, ``gge compare``, the resumable log) read lines through
 :func:`decode` (the log, which only needs a line's key, through :func:`record_key`), never the JSON
@@ -15,7 +15,7 @@ in its records.
 
 Example:
     >>> from gge.types import Candidate
-    >>> from gge.scoring.scoring import SampleResult
+    >>> from gge.types import SampleResult
     >>> r = SampleResult("b", "1", {}, 5, (Candidate((1.0, 2.0), 0.5),), (True,))
     >>> encode(r)["candidates"]
     [[1.0, 2.0]]
@@ -34,10 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from gge.errors import GgeError
-from gge.scoring.scoring import SampleResult
-from gge.scoring.selection import STRATEGIES
 from gge.types import (
     STAGES,
+    STRATEGIES,
     Absent,
     Box,
     Candidate,
@@ -48,6 +47,7 @@ from gge.types import (
     Prediction,
     Refinement,
     Region,
+    SampleResult,
 )
 
 __all__ = [

@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gge.benchmarks.hub_copies import COPY_SOURCES
-from gge.run.document import BenchmarkEntry
+from gge.documents.results import COPY_SOURCES, BenchmarkEntry
 
 COPY_DIFFERS = (
     "Hub copy that differs from the release (allow_copy_differences=true): not the official headline"

@@ -443,7 +443,7 @@ class DemoPolicy:
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """Decode the screenshots and :meth:`predict_images`."""
-        from gge.run.data import decode_image
+        from gge.benchmarks.images import decode_image
 
         return self.predict_images(samples, [decode_image(s) for s in samples])
 
@@ -490,7 +490,7 @@ def _candidates(
 
 def default_checkpoint() -> Path:
     """The trained demo checkpoint shipped inside the package."""
-    return Path(__file__).with_name("checkpoints") / "demo_policy.pt"
+    return Path(__file__).parent.parent / "demo" / "checkpoints" / "demo_policy.pt"
 
 
 def save_checkpoint(net: DemoNet, path: str | Path, meta: dict[str, Any] | None = None) -> Path:
