@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from gge.benchmarks import get_benchmark
-from gge.benchmarks.base import BenchmarkOptions
+from gge.benchmarks.base import UNKNOWN_SIZE, BenchmarkOptions
 from gge.benchmarks.venusbench_gd import VenusBenchOptions
 from gge.errors import GgeError
 from gge.scoring.scoring import score_sample
@@ -189,6 +189,7 @@ def bad_row(column: str, value: str) -> list[list[str]]:
         ("height", "-800", ["data.csv:3", "'height'", "positive"]),
         ("height", "800.0", ["data.csv:3", "'height'", "integer"]),
         ("id", "xyz", ["data.csv:3", "'id'", "16 hexadecimal"]),
+        ("id", "0123456789abcdef0", ["data.csv:3", "'id'", "16 hexadecimal"]),  # 16 hex, then one more
         ("id", "", ["data.csv:3", "'id'", "empty"]),
         ("instruction", " ", ["data.csv:3", "'instruction'", "empty"]),
         ("image", "", ["data.csv:3", "'image'", "empty"]),
@@ -329,6 +330,24 @@ def test_cagui_bad_lines(tmp_path: Path, line: Any, parts: list[str]) -> None:
     refused("cagui_grounding", tmp_path, *parts)
 
 
+def test_cagui_an_unreadable_screenshot_keeps_the_unknown_size(tmp_path: Path) -> None:
+    """Only a screenshot that is not there takes abs / rel_position; one that is there but unreadable stays
+    unknown (an unreadable screenshot, a counted miss), not a size guessed for a file gge cannot show."""
+    # every line has rel_position <0.1, 0.1, 0.55, 0.55>; cap/1.jpeg is not there, cap/2.jpeg is junk
+    write_cagui(tmp_path, cap=[cagui_line(f"{PREFIX}{n}.jpeg") for n in range(3)])
+    (tmp_path / "images" / "cap" / "2.jpeg").write_bytes(b"not an image at all")
+    loaded = get_benchmark("cagui_grounding").load(tmp_path, BenchmarkOptions())
+    s = {x.id: x.image_size for x in loaded.samples}
+    assert s == {
+        "fun2point_0": (200, 400),  # the header
+        "fun2point_1": (200, 400),  # no screenshot: 110 / 0.55, 220 / 0.55
+        "fun2point_2": UNKNOWN_SIZE,  # there, but unreadable
+        "text2point_0": (300, 600),
+    }
+    assert "1 image sizes from abs_position / rel_position (no screenshot)" in loaded.summary["notes"]
+    assert loaded.summary["unreadable_images"] == 2
+
+
 def test_cagui_malformed_json_and_missing_file(tmp_path: Path) -> None:
     write_cagui(tmp_path)
     with (tmp_path / "code" / "ocr.jsonl").open("a", encoding="utf-8") as f:
@@ -404,6 +423,21 @@ def test_venus_chinese_instructions_fall_back_to_instruction_cn(tmp_path: Path) 
         options=VenusBenchOptions(language="zh"),
     )
     refused("venusbench_gd", tmp_path, "language", "'fr'", options=VenusBenchOptions(language="fr"))
+
+
+def test_venus_a_null_label_is_unknown_as_a_missing_one(tmp_path: Path) -> None:
+    """A label key present with null reads as absent (``unknown``, counted), as ``rec.get(key) is None``."""
+    records = [venus_record(), venus_record(platform=None, group=None), venus_record(group=None)]
+    write_venus(tmp_path, {"a": records})
+    loaded = get_benchmark("venusbench_gd").load(tmp_path, VenusBenchOptions())
+    assert [(x.labels["platform"], x.labels["group"]) for x in loaded.samples] == [
+        ("web", "Shopping"),
+        ("unknown", "unknown"),
+        ("web", "unknown"),
+    ]
+    notes = loaded.summary["notes"]
+    assert "1 records have no 'platform': label 'unknown'" in notes
+    assert "2 records have no 'group': label 'unknown'" in notes
 
 
 @pytest.mark.parametrize(

@@ -238,6 +238,13 @@ BAD_ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
     ("width only", {**GOOD, "width": 200}, PIXELS, "column 'height' is missing"),
     ("width not positive", {**GOOD, "width": 0, "height": 100}, PIXELS, "column 'width' must be a positive"),
     ("size not the image's", {**GOOD, "width": 300, "height": 100}, PIXELS, "say 300x100, but the image"),
+    ("size swapped", {**GOOD, "width": 100, "height": 200}, PIXELS, "say 100x200, but the image"),
+    (
+        "width with a fraction",  # int(200.5) would be the header's 200: refused, not truncated
+        {**GOOD, "width": 200.5, "height": 100},
+        PIXELS,
+        "column 'width' must be a positive whole number, got 200.5",
+    ),
     ("id a list", {**GOOD, "id": [1]}, PIXELS, "column 'id' must be a non-empty string or an integer"),
     ("label missing", GOOD, {**PIXELS, "tables": ["app"]}, "no column 'app' (named in bench.records.tables)"),
     (
