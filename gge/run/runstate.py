@@ -9,12 +9,17 @@ keeps both).
 In the fingerprint: the model section (preset, prompts, convention, modes, pixel limits, decoding,
 dtype...), the checkpoint's content digest (and a separate critic's, a replay file's), ``k``,
 ``seed``, ``decode_max_pixels``, the trainer's precision, and per benchmark its options (the
-instruction variant, the language...) and a digest of its samples (id, instruction, screenshot
-name). Not in it, since they do not change any prediction: the selection strategy and cluster
-radius (every strategy is recomputed from the predictions), ``max_samples`` (a larger rerun
-resumes; a smaller one into a folder holding a finished run refuses, :func:`check_not_smaller`,
-since its subset's results would replace the finished ones), batch size, workers, devices,
-loggers, and the model's ``device``, endpoint concurrency, retries and timeouts.
+instruction variant, the language...) and a digest of its samples (:func:`samples_digest`: id,
+instruction, target and image size: a target changes no prediction, and a resume re-scores the
+answers it reuses, but ``gge compare`` pairs runs on this digest, so a resume on data whose targets
+changed refuses rather than leave a run.json that passes for the new data's). Not in it, since they
+do not change any prediction: the selection strategy and cluster radius (every strategy is
+recomputed from the predictions), ``max_samples`` (a larger rerun resumes; a smaller one into a
+folder holding a finished run refuses, :func:`check_not_smaller`, since its subset's results would
+replace the finished ones), batch size, workers, devices, loggers, and the model's ``device``,
+endpoint concurrency, retries and timeouts. A run.json whose samples digest is of an older scheme
+(:func:`digest_version`) refuses a resume, saying so: it cannot tell whether its predictions were
+made on these samples.
 
 A folder in use is locked (``flock`` on ``.gge.lock``): a second run on it refuses. The kernel
 drops the lock when its process ends, so a killed run never leaves it stuck.
@@ -41,7 +46,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gge.benchmarks.images import image_name
+from gge.benchmarks.hub import region_key
 from gge.documents.files import atomic_write
 from gge.errors import GgeError, TransientError
 from gge.run.predlog import existing_logs
@@ -123,16 +128,55 @@ def checkpoint_digest(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def samples_digest(samples: Sequence[Sample]) -> str:
-    """A digest of what a benchmark asks: each sample's id, instruction and screenshot name.
+SAMPLES_DIGEST_VERSION = "v2"
+"""The scheme of :func:`samples_digest`, its digests' prefix (``v2:<sha256>``). A digest of 64 hex
+characters and no prefix is the first scheme's (gge before v2): id, instruction and screenshot name,
+no target; it cannot be compared with a ``v2`` digest (:func:`digest_version`)."""
 
-    The name is :func:`gge.benchmarks.images.image_name`: the file name, or for an image embedded in a
-    Hub copy the copy's file name with the image's place in it.
+
+def digest_version(digest: str) -> str:
+    """The scheme a samples digest was written by: ``"v2"`` (:data:`SAMPLES_DIGEST_VERSION`) or ``"v1"``.
+
+    Example:
+        >>> digest_version("v2:" + "0" * 64), digest_version("0" * 64)
+        ('v2', 'v1')
+    """
+    prefix, sep, _ = digest.partition(":")
+    return prefix if sep else "v1"
+
+
+def sample_identity(sample: Sample) -> list[Any]:
+    """What a sample is, for :func:`samples_digest`: id, instruction, target and image size.
+
+    The target is :func:`gge.benchmarks.hub.region_key`: the region in pixels to 1e-3 pixel with its
+    hit rule (a box's space and integer-point rule, a polygon's vertices, an absent target's
+    ``abstention_hits``). The screenshot is identified by its size, not its name: a Hub copy's
+    screenshots are rows of a parquet or TSV file (``test-00000.parquet::parquet:3/image``), not the
+    release's files, and not every copy records the release's file name. These are the fields the
+    release check compares (:func:`gge.benchmarks.hub.record_keys`, labels aside), at its precision, so
+    a copy gge reports as matching the release has the release's digest.
+    """
+    return [sample.id, sample.instruction, region_key(sample.region), list(sample.image_size)]
+
+
+def samples_digest(samples: Sequence[Sample]) -> str:
+    """A digest of what a benchmark asks and how it scores: :func:`sample_identity` of each sample.
+
+    Order-free (sorted by id) and prefixed by its scheme, :data:`SAMPLES_DIGEST_VERSION`. Two runs
+    whose samples differ in one target (a box moved, a refusal's ``abstention_hits``) have different
+    digests, so ``gge compare`` refuses to pair them and a resume refuses to reuse predictions.
+
+    Args:
+        samples: A benchmark's samples.
+
+    Returns:
+        ``"v2:<sha256 hex>"``.
     """
     h = hashlib.sha256()
     for s in sorted(samples, key=lambda s: s.id):
-        h.update(json.dumps([s.id, s.instruction, image_name(s.image_path)]).encode())
-    return h.hexdigest()
+        h.update(json.dumps(sample_identity(s), ensure_ascii=False).encode())
+        h.update(b"\n")
+    return f"{SAMPLES_DIGEST_VERSION}:{h.hexdigest()}"
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -191,6 +235,46 @@ def check_output_dir(folder: str | Path, *, option: str = "output_dir") -> Path:
     return path
 
 
+def make_output_dir(folder: str | Path, *, option: str = "output_dir") -> Path:
+    """:func:`check_output_dir`, then create the folder (and its parents) when missing.
+
+    Args:
+        folder: The folder.
+        option: The option named in the message.
+
+    Returns:
+        The folder.
+
+    Raises:
+        GgeError: a parent is a file, or the folder cannot be created (a read-only parent: one line
+            naming the folder and the reason, not a PermissionError traceback).
+    """
+    out = check_output_dir(folder, option=option)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise GgeError(
+            f"{option} {out}: cannot create the folder ({e.strerror or e}: {e.filename or out}); "
+            f"choose a writable {option}"
+        ) from None
+    return out
+
+
+def _old_digests(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The benchmarks whose samples digest in ``old`` is of an earlier scheme than ``new``'s."""
+    benches_old, benches_new = old.get("benchmarks"), new.get("benchmarks")
+    if not isinstance(benches_old, Mapping) or not isinstance(benches_new, Mapping):
+        return []
+    out = []
+    for name, entry in benches_old.items():
+        other = benches_new.get(name)
+        was = entry.get("samples") if isinstance(entry, Mapping) else None
+        now = other.get("samples") if isinstance(other, Mapping) else None
+        if isinstance(was, str) and isinstance(now, str) and digest_version(was) != digest_version(now):
+            out.append(str(name))
+    return out
+
+
 def prepare_output_dir(folder: str | Path, fingerprint: Mapping[str, Any], *, resume: bool) -> None:
     """Check that ``folder`` holds this run's predictions (or none), then record the fingerprint.
 
@@ -203,8 +287,7 @@ def prepare_output_dir(folder: str | Path, fingerprint: Mapping[str, Any], *, re
         GgeError: the folder holds predictions of a run with another fingerprint (naming each key that
             differs), or predictions with no ``run.json`` to compare with.
     """
-    out = check_output_dir(folder)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_output_dir(folder)
     run_file = out / RUN_FILE
     fp = json.loads(json.dumps(fingerprint))  # as it reads back from the file
     if not resume:
@@ -215,6 +298,14 @@ def prepare_output_dir(folder: str | Path, fingerprint: Mapping[str, Any], *, re
             old = json.loads(run_file.read_text(encoding="utf-8"))["fingerprint"]
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise GgeError(f"{run_file}: unreadable run record ({e}); rerun with resume=false") from None
+        stale = _old_digests(old, fp) if isinstance(old, Mapping) else []
+        if stale and logs:
+            raise GgeError(
+                f"output_dir {out} holds predictions whose {RUN_FILE} records a samples digest of an "
+                f"older gge ({', '.join(stale)}: ids, instructions and screenshot names, not targets), "
+                "which cannot tell whether they were made on these samples. Rerun with resume=false to "
+                "replace them, or choose a new output_dir"
+            )
         diff = differences(old, fp)
         if diff and logs:
             raise GgeError(
@@ -228,7 +319,12 @@ def prepare_output_dir(folder: str | Path, fingerprint: Mapping[str, Any], *, re
             "made them; rerun with resume=false to replace them, or choose a new output_dir"
         )
     record = {"fingerprint": fp, "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    atomic_write(run_file, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    try:
+        atomic_write(run_file, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    except OSError as e:
+        raise GgeError(
+            f"output_dir {out}: cannot write {RUN_FILE} ({e.strerror or e}); choose a writable output_dir"
+        ) from None
 
 
 def check_not_smaller(folder: str | Path, counts: Mapping[str, int], max_samples: int | None) -> None:
@@ -284,16 +380,22 @@ def output_dir_lock(folder: str | Path) -> Iterator[None]:
     taken.
 
     Raises:
-        GgeError: another process holds the lock (its pid and start time are named).
+        TransientError: another process holds the lock (its pid and start time are named).
+        GgeError: the folder cannot be created or is not writable (one line naming it).
     """
     try:
         import fcntl
     except ImportError:  # Windows
         yield
         return
-    out = check_output_dir(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    out = make_output_dir(folder)
+    try:
+        fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise GgeError(
+            f"output_dir {out}: cannot create its lock file {LOCK_FILE} ({e.strerror or e}); "
+            "choose a writable output_dir"
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -2,7 +2,7 @@
 
 The fingerprint holds the digests of the files the model kind reads (a checkpoint folder retrained in
 place, a file over 64 MiB digested by its size and 16 chunks) and of the samples (id, instruction,
-screenshot name); ``differences`` tells an absent key from a null one; writes are atomic.
+target, image size); ``differences`` tells an absent key from a null one; writes are atomic.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import signal
 import struct
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,17 @@ from gge.documents.files import atomic_write
 from gge.errors import GgeError
 from gge.models.demo import default_checkpoint
 from gge.run import runstate
-from gge.run.runstate import checkpoint_digest, differences, file_digest, output_dir_lock, samples_digest
+from gge.run.runstate import (
+    checkpoint_digest,
+    differences,
+    digest_version,
+    file_digest,
+    output_dir_lock,
+    samples_digest,
+)
 from gge.run.settings import parse_args
 from gge.run.standalone import run
-from gge.types import Absent, Sample
+from gge.types import Absent, Box, Polygon, Region, Sample
 
 BENCHES = "benchmarks=[screenspot_v2,osworld_g]"
 
@@ -226,22 +234,72 @@ def test_a_file_over_64_mib_is_digested_by_its_size_and_16_evenly_spaced_chunks(
 # -- the samples digest -------------------------------------------------------------------------------
 
 
-def _sample(sid: str, instruction: str, image: str) -> Sample:
-    return Sample("b", sid, image, (100, 100), instruction, Absent())
+def _sample(sid: str, instruction: str, image: str, region: Region | None = None) -> Sample:
+    return Sample("b", sid, image, (100, 100), instruction, region or Absent())
 
 
-def test_the_samples_digest_covers_id_instruction_and_screenshot_name() -> None:
-    base = [_sample("1", "open the menu", "/data/a.png"), _sample("2", "close it", "/data/b.png")]
+def _by_hand(rows: list[tuple[str, str, str, tuple[int, int]]]) -> str:
+    """The v2 digest written out: sorted by id, one JSON line [id, instruction, target text, size]."""
+    h = hashlib.sha256()
+    for sid, text, target, (w, h_) in sorted(rows):
+        h.update(json.dumps([sid, text, target, [w, h_]]).encode() + b"\n")
+    return "v2:" + h.hexdigest()
+
+
+def test_the_samples_digest_covers_id_instruction_target_and_size_not_the_screenshot_name() -> None:
+    base = [
+        _sample("1", "open the menu", "/data/a.png"),
+        _sample("2", "close it", "/data/b.png", Box(1, 2, 3, 4)),
+    ]
     digest = samples_digest(base)
-    expected = hashlib.sha256()
-    for sid, text, name in [("1", "open the menu", "a.png"), ("2", "close it", "b.png")]:
-        expected.update(json.dumps([sid, text, name]).encode())
-    assert digest == expected.hexdigest()
+    assert digest == _by_hand(
+        [
+            ("1", "open the menu", "refusal abstention", (100, 100)),
+            ("2", "close it", "bbox/pixel 1.000 2.000 3.000 4.000", (100, 100)),
+        ]
+    )
+    assert digest_version(digest) == "v2"
     assert samples_digest(base[::-1]) == digest  # order of loading does not matter
-    assert samples_digest([base[0], _sample("2", "close it", "/elsewhere/b.png")]) == digest  # folder moved
-    assert samples_digest([base[0], _sample("2", "close the menu", "/data/b.png")]) != digest
-    assert samples_digest([base[0], _sample("3", "close it", "/data/b.png")]) != digest
-    assert samples_digest([base[0], _sample("2", "close it", "/data/c.png")]) != digest
+    assert samples_digest([base[0], _sample("2", "close it", "/elsewhere/b.png", Box(1, 2, 3, 4))]) == digest
+    # a Hub copy's embedded screenshot is named by its row: the name is not part of the digest
+    embedded = "/hub/test-00000.parquet::parquet:1/image"
+    assert samples_digest([base[0], _sample("2", "close it", embedded, Box(1, 2, 3, 4))]) == digest
+    # float noise below 1e-3 pixel (a copy's [0, 1] box times the size) is the same target
+    assert samples_digest([base[0], _sample("2", "close it", "/d/b.png", Box(1, 2, 3.0000001, 4))]) == digest
+    others = [
+        _sample("2", "close the menu", "/data/b.png", Box(1, 2, 3, 4)),  # instruction
+        _sample("3", "close it", "/data/b.png", Box(1, 2, 3, 4)),  # id
+        _sample("2", "close it", "/data/b.png", Box(1, 2, 3, 5)),  # one box edge
+        _sample("2", "close it", "/data/b.png", Box(1, 2, 3, 4, integer_point=True)),  # its hit rule
+        _sample("2", "close it", "/data/b.png", Polygon(((1, 2), (3, 2), (3, 4)))),
+        replace(_sample("2", "close it", "/data/b.png", Box(1, 2, 3, 4)), image_size=(100, 101)),
+    ]
+    for other in others:
+        assert samples_digest([base[0], other]) != digest, other
+    # a refusal's abstention rule is part of the target
+    assert samples_digest([_sample("1", "open the menu", "/a.png", Absent(False)), base[1]]) != digest
+
+
+def test_a_run_record_with_an_older_samples_digest_refuses_the_resume_saying_so(tmp_path: Path) -> None:
+    """A run.json of gge before the v2 digest (64 hex characters, no target) cannot vouch for its logs."""
+    out = tmp_path / "run"
+    old_digest = hashlib.sha256(b"ids, instructions and screenshot names").hexdigest()
+    new = {"k": 5, "benchmarks": {"b": {"options": {}, "samples": "v2:" + "0" * 64}}}
+    old = {"k": 5, "benchmarks": {"b": {"options": {}, "samples": old_digest}}}
+    runstate.prepare_output_dir(out, old, resume=True)
+    # no predictions yet: nothing to mix up, the record is replaced
+    runstate.prepare_output_dir(out, new, resume=True)
+    assert json.loads((out / "run.json").read_text())["fingerprint"] == new
+    runstate.prepare_output_dir(out, old, resume=True)
+    (out / "predictions.rank0.jsonl").write_text('{"benchmark": "b", "id": "1"}\n')
+    with pytest.raises(GgeError) as e:
+        runstate.prepare_output_dir(out, new, resume=True)
+    msg = str(e.value)
+    assert msg.count("\n") == 0 and str(out) in msg and "older gge (b:" in msg and "not targets" in msg
+    assert "resume=false" in msg
+    assert json.loads((out / "run.json").read_text())["fingerprint"] == old  # left as it was
+    runstate.prepare_output_dir(out, new, resume=False)  # starting over is allowed
+    assert not (out / "predictions.rank0.jsonl").exists()
 
 
 # -- differences --------------------------------------------------------------------------------------
