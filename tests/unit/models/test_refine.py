@@ -16,6 +16,7 @@ from PIL import Image
 
 from gge.errors import GgeError
 from gge.models.base import Generation, GenerationRequest
+from gge.models import policy as policy_module
 from gge.models.factory import preset_settings
 from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
 from gge.models.protocol import protocol_statement
@@ -233,7 +234,9 @@ def _sample(i: int, size: tuple[int, int] = (400, 200)) -> Sample:
     return Sample("b", str(i), "", size, f"thing {i}", Box(240, 170, 260, 190))
 
 
-def test_the_stage_asks_the_family_s_request_on_the_crop_and_maps_the_answer_back() -> None:
+def test_the_stage_asks_the_family_s_request_on_the_crop_and_maps_the_answer_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # sample 0: candidates (100, 50), (300, 150), (20, 20) (abs_resized in 200 x 100); the critic picks
     # the second (0.9); window 200 x 100 around (300, 150): x1 = 200, y1 = 100 (clamped), the crop
     # 200 x 100 seen at 100 x 50; its answer (25, 40) is (50, 80) in the crop, (250, 180) in the screenshot.
@@ -251,7 +254,14 @@ def test_the_stage_asks_the_family_s_request_on_the_crop_and_maps_the_answer_bac
     )
     policy = GroundingPolicy(backend, _settings())
     images = [_noise((400, 200), seed) for seed in range(3)]
+    # a scripted clock: the policy times each call of a backend without a ledger, an equal share each;
+    # the proposals (3 requests) take 6 s, the pointwise judgements (sample 0's 3 candidates) 3 s, the
+    # refine call (2 requests) 3 s
+    readings = iter([0.0, 6.0, 6.0, 9.0, 10.0, 13.0])
+    monkeypatch.setattr(policy_module.time, "perf_counter", lambda: next(readings))
     preds = policy.predict_images([_sample(0), _sample(1), _sample(2)], images)
+    monkeypatch.undo()
+    assert next(readings, None) is None  # every reading used: no call timed twice or left out
 
     assert len(backend.generate_calls) == 2  # the proposals, then every refine request in one call
     first, third = backend.generate_calls[1]
@@ -292,7 +302,12 @@ def test_the_stage_asks_the_family_s_request_on_the_crop_and_maps_the_answer_bac
             0,
             0,
         )
-        assert cost.seconds is not None and cost.seconds >= 0
+        assert cost.seconds == 1.5  # 3 s of the refine call over its 2 requests
+    assert [(c.stage, c.seconds) for c in zero.costs if c.stage != "refine"] == [
+        ("propose", 2.0),
+        *[("judge", 1.0)] * 3,
+    ]
+    assert [(c.stage, c.seconds) for c in two.costs if c.stage != "refine"] == [("propose", 2.0)]
     assert not [c for c in one.costs if c.stage == "refine"]
     assert policy.calls == {"propose": 1, "rank": 1, "refine": 1}
     # scored: the refined pick is its own strategy, the critic's stays
@@ -341,6 +356,17 @@ def test_a_cut_answer_is_a_format_error_and_the_base_pick_stands() -> None:
     base = Prediction("b", "0", (Candidate((300.0, 160.0)),))
     (pred,) = policy.refine([_sample(0)], [_noise((400, 200))], [base])
     assert pred.refine == Refinement("critic", True, None, (200.0, 100.0, 400.0, 200.0), "at (10, 5)", True)
+    assert score_sample(_sample(0), pred, k=1).picks["refined"] == base.candidates[0]
+
+
+def test_a_refusal_on_the_crop_is_no_point_and_no_format_error() -> None:
+    """An answer that says the target is not there parses (an abstention): the base pick stands."""
+    backend = Scripted([["not found"]])
+    policy = GroundingPolicy(backend, _settings(proposer="greedy", critic="none", k=1))
+    base = Prediction("b", "0", (Candidate((300.0, 160.0)),))
+    (pred,) = policy.refine([_sample(0)], [_noise((400, 200))], [base])
+    assert pred.refine == Refinement("critic", True, None, (200.0, 100.0, 400.0, 200.0), "not found")
+    assert pred.refine.point is None and not pred.refine.format_error
     assert score_sample(_sample(0), pred, k=1).picks["refined"] == base.candidates[0]
 
 
