@@ -15,8 +15,8 @@ import pytest
 from PIL import Image
 
 from gge.errors import GgeError
-from gge.models.base import Generation, GenerationRequest
 from gge.models import policy as policy_module
+from gge.models.base import Generation, GenerationRequest
 from gge.models.factory import preset_settings
 from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
 from gge.models.protocol import protocol_statement
