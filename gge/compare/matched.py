@@ -10,9 +10,17 @@ pair of points (jA, jB) of closest cost per sample, and there the difference B �
 with its paired bootstrap interval over the per-sample expected hits (the same resamples, clusters
 and seed as compare's other intervals).
 
-**Rule** (:data:`RULE`): the cost is tokens per sample where both runs know them, else seconds per
-sample; the pair minimises ``|cost A − cost B| / max(cost A, cost B)``; ties go to the larger
-budget (the larger of the smaller cost), then to the fewer candidates.
+**Rule** (:data:`RULE`): the cost is tokens per sample where both runs know them (at some pair of
+points: a run without token counts makes it seconds), else seconds per sample; the pair minimises
+``|cost A − cost B| / max(cost A, cost B)``; ties go to the larger budget (the larger of the smaller
+cost), then to the fewer candidates.
+
+**Seconds are measured, with noise** (:data:`SPREAD_POLICY`): tokens are counted, but seconds on a
+loaded machine vary from one request to the next. Each run's relative spread
+(:func:`seconds_spread`: ``(p90 − p50) / p90`` of its seconds per sample) bounds what the measurement
+can tell; every pair within the larger spread of the closest is one it cannot tell from the closest,
+and among them compare pairs by candidates (the most ``jA + jB``), not by the noisy cost, and says
+so (compare.json ``budget.spread``, a note, compare.md and compare.html). It does not refuse.
 
 **What a strategy pays**: the ``critic`` pick pays the critic's requests (``rank``, ``judge``); a
 vote, ``first`` and the spatial picks pay the proposer's only (:func:`gge.scoring.budget.sample_costs`).
@@ -40,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from gge.compare.runs import Line, Run, _pct
+from gge.documents.compare import MatchedSpread
 from gge.documents.results import MatchedBudget, MatchedPoint, MatchedSide
 from gge.scoring.budget import (
     Cost,
@@ -53,7 +62,7 @@ from gge.scoring.budget import (
     subset_plan,
     whole_cost,
 )
-from gge.scoring.cost import ledger_slots
+from gge.scoring.cost import TOTAL, ledger_slots, sample_totals, spread
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED
 from gge.scoring.stats import paired_bootstrap
 from gge.types import SampleResult
@@ -61,21 +70,39 @@ from gge.types import SampleResult
 __all__ = [
     "RULE",
     "SETUP_FIELDS",
+    "SPREAD_MEASURE",
+    "SPREAD_POLICY",
     "Curve",
+    "Match",
+    "closest",
     "cost_source",
     "critic_of",
     "differs",
     "matched_budget",
     "refine_of",
     "run_curve",
+    "seconds_spread",
     "setup_warnings",
 ]
 
 RULE = (
     "closest common cost: tokens per sample where both runs know them, else seconds; the pair (jA, jB) "
-    "minimising |cost A − cost B| / max(cost A, cost B); ties: the larger budget, then fewer candidates"
+    "minimising |cost A − cost B| / max(cost A, cost B); ties: the larger budget, then fewer candidates; "
+    "in seconds, the pairs within the measured spread of the closest cannot be told apart: among them, "
+    "the most candidates (jA + jB)"
 )
 """How the matched pair is chosen (written into compare.json ``budget.rule``)."""
+
+SPREAD_MEASURE = "(p90 − p50) / p90 of each run's seconds per sample over the paired samples"
+"""How each run's spread of measured seconds is measured (compare.json ``budget.spread.measure``)."""
+SPREAD_POLICY = "flag"
+"""What compare does with a pairing inside the spread of the measured seconds (``budget.spread.policy``).
+
+``flag``: it pairs by candidates among the pairings the measurement cannot tell apart (the most
+``jA + jB``, :func:`closest`), so that timing noise does not decide the pair, and says so in
+compare.json (``budget.spread.inside``, the notes), compare.md and compare.html. It does not refuse:
+two runs of identical predictions whose seconds differ by noise are compared at the same j.
+"""
 
 UNITS = ("tokens", "seconds")
 """The cost units, in order of preference."""
@@ -271,8 +298,48 @@ def run_curve(run: Run, bench: str, lines: Sequence[Line]) -> tuple[Curve | None
     return Curve(strategy, run.k, method, critic, js, hits, costs, labels, notes), None
 
 
-def _closest(a: Curve, b: Curve) -> tuple[str, int, int, float] | None:
-    """The unit and the matched pair of point indices (:data:`RULE`), with their relative difference."""
+@dataclass(frozen=True)
+class Match:
+    """The matched pair of two curves (:func:`closest`).
+
+    Attributes:
+        unit: ``tokens`` or ``seconds``.
+        i: A's point index.
+        m: B's point index.
+        rel: Their relative difference ``|cost A − cost B| / max(cost A, cost B)``.
+        closest: ``(i, m)`` of the closest cost by the plain rule (the pair itself unless the
+            pairing is inside the spread and the candidates chose another).
+        inside: Every ``(i, m)`` within the tolerance of the closest, the chosen pair first (one:
+            the measurement tells the pairing apart).
+    """
+
+    unit: str
+    i: int
+    m: int
+    rel: float
+    closest: tuple[int, int]
+    inside: tuple[tuple[int, int], ...]
+
+
+def closest(a: Curve, b: Curve, tolerance: float = 0.0) -> Match | None:
+    """The unit and the matched pair of point indices (:data:`RULE`), or None without a common unit.
+
+    Tokens where both curves know them at some pair of points, else seconds. The pair minimises the
+    relative difference; ties go to the larger budget (the larger of the smaller cost), then to the
+    fewer candidates (the smaller ``jA + jB``, then the smaller jA). In seconds with a ``tolerance``
+    above 0 (:func:`seconds_spread`), every pair whose relative difference is at most the closest's
+    plus ``tolerance`` is one the measurement cannot tell from it: among those the pair is chosen by
+    candidates (:data:`SPREAD_POLICY`): the most ``jA + jB``, then the larger of the smaller j, then
+    the larger jA, so that timing noise does not decide it.
+
+    Args:
+        a: A's curve.
+        b: B's curve.
+        tolerance: The relative spread of the measured seconds (ignored for tokens).
+
+    Returns:
+        The :class:`Match`, or None.
+    """
     for unit in UNITS:
         pairs = []
         for i in range(len(a.js)):
@@ -286,10 +353,46 @@ def _closest(a: Curve, b: Curve) -> tuple[str, int, int, float] | None:
                 top = max(ca, cb)
                 rel = abs(ca - cb) / top if top > 0 else 0.0
                 pairs.append((rel, -min(ca, cb), a.js[i] + b.js[m], a.js[i], i, m))
-        if pairs:
-            rel, _, _, _, i, m = min(pairs)
-            return unit, i, m, rel
+        if not pairs:
+            continue
+        best = min(pairs)
+        inside = [best]
+        if unit == "seconds" and tolerance > 0:
+            near = [p for p in pairs if p[0] <= best[0] + tolerance]
+            inside = sorted(near, key=lambda p: (p[2], min(a.js[p[4]], b.js[p[5]]), p[3]), reverse=True)
+        chosen = inside[0]
+        return Match(
+            unit,
+            chosen[4],
+            chosen[5],
+            chosen[0],
+            (best[4], best[5]),
+            tuple((p[4], p[5]) for p in inside),
+        )
     return None
+
+
+def seconds_spread(lines: Sequence[Line]) -> float | None:
+    """A run's relative spread of measured seconds (:data:`SPREAD_MEASURE`), None where unknown.
+
+    ``(p90 − p50) / p90`` of the seconds per sample (every request of the sample: results.json
+    ``cost.total.seconds``, over ``lines``, numpy's linear percentiles), the rule's own measure of
+    how far apart two costs are, between the run's median and its 90th-percentile sample. 0 where
+    p90 is 0.
+
+    Example:
+        >>> from gge.types import CostRecord
+        >>> lines = [Line("x", 1, True, (True,), None, None, costs=(CostRecord("propose", seconds=s),))
+        ...          for s in (1.0, 1.0, 2.0)]
+        >>> round(seconds_spread(lines), 6)  # p50 1.0, p90 1.8
+        0.444444
+    """
+    per = [sample_totals(x.costs)[TOTAL].seconds for x in lines if x.costs]
+    known = [s for s in per if s is not None]
+    if not known:
+        return None
+    figures = spread(known)
+    return (figures["p90"] - figures["p50"]) / figures["p90"] if figures["p90"] > 0 else 0.0
 
 
 def setup_warnings(a: Run, b: Run, bench: str, unit: str) -> list[str]:
@@ -388,7 +491,9 @@ def matched_budget(
     Returns:
         ``(budget, notes, warnings)``: ``budget`` is None when either run has no curve or no common
         cost unit (the notes say why); ``warnings`` say where the costs compared may not be one unit
-        (:func:`setup_warnings`). Else ``unit``, ``rule``, ``relative_difference``, ``a`` and ``b`` (each
+        (:func:`setup_warnings`). Else ``unit``, ``rule``, ``relative_difference``, ``spread`` (in
+        seconds: each run's :func:`seconds_spread`, the pairings it cannot tell apart and whether
+        the pairing is inside it, which a note then says; None in tokens), ``a`` and ``b`` (each
         run's strategy, K, method, critic, the matched ``j``, its Top-1, tokens and seconds per
         sample, ``cost`` measured or derived, and its whole ``curve``), ``diff`` (B − A in points, of
         the micro Top-1: the mean of the per-sample expected hits), ``ci``, ``samples`` and
@@ -404,11 +509,30 @@ def matched_budget(
         notes += [f"{bench}: {side}'s budget curve: {n}" for n in curve.notes]
         curves.append(curve)
     ca, cb = curves
-    match = _closest(ca, cb)
+    spreads = (
+        seconds_spread([x for x, _ in pairs]),
+        seconds_spread([y for _, y in pairs]),
+    )
+    tolerance = max((v for v in spreads if v is not None), default=0.0)
+    match = closest(ca, cb, tolerance)
     if match is None:
         notes.append(f"{bench}: no comparison at matched budget: no cost both runs know (tokens or seconds)")
         return None, notes, []
-    unit, i, m, rel = match
+    unit, i, m, rel = match.unit, match.i, match.m, match.rel
+    spread_doc: MatchedSpread | None = None
+    if unit == "seconds":
+        spread_doc = {
+            "measure": SPREAD_MEASURE,
+            "a": spreads[0],
+            "b": spreads[1],
+            "tolerance": tolerance,
+            "closest": [ca.js[match.closest[0]], cb.js[match.closest[1]]],
+            "pairings": [[ca.js[p], cb.js[q]] for p, q in match.inside],
+            "inside": len(match.inside) > 1,
+            "policy": SPREAD_POLICY,
+        }
+        if spread_doc["inside"]:
+            notes.append(spread_note(bench, spread_doc))
     ea = np.array(ca.hits[i], dtype=float)
     eb = np.array(cb.hits[m], dtype=float)
     ci: list[float] | None = None
@@ -421,6 +545,7 @@ def matched_budget(
         "unit": unit,
         "rule": RULE,
         "relative_difference": rel,
+        "spread": spread_doc,
         "a": _side(ca, i),
         "b": _side(cb, m),
         "diff": None if top_a is None or top_b is None else top_b - top_a,
@@ -429,3 +554,28 @@ def matched_budget(
         "screenshots": screenshots,
     }
     return budget, notes, setup_warnings(a, b, bench, unit)
+
+
+def _percent(v: float | None) -> str:
+    return "unknown" if v is None else f"{100 * v:.0f}%"
+
+
+def spread_note(bench: str, spread: MatchedSpread) -> str:
+    """The note of a pairing inside the spread of the measured seconds (compare.json ``notes``).
+
+    Example:
+        >>> note = spread_note("x", {"measure": SPREAD_MEASURE, "a": 0.12, "b": 0.1, "tolerance": 0.12,
+        ...     "closest": [5, 4], "pairings": [[5, 5], [5, 4]], "inside": True, "policy": "flag"})
+        >>> for part in note.split("the pairings ")[1].split("; "):
+        ...     print(part)
+        (jA, jB) = (5, 5), (5, 4) cannot be told apart by the measurement
+        paired by candidates at (5, 5) (the closest measured cost: (5, 4))
+    """
+    pairings = ", ".join(f"({p}, {q})" for p, q in spread["pairings"])
+    chosen, near = spread["pairings"][0], spread["closest"]
+    return (
+        f"{bench}: at matched budget in seconds, the pairing is inside the spread of the measured seconds "
+        f"(A {_percent(spread['a'])}, B {_percent(spread['b'])}: {spread['measure']}): the pairings "
+        f"(jA, jB) = {pairings} cannot be told apart by the measurement; paired by candidates at "
+        f"({chosen[0]}, {chosen[1]}) (the closest measured cost: ({near[0]}, {near[1]}))"
+    )

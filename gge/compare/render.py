@@ -12,10 +12,11 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from gge.compare.matched import RULE
+from gge.compare.matched import RULE, SPREAD_MEASURE
 from gge.compare.pairing import MIN_CLUSTERS
 from gge.compare.runs import Run
 from gge.documents.caveats import describe
+from gge.documents.compare import MatchedSpread
 from gge.documents.results import (
     CompareDocument,
     CompareEntry,
@@ -198,12 +199,17 @@ def _budget_section(doc: CompareDocument) -> list[str]:
         "B Top-1",
         "Δ Top-1",
         "cost Δ",
+        "seconds spread",
     ]
     rows = []
+    inside: list[str] = []
     for title, b in entries:
         if b is None:
-            rows.append([title, *(["–"] * 9)])
+            rows.append([title, *(["–"] * 10)])
             continue
+        spread = b.get("spread")
+        if spread is not None and spread["inside"]:
+            inside.append(f"- {title}: {_inside_text(spread)}")
         unit = b["unit"]
         rows.append(
             [
@@ -217,6 +223,7 @@ def _budget_section(doc: CompareDocument) -> list[str]:
                 fmt(b["b"]["top1"]),
                 f"{fmt_signed(b['diff'])} {_ci(b['ci'])}",
                 f"{100 * b['relative_difference']:.0f}%",
+                _spread_cell(spread),
             ]
         )
     return [
@@ -226,10 +233,31 @@ def _budget_section(doc: CompareDocument) -> list[str]:
         f"- each run's curve of its own selection strategy; the pair: {rule}; {COST_WORDS}; "
         f"Δ = B − A of the micro Top-1 there, "
         f"[{level}% paired bootstrap interval over the per-sample expected hits]; cost Δ: "
-        f"|A − B| / max(A, B); – : no comparison (the notes say why)",
+        f"|A − B| / max(A, B); seconds spread: the larger of the runs' {SPREAD_MEASURE} (tokens are "
+        "counted: –), 'inside' where other pairings lie within it of the closest; – : no comparison "
+        "(the notes say why)",
         "",
         markdown_table(head, rows),
+        *(["", *inside] if inside else []),
     ]
+
+
+def _spread_cell(spread: MatchedSpread | None) -> str:
+    """``12%, inside``: the seconds' spread, and whether the pairing is inside it (– for tokens)."""
+    if spread is None:
+        return "–"
+    return f"{100 * spread['tolerance']:.0f}%" + (", inside" if spread["inside"] else "")
+
+
+def _inside_text(spread: MatchedSpread) -> str:
+    """What a pairing inside the spread of the measured seconds means, for compare.md."""
+    pairings = ", ".join(f"({p}, {q})" for p, q in spread["pairings"])
+    chosen, near = spread["pairings"][0], spread["closest"]
+    return (
+        f"the pairing is inside the spread of the measured seconds ({100 * spread['tolerance']:.0f}%): "
+        f"(jA, jB) = {pairings} cannot be told apart by the measurement; paired by candidates at "
+        f"({chosen[0]}, {chosen[1]}) (the closest measured cost: ({near[0]}, {near[1]}))"
+    )
 
 
 def _curves_table(b: MatchedBudget) -> str:

@@ -25,6 +25,7 @@ __all__ = [
     "MatchedBudget",
     "MatchedPoint",
     "MatchedSide",
+    "MatchedSpread",
     "PairStat",
     "PairedCell",
     "PairedFigures",
@@ -133,17 +134,51 @@ class MatchedSide(TypedDict):
     curve: list[MatchedPoint]
 
 
+class MatchedSpread(TypedDict):
+    """How far seconds measured on the two runs spread, and whether the matched pairing lies inside it.
+
+    Seconds on a loaded machine vary from one measurement to the next, so two pairings (jA, jB) whose
+    relative differences are closer than that variation cannot be told apart by the measurement
+    (:func:`gge.compare.matched.matched_budget`).
+
+    Attributes:
+        measure: How ``a`` and ``b`` are measured (:data:`gge.compare.matched.SPREAD_MEASURE`).
+        a: A's relative spread, ``(p90 − p50) / p90`` of its seconds per sample over the paired
+            samples (the figures of results.json ``cost.total.seconds``); None: unknown.
+        b: B's, the same way.
+        tolerance: The larger of ``a`` and ``b`` (0 where both are unknown).
+        closest: ``[jA, jB]`` of the closest measured cost (the plain rule).
+        pairings: Every ``[jA, jB]`` whose relative difference is at most the closest's plus
+            ``tolerance``, the chosen one first: the pairings the measurement cannot tell apart.
+        inside: Whether there is more than one such pairing (the matched pairing is inside the spread).
+        policy: What compare does then (:data:`gge.compare.matched.SPREAD_POLICY`): ``flag``, pair
+            by candidates (the most ``jA + jB``), not by the noisy cost, and say so; never refuse.
+    """
+
+    measure: str
+    a: float | None
+    b: float | None
+    tolerance: float
+    closest: list[int]
+    pairings: list[list[int]]
+    inside: bool
+    policy: str
+
+
 class MatchedBudget(TypedDict):
     """The two runs at the closest common cost (:func:`gge.compare.matched.matched_budget`).
 
     ``unit`` is ``tokens`` or ``seconds`` (per sample), ``rule`` how the pair was chosen, ``diff``
     B − A of the micro Top-1 at the matched points (points) and ``ci`` its paired bootstrap interval
-    over the per-sample expected hits (None under 5 screenshots).
+    over the per-sample expected hits (None under 5 screenshots). ``spread`` (seconds only; None
+    for tokens, which are counted, not measured) says whether the pairing is inside the spread of
+    the measured seconds (:class:`MatchedSpread`).
     """
 
     unit: str
     rule: str
     relative_difference: float
+    spread: MatchedSpread | None
     a: MatchedSide
     b: MatchedSide
     diff: float | None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gge.documents.caveats import describe
+from gge.documents.compare import MatchedSpread
 from gge.documents.results import (
     CompareDocument,
     CompareEntry,
@@ -160,6 +161,24 @@ def _compare_bench(name: str, b: CompareEntry, k: int) -> str:
     return "".join(out)
 
 
+def _spread_html(spread: MatchedSpread | None) -> str:
+    """The spread of the measured seconds, and a warning where the pairing is inside it ("" for tokens)."""
+    if spread is None:
+        return ""
+    pct = ["–" if v is None else f"{100 * v:.0f}%" for v in (spread["a"], spread["b"])]
+    sides = f"A {pct[0]} · B {pct[1]}"
+    what = f"spread of the measured seconds ({esc(spread['measure'])}): {sides}"
+    if not spread["inside"]:
+        return f'<p class="muted">{what}: the pairing lies outside it</p>'
+    pairings = ", ".join(f"({p}, {q})" for p, q in spread["pairings"])
+    chosen, near = spread["pairings"][0], spread["closest"]
+    return (
+        f'<p class="warning">The pairing is inside the {what}: (jA, jB) = {esc(pairings)} cannot be told '
+        f"apart by the measurement; paired by candidates at ({chosen[0]}, {chosen[1]}) (the closest "
+        f"measured cost: ({near[0]}, {near[1]}))</p>"
+    )
+
+
 def _budget_html(budget: MatchedBudget | None) -> str:
     """The comparison at matched budget: the matched pair, Δ with its interval, both curves as a chart."""
     title = "<h3>At matched budget (the runs differ in K, critic or refine stage)</h3>"
@@ -187,6 +206,7 @@ def _budget_html(budget: MatchedBudget | None) -> str:
         f"95% CI {_ci(budget['ci'])} over {_count(budget['samples'])} samples on "
         f"{_count(budget['screenshots'])} screenshots; costs per sample differ by "
         f"{100 * budget['relative_difference']:.0f}% ({esc(unit)})</p>"
+        f"{_spread_html(budget.get('spread'))}"
         f'<p class="muted">{esc(budget["rule"])}; {esc(COST_WORDS)}; '
         "Top-1 is the micro mean of each sample's expected hit over the j-candidate subsets</p>"
     )
