@@ -20,6 +20,7 @@ from PIL import Image
 
 from gge.errors import GgeError
 from gge.geometry import smart_resize
+from gge.models import openai_api
 from gge.models.base import Backend, GenerationRequest
 from gge.models.openai_api import OpenAIBackend
 
@@ -635,7 +636,6 @@ def test_costs_are_the_servers_usage(server: FakeServer, cached: int | None) -> 
     for g in (a, b):
         assert g.cost is not None
         assert (g.cost.stage, g.cost.image_tokens, g.cost.batch_size) == ("propose", None, 1)
-        assert g.cost.seconds is not None and g.cost.seconds > 0
     assert a.usage == {"prompt_tokens": 105, "completion_tokens": 7}  # kept as it was
     assert b.usage == {"prompt_tokens": 210, "completion_tokens": 21}
     # a server that ignores n: each follow-up request counted too
@@ -655,17 +655,24 @@ def test_costs_are_the_servers_usage(server: FakeServer, cached: int | None) -> 
 
 
 @pytest.mark.parametrize("cached", [32, None])
-def test_policy_ledger_carries_stages_and_slots(server: FakeServer, cached: int | None) -> None:
+def test_policy_ledger_carries_stages_and_slots(
+    server: FakeServer, cached: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from gge.models.policy import AdapterSettings, GroundingPolicy
     from gge.types import Box, Sample
 
-    backend = _backend(server)
+    backend = _backend(server, concurrency=1)  # one request at a time: the clock's readings in order
     server.answer = "(30, 20)"
     server.usage = _reported(cached)
     settings = AdapterSettings(convention="abs_resized", proposer="sampling", k=3, critic="pointwise")
     policy = GroundingPolicy(backend, settings)
     sample = Sample("b", "0", "", (64, 48), "click OK", Box(0, 0, 63, 47))
+    # the proposal: began 0, its greedy part 0 -> 1 s, its samples' part 1 -> 3 s, ended 3;
+    # the three judgements: 5 -> 5.5, 6 -> 6.25, 7 -> 7.125
+    clock = _ScriptedClock(0.0, 0.0, 1.0, 1.0, 3.0, 3.0, 5.0, 5.5, 6.0, 6.25, 7.0, 7.125)
+    monkeypatch.setattr(openai_api, "time", clock)
     (pred,) = policy.predict_images([sample], [Image.new("RGB", (64, 48))])
+    assert clock.readings == []
     judged = [body for body in server.bodies if body.get("logprobs")]
     proposed = [body for body in server.bodies if not body.get("logprobs")]
     assert [body["n"] for body in proposed] == [1, 2] and len(judged) == 3
@@ -683,5 +690,49 @@ def test_policy_ledger_carries_stages_and_slots(server: FakeServer, cached: int 
     for cost in judges:
         assert (cost.input_tokens, cost.output_tokens) == (100 + len(_prompt(judged[0])), 7)
         assert cost.cached_tokens == cached and cost.image_tokens is None
-    assert all(c.seconds is not None and c.seconds > 0 for c in pred.costs)
+    assert [c.seconds for c in pred.costs] == [1.0, 2.0, 0.5, 0.25, 0.125]
     assert sorted(len(_prompt(body)) for body in judged) == [len(_prompt(judged[0]))] * 3
+
+
+class _ScriptedClock:
+    """``time`` as gge.models.openai_api sees it, its ``perf_counter`` reading the next of ``readings``.
+
+    Only that module's readings are scripted (the fake server and pytest keep the real clock).
+    """
+
+    def __init__(self, *readings: float) -> None:
+        self.readings = list(readings)
+
+    def perf_counter(self) -> float:
+        return self.readings.pop(0)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def test_each_request_s_seconds_are_its_own_time_on_a_scripted_clock(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = _backend(server, concurrency=1)
+    plain = _request(backend, "plain")
+    pair = _request(backend, "pair!", num_sequences=3, do_sample=True, greedy_first=True)
+    # plain: began 0, its one request 0.25 -> 1.75, ended 2; the pair: began 10, its greedy request
+    # 10.5 -> 11.5, its samples' 11.5 -> 14, ended 14.5
+    clock = _ScriptedClock(0.0, 0.25, 1.75, 2.0, 10.0, 10.5, 11.5, 11.5, 14.0, 14.5)
+    monkeypatch.setattr(openai_api, "time", clock)
+    a, b = backend.generate([plain, pair])
+    assert a.cost is not None and b.cost is not None
+    assert (a.cost.seconds, b.cost.seconds) == (2.0, 4.5)  # from its start to its end, waits included
+    assert [(c.slot, c.candidates, c.seconds) for c in b.part_costs] == [(0, 1, 1.0), (1, 2, 2.5)]
+    # the pointwise critic: each request timed on its own, recorded as a judgement
+    server.default = "logprobs"
+    clock.readings = [20.0, 20.5, 21.0, 22.0]
+    probs, costs = backend.yes_probability_with_costs(
+        [_request(backend, "p=0.3"), _request(backend, "p=0.9")], "Yes", "No"
+    )
+    assert probs == pytest.approx([0.3, 0.9], abs=1e-9)
+    assert [(c.stage, c.seconds, c.slot, c.candidates) for c in costs] == [
+        ("judge", 0.5, 0, 0),
+        ("judge", 1.0, 0, 0),
+    ]
+    assert clock.readings == []
