@@ -237,3 +237,32 @@ def test_prefetch_keeps_order_converts_and_propagates_errors(tmp_path: Path) -> 
     for _ in Prefetch(make_loader(samples, batch_size=1), depth=1):
         break  # leaving early stops the thread
     assert threading.active_count() <= before
+
+
+def _undecoded(n: int) -> list[Sample]:
+    """Samples whose screenshots are never opened (``decode=False``)."""
+    return [Sample("demo", str(i), f"/nowhere/{i}.png", (8, 8), "click", Box(0, 0, 1, 1)) for i in range(n)]
+
+
+def test_min_batches_never_cuts_the_batches_the_shard_needs() -> None:
+    # 7 samples in batches of 2 need ceil(7 / 2) = 4 batches, the last of one item; min_batches=1 adds none
+    loader = make_loader(_undecoded(7), batch_size=2, decode=False, min_batches=1)
+    batches = [[(it.index, it.padding) for it in b] for b in loader]
+    assert [len(b) for b in batches] == [2, 2, 2, 1]
+    assert not any(padding for b in batches for _, padding in b)
+    # more batches asked than needed: padding items fill them, repeating the first sample
+    padded = [
+        [(it.index, it.padding) for it in b]
+        for b in make_loader(_undecoded(3), batch_size=2, decode=False, min_batches=3)
+    ]
+    assert padded == [[(0, False), (1, False)], [(2, False), (0, True)], [(0, True)]]
+
+
+def test_min_batches_keeps_the_pad_batches_target() -> None:
+    # the docstring's case: rank 2 of 3 holds samples 2 and 5, 5 skipped; pad_batches wants
+    # batches_per_rank(7, 3, 2) = 2 batches, min_batches=1 asks for at least 1: still 2
+    samples = _undecoded(7)
+    loader = make_loader(
+        samples, rank=2, world=3, batch_size=2, pad_batches=True, skip_ids={"5"}, decode=False, min_batches=1
+    )
+    assert [[(it.index, it.padding) for it in b] for b in loader] == [[(2, False), (2, True)], [(2, True)]]
