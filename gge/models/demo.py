@@ -20,6 +20,8 @@ icon...), which is enough to be far above chance and to give a critic something 
 - **Cost.** Each prediction's ledger has a ``propose`` request (its share of the batch's views and
   instruction embeddings, plus its own proposer forward) and a ``judge`` request (one critic forward
   over its K crops), both about slots 0..K-1, in seconds only: it is not a token model.
+- **No critic.** ``model.critic=none`` (``critic=False``) switches the critic off: no ``judge``
+  request, the candidates unscored in the proposer's order, so every critic pick is the first.
 
 Example:
     >>> import torch
@@ -328,6 +330,8 @@ class DemoPolicy:
         seed: Seed of the candidate draws (each sample's draw is seeded by this and its id, so a
             sample gets the same candidates in any batch, on any rank, on a rerun).
         source: Where the weights came from (recorded in the settings).
+        critic: Run its critic (default); False (``model.critic=none``): no ``judge`` stage, the
+            candidates unscored in the proposer's order, so every critic pick is the first.
     """
 
     needs_images = True
@@ -338,13 +342,18 @@ class DemoPolicy:
     critic_mode: str | None = None
     """None: its critic is its own network (the scores read as ``score_kind`` says)."""
 
-    def __init__(self, net: DemoNet, *, k: int = 5, seed: int = 0, source: str = "") -> None:
+    def __init__(
+        self, net: DemoNet, *, k: int = 5, seed: int = 0, source: str = "", critic: bool = True
+    ) -> None:
         if k < 1:
             raise GgeError(f"k must be at least 1, got {k}")
         self.net = net
         self.k = k
         self.seed = seed
         self.source = source
+        self.critic = critic
+        if not critic:
+            self.score_kind = None  # nothing is scored
 
     def _generator(self, sample: Sample) -> torch.Generator:
         key = f"{self.seed}/{sample.benchmark}/{sample.id}".encode()
@@ -393,8 +402,11 @@ class DemoPolicy:
     ) -> list[Judgement]:
         """One critic score per candidate (higher is better), with the critic forward's cost.
 
-        The cost's seconds are the sample's share of the views and its own critic forward.
+        The cost's seconds are the sample's share of the views and its own critic forward. With the
+        critic off, every score is None and nothing is run or recorded.
         """
+        if not self.critic:
+            return [Judgement(tuple(None for _ in prop.candidates)) for prop in proposals]
         views, q, share = self._timed_inputs(samples, images)
         out = []
         with torch.no_grad():
@@ -421,7 +433,8 @@ class DemoPolicy:
         Each prediction's ``costs``: a ``propose`` request (its share of the batch's views and
         instruction embeddings plus its own proposer forward; ``batch_size`` the samples) and a
         ``judge`` request (its critic forward over the K crops, ``batch_size`` 1), both about slots
-        0..K-1; seconds only (not a token model).
+        0..K-1; seconds only (not a token model). With the critic off, only the ``propose`` request,
+        and the candidates unscored.
         """
         views, q, share = self._timed_inputs(samples, images)
         out = []
@@ -430,13 +443,14 @@ class DemoPolicy:
                 began = time.perf_counter()
                 points = self._propose_one(sample, view, q[i : i + 1])
                 proposed = time.perf_counter()
-                scores = self.net.critic_scores(view, points, q[i : i + 1]).tolist()
+                scores = self.net.critic_scores(view, points, q[i : i + 1]).tolist() if self.critic else None
                 judged = time.perf_counter()
             cands = _candidates(view, points, scores)
-            costs = (
+            costs: tuple[CostRecord, ...] = (
                 _cost("propose", share + proposed - began, len(samples), len(points)),
-                _cost("judge", judged - proposed, 1, len(points)),
             )
+            if self.critic:
+                costs += (_cost("judge", judged - proposed, 1, len(points)),)
             raw = " ".join(c.raw for c in cands)
             out.append(Prediction(sample.benchmark, sample.id, cands, raw=raw, costs=costs))
         return out
@@ -468,6 +482,7 @@ class DemoPolicy:
             "config": asdict(self.net.config),
             "k": self.k,
             "seed": self.seed,
+            "critic": "demo" if self.critic else "none",
         }
 
 
@@ -504,8 +519,12 @@ def save_checkpoint(net: DemoNet, path: str | Path, meta: dict[str, Any] | None 
     return path
 
 
-def load_demo_policy(path: str | Path | None = None, *, k: int = 5, seed: int = 0) -> DemoPolicy:
+def load_demo_policy(
+    path: str | Path | None = None, *, k: int = 5, seed: int = 0, critic: bool = True
+) -> DemoPolicy:
     """The demo policy from a checkpoint written by :func:`save_checkpoint` (default: the shipped one).
+
+    ``critic=False`` switches its critic off (``model.critic=none``, see :class:`DemoPolicy`).
 
     Raises:
         GgeError: naming the file, when it is missing or not a demo checkpoint.
@@ -530,4 +549,4 @@ def load_demo_policy(path: str | Path | None = None, *, k: int = 5, seed: int = 
     except (KeyError, TypeError, ValueError, RuntimeError) as e:
         raise GgeError(f"{path}: weights or sizes do not fit the demo model: {e!r}") from None
     net.eval()
-    return DemoPolicy(net, k=k, seed=seed, source=str(path))
+    return DemoPolicy(net, k=k, seed=seed, source=str(path), critic=critic)

@@ -17,15 +17,23 @@ Example:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TextIO
 
 from omegaconf import DictConfig, OmegaConf
 
+from gge.benchmarks.loading import check_images
 from gge.errors import GgeError, did_you_mean, unknown_name
-from gge.models.base import Policy, policy_analysis_options
-from gge.models.factory import grounding_policy, load_preset, preset_config, preset_names, size_only_policy
+from gge.models.base import Policy, capabilities, policy_analysis_options
+from gge.models.factory import (
+    ModelConfig,
+    grounding_policy,
+    load_preset,
+    preset_config,
+    preset_names,
+    size_only_policy,
+)
 from gge.models.policy import GroundingPolicy
 from gge.models.replay import ReplayModel
 from gge.scoring.analysis import analysis_options
@@ -65,6 +73,51 @@ def cascade_protocol(m: DictConfig) -> str | None:
     return (
         f"gge cascade ({m.refine} x{float(m.refine_zoom):g} on {pick}): not comparable to published numbers"
     )
+
+
+def _value(m: DictConfig, key: str) -> Any:
+    """A ``model`` option as plain data (a nested section as a dict)."""
+    v = m[key]
+    return OmegaConf.to_container(v, resolve=True) if isinstance(v, DictConfig) else v
+
+
+def _leaves(value: Any, prefix: str) -> dict[str, Any]:
+    """``{dotted key: value}`` of a plain option value (a section's leaves, a dict as a whole if empty)."""
+    if isinstance(value, dict) and value:
+        return {k: v for key, sub in value.items() for k, v in _leaves(sub, f"{prefix}.{key}").items()}
+    return {prefix: value}
+
+
+def set_options(m: DictConfig, honoured: Sequence[str]) -> list[str]:
+    """The ``model`` options outside ``honoured`` whose value differs from the schema's default.
+
+    Args:
+        m: A ``model`` section (typed by :class:`~gge.models.factory.ModelConfig`).
+        honoured: The options the kind reads (top-level keys).
+
+    Returns:
+        ``key=value`` of each option set to something else than its default, in schema order (a
+        section's options by their dotted key).
+
+    Example:
+        >>> m = OmegaConf.merge(
+        ...     OmegaConf.structured(ModelConfig),
+        ...     {"backend": "openai", "critic": "none", "prompts": {"system": "Be brief."}},
+        ... )
+        >>> set_options(m, ("name", "critic"))
+        ['backend=openai', 'prompts.system=Be brief.']
+    """
+    default = OmegaConf.structured(ModelConfig)
+    out = []
+    for key in default:
+        if key in honoured or key not in m:
+            continue
+        given, usual = _leaves(_value(m, str(key)), str(key)), _leaves(_value(default, str(key)), str(key))
+        out += [f"{k}={v}" for k, v in given.items() if k not in usual or usual[k] != v]
+        out += [
+            f"{k}=null" for k in usual if k not in given and not any(g.startswith(f"{k}.") for g in given)
+        ]
+    return out
 
 
 class ModelKind(ABC):
@@ -140,6 +193,37 @@ class ModelKind(ABC):
         del policy, benchmarks
         return []
 
+    def check_options(self, m: DictConfig) -> None:
+        """Refuse the ``model`` options this kind cannot honour (default: it honours them all).
+
+        Raises:
+            GgeError: one line naming the option and the kind.
+        """
+        del m
+
+    def recorded_options(self, m: DictConfig) -> dict[str, Any]:
+        """The ``model`` options results.json ``config.model`` records: those the run used (default: all)."""
+        model = OmegaConf.to_container(m, resolve=True)
+        assert isinstance(model, dict)
+        return {str(key): value for key, value in model.items()}
+
+    def check_data(
+        self, policy: Policy, samples: Mapping[str, Sequence[Sample]], *, strict_images: bool, out: TextIO
+    ) -> None:
+        """Check the loaded samples against what the policy needs, before anything is evaluated.
+
+        The default lists the missing screenshots of a policy that looks at them
+        (:func:`gge.benchmarks.loading.check_images`; ``strict_images`` stops the run).
+
+        Args:
+            policy: The run's policy.
+            samples: The samples to evaluate, by benchmark.
+            strict_images: Stop on a missing screenshot instead of warning.
+            out: Where warnings go.
+        """
+        if capabilities(policy).needs_images:
+            check_images(samples, strict=strict_images, out=out)
+
     def dry_run_policy(self, m: DictConfig, k: int) -> GroundingPolicy:
         """A policy over no model that renders the requests a run would send (``renders_requests``).
 
@@ -152,18 +236,57 @@ class ModelKind(ABC):
 class DemoKind(ModelKind):
     """``model=demo``: the small proposer/critic shipped with gge (:mod:`gge.models.demo`).
 
-    ``ckpt=`` may name another demo checkpoint (a ``*.pt`` file); unset, the shipped one.
+    ``ckpt=`` may name another demo checkpoint (a ``*.pt`` file); unset, the shipped one. Of the
+    ``model`` options it honours only ``model.critic=none``, which switches its critic off (no
+    ``judge`` stage; the candidates unscored, so every critic pick is the first, as a preset's without
+    a critic); every other option set to a value of its own is refused (:meth:`check_options`), and
+    results.json records only ``name`` and ``critic``.
     """
 
     label = "demo"
     from_preset = False
     renders_requests = False
+    HONOURED: ClassVar[tuple[str, ...]] = ("name", "critic")
+    """The ``model`` options the demo reads."""
+
+    def check_options(self, m: DictConfig) -> None:
+        """Refuse a critic other than its own or none, and every option it does not read, when set.
+
+        Raises:
+            GgeError: e.g. ``model.backend=openai: model=demo does not use it ...``.
+        """
+        default_critic = ModelConfig.critic
+        if m.critic not in (default_critic, "none"):
+            raise GgeError(
+                f"model.critic={m.critic}: model=demo has one critic, its own network (on by default, "
+                "off with model.critic=none); a listwise or pointwise critic is a preset's"
+            )
+        unused = set_options(m, self.HONOURED)
+        if unused:
+            keys = ", ".join(f"model.{kv}" for kv in unused)
+            it = "it" if len(unused) == 1 else "them"
+            raise GgeError(
+                f"{keys}: model=demo does not use {it} (a preset's or a replay's option); the demo "
+                "takes ckpt=, k=, seed= and model.critic=none: unset "
+                f"{it}, or name a preset with model=NAME"
+            )
+
+    def recorded_options(self, m: DictConfig) -> dict[str, Any]:
+        """``name`` and ``critic``: the options the demo reads (the others are refused when set)."""
+        return {key: _value(m, key) for key in self.HONOURED}
 
     def build(self, cfg: DictConfig) -> Policy:
-        """The demo policy from ``ckpt`` (default: the shipped checkpoint), with ``k`` and ``seed``."""
+        """The demo policy from ``ckpt`` (default: the shipped checkpoint), with ``k``, ``seed``, critic.
+
+        Raises:
+            GgeError: an option it cannot honour (:meth:`check_options`).
+        """
         from gge.models.demo import load_demo_policy
 
-        return load_demo_policy(cfg.ckpt or None, k=int(cfg.k), seed=int(cfg.seed))
+        self.check_options(cfg.model)
+        return load_demo_policy(
+            cfg.ckpt or None, k=int(cfg.k), seed=int(cfg.seed), critic=cfg.model.critic != "none"
+        )
 
     def fingerprint_files(self, cfg: DictConfig) -> dict[str, str | None]:
         """The checkpoint: ``ckpt``, or the shipped one."""
@@ -172,8 +295,9 @@ class DemoKind(ModelKind):
         return {"ckpt": str(default_checkpoint()) if cfg.ckpt is None else cfg.ckpt}
 
     def protocol(self, m: DictConfig) -> str:
-        """The demo model on its synthetic suite: gge's own numbers."""
-        return "gge demo proposer/critic (synthetic suite): not comparable to published numbers"
+        """The demo model on its synthetic suite: gge's own numbers (its proposer alone with no critic)."""
+        model = "proposer, no critic" if m.critic == "none" else "proposer/critic"
+        return f"gge demo {model} (synthetic suite): not comparable to published numbers"
 
     def needs_transformers(self, m: DictConfig) -> bool:
         """No: a torch model of gge's own."""
