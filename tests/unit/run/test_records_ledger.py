@@ -101,3 +101,32 @@ def test_the_cost_setup_of_a_replay_says_nothing_was_measured_here() -> None:
         setup_text(bare)
         == "Costs: none: old.jsonl has no cost records (written before gge kept them, or by hand)"
     )
+
+
+def test_a_document_given_an_empty_notes_list_has_an_empty_notes_field() -> None:
+    """``notes=[]`` (nothing differs from a full evaluation) is said, ``notes=None`` leaves the field out."""
+    from gge.benchmarks import get_benchmark
+    from gge.documents.results import ResultsDocument
+    from gge.run.assemble import build_document
+
+    sample = Sample("osworld_g", "a", "", (100, 100), "click", Box(0, 0, 50, 50))
+    result = score_sample(sample, Prediction("osworld_g", "a", (Candidate((10.0, 10.0)),)), k=1)
+
+    def build(notes: list[str] | None) -> tuple[ResultsDocument, str]:
+        return build_document(
+            {"osworld_g": get_benchmark("osworld_g")},
+            {"osworld_g": [result]},
+            k=1,
+            strategy="first",
+            protocol="p",
+            model={},
+            config={},
+            notes=notes,
+        )
+
+    document, report = build([])
+    assert document["notes"] == [] and "Note:" not in report
+    document, report = build(["only 1 sample"])
+    assert document["notes"] == ["only 1 sample"] and "Note: only 1 sample" in report
+    document, _ = build(None)
+    assert "notes" not in document
