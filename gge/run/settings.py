@@ -348,6 +348,30 @@ def bench_options(cfg: DictConfig) -> dict[str, BenchmarkOptions]:
     return options
 
 
+def own_files(options: BenchmarkOptions) -> bool:
+    """Whether a benchmark's options name its files themselves: ``root``, or a file ``path`` (``records``).
+
+    Such a benchmark reads nothing under ``data_root``.
+
+    Example:
+        >>> own_files(BenchmarkOptions(root="/data/mine")), own_files(BenchmarkOptions())
+        (True, False)
+    """
+    return bool(options.root) or bool(getattr(options, "path", None))
+
+
+def uses_demo_suite(cfg: DictConfig) -> bool:
+    """Whether the run reads the demo suite: no ``data_root``, and some benchmark without its own files.
+
+    Args:
+        cfg: A configuration from :func:`parse_args`.
+
+    Returns:
+        True when some configured benchmark would be read from the demo suite.
+    """
+    return cfg.data_root is None and not all(own_files(o) for o in bench_options(cfg).values())
+
+
 def default_data_root(seed: int, out: TextIO | None) -> Path:
     """The bundled demo suite (generated on first use) when no ``data_root`` is given; says so on ``out``.
 

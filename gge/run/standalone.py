@@ -45,12 +45,21 @@ from gge.run.runstate import (
     prepare_output_dir,
     samples_digest,
 )
-from gge.run.settings import bench_options, default_data_root, validate, warn_model_type
+from gge.run.settings import bench_options, default_data_root, uses_demo_suite, validate, warn_model_type
 from gge.scoring.scoring import score_sample
 from gge.types import Sample, SampleResult
 
 
-def _make_policy(kind: ModelKind, cfg: DictConfig, root: Path, is_demo: bool, out: TextIO) -> Policy:
+def _load_root(data_root: Path | None) -> Path:
+    """The ``data_root`` the loader is given (the working directory stands in for none).
+
+    With none, every benchmark names its own files (``root``, or a records ``path``, relative to the
+    working directory): nothing is read under it.
+    """
+    return data_root if data_root is not None else Path.cwd()
+
+
+def _make_policy(kind: ModelKind, cfg: DictConfig, root: Path | None, is_demo: bool, out: TextIO) -> Policy:
     kind.fill_defaults(cfg, root if is_demo else None)
     warn_model_type(cfg, out)
     return kind.build(cfg)
@@ -206,7 +215,8 @@ class _Run:
         k: Answers scored per sample.
         strategy: The selection strategy (``selection``).
         radius: The cluster radius of the selection.
-        data_root: The folder the benchmarks are read from.
+        data_root: The folder benchmarks without their own files are read from: ``data_root``, the
+            demo suite, or None when every benchmark names its own (``root``, a records ``path``).
         output_dir: The run's output folder.
         loaded: The benchmarks, what each loaded, and the samples evaluated.
     """
@@ -217,7 +227,7 @@ class _Run:
     k: int
     strategy: str
     radius: float
-    data_root: Path
+    data_root: Path | None
     output_dir: Path
     loaded: BenchmarkSet
 
@@ -226,7 +236,7 @@ def _load(
     cfg: DictConfig,
     strategy: str,
     radius: float,
-    data_root: Path,
+    data_root: Path | None,
     is_demo: bool,
     output_dir: Path,
     out: TextIO,
@@ -237,7 +247,7 @@ def _load(
     k = answers_per_sample(policy, int(cfg.k))
 
     loaded = load_benchmarks(
-        cfg.benchmarks, data_root, bench_options(cfg), max_samples=cfg.max_samples, out=out
+        cfg.benchmarks, _load_root(data_root), bench_options(cfg), max_samples=cfg.max_samples, out=out
     )
     if needs_images(policy):
         check_images(loaded.samples, strict=bool(cfg.strict_images), out=out)
@@ -280,7 +290,7 @@ def _finalize(
             extras[name]["origin"] = origin
     config = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(config, dict)
-    config["data_root"] = str(run.data_root)
+    config["data_root"] = None if run.data_root is None else str(run.data_root)
     document, report = build_document(
         benches,
         results,
@@ -389,19 +399,23 @@ def _log(run: _Run, stack: ExitStack, document: dict[str, Any], results_path: Pa
         ) from None
 
 
+def _given_root(value: str | None) -> Path | None:
+    return None if value is None else Path(value)
+
+
 def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any]:
     out = out or sys.stdout
     if not _is_launcher_rank():
         out = io.StringIO()  # only rank 0 prints
     validate(cfg)
     strategy, radius = str(cfg.selection), float(cfg.cluster_radius)
-    is_demo = cfg.data_root is None
-    data_root = default_data_root(int(cfg.seed), out) if is_demo else Path(cfg.data_root)
+    is_demo = uses_demo_suite(cfg)  # said (and generated on first use) only when a benchmark reads it
+    data_root = default_data_root(int(cfg.seed), out) if is_demo else _given_root(cfg.data_root)
     if cfg.output_dir is None:
         cfg.output_dir = f"outputs/{time.strftime('%Y%m%d-%H%M%S')}"
     output_dir = check_output_dir(cfg.output_dir)
     if cfg.dry_run:
-        return dry_run(cfg, data_root, output_dir, out)
+        return dry_run(cfg, _load_root(data_root), output_dir, out)
     run = _load(cfg, strategy, radius, data_root, is_demo, output_dir, out)
     restored, done_ids = _resume(run, stack, out)
 
