@@ -14,6 +14,8 @@ import numpy as np
 
 from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
+from gge.benchmarks.hub import region_key
+from gge.benchmarks.images import split_ref
 from gge.compare.matched import differs, matched_budget
 from gge.compare.runs import Line, Run, _pct
 from gge.documents.caveats import headline_caveat
@@ -32,7 +34,7 @@ from gge.documents.results import (
 )
 from gge.errors import GgeError
 from gge.report.markdown import subset_text
-from gge.run.runstate import RUN_FILE
+from gge.run.runstate import RUN_FILE, SAMPLES_DIGEST_VERSION, digest_version
 from gge.scoring.grouping import average, group_by, table
 from gge.scoring.stats import macro_statistic, mcnemar_exact, min_detectable_difference, paired_bootstrap
 from gge.types import LabelValue, SampleResult
@@ -109,6 +111,54 @@ def _few(ids: Sequence[str], n: int = 3) -> str:
     return f"{shown}, ..." if len(ids) > n else shown
 
 
+def _target_differences(a_lines: Sequence[Line], b_lines: Sequence[Line]) -> list[tuple[str, str, str]]:
+    """``(id, A's target, B's target)`` of each sample whose recorded targets differ (A's order).
+
+    Targets are compared as the samples digest compares them (:func:`gge.benchmarks.hub.region_key`:
+    pixels to 1e-3 pixel, with the hit rule); a line without a target (an older gge) is not compared.
+    """
+    by_id_b = {x.id: x for x in b_lines}
+    out = []
+    for xa in a_lines:
+        xb = by_id_b.get(xa.id)
+        if xb is None or xa.target is None or xb.target is None:
+            continue
+        ka, kb = region_key(xa.target), region_key(xb.target)
+        if ka != kb:
+            out.append((xa.id, ka, kb))
+    return out
+
+
+def _annotation_files(run: Run, name: str) -> dict[str, str | None]:
+    """``{path: sha256}`` of the files a run's benchmark read (``load.provenance.files``; {} if none)."""
+    load = run.document["benchmarks"][name].get("load")
+    provenance = load.get("provenance") if isinstance(load, dict) else None
+    found = provenance.get("files") if isinstance(provenance, dict) else None
+    if not isinstance(found, list):
+        return {}
+    return {
+        str(f["path"]): (str(f["sha256"]) if f.get("sha256") else None)
+        for f in found
+        if isinstance(f, dict) and "path" in f
+    }
+
+
+def _annotations(a: Run, b: Run, name: str) -> str:
+    """Where the two runs' annotation files differ, by ``load.provenance``'s sha256 (for a refusal)."""
+    fa, fb = _annotation_files(a, name), _annotation_files(b, name)
+    if not fa or not fb:
+        return "no load.provenance in both results.json to tell which annotation file differs"
+    differ = [p for p in fa if p in fb and fa[p] != fb[p]]
+    if differ:
+        p = differ[0]
+        more = f" (+{len(differ) - 1} more files)" if len(differ) > 1 else ""
+        sha_a, sha_b = (fa[p] or "unread")[:12], (fb[p] or "unread")[:12]
+        return f"load.provenance: {p} sha256 {sha_a}… in A vs {sha_b}… in B{more}"
+    if set(fa) != set(fb):
+        return f"load.provenance: A read {_few(sorted(fa), 2)}, B read {_few(sorted(fb), 2)}"
+    return "load.provenance: the annotation files read have the same sha256 in both"
+
+
 def _check_pairable(a: Run, b: Run) -> list[str]:
     """Refuse runs that cannot be paired; the notes on what could not be checked (no samples digest)."""
     names_a, names_b = list(a.document["benchmarks"]), list(b.document["benchmarks"])
@@ -135,15 +185,31 @@ def _check_pairable(a: Run, b: Run) -> list[str]:
                 f"{name}: different sample sets: {len(only_a)} ids only in A ({_few(only_a) or 'none'}), "
                 f"{len(only_b)} only in B ({_few(only_b) or 'none'}) (same max_samples and data?)",
             )
+        moved = _target_differences(a.lines.get(name, []), b.lines.get(name, []))
+        if moved:
+            first, ta, tb = moved[0]
+            raise _refuse(
+                a,
+                b,
+                f"{name}: different samples behind the same ids: the targets differ for {len(moved)} of "
+                f"{len(ids_a)} samples ({_few([m[0] for m in moved])}; {first}: A {ta!r} vs B {tb!r}); "
+                f"{_annotations(a, b, name)}",
+            )
         da = None if a.digests is None else a.digests.get(name)
         db = None if b.digests is None else b.digests.get(name)
-        if da is not None and db is not None and da != db:
+        if da is not None and db is not None and digest_version(da) != digest_version(db):
+            older = "A" if digest_version(da) != SAMPLES_DIGEST_VERSION else "B"
+            notes.append(
+                f"{name}: {older}'s samples digest is of an older gge (ids, instructions, screenshot names) "
+                "and cannot be checked against the other's: samples paired by id and recorded targets only"
+            )
+        elif da is not None and db is not None and da != db:
             raise _refuse(
                 a,
                 b,
                 f"{name}: different samples behind the same ids: samples digest {da[:16]}… in "
-                f"{a.digests_file} vs {db[:16]}… in {b.digests_file} (other screenshots or instructions: "
-                "other data?)",
+                f"{a.digests_file} vs {db[:16]}… in {b.digests_file} (other targets, instructions or "
+                f"screenshot sizes: other data?); {_annotations(a, b, name)}",
             )
         for side, run, digest in (("A", a, da), ("B", b, db)):
             if digest is None and run.digests is not None:
@@ -212,10 +278,18 @@ def _headline(
 
 
 def _pairs(a_lines: list[Line], b_lines: list[Line]) -> tuple[list[tuple[Line, Line]], list[str], int]:
-    """The lines paired by id (A's order), each pair's cluster (its screenshot) and how many have none."""
+    """The lines paired by id (A's order), each pair's cluster (its screenshot) and how many have none.
+
+    A pair's screenshot is A's, else B's; B's when every screenshot of A is embedded in a Hub copy and
+    B's are not (a copy names each row's image apart, so rows showing one screenshot would be
+    clusters of their own).
+    """
     by_id_b = {x.id: x for x in b_lines}
     pairs = [(x, by_id_b[x.id]) for x in a_lines]
-    images = [xa.image or xb.image for xa, xb in pairs]
+    b_first = all(x.image is None or split_ref(x.image) is not None for x in a_lines) and not any(
+        x.image is not None and split_ref(x.image) is not None for x in b_lines
+    )
+    images = [(xb.image or xa.image) if b_first else (xa.image or xb.image) for xa, xb in pairs]
     clusters = [
         img if img is not None else f"sample:{xa.id}" for img, (xa, _) in zip(images, pairs, strict=True)
     ]
