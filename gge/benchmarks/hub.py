@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -189,12 +190,20 @@ def _hashes(joined: str) -> set[str]:
     return {joined[i : i + RECORD_HASH_CHARS] for i in range(0, len(joined), RECORD_HASH_CHARS)}
 
 
-def compare_digests(samples: Sequence[Sample], release: Mapping[str, Any]) -> list[str]:
+def compare_digests(
+    samples: Sequence[Sample],
+    release: Mapping[str, Any],
+    release_ids: Sequence[str] = (),
+    after: Mapping[str, str | None] | None = None,
+) -> list[str]:
     """What differs between samples and a release's digests, one line each (empty: they match).
 
     Args:
         samples: The copy's samples.
         release: The release's digests for the same variant.
+        release_ids: The release's ids in its order, as far as known (:class:`Matching`): a missing
+            one is named with the record before it.
+        after: An extra copy row's id -> the id of the row before it in the copy (named with it).
 
     Returns:
         The differences: the count, then per field how many records differ. A field whose digest
@@ -210,9 +219,11 @@ def compare_digests(samples: Sequence[Sample], release: Mapping[str, Any]) -> li
     extra = [sid for h, sid in my_ids.items() if h not in theirs_ids]
     missing = len(theirs_ids - set(my_ids))
     if extra:
-        out.append(f"{len(extra)} ids not in the release ({_named(extra)})")
+        out.append(f"{len(extra)} ids not in the release ({_named(_placed(extra, after or {}))})")
     if missing:
-        out.append(f"{missing} release ids missing")
+        named = [i for i in release_ids if i not in {s.id for s in samples}]
+        where = f" ({_named(_placed(named, _before(release_ids)))})" if named else ""
+        out.append(f"{missing} release ids missing{where}")
     ids_differ = bool(extra or missing)  # then every field's digest differs with the ids, if nothing else
     if mine["ids"] != release["ids"] and not ids_differ:
         out.append(f"{WHAT['ids']} differ (records not located)")
@@ -236,15 +247,25 @@ def compare_digests(samples: Sequence[Sample], release: Mapping[str, Any]) -> li
     return out
 
 
-def compare_samples(samples: Sequence[Sample], release: Sequence[Sample]) -> list[str]:
+def compare_samples(
+    samples: Sequence[Sample],
+    release: Sequence[Sample],
+    after: Mapping[str, str | None] | None = None,
+) -> list[str]:
     """What differs between samples and the release's, record by record (naming the first ids).
+
+    A release id missing is named with the release record before it, an extra id with the copy
+    row before it (``after``).
 
     Args:
         samples: The copy's samples.
         release: The release loader's samples.
+        after: An extra copy row's id -> the id of the row before it in the copy.
 
     Returns:
-        One line per kind of difference (empty: they match).
+        One line per kind of difference (empty: they match). The image sizes of release records
+        whose screenshot is missing or unreadable are not compared: one line says how many, and
+        where.
     """
     out: list[str] = []
     if len(samples) != len(release):
@@ -254,11 +275,17 @@ def compare_samples(samples: Sequence[Sample], release: Sequence[Sample]) -> lis
     extra = [i for i in mine if i not in theirs]
     missing = [i for i in theirs if i not in mine]
     if extra:
-        out.append(f"{len(extra)} ids not in the release ({_named(extra)})")
+        out.append(f"{len(extra)} ids not in the release ({_named(_placed(extra, after or {}))})")
     if missing:
-        out.append(f"{len(missing)} release ids missing ({_named(missing)})")
+        before = _before([s.id for s in release])
+        out.append(f"{len(missing)} release ids missing ({_named(_placed(missing, before))})")
+    unsized = {s.id for s in release if s.image_size == UNKNOWN_SIZE}
     for f in FIELDS[1:]:
-        differ = [i for i, k in mine.items() if i in theirs and k[f] != theirs[i][f]]
+        differ = [
+            i
+            for i, k in mine.items()
+            if i in theirs and k[f] != theirs[i][f] and not (f == "sizes" and i in unsized)
+        ]
         if differ:
             first = differ[0]
             out.append(
@@ -266,6 +293,19 @@ def compare_samples(samples: Sequence[Sample], release: Sequence[Sample]) -> lis
                 f"{mine[first][f].split(chr(9), 1)[1]!r} vs release {theirs[first][f].split(chr(9), 1)[1]!r})"
             )
     return out
+
+
+def _before(ids: Sequence[str]) -> dict[str, str | None]:
+    """Each id -> the id before it (None for the first)."""
+    return {sid: ids[i - 1] if i else None for i, sid in enumerate(ids)}
+
+
+def _placed(ids: Sequence[str], before: Mapping[str, str | None]) -> list[str]:
+    """Ids named with their neighbour: ``web_10 after web_9``, ``web_0 at the start`` (as known)."""
+    return [
+        sid if sid not in before else f"{sid} after {before[sid]}" if before[sid] else f"{sid} at the start"
+        for sid in ids
+    ]
 
 
 def _named(ids: Sequence[str]) -> str:
@@ -310,6 +350,201 @@ def detect_source(bench: Benchmark, root: Path) -> str:
             f"set bench.{bench.name}.source=release|parquet|tsv"
         )
     return next(iter(found))
+
+
+# ----------------------------------------------------------------------------------------------
+# Rows numbered by position: matched to the release's records by content
+
+
+@dataclass(frozen=True)
+class Matching:
+    """A copy's rows numbered by position, matched to the release's records by content.
+
+    Attributes:
+        mapped: The rows under the release's ids, in the release's order; a row that matches no
+            record follows the row before it in the copy, under an id the release does not have.
+        release_ids: The release's ids in its order, as far as known (against the digests: the
+            numbered ids of each prefix the copy has).
+        after: Each row matching no record -> the id of the row before it in the copy (None: first).
+    """
+
+    mapped: list[Mapped]
+    release_ids: list[str]
+    after: dict[str, str | None]
+
+
+Fits = Callable[[Mapped, str, int], bool]
+"""Whether a row fits a release id at a level: 2 instruction and box (and screenshot name), 1 the
+instruction (and name)."""
+Candidates = Callable[[Mapped, int], list[str]]
+"""The release ids a row fits at a level, in the release's order."""
+
+
+def _numbered(sample_id: str) -> tuple[str, int] | None:
+    prefix, _, number = sample_id.rpartition("_")
+    return (prefix, int(number)) if prefix and number.isdigit() else None
+
+
+def _screenshot(m: Mapped, layout: CopyLayout) -> str | None:
+    value = m.row.values.get(layout.name_column) if layout.name_column else None
+    return Path(value).name if isinstance(value, str) and value else None
+
+
+def release_fits(release: Sequence[Sample], layout: CopyLayout) -> tuple[list[str], Fits, Candidates]:
+    """Matching against the release's records: screenshot name and instruction, then the box.
+
+    Args:
+        release: The release loader's samples.
+        layout: The copy's layout (its screenshot-name column).
+
+    Returns:
+        The release ids in order, and the fit and candidate tests.
+    """
+    index: dict[tuple[Any, ...], list[str]] = {}
+    keys: dict[str, dict[tuple[Any, ...], None]] = {}
+    for s in release:
+        name, region = Path(s.image_path).name, region_key(s.region)
+        mine = {
+            (2, name, s.instruction, region): None,
+            (2, None, s.instruction, region): None,
+            (1, name, s.instruction): None,
+            (1, None, s.instruction): None,
+        }
+        keys[s.id] = mine
+        for key in mine:
+            index.setdefault(key, []).append(s.id)
+
+    def key(m: Mapped, level: int) -> tuple[Any, ...]:
+        name = _screenshot(m, layout)
+        return (2, name, m.instruction, region_key(m.region)) if level == 2 else (1, name, m.instruction)
+
+    def fits(m: Mapped, sid: str, level: int) -> bool:
+        return key(m, level) in keys.get(sid, {})
+
+    def candidates(m: Mapped, level: int) -> list[str]:
+        return index.get(key(m, level), [])
+
+    return [s.id for s in release], fits, candidates
+
+
+def digest_fits(
+    mapped: Sequence[Mapped], release: Mapping[str, Any], layout: CopyLayout
+) -> tuple[list[str], Fits, Candidates]:
+    """Matching against the release's digests: the per-record hashes of instruction and box.
+
+    The release's ids of each prefix the copy has are found by their hashes (``<prefix>_0``,
+    ``_1``, ... while the release has them); the prefixes follow ``layout.prefix_order``. A row is
+    moved to another record only when instruction and box both fit it (by instruction alone it
+    keeps its own id, where that fits).
+
+    Args:
+        mapped: The copy's rows.
+        release: The release's digests.
+        layout: The copy's layout.
+
+    Returns:
+        The release ids in order, and the fit and candidate tests.
+    """
+    ids, instructions, regions = (
+        _hashes(release.get(f"{f}_records", "")) for f in ("ids", "instructions", "regions")
+    )
+    seen = list(dict.fromkeys(n[0] for m in mapped if (n := _numbered(m.id)) is not None))
+    prefixes = [p for p in layout.prefix_order if p in seen] + [
+        p for p in seen if p not in layout.prefix_order
+    ]
+    by_prefix: dict[str, list[str]] = {}
+    for prefix in prefixes:
+        found = by_prefix.setdefault(prefix, [])
+        while (
+            len(found) < int(release["records"]) and _sha(f"{prefix}_{len(found)}")[:RECORD_HASH_CHARS] in ids
+        ):
+            found.append(f"{prefix}_{len(found)}")
+
+    def fits(m: Mapped, sid: str, level: int) -> bool:
+        if _sha(f"{sid}\t{m.instruction}")[:RECORD_HASH_CHARS] not in instructions:
+            return False
+        return level == 1 or _sha(f"{sid}\t{region_key(m.region)}")[:RECORD_HASH_CHARS] in regions
+
+    def candidates(m: Mapped, level: int) -> list[str]:
+        # Another record by its instruction alone is not looked for: one 6-hex hash would find a wrong
+        # one for about 3 in 100 rows of a 500-record split (instruction and box: 1 in 400,000).
+        numbered = _numbered(m.id)
+        if numbered is None or level < 2:
+            return []
+        return [sid for sid in by_prefix.get(numbered[0], []) if fits(m, sid, level)]
+
+    return [sid for p in prefixes for sid in by_prefix[p]], fits, candidates
+
+
+def match_rows(
+    mapped: Sequence[Mapped], release_ids: Sequence[str], fits: Fits, candidates: Candidates
+) -> Matching:
+    """Give each row numbered by position the id of the release record it holds.
+
+    A row keeps its own id where that record fits it; else it takes the first free record that
+    fits: first by instruction and box (screenshot name too, where known), then by instruction
+    alone (a changed box stays a box difference). A row fitting none keeps its id if the release
+    has that record free (then its fields are compared as they are), else it is an extra row under
+    a new number of its prefix. Duplicated records are taken in turn.
+
+    Args:
+        mapped: The copy's rows, in the copy's order (ids by position).
+        release_ids: The release's ids in its order.
+        fits: Whether a row fits a release id at a level.
+        candidates: The ids a row fits at a level.
+
+    Returns:
+        The rows under the release's ids, in its order, and what is needed to name the others.
+    """
+    valid = set(release_ids)
+    ids: list[str | None] = [None] * len(mapped)
+    used: set[str] = set()
+    for level in (2, 1):
+        for own_only in (True, False):
+            for k, m in enumerate(mapped):
+                if ids[k] is not None:
+                    continue
+                if m.id in valid and m.id not in used and fits(m, m.id, level):
+                    pick: str | None = m.id
+                elif own_only:
+                    continue
+                else:
+                    pick = next((c for c in candidates(m, level) if c not in used), None)
+                if pick is not None:
+                    ids[k] = pick
+                    used.add(pick)
+    for k, m in enumerate(mapped):
+        if ids[k] is None and m.id in valid and m.id not in used:
+            ids[k] = m.id
+            used.add(m.id)
+    keep = {m.id for k, m in enumerate(mapped) if ids[k] is None and m.id not in valid}  # extra, own id free
+    taken = used | valid | keep
+    order = {sid: i for i, sid in enumerate(release_ids)}
+    out: list[tuple[tuple[int, int, int], Mapped]] = []
+    after: dict[str, str | None] = {}
+    previous: str | None = None
+    place = -1
+    for k, m in enumerate(mapped):
+        sid = ids[k]
+        if sid is None:
+            sid = m.id
+            if sid not in keep:
+                numbered = _numbered(m.id)
+                prefix, n = numbered if numbered else (m.id, 0)
+                while f"{prefix}_{n}" in taken:
+                    n += 1
+                sid = f"{prefix}_{n}"
+            taken.add(sid)
+            used.add(sid)
+            after[sid] = previous
+            key = (place, 1, k)
+        else:
+            place = order[sid]
+            key = (place, 0, 0)
+        out.append((key, m if sid == m.id else replace(m, id=sid)))
+        previous = sid
+    out.sort(key=lambda item: item[0])
+    return Matching([m for _, m in out], list(release_ids), after)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -387,6 +622,18 @@ def load_copy(bench: Benchmark, root: Path, options: BenchmarkOptions, kind: str
         out.file(path)
     out.notes += notes
     mapped = layout.rows(rows, options)
+    variant = layout.variant(options, len(mapped))
+    release = bench.load(Path(options.release_root), options) if options.release_root else None
+    entry = release_digests().get(bench.name, {}).get(variant_key(variant))
+    matching = None
+    if layout.numbered and (release is not None or entry is not None):
+        fitting = (
+            release_fits(release.samples, layout)
+            if release is not None
+            else digest_fits(mapped, entry or {}, layout)
+        )
+        matching = match_rows(mapped, *fitting)
+        mapped = matching.mapped
     for m in mapped:
         # The recorded size, as the release records it: answers are mapped to it and the box is in its
         # units, so a copy whose embedded image is another size (a difference, reported) still scores
@@ -400,10 +647,9 @@ def load_copy(bench: Benchmark, root: Path, options: BenchmarkOptions, kind: str
             f"{len(rows) - len(mapped)} of the copy's {len(rows)} rows left out, as the release loader "
             "leaves those records out with these options"
         )
-    variant = layout.variant(options, len(out.samples))
     names = [p.name for p in files]
     known = identify(bench.name, kind, names, layout)
-    check = release_check(bench, variant, out.samples, options)
+    check = release_check(bench, variant, out.samples, options, release, matching)
     own = size_column_differences(mapped, layout.size_column)
     if own:
         check = {**check, "matches": False, "differences": [*own, *check["differences"]]}
@@ -463,6 +709,8 @@ def release_check(
     variant: Mapping[str, Any],
     samples: Sequence[Sample],
     options: BenchmarkOptions,
+    release: LoadedBenchmark | None = None,
+    matching: Matching | None = None,
 ) -> dict[str, Any]:
     """``provenance.release_check``: against the release files under ``release_root``, else the digests.
 
@@ -471,17 +719,30 @@ def release_check(
         variant: The release variant the copy is read as.
         samples: The copy's samples.
         options: Its options.
+        release: The release loaded from ``release_root`` (None: loaded here when the option is set).
+        matching: How rows numbered by position were matched to the release (names the missing
+            and extra rows' neighbours).
 
     Returns:
         ``{"matches": True | False | None, "differences": [...], "checked_against": ...,
-        "not_compared": ...}``.
+        "not_compared": ...}``. Against release files whose screenshots are missing or unreadable,
+        the image sizes are not checked: ``matches`` is then None unless something else differs.
     """
+    after = matching.after if matching else None
     if options.release_root:
         release_root = Path(options.release_root)
-        release = bench.load(release_root, options)
-        differences = compare_samples(samples, release.samples)
+        if release is None:
+            release = bench.load(release_root, options)
+        differences = compare_samples(samples, release.samples, after)
+        unsized = [s for s in release.samples if s.image_size == UNKNOWN_SIZE]
+        if unsized:
+            differences.append(
+                f"image sizes not checked: the screenshots of {len(unsized)} of the release's "
+                f"{len(release.samples)} records are missing or unreadable under {release_root} "
+                f"(first: {unsized[0].image_path})"
+            )
         return {
-            "matches": not differences,
+            "matches": (None if len(differences) == 1 else False) if unsized else not differences,
             "differences": differences,
             "checked_against": f"the release files under {release_root}",
             "not_compared": NOT_COMPARED,
@@ -494,7 +755,7 @@ def release_check(
             "checked_against": None,
             "not_compared": NOT_COMPARED,
         }
-    differences = compare_digests(samples, entry)
+    differences = compare_digests(samples, entry, matching.release_ids if matching else (), after)
     return {
         "matches": not differences,
         "differences": differences,
@@ -524,9 +785,16 @@ def refuse_or_note(
     if known is not None and known.differs:
         what += f" (known of {known.repository}: {known.differs})"
     if not options.allow_copy_differences:
+        check_files = (
+            ""
+            if options.release_root
+            else f"set bench.{bench.name}.release_root=DIR (a folder holding the release's annotation "
+            "files and screenshots) to check it record by record against them, or "
+        )
         raise GgeError(
-            f"{bench.name}: the copy {where} {what}: set bench.{bench.name}.allow_copy_differences=true "
-            "to evaluate it anyway (its headline is then not the official one)"
+            f"{bench.name}: the copy {where} {what}: {check_files}set "
+            f"bench.{bench.name}.allow_copy_differences=true to evaluate it anyway (its headline is then "
+            "not the official one)"
         )
     out.notes.append(
         f"the copy {what}; evaluated because allow_copy_differences=true: not the official headline"

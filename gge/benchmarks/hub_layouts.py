@@ -81,6 +81,14 @@ class CopyLayout:
             read (what the copy is checked against).
         file_order: Sort key of the copy's files (default: by name), so the samples come in the
             release's order.
+        numbered: Its ids are numbered by row position (``<prefix>_<i>``), as the release numbers its
+            records: they are then matched to the release's records by content (screenshot name and
+            instruction, the box to break ties), so a copy in another row order, or with a row
+            dropped, still finds each record (:func:`gge.benchmarks.hub.match_rows`).
+        name_column: The column holding the screenshot's file name (None, or absent from a row: the
+            rows are matched by instruction and box alone).
+        prefix_order: The release's order of the id prefixes (its splits), for a copy checked
+            against the digests (prefixes not listed follow in the order the copy first has them).
     """
 
     kind: str
@@ -90,6 +98,9 @@ class CopyLayout:
     rows: RowMapper
     variant: Callable[[BenchmarkOptions, int], dict[str, Any]] = field(default=lambda options, n: {})
     file_order: Callable[[Path], Any] = field(default=lambda path: path.name)
+    numbered: bool = False
+    name_column: str | None = None
+    prefix_order: tuple[str, ...] = ()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -313,6 +324,16 @@ def tsv_split_order(path: Path) -> tuple[int, str]:
 
 SCREENSPOT_HF = ("file_name", "bbox", "instruction", "data_type", "data_source")
 SCREENSPOT_TSV = ("index", "question", "bbox", "data_type", "data_source")
+SCREENSPOT_HF_NUMBERED: dict[str, Any] = {
+    "numbered": True,
+    "name_column": "file_name",
+    "prefix_order": SPLITS,
+}
+SCREENSPOT_TSV_NUMBERED: dict[str, Any] = {
+    "numbered": True,
+    "name_column": "image_path",
+    "prefix_order": SPLITS,
+}
 
 
 def _v1_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
@@ -518,7 +539,12 @@ def _venus_variant(options: BenchmarkOptions, n: int) -> dict[str, Any]:
 
 LAYOUTS: dict[str, CopyLayout] = {
     "screenspot_v2/hf": CopyLayout(
-        "parquet", SCREENSPOT_HF, "image", None, screenspot_hf_rows(screenspot_target(ScreenSpotV2()))
+        "parquet",
+        SCREENSPOT_HF,
+        "image",
+        None,
+        screenspot_hf_rows(screenspot_target(ScreenSpotV2())),
+        **SCREENSPOT_HF_NUMBERED,
     ),
     "screenspot_v2/vlmevalkit": CopyLayout(
         "tsv",
@@ -527,6 +553,7 @@ LAYOUTS: dict[str, CopyLayout] = {
         None,
         screenspot_tsv_rows(screenspot_target(ScreenSpotV2())),
         file_order=tsv_split_order,
+        **SCREENSPOT_TSV_NUMBERED,
     ),
     "screenspot_v1/hf": CopyLayout(
         "parquet",
@@ -535,6 +562,7 @@ LAYOUTS: dict[str, CopyLayout] = {
         None,
         screenspot_hf_rows(screenspot_target(ScreenSpotV1())),
         _v1_variant,
+        **SCREENSPOT_HF_NUMBERED,
     ),
     "screenspot_v1/vlmevalkit": CopyLayout(
         "tsv",
@@ -544,6 +572,7 @@ LAYOUTS: dict[str, CopyLayout] = {
         screenspot_tsv_rows(screenspot_target(ScreenSpotV1())),
         _v1_variant,
         tsv_split_order,
+        **SCREENSPOT_TSV_NUMBERED,
     ),
     "screenspot_pro/lmms": CopyLayout(
         "parquet",
@@ -554,7 +583,14 @@ LAYOUTS: dict[str, CopyLayout] = {
         _pro_variant,
     ),
     "venusbench_gd/vlmevalkit": CopyLayout(
-        "tsv", ("index", "question", "bbox", "category"), "image", None, venus_tsv_rows, _venus_variant
+        "tsv",
+        ("index", "question", "bbox", "category"),
+        "image",
+        None,
+        venus_tsv_rows,
+        _venus_variant,
+        numbered=True,
+        name_column="image_path",
     ),
     **{
         f"{name}/mminstruction": CopyLayout(

@@ -16,7 +16,17 @@ from typing import Any
 
 import osworld_g_folder
 import pytest
-from hub_writers import SIZES, PngCache, png_bytes, tiny_parquet, tiny_release, tsv_cell, write_hf_parquet
+from hub_writers import (
+    RECORDS,
+    SIZES,
+    PngCache,
+    png_bytes,
+    screenspot_hf_row,
+    tiny_parquet,
+    tiny_release,
+    tsv_cell,
+    write_hf_parquet,
+)
 from PIL import Image
 
 from gge.benchmarks import get_benchmark, hub
@@ -315,10 +325,11 @@ def test_venusbench_tsv_follows_the_release_refusal_and_label_rules(tmp_path: Pa
     tsv = venus_tsv(tmp_path / "copy" / "VenusBench.tsv")
     options = bench.options_type(release_root=str(release_root))
     loaded = load_source(bench, tsv.parent, options)
-    assert [s.id for s in loaded.samples] == ["element_0", "refusal_0", "refusal_1", "element_1"]
-    assert sorted(without_image(loaded.samples)) == sorted(without_image(release.samples))
+    # the copy's rows (element, refusal, refusal, element) come back in the release's order
+    assert [s.id for s in loaded.samples] == ["element_0", "element_1", "refusal_0", "refusal_1"]
+    assert without_image(loaded.samples) == without_image(release.samples)
     assert loaded.summary["provenance"]["release_check"]["matches"] is True
-    refusal_1, element_1 = loaded.samples[2:]
+    element_1, refusal_1 = loaded.samples[1], loaded.samples[3]
     assert refusal_1.region == Absent()  # no bbox: a refusal, as the release reads it
     assert dict(refusal_1.labels)["application"] == "unknown"
     assert dict(element_1.labels)["ui_type"] == "unknown"
@@ -424,3 +435,148 @@ def test_the_docs_list_every_known_copy() -> None:
     page = (ROOT / "docs" / "hub-copies.md").read_text(encoding="utf-8")
     assert copies_table() in page  # regenerate the page's table when the known copies change
     assert len(copies_table().splitlines()) == 2 + len(KNOWN_COPIES)
+
+
+# ----------------------------------------------------------------------------------------------
+# 9. Rows numbered by position: matched to the release by content (issue 26, item 6)
+
+WEB = [  # on web_w.png (128 x 96): a shared instruction told apart by its box, and an exact duplicate
+    ("open d", [7, 9, 11, 13]),
+    ("open e", [20, 20, 10, 10]),
+    ("open e", [40, 40, 10, 10]),
+    ("open f", [1, 1, 5, 5]),
+    ("open f", [1, 1, 5, 5]),
+    ("close", [60, 60, 5, 5]),
+]
+
+
+def web_records() -> dict[str, list[dict[str, Any]]]:
+    web = [
+        {"img_filename": "web_w.png", "bbox": b, "instruction": t, "data_type": "text", "data_source": "shop"}
+        for t, b in WEB
+    ]
+    return {**RECORDS, "web": web}
+
+
+def numbered_release(root: Path, version: str = "v2") -> Path:
+    """:func:`web_records` in ScreenSpot-v2's (or v1's) release layout, black screenshots of SIZES."""
+    suffix, folder = ("_v2", "screenspotv2_image") if version == "v2" else ("", "screenspot_imgs")
+    (root / folder).mkdir(parents=True)
+    for split, recs in web_records().items():
+        (root / f"screenspot_{split}{suffix}.json").write_text(json.dumps(recs), encoding="utf-8")
+    for name, size in SIZES.items():
+        Image.new("1", size).save(root / folder / name)
+    return root
+
+
+def copy_rows() -> list[dict[str, Any]]:
+    """The release records as HF-copy rows, in the release's order (mobile, desktop, web)."""
+    png = PngCache()
+    recs = web_records()
+    return [
+        screenspot_hf_row(rec, SIZES[rec["img_filename"]], png)
+        for s in ("mobile", "desktop", "web")
+        for rec in recs[s]
+    ]
+
+
+def hf_copy(root: Path, rows: list[dict[str, Any]]) -> Path:
+    write_hf_parquet(root / "data" / "test-00000-of-00001.parquet", rows)
+    return root
+
+
+def both_checks(
+    bench: Any, release: Path, monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[str, dict[str, Any]]]:
+    """The two checks: record by record against release_root, and against (the tiny release's) digests."""
+    samples = bench.load(release, bench.options_type()).samples
+    monkeypatch.setattr(hub, "release_digests", lambda: {bench.name: {"{}": digests(samples)}})
+    return [("release_root", {"release_root": str(release)}), ("digests", {})]
+
+
+def test_a_shuffled_faithful_copy_matches_the_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = get_benchmark("screenspot_v2")
+    release = numbered_release(tmp_path / "release")
+    expected = without_image(bench.load(release, bench.options_type()).samples)
+    rows = copy_rows()
+    shuffled = [rows[i] for i in (8, 2, 7, 0, 5, 1, 4, 3, 6)]  # web rows and splits interleaved
+    copy = hf_copy(tmp_path / "copy", shuffled)
+    for how, options in both_checks(bench, release, monkeypatch):
+        loaded = load_source(bench, copy, bench.options_type(source="parquet", **options))
+        assert loaded.summary["provenance"]["release_check"]["matches"] is True, how
+        assert without_image(loaded.samples) == expected, how  # the release's ids, order and fields
+
+
+def test_a_dropped_row_is_named_with_its_neighbour_not_a_cascade(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = get_benchmark("screenspot_v2")
+    release = numbered_release(tmp_path / "release")
+    rows = copy_rows()
+    del rows[4]  # web_1 ("open e" at [20, 20]): web_2 .. web_5 would each move up one place
+    copy = hf_copy(tmp_path / "copy", rows)
+    for how, options in both_checks(bench, release, monkeypatch):
+        loaded = load_source(
+            bench, copy, bench.options_type(source="parquet", allow_copy_differences=True, **options)
+        )
+        assert loaded.summary["provenance"]["release_check"]["differences"] == [
+            "count 8 vs release 9",
+            "1 release ids missing (web_1 after web_0)",
+        ], how
+        web = [(s.id, s.instruction, s.region) for s in loaded.samples if s.id.startswith("web")]
+        assert [w[0] for w in web] == ["web_0", "web_2", "web_3", "web_4", "web_5"], how
+        assert web[1][1:] == ("open e", Box(40, 40, 50, 50)), how  # the second "open e", by its box
+
+
+def test_an_extra_row_is_named_with_the_row_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = get_benchmark("screenspot_v2")
+    release = numbered_release(tmp_path / "release")
+    rows = copy_rows()
+    extra = {**rows[5], "instruction": "not in the release"}
+    rows.insert(6, extra)  # after web_2
+    copy = hf_copy(tmp_path / "copy", rows)
+    for how, options in both_checks(bench, release, monkeypatch):
+        with pytest.raises(GgeError) as e:
+            load_source(bench, copy, bench.options_type(source="parquet", **options))
+        assert (
+            "differs from the release: count 10 vs release 9; 1 ids not in the release (web_6 after web_2)"
+            in str(e.value)
+        ), how
+
+
+def test_a_v1_copy_that_cannot_be_checked_suggests_release_root(tmp_path: Path) -> None:
+    bench = get_benchmark("screenspot_v1")
+    copy = hf_copy(tmp_path / "copy", copy_rows())
+    with pytest.raises(GgeError) as e:
+        load_source(bench, copy, bench.options_type(source="parquet"))
+    msg = str(e.value)
+    assert "cannot be checked against the release (gge has no release digest of screenspot_v1" in msg
+    assert "set bench.screenspot_v1.release_root=DIR" in msg
+    assert msg.endswith(
+        "set bench.screenspot_v1.allow_copy_differences=true to evaluate it anyway "
+        "(its headline is then not the official one)"
+    )
+    release = numbered_release(tmp_path / "release", "v1")
+    loaded = load_source(bench, copy, bench.options_type(source="parquet", release_root=str(release)))
+    assert loaded.summary["provenance"]["release_check"]["matches"] is True
+
+
+def test_a_release_root_without_screenshots_says_so_naming_the_folder(tmp_path: Path) -> None:
+    bench = get_benchmark("screenspot_v1")
+    release = numbered_release(tmp_path / "release", "v1")
+    for png in (release / "screenspot_imgs").iterdir():
+        png.unlink()
+    copy = hf_copy(tmp_path / "copy", copy_rows())
+    with pytest.raises(GgeError) as e:
+        load_source(bench, copy, bench.options_type(source="parquet", release_root=str(release)))
+    msg = str(e.value)
+    assert "1x1" not in msg
+    assert (
+        f"cannot be checked against the release (image sizes not checked: the screenshots of 9 of the "
+        f"release's 9 records are missing or unreadable under {release} (first: "
+        f"{release / 'screenspot_imgs' / 'mobile_m.png'}))"
+    ) in msg

@@ -207,7 +207,8 @@ def test_the_tiny_copy_is_not_the_release_by_gge_digests(tmp_path: Path) -> None
     copy = tiny_parquet(tmp_path / "copy")
     with pytest.raises(
         GgeError,
-        match=r"differs from the release: count 4 vs release 1272; 1268 release ids missing; 4 boxes differ "
+        match=r"differs from the release: count 4 vs release 1272; 1268 release ids missing \(mobile_2 after "
+        r"mobile_1, mobile_3 after mobile_2, .*, \+1263 more\); 4 boxes differ "
         r"\(mobile_0, mobile_1, desktop_0, web_0\); 4 instructions differ",
     ):
         load_source(bench, copy, opts(source="auto"))
@@ -336,7 +337,9 @@ def test_venusbench_gd_tsv_is_read_but_cannot_be_checked(tmp_path: Path) -> None
     with pytest.raises(
         GgeError,
         match=r"cannot be checked against the release \(gge has no release digest of "
-        r"venusbench_gd .*\): set bench.venusbench_gd.allow_copy_differences=true",
+        r"venusbench_gd .*\): set bench.venusbench_gd.release_root=DIR \(a folder holding the release's "
+        r"annotation files and screenshots\) to check it record by record against them, or set "
+        r"bench.venusbench_gd.allow_copy_differences=true",
     ):
         load_source(bench, tmp_path, bench.options_type())
     loaded = load_source(bench, tmp_path, bench.options_type(allow_copy_differences=True))
