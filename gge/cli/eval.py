@@ -21,11 +21,26 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from gge.benchmarks import REGISTRY
+from gge.benchmarks.hub import COPY_SOURCES
+from gge.benchmarks.hub_copies import layouts_of
 from gge.benchmarks.plugins import plugin_problems
 from gge.errors import GgeError
 from gge.models import model_names
 from gge.run.settings import EvalConfig, parse_args
 from gge.run.standalone import run
+
+COPY_OPTIONS = ("source", "allow_copy_differences", "release_root")
+"""The options of every benchmark that only a benchmark with Hub copies gge reads has use for."""
+
+
+def reads_copies(name: str) -> bool:
+    """Whether gge reads a Hub copy of the benchmark ``name`` (``bench.<name>.source=parquet|tsv``).
+
+    Example:
+        >>> reads_copies("screenspot_v2"), reads_copies("records")
+        (True, False)
+    """
+    return any(layouts_of(name, kind) for kind in COPY_SOURCES)
 
 
 def help_text() -> str:
@@ -42,17 +57,27 @@ def help_text() -> str:
         return [(prefix[:-1], node)]
 
     defaults = OmegaConf.to_container(OmegaConf.structured(EvalConfig))
+    copies = [name for name in REGISTRY if reads_copies(name)]
     lines = [
         (__doc__ or "").split("Example:")[0].strip(),
         "",
         "Keys (key=default; model.* keys are set by the preset model= names):",
     ]
     for key, value in flat(defaults):
+        parts = key.split(".")
+        if parts[0] == "bench" and parts[-1] in COPY_OPTIONS and parts[1] not in copies:
+            continue  # a benchmark gge reads no Hub copy of: its copy options mean nothing
         shown = json.dumps(value) if value is None or isinstance(value, (bool, list, dict)) else str(value)
         if isinstance(value, str) and ("\n" in value or len(value) > 60):
             shown = json.dumps(value)[:57] + "..."
         lines.append(f"  {key}={shown}")
-    lines += ["", f"Models (model=): {', '.join(model_names())}", "Benchmarks: " + ", ".join(REGISTRY)]
+    lines += [
+        f"  (bench.<name>.{', '.join(COPY_OPTIONS)}: a Hub copy instead of the release, for "
+        f"{', '.join(copies) or 'no benchmark'})",
+        "",
+        f"Models (model=): {', '.join(model_names())}",
+        "Benchmarks: " + ", ".join(REGISTRY),
+    ]
     left_out = plugin_problems()
     if left_out:
         lines += ["Benchmark packages left out (gge.benchmarks entry points):", *(f"  {p}" for p in left_out)]

@@ -224,6 +224,7 @@ def parse_args(argv: Sequence[str]) -> DictConfig:
             kind_of(value)  # an unknown name stops here
             preset = value
         else:
+            _check_bench_key(key)
             ckpt = value if key == "ckpt" else ckpt
             replay_file = replay_file or key == "model.predictions"
             dotlist.append(arg)
@@ -249,6 +250,20 @@ def parse_args(argv: Sequence[str]) -> DictConfig:
         raise GgeError(f"bad configuration ({bad_key or 'arguments'}): {msg}{hint}") from None
     assert isinstance(cfg, DictConfig)
     return cfg
+
+
+def _check_bench_key(key: str) -> None:
+    """``bench.<name>.<option>`` names a registered benchmark; else the benchmark's own error.
+
+    A plugin that failed to load is not in the schema: its own load error (:func:`get_benchmark`)
+    says why, rather than the schema's "Key '<name>' not in 'BenchConfig'".
+    """
+    parts = key.split(".")
+    if parts[0] == "bench" and len(parts) > 1 and parts[1] not in REGISTRY:
+        try:
+            get_benchmark(parts[1])
+        except GgeError as e:  # a broken plugin's own error, or "unknown benchmark" with a did-you-mean
+            raise GgeError(f"{key}: {e}") from None
 
 
 OPTIONAL_PACKAGES = {
