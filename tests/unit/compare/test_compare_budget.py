@@ -217,7 +217,7 @@ def test_matched_budget_between_k3_and_k5_by_hand(
     # the closest pair by hand: A j=2 (540 tokens) and B j=5 (455): 85/540 apart; no other pair is closer
     rel = {(ja, jb): abs(ta - tb) / max(ta, tb) for ja, ta in A_TOKENS.items() for jb, tb in B_TOKENS.items()}
     assert min(rel, key=rel.__getitem__) == (2, 5)
-    assert budget["unit"] == "tokens"
+    assert budget["unit"] == "tokens" and budget["spread"] is None
     assert (budget["a"]["j"], budget["b"]["j"]) == (2, 5)
     assert budget["relative_difference"] == pytest.approx(85 / 540)
     assert budget["a"]["tokens"] == pytest.approx(540) and budget["b"]["tokens"] == pytest.approx(455)
@@ -354,6 +354,9 @@ def test_seconds_stand_in_where_tokens_are_unknown(runs: dict[str, Path]) -> Non
     assert (budget["a"]["j"], budget["b"]["j"]) == (2, 2)
     assert budget["relative_difference"] == pytest.approx(0.02 / 0.42)
     assert budget["a"]["seconds"] == pytest.approx(0.4) and budget["b"]["seconds"] == pytest.approx(0.42)
+    # every sample of A and of E has the same ledger: p50 = p90, no spread, the plain rule's one pair
+    assert budget["spread"]["a"] == 0.0 and budget["spread"]["b"] == 0.0
+    assert budget["spread"]["pairings"] == [[2, 2]] and budget["spread"]["inside"] is False
 
 
 def test_results_without_budget_curves_are_named(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -466,3 +469,78 @@ def test_lines_written_before_the_target_was_recorded_leave_a_vote_out(
     assert "predictions.jsonl lines (written before gge recorded it) do not have" in notes[0]
     curve = doc["benchmarks"][BENCH]["budget"]["b"]["curve"]
     assert curve[-1]["top1"] is not None  # j = K: the run's own outcome
+
+
+def test_a_tie_of_cost_goes_to_the_larger_budget(runs: dict[str, Path], tmp_path: Path) -> None:
+    """B against itself with a refine setting changed: every (j, j) is 0 apart; the tie goes to j = 5."""
+    zoom = _with_model(runs["B"], tmp_path / "zoom", refine="zoom")
+    budget = compare_runs(load_run(runs["B"]), load_run(zoom), resamples=50)["benchmarks"][BENCH]["budget"]
+    # by hand: B's tokens rise with j (B_TOKENS), so only (j, j) pairs are 0 apart; the largest is j = 5
+    assert sorted(B_TOKENS.values()) == [B_TOKENS[j] for j in range(1, 6)]
+    assert budget["unit"] == "tokens" and budget["relative_difference"] == 0.0
+    assert (budget["a"]["j"], budget["b"]["j"]) == (5, 5)
+    assert budget["spread"] is None  # tokens are counted, not measured
+
+
+def _timed(lines: list[dict[str, Any]], factor: float) -> str:
+    """Lines whose ledger is seconds only, varying by sample, every second scaled by ``factor``.
+
+    Sample n: a propose request of 1.0 s·t (0.8 s·t of it the prompt's prefill) for all 5 slots and a
+    judge of 0.02 s·t per slot, t = 0.5 + (n mod 10) / 10.
+    """
+    out = []
+    for n, x in enumerate(lines):
+        t = (0.5 + (n % 10) / 10) * factor
+        cost = [{"stage": "propose", "seconds": 1.0 * t, "prefill_seconds": 0.8 * t, "candidates": 5}]
+        cost += [{"stage": "judge", "seconds": 0.02 * t, "slot": i, "candidates": 1} for i in range(5)]
+        out.append(json.dumps({**x, "cost": cost}) + "\n")
+    return "".join(out)
+
+
+def test_identical_predictions_timed_apart_by_noise_pair_at_the_same_j(
+    runs: dict[str, Path], demo_suite: Path, tmp_path: Path
+) -> None:
+    """Two runs of one predictions file, B's seconds 3% slower (noise), its critic option another.
+
+    By the plain rule the closest measured cost pairs A's j = 5 with B's j = 4; inside the spread of
+    the measured seconds the pair is chosen by candidates: (5, 5), and compare says so.
+    """
+    source = [json.loads(x) for x in (runs["root"] / "d.jsonl").read_text().splitlines()]
+    (tmp_path / "a.jsonl").write_text(_timed(source, 1.0))
+    (tmp_path / "b.jsonl").write_text(_timed(source, 1.03))
+    a = _eval(demo_suite, tmp_path / "A", tmp_path / "a.jsonl")
+    b = _with_model(_eval(demo_suite, tmp_path / "B0", tmp_path / "b.jsonl"), tmp_path / "B", critic="none")
+    out = tmp_path / "AB"
+    assert main(["compare", str(a), str(b), "--out", str(out), "--resamples", "50"]) == 0
+    doc = json.loads((out / "compare.json").read_text())
+    budget = doc["benchmarks"][BENCH]["budget"]
+    assert budget["unit"] == "seconds"
+
+    # by hand: the critic pays, per unit of t, the prefill 0.8, 0.04 per answer used and 0.02 per judge
+    # from j = 2 (at j = 1 it does not run): A 0.84, then 0.8 + 0.06 j; B the same times 1.03
+    t = np.array([0.5 + (n % 10) / 10 for n in range(len(source))])
+    cost_a = {j: (0.84 if j == 1 else 0.8 + 0.06 * j) * t.mean() for j in range(1, 6)}
+    cost_b = {j: 1.03 * c for j, c in cost_a.items()}
+    rel = {(ja, jb): abs(ca - cb) / max(ca, cb) for ja, ca in cost_a.items() for jb, cb in cost_b.items()}
+    best = min(rel, key=rel.__getitem__)
+    assert best == (5, 4)  # the plain rule pairs different j: 1.1 against 1.0712 (x mean t)
+    # each run's spread: (p90 - p50) / p90 of its seconds per sample, 1.1 t (A) and 1.133 t (B)
+    p50, p90 = np.percentile(t, 50), np.percentile(t, 90)
+    spread = (p90 - p50) / p90
+    near = [pair for pair, r in rel.items() if r <= rel[best] + spread + 1e-12]
+    want = sorted(near, key=lambda p: (p[0] + p[1], min(p), p[0]), reverse=True)
+    assert want[0] == (5, 5) and len(want) > 1
+    assert (budget["a"]["j"], budget["b"]["j"]) == (5, 5)
+    assert budget["relative_difference"] == pytest.approx(0.03 / 1.03)
+    assert budget["a"]["seconds"] == pytest.approx(1.1 * t.mean())
+    got = budget["spread"]
+    assert got["a"] == pytest.approx(spread) and got["b"] == pytest.approx(spread)
+    assert got["tolerance"] == pytest.approx(spread)
+    assert got["closest"] == [5, 4] and got["inside"] is True and got["policy"] == "flag"
+    assert [tuple(p) for p in got["pairings"]] == want
+    assert any("the pairing is inside the spread of the measured seconds" in n for n in doc["notes"])
+    md = (out / "compare.md").read_text()
+    assert f"{100 * spread:.0f}%, inside" in md
+    assert "cannot be told apart by the measurement; paired by candidates at (5, 5)" in md
+    html = (out / "compare.html").read_text()
+    assert '<p class="warning">The pairing is inside the spread of the measured seconds' in html
