@@ -356,6 +356,9 @@ def render_summary(
 ) -> str:
     """One row per benchmark with its official headline, and their unweighted mean.
 
+    A headline that is not official (a variant, a subtask left out: its caveat) says so on its row
+    and in a note; the mean row counts how many of them it includes, and a note names them.
+
     Each row counts the format errors and the image errors (unreadable screenshots); with ``k == 1``
     (a one-answer run) the table is Top-1 only (no Oracle@1, no gap).
     """
@@ -373,9 +376,16 @@ def render_summary(
             top1, oracle = off["top1"], oracle_at(off, k)
             row += [fmt(oracle), fmt(None if top1 is None or oracle is None else oracle - top1)]
         rows.append([*row, str(e["format_errors"]), str(len(e["image_errors"]))])
+    unofficial = [name for name in mean["benchmarks"] if caveats.get(name)]
     if len(entries) > 1:
-        row = [f"mean of {len(mean['benchmarks'])}", "", "unweighted", fmt(mean["top1"])]
+        n = len(mean["benchmarks"])
+        label = f"mean of {n}" + (f" ({len(unofficial)} not official)" if unofficial else "")
+        row = [label, "", "unweighted", fmt(mean["top1"])]
         rows.append(row + ([] if one else [fmt(oracle_at(mean, k)), ""]) + ["", ""])
     notes = "".join(f"\n- {titles[name]}: not official: {c}" for name, c in caveats.items() if c)
+    if unofficial and len(entries) > 1:
+        which = ", ".join(titles[name] for name in unofficial)
+        n = len(mean["benchmarks"])
+        notes += f"\n- mean of {n}: {len(unofficial)} of its headlines not official ({which})"
     notes = f"\n{notes}" if notes else ""
     return "## Summary (official headlines)\n\n" + markdown_table(header, rows) + notes

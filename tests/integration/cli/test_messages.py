@@ -91,3 +91,33 @@ def test_a_benchmark_with_its_own_root_does_not_read_the_demo_suite(
     both = ["benchmarks=[screenspot_v2,osworld_g]", f"bench.screenspot_v2.root={suite / 'screenspot_v2'}"]
     assert main([*both, *common, f"output_dir={tmp_path / 'both'}"]) == 0
     assert f"{DEMO_LINE} at {suite}" in capsys.readouterr().out.splitlines() and demo_calls == [0]
+
+
+# ----------------------------------------------------------------------------------------------
+# the summary's mean row says how many of its headlines are not official
+
+
+def test_the_mean_row_counts_the_headlines_that_are_not_official(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        f"data_root={suite}",
+        f"model.predictions={suite / 'predictions.jsonl'}",
+        "benchmarks=[screenspot_v2,osworld_g,ui_vision]",
+        "bench.osworld_g.refusals=miss",  # not the official headline (which scores refusals)
+        "max_samples=2",
+        f"output_dir={tmp_path}",
+    ]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    report = (tmp_path / "report.md").read_text()
+    summary = report.split("## Summary (official headlines)", 1)[1]
+    rows = [line for line in summary.splitlines() if line.startswith("|")]
+    assert [r.split("|")[1].strip() for r in rows[2:]] == [
+        "ScreenSpot-v2",
+        "OSWorld-G",
+        "UI-Vision",
+        "mean of 3 (1 not official)",
+    ]
+    assert "- mean of 3: 1 of its headlines not official (OSWorld-G)" in summary.splitlines()
+    assert summary.strip() in printed  # the console prints the same report
