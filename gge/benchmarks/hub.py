@@ -411,8 +411,8 @@ def release_fits(release: Sequence[Sample], layout: CopyLayout) -> tuple[list[st
             (1, None, s.instruction): None,
         }
         keys[s.id] = mine
-        for key in mine:
-            index.setdefault(key, []).append(s.id)
+        for entry in mine:
+            index.setdefault(entry, []).append(s.id)
 
     def key(m: Mapped, level: int) -> tuple[Any, ...]:
         name = _screenshot(m, layout)

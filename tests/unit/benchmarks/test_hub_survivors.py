@@ -1,11 +1,18 @@
-"""Pins of the hub modules' mutation survivors (issue 26): each test fails on the mutant named in it."""
+"""Pins of the hub modules' mutation survivors (issue 26): each test fails on the mutant named in it.
+
+Also, on the real ScreenSpot-v2 records (skipped when ../shared/benchmarks is absent): a copy whose
+rows are shuffled matches gge's shipped release digests, and one with a row dropped names that row.
+"""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hub_writers import tiny_parquet, tiny_release
+from hub_writers import PngCache, screenspot_hf_row, tiny_parquet, tiny_release, write_hf_parquet
+from real_records import SHARED, load_json
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import UNKNOWN_SIZE, BenchmarkOptions
@@ -14,6 +21,7 @@ from gge.benchmarks.hub_copies import KnownCopy, identify
 from gge.benchmarks.hub_files import CopyRow
 from gge.benchmarks.hub_layouts import LAYOUTS, Mapped, from_normalized, osworld_region
 from gge.benchmarks.osworld_g import osworld_region as release_osworld_region
+from gge.errors import GgeError
 from gge.types import Box, Sample
 
 pytest.importorskip("pyarrow")
@@ -85,3 +93,54 @@ def test_identify_needs_the_copys_layout_too() -> None:
     known = identify("screenspot_v2", "parquet", names, LAYOUTS["screenspot_v2/hf"])
     assert known is not None and known.repository == "HongxinLi/ScreenSpot_v2"
     assert identify("screenspot_v2", "parquet", names, LAYOUTS["screenspot_pro/lmms"]) is None
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 26 item 6 on the real records
+
+V2 = SHARED / "screenspot_v2"
+SPLITS = ("mobile", "desktop", "web")
+
+
+def real_v2_rows() -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """The real ScreenSpot-v2 records, and them as HongxinLi parquet rows in the release's order."""
+    records = {s: load_json(V2 / f"screenspot_{s}_v2.json") for s in SPLITS}
+    sizes = load_json(V2 / "image_sizes.json")
+    png = PngCache()
+    rows = [screenspot_hf_row(rec, sizes[rec["img_filename"]], png) for s in SPLITS for rec in records[s]]
+    return records, rows
+
+
+def the_records_of(samples: list[Sample], records: dict[str, list[dict[str, Any]]]) -> None:
+    """Each sample is the raw record its id names (instruction, screenshot-free box), independently."""
+    for s in samples:
+        split, i = s.id.rsplit("_", 1)
+        rec = records[split][int(i)]
+        x, y, w, h = rec["bbox"]
+        assert (s.instruction, s.labels["data_type"]) == (rec["instruction"], rec["data_type"]), s.id
+        assert s.region.pixel_box() == pytest.approx((x, y, x + w, y + h), abs=1e-3), s.id
+
+
+@pytest.mark.skipif(not V2.is_dir(), reason=f"real annotation records not present ({V2})")
+def test_a_shuffled_real_v2_copy_matches_the_shipped_digests_and_a_dropped_row_is_named(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("pyarrow")
+    bench = get_benchmark("screenspot_v2")
+    records, rows = real_v2_rows()
+    shuffled = list(rows)
+    random.Random(26).shuffle(shuffled)
+    write_hf_parquet(tmp_path / "shuffled" / "data" / "test-00000-of-00001.parquet", shuffled)
+    loaded = load_source(bench, tmp_path / "shuffled", bench.options_type(source="parquet"))
+    assert loaded.summary["provenance"]["release_check"]["matches"] is True
+    expected = [f"{s}_{i}" for s in SPLITS for i in range(len(records[s]))]
+    assert [s.id for s in loaded.samples] == expected  # the release's ids, in its order
+    the_records_of(loaded.samples, records)
+    dropped = [r for k, r in enumerate(rows) if k != len(records["mobile"]) + len(records["desktop"]) + 10]
+    write_hf_parquet(tmp_path / "dropped" / "data" / "test-00000-of-00001.parquet", dropped)
+    with pytest.raises(GgeError) as e:
+        load_source(bench, tmp_path / "dropped", bench.options_type(source="parquet"))
+    assert (
+        "differs from the release: count 1271 vs release 1272; 1 release ids missing (web_10 after web_9) ("
+        in (str(e.value))
+    )
