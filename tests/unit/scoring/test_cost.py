@@ -99,6 +99,10 @@ def test_cost_summary_per_stage_against_hand_computation() -> None:
     seconds = [1.5, 3.0, 1.0]
     total = summary["total"]
     assert total["seconds"] is not None
+    # mean 5.5 / 3 = 1.833..., median 1.5: a mean taken for the median (or back) shows
+    assert total["seconds"]["mean"] == pytest.approx(5.5 / 3)
+    assert total["seconds"]["p50"] == pytest.approx(1.5)
+    assert total["calls_per_sample"] == pytest.approx((3 + 1 + 2) / 3)
     for q in (50, 90, 99):
         assert total["seconds"][f"p{q}"] == pytest.approx(_linear_percentile(seconds, q))  # type: ignore[literal-required]
     # shares of the whole: judge tokens 225 of 580 computed, seconds 1.0 of 5.5
@@ -122,6 +126,19 @@ def test_refined_pick_and_refine_summary() -> None:
     unchanged = _result(1, (), Refinement(triggered=True, point=(90.0, 90.0)))
     # not triggered: the base pick stands
     skipped = _result(2, (), Refinement(triggered=False))
+    # the critic's pick hits and the refined point hits too: kept, neither fixed nor broken
+    kept = score_sample(
+        _sample(4),
+        Prediction(
+            "screenspot_v2",
+            "4",
+            (Candidate((45.0, 45.0), 0.9),),
+            refine=Refinement(triggered=True, point=(55.0, 55.0)),
+        ),
+        k=1,
+    )
+    # triggered, its answer unreadable: a format error, the base pick (a miss) stands
+    unreadable = _result(5, (), Refinement(triggered=True, raw="(50,", format_error=True))
     assert fixed.picks["refined"] is not None and fixed.picks["refined"].point == (50.0, 50.0)
     assert fixed.top1["refined"] and not fixed.top1["critic"]
     assert skipped.picks["refined"] == skipped.picks["critic"]
@@ -135,13 +152,14 @@ def test_refined_pick_and_refine_summary() -> None:
         ),
         k=1,
     )
-    summary = refine_summary([fixed, unchanged, skipped, broken_sample])
+    summary = refine_summary([fixed, unchanged, skipped, broken_sample, kept, unreadable])
     assert summary is not None
-    assert summary["base"] == "critic" and summary["samples"] == 4 and summary["triggered"] == 3
-    assert summary["trigger_rate"] == pytest.approx(75.0)
-    assert summary["before"] == pytest.approx(25.0)  # only sample 3's critic pick hits
-    assert summary["after"] == pytest.approx(25.0)  # only sample 0's refined pick hits
-    assert (summary["fixed"], summary["broken"]) == (1, 1)
+    assert summary["base"] == "critic" and summary["samples"] == 6 and summary["triggered"] == 5
+    assert summary["trigger_rate"] == pytest.approx(100 * 5 / 6)
+    assert summary["before"] == pytest.approx(100 * 2 / 6)  # the critic picks of samples 3 and 4 hit
+    assert summary["after"] == pytest.approx(100 * 2 / 6)  # the refined picks of samples 0 and 4 hit
+    assert (summary["fixed"], summary["broken"]) == (1, 1)  # sample 0 fixed, 3 broken, 4 kept
+    assert summary["format_errors"] == 1  # sample 5 only: neither the untriggered 2 nor a point
     assert refine_summary([_result(0, ())]) is None
 
 
