@@ -10,9 +10,9 @@ from __future__ import annotations
 import io
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -21,6 +21,10 @@ from scipy.stats import binomtest, norm
 from gge.benchmarks import get_benchmark
 from gge.cli.commands import main
 from gge.compare import MIN_CLUSTERS, compare_runs, load_run
+from gge.compare.pairing import _check_pairable
+from gge.compare.runs import Line, Run, _check_possible
+from gge.documents.records import PredictionRecord
+from gge.documents.results import SCHEMA_VERSION, ResultsDocument
 from gge.errors import GgeError
 from gge.run.settings import parse_args
 from gge.run.standalone import run
@@ -32,6 +36,7 @@ from gge.scoring.stats import (
     paired_bootstrap,
     resample_weights,
 )
+from gge.types import Candidate
 
 BENCHES = ("screenspot_v2", "osworld_g", "ui_vision")
 
@@ -493,10 +498,11 @@ def test_refuses_other_screenshots_behind_the_same_ids(
         ]
         for n in ("here", "there")
     ]
+    assert digests[0] != digests[1]
     err = _refused(capsys, tmp_path / "here", tmp_path / "there")
-    assert "screenspot_v2: different samples behind the same ids" in err
-    assert digests[0][:16] in err and digests[1][:16] in err
-    assert str(tmp_path / "here" / "results.json") in err and str(tmp_path / "there" / "results.json") in err
+    # other screens, other targets: the first that differs is named, and the annotation file it is in
+    assert "screenspot_v2: different samples behind the same ids: the targets differ for " in err
+    assert "load.provenance: screenspot_" in err and " in A vs " in err
 
 
 def _eval_screenspot(root: Path, out: Path, *extra: str) -> None:
@@ -643,3 +649,52 @@ def test_mcnemar_is_fast_and_exact_up_to_the_exact_branch_limit() -> None:
     for a_only, b_only in ((9000, 9400), (19990, 10)):
         want = scipy_stats.binomtest(min(a_only, b_only), a_only + b_only, 0.5).pvalue
         assert mcnemar_exact(a_only, b_only) == pytest.approx(want, rel=1e-9, abs=1e-300)
+
+
+# -- survivors of the issue 26 mutation audit -----------------------------------------------------------
+
+
+def _hand_run(folder: Path, ids: Sequence[str]) -> Run:
+    lines = [Line(i, n + 1, True, (True,), f"/shots/{i}.png", {}) for n, i in enumerate(ids)]
+    document = cast(
+        ResultsDocument, {"k": 1, "selection": "critic", "benchmarks": {"b": {"samples": len(ids)}}}
+    )
+    return Run(folder, folder / "results.json", folder / "predictions.jsonl", document, {"b": lines}, "x")
+
+
+def test_the_sample_sets_are_compared_by_id_not_by_count(tmp_path: Path) -> None:
+    a, b = _hand_run(tmp_path / "A", ["1", "2"]), _hand_run(tmp_path / "B", ["1", "3"])
+    with pytest.raises(
+        GgeError, match=r"b: different sample sets: 1 ids only in A \('2'\), 1 only in B \('3'\)"
+    ):
+        _check_pairable(a, b)
+    assert _check_pairable(a, _hand_run(tmp_path / "C", ["2", "1"])) == [
+        f"{side} ({folder}) has no run.json recording its samples digests (an older gge, or summarize-verl): "
+        "samples paired by id only"
+        for side, folder in (("A", tmp_path / "A"), ("B", tmp_path / "C"))
+    ]
+
+
+@pytest.mark.parametrize(("candidates", "hits"), [(3, 2), (2, 3)])
+def test_a_line_with_fewer_or_more_hits_than_candidates_is_refused(candidates: int, hits: int) -> None:
+    rec = PredictionRecord("b", "1", tuple(Candidate((float(i), 0.0)) for i in range(candidates)))
+    with pytest.raises(GgeError, match=rf"^p.jsonl:4: {hits} hits for {candidates} candidates"):
+        _check_possible(rec, "p.jsonl:4", (False,) * hits, {})
+
+
+def test_lines_of_a_benchmark_results_json_does_not_report_are_refused(tmp_path: Path) -> None:
+    line = {"benchmark": "a", "id": "1", "candidates": [[1.0, 1.0]], "hits": [True]}
+    line |= {"top1": {"critic": True}, "picks": {"critic": [1.0, 1.0]}}
+    entry = {"samples": 1, "top1": 100.0, "micro": {"top1": 100.0, "oracle@1": 100.0}}
+    doc = {"schema_version": SCHEMA_VERSION, "k": 1, "selection": "critic", "benchmarks": {"a": entry}}
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    lines = [line, {**line, "benchmark": "zzz"}]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with pytest.raises(GgeError) as e:
+        load_run(tmp_path)
+    assert str(e.value) == (
+        f"{tmp_path / 'predictions.jsonl'}: lines for zzz, which {tmp_path / 'results.json'} does not report "
+        "(files from different runs?)"
+    )
+    (tmp_path / "predictions.jsonl").write_text(json.dumps(line) + "\n")
+    assert list(load_run(tmp_path).lines) == ["a"]

@@ -165,6 +165,7 @@ def test_lines_without_targets_are_refused_by_the_samples_digest(tmp_path: Path)
     msg = _refusal(a, b)
     assert f"{BENCH}: different samples behind the same ids: samples digest {da[:16]}… in " in msg
     assert "other targets, instructions or screenshot sizes" in msg
+    assert f"{db[:16]}… in {b / 'results.json'}" in msg  # the file each digest was read from
     assert f"screenspot_web_v2.json sha256 {_sha(release / 'screenspot_web_v2.json')[:12]}…" in msg
     # without load.provenance the message says it cannot point at a file
     c = _write_run(tmp_path / "C", sb, None, digest=db, targets=False)
