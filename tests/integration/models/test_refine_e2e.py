@@ -102,7 +102,11 @@ def test_a_constant_answer_on_the_crop_maps_to_the_window_plus_the_answer(
     policy = GroundingPolicy(backend, settings)
     screens = _screens(tmp_path)
     bases = [Prediction("b", s.id, (Candidate(pick),)) for (s, _), pick in zip(screens, PICKS, strict=True)]
+    # a scripted clock: the three crops (one size) go in one batch, timed 4 -> 10 s: 2 s each
+    readings = [4.0, 10.0]
+    backend._clock = lambda: readings.pop(0)  # type: ignore[method-assign]
     refined = policy.refine([s for s, _ in screens], [im for _, im in screens], bases)
+    assert readings == []  # one batch: read once at its start, once at its end
 
     ax, ay = (600 / 1000 * CROP[0], 300 / 1000 * CROP[1]) if convention == "norm_1000" else (56, 28)
     if convention == "abs_resized":  # pixels of the seen crop, in the crop's original pixels
@@ -117,7 +121,7 @@ def test_a_constant_answer_on_the_crop_maps_to_the_window_plus_the_answer(
         assert Box(x1 + ax - 1, y1 + ay - 1, x1 + ax + 1, y1 + ay + 1).contains(*r.point)
         (cost,) = pred.costs
         assert (cost.stage, cost.candidates, cost.batch_size) == ("refine", 0, 3)
-        assert cost.seconds is not None and cost.seconds > 0
+        assert cost.seconds == 2.0
     assert policy.calls["refine"] == 1  # the three refine requests went in one call
 
 
