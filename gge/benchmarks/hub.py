@@ -7,8 +7,12 @@ read by the benchmark's own loader), ``parquet`` or ``tsv`` (a Hub copy, mapped 
 holds). A copy's records are checked against the release: against the digests gge ships
 (``release_digests.json``: count, ids, regions to 1e-3 pixel, instructions, image sizes and labels,
 per benchmark and variant) and, with ``bench.<name>.release_root``, record by record against release
-files. Screenshot pixels are not compared, only their sizes: each embedded image's size is read
-from its header, and a copy whose own size column says otherwise differs. A copy that differs, or
+files. A copy whose ids are numbered by row position (ScreenSpot's, VenusBench's) is first matched
+to the release's records by content (:func:`match_rows`: screenshot name and instruction, the box to
+break ties), so rows in another order still match, and a dropped or extra row is named with its
+neighbour (``web_10 after web_9``) rather than shifting every id after it. Screenshot pixels are
+not compared, only their sizes: each embedded image's size is read from its header, and a copy
+whose own size column says otherwise differs. A copy that differs, or
 that cannot be checked, is refused unless ``bench.<name>.allow_copy_differences=true``; either way
 ``provenance`` says what was read.
 
