@@ -683,7 +683,7 @@ def test_a_line_with_fewer_or_more_hits_than_candidates_is_refused(candidates: i
 
 
 def test_lines_of_a_benchmark_results_json_does_not_report_are_refused(tmp_path: Path) -> None:
-    line = {"benchmark": "a", "id": "1", "candidates": [[1.0, 1.0]], "hits": [True]}
+    line: dict[str, Any] = {"benchmark": "a", "id": "1", "candidates": [[1.0, 1.0]], "hits": [True]}
     line |= {"top1": {"critic": True}, "picks": {"critic": [1.0, 1.0]}}
     entry = {"samples": 1, "top1": 100.0, "micro": {"top1": 100.0, "oracle@1": 100.0}}
     doc = {"schema_version": SCHEMA_VERSION, "k": 1, "selection": "critic", "benchmarks": {"a": entry}}

@@ -88,13 +88,13 @@ def _write_run(
             rec["target"] = target_json(s.region)
         lines.append(rec)
     n = len(lines)
-    top1 = 100 * sum(OUTCOMES[s.id][0] for s in samples) / n
-    oracle = 100 * sum(OUTCOMES[s.id][1] for s in samples) / n
+    top1_pct = 100 * sum(OUTCOMES[s.id][0] for s in samples) / n
+    oracle_pct = 100 * sum(OUTCOMES[s.id][1] for s in samples) / n
     entry: dict[str, Any] = {
         "samples": n,
-        "top1": top1,
-        "oracle@2": oracle,
-        "micro": {"top1": top1, "oracle@2": oracle},
+        "top1": top1_pct,
+        "oracle@2": oracle_pct,
+        "micro": {"top1": top1_pct, "oracle@2": oracle_pct},
         "format_errors": 0,
         "image_errors": [],
         "load": summary if summary is not None else {"variant": {}},

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from gge.errors import GgeError
-from gge.run import runstate
 from gge.run.runstate import LOCK_FILE, output_dir_lock, prepare_output_dir
 
 
@@ -40,7 +39,7 @@ def test_the_lock_file_of_a_read_only_folder(tmp_path: Path, monkeypatch: pytest
             raise _denied(path)
         return real_open(path, flags, mode)
 
-    monkeypatch.setattr(runstate.os, "open", fake_open)
+    monkeypatch.setattr(os, "open", fake_open)  # runstate's os.open is this one
     with pytest.raises(GgeError) as e, output_dir_lock(tmp_path):
         pass
     msg = _one_line(e, tmp_path)
@@ -59,11 +58,12 @@ def test_a_subfolder_of_a_read_only_folder(tmp_path: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(Path, "mkdir", fake_mkdir)
     out = read_only / "run" / "deeper"
-    for call in (lambda: output_dir_lock(out).__enter__(), lambda: prepare_output_dir(out, {}, resume=True)):
-        with pytest.raises(GgeError) as e:
-            call()
-        msg = _one_line(e, out)
-        assert f"cannot create the folder (Permission denied: {read_only / 'run'})" in msg
+    with pytest.raises(GgeError) as e, output_dir_lock(out):
+        pass
+    assert f"cannot create the folder (Permission denied: {read_only / 'run'})" in _one_line(e, out)
+    with pytest.raises(GgeError) as e:
+        prepare_output_dir(out, {}, resume=True)
+    assert f"cannot create the folder (Permission denied: {read_only / 'run'})" in _one_line(e, out)
     assert not (read_only / "run").exists()
 
 
