@@ -7,12 +7,14 @@ to fail on the audit's mutant of its rule.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from gge.documents.records import PredictionRecord, decode, encode
 from gge.types import Absent, Candidate, Refinement, SampleResult
 
 
-def _round_trip(line: dict[str, object]) -> PredictionRecord:
+def _round_trip(line: Mapping[str, Any]) -> PredictionRecord:
     return decode(json.loads(json.dumps(line)), "p.jsonl:1")
 
 

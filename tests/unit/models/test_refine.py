@@ -15,7 +15,6 @@ import pytest
 from PIL import Image
 
 from gge.errors import GgeError
-from gge.models import policy as policy_module
 from gge.models.base import Generation, GenerationRequest
 from gge.models.factory import preset_settings
 from gge.models.policy import AdapterSettings, GroundingPolicy, Prompts
@@ -258,7 +257,7 @@ def test_the_stage_asks_the_family_s_request_on_the_crop_and_maps_the_answer_bac
     # the proposals (3 requests) take 6 s, the pointwise judgements (sample 0's 3 candidates) 3 s, the
     # refine call (2 requests) 3 s
     readings = iter([0.0, 6.0, 6.0, 9.0, 10.0, 13.0])
-    monkeypatch.setattr(policy_module.time, "perf_counter", lambda: next(readings))
+    monkeypatch.setattr("gge.models.policy.time.perf_counter", lambda: next(readings))
     preds = policy.predict_images([_sample(0), _sample(1), _sample(2)], images)
     monkeypatch.undo()
     assert next(readings, None) is None  # every reading used: no call timed twice or left out

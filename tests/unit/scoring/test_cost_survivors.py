@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gge.scoring.budget import SampleCost, budget_curves, sample_costs, subset_plan
+from gge.scoring.budget import budget_curves, sample_costs, subset_plan
 from gge.scoring.cost import cost_summary, ledger_slots, refine_summary
 from gge.scoring.scoring import score_sample
 from gge.types import Box, Candidate, CostRecord, Prediction, Refinement, Sample, SampleResult
@@ -119,7 +119,7 @@ def test_slots_past_the_sample_s_candidates_hold_no_point_for_the_critic() -> No
     assert proposer == pytest.approx((120.0, 2.0))
     assert critic == pytest.approx((140.0, 2.2))
     # j = 3 is measured: every request in full
-    assert got[2] == SampleCost(pytest.approx((130.0, 3.0)), pytest.approx((190.0, 3.6)))
+    assert got[2].proposer == pytest.approx((130.0, 3.0)) and got[2].critic == pytest.approx((190.0, 3.6))
 
 
 def test_no_partial_cost_note_when_every_sample_has_cost_records() -> None:
