@@ -281,13 +281,13 @@ def test_a_v2_copy_with_one_record_dropped_is_refused(releases: dict[str, Path],
     with pytest.raises(
         GgeError,
         match=r"differs from the release: count 1271 vs release 1272; 1 release ids missing "
-        r"\(known of HongxinLi",
+        r"\(web_436 after web_435\) \(known of HongxinLi",
     ):
         load("screenspot_v2", folder)
     loaded = load("screenspot_v2", folder, allow_copy_differences=True)
     assert loaded.summary["provenance"]["release_check"]["differences"] == [
         "count 1271 vs release 1272",
-        "1 release ids missing",
+        "1 release ids missing (web_436 after web_435)",
     ]
 
 
