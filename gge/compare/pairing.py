@@ -34,7 +34,7 @@ from gge.documents.results import (
 )
 from gge.errors import GgeError
 from gge.report.markdown import subset_text
-from gge.run.runstate import RUN_FILE, SAMPLES_DIGEST_VERSION, digest_version
+from gge.run.runstate import DIGEST_KINDS, RUN_FILE, digest_version
 from gge.scoring.grouping import average, group_by, table
 from gge.scoring.stats import macro_statistic, mcnemar_exact, min_detectable_difference, paired_bootstrap
 from gge.types import LabelValue, SampleResult
@@ -198,10 +198,10 @@ def _check_pairable(a: Run, b: Run) -> list[str]:
         da = None if a.digests is None else a.digests.get(name)
         db = None if b.digests is None else b.digests.get(name)
         if da is not None and db is not None and digest_version(da) != digest_version(db):
-            older = "A" if digest_version(da) != SAMPLES_DIGEST_VERSION else "B"
+            kind_a, kind_b = (DIGEST_KINDS.get(v, f"scheme {v}") for v in map(digest_version, (da, db)))
             notes.append(
-                f"{name}: {older}'s samples digest is of an older gge (ids, instructions, screenshot names) "
-                "and cannot be checked against the other's: samples paired by id and recorded targets only"
+                f"{name}: the samples digests cannot be compared (A's covers {kind_a}, B's {kind_b}): "
+                "samples paired by id and recorded targets only"
             )
         elif da is not None and db is not None and da != db:
             raise _refuse(

@@ -9,17 +9,15 @@ keeps both).
 In the fingerprint: the model section (preset, prompts, convention, modes, pixel limits, decoding,
 dtype...), the checkpoint's content digest (and a separate critic's, a replay file's), ``k``,
 ``seed``, ``decode_max_pixels``, the trainer's precision, and per benchmark its options (the
-instruction variant, the language...) and a digest of its samples (:func:`samples_digest`: id,
-instruction, target and image size: a target changes no prediction, and a resume re-scores the
-answers it reuses, but ``gge compare`` pairs runs on this digest, so a resume on data whose targets
-changed refuses rather than leave a run.json that passes for the new data's). Not in it, since they
-do not change any prediction: the selection strategy and cluster radius (every strategy is
-recomputed from the predictions), ``max_samples`` (a larger rerun resumes; a smaller one into a
-folder holding a finished run refuses, :func:`check_not_smaller`, since its subset's results would
-replace the finished ones), batch size, workers, devices, loggers, and the model's ``device``,
-endpoint concurrency, retries and timeouts. A run.json whose samples digest is of an older scheme
-(:func:`digest_version`) refuses a resume, saying so: it cannot tell whether its predictions were
-made on these samples.
+instruction variant, the language...) and a digest of what its samples ask (:func:`asked_digest`:
+id, instruction and image size; not the target, which changes no prediction: a resume re-scores the
+answers it reuses). Not in it, since they do not change any prediction: the selection strategy and
+cluster radius (every strategy is recomputed from the predictions), ``max_samples`` (a larger rerun
+resumes; a smaller one into a folder holding a finished run refuses, :func:`check_not_smaller`,
+since its subset's results would replace the finished ones), batch size, workers, devices, loggers,
+and the model's ``device``, endpoint concurrency, retries and timeouts. A run.json whose samples
+digest is of an older scheme (:func:`digest_version`) refuses a resume, saying so: it cannot tell
+whether its predictions were made on these samples.
 
 A folder in use is locked (``flock`` on ``.gge.lock``): a second run on it refuses. The kernel
 drops the lock when its process ends, so a killed run never leaves it stuck.
@@ -133,19 +131,29 @@ SAMPLES_DIGEST_VERSION = "v2"
 characters and no prefix is the first scheme's (gge before v2): id, instruction and screenshot name,
 no target; it cannot be compared with a ``v2`` digest (:func:`digest_version`)."""
 
+ASKED_DIGEST_VERSION = "asked"
+"""The scheme of :func:`asked_digest` (``asked:<sha256>``): a sample without its target."""
+
+DIGEST_KINDS = {
+    "v1": "ids, instructions and screenshot names (an older gge)",
+    SAMPLES_DIGEST_VERSION: "ids, instructions, targets and image sizes",
+    ASKED_DIGEST_VERSION: "ids, instructions and image sizes, not targets",
+}
+"""What a digest of each scheme covers (for messages)."""
+
 
 def digest_version(digest: str) -> str:
-    """The scheme a samples digest was written by: ``"v2"`` (:data:`SAMPLES_DIGEST_VERSION`) or ``"v1"``.
+    """The scheme a samples digest was written by: ``"v2"``, ``"asked"`` or (no prefix) ``"v1"``.
 
     Example:
-        >>> digest_version("v2:" + "0" * 64), digest_version("0" * 64)
-        ('v2', 'v1')
+        >>> digest_version("v2:" + "0" * 64), digest_version("asked:" + "0" * 64), digest_version("0" * 64)
+        ('v2', 'asked', 'v1')
     """
     prefix, sep, _ = digest.partition(":")
     return prefix if sep else "v1"
 
 
-def sample_identity(sample: Sample) -> list[Any]:
+def sample_identity(sample: Sample, *, target: bool = True) -> list[Any]:
     """What a sample is, for :func:`samples_digest`: id, instruction, target and image size.
 
     The target is :func:`gge.benchmarks.hub.region_key`: the region in pixels to 1e-3 pixel with its
@@ -155,8 +163,21 @@ def sample_identity(sample: Sample) -> list[Any]:
     release's files, and not every copy records the release's file name. These are the fields the
     release check compares (:func:`gge.benchmarks.hub.record_keys`, labels aside), at its precision, so
     a copy gge reports as matching the release has the release's digest.
+
+    Args:
+        sample: The sample.
+        target: False leaves the target out (:func:`asked_digest`).
     """
-    return [sample.id, sample.instruction, region_key(sample.region), list(sample.image_size)]
+    region = [region_key(sample.region)] if target else []
+    return [sample.id, sample.instruction, *region, list(sample.image_size)]
+
+
+def _digest(samples: Sequence[Sample], *, target: bool) -> str:
+    h = hashlib.sha256()
+    for s in sorted(samples, key=lambda s: s.id):
+        h.update(json.dumps(sample_identity(s, target=target), ensure_ascii=False).encode())
+        h.update(b"\n")
+    return h.hexdigest()
 
 
 def samples_digest(samples: Sequence[Sample]) -> str:
@@ -164,7 +185,7 @@ def samples_digest(samples: Sequence[Sample]) -> str:
 
     Order-free (sorted by id) and prefixed by its scheme, :data:`SAMPLES_DIGEST_VERSION`. Two runs
     whose samples differ in one target (a box moved, a refusal's ``abstention_hits``) have different
-    digests, so ``gge compare`` refuses to pair them and a resume refuses to reuse predictions.
+    digests: results.json's ``samples_digest``, on which ``gge compare`` refuses to pair them.
 
     Args:
         samples: A benchmark's samples.
@@ -172,11 +193,24 @@ def samples_digest(samples: Sequence[Sample]) -> str:
     Returns:
         ``"v2:<sha256 hex>"``.
     """
-    h = hashlib.sha256()
-    for s in sorted(samples, key=lambda s: s.id):
-        h.update(json.dumps(sample_identity(s), ensure_ascii=False).encode())
-        h.update(b"\n")
-    return f"{SAMPLES_DIGEST_VERSION}:{h.hexdigest()}"
+    return f"{SAMPLES_DIGEST_VERSION}:{_digest(samples, target=True)}"
+
+
+def asked_digest(samples: Sequence[Sample]) -> str:
+    """A digest of what a benchmark asks the model: :func:`sample_identity` without the target.
+
+    The fingerprint's (run.json): a target changes no prediction, and a resume re-scores the answers
+    it reuses against this run's targets (``bench.osworld_g.refusals`` is not predictive), so only what
+    the model is asked must match. The same identity otherwise as :func:`samples_digest` (id,
+    instruction, image size: a Hub copy that matches the release resumes the release's folder).
+
+    Args:
+        samples: A benchmark's samples.
+
+    Returns:
+        ``"asked:<sha256 hex>"``.
+    """
+    return f"{ASKED_DIGEST_VERSION}:{_digest(samples, target=False)}"
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -261,7 +295,7 @@ def make_output_dir(folder: str | Path, *, option: str = "output_dir") -> Path:
 
 
 def _old_digests(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """The benchmarks whose samples digest in ``old`` is of an earlier scheme than ``new``'s."""
+    """The benchmarks whose samples digest in ``old`` is of the first scheme (v1) and ``new``'s is not."""
     benches_old, benches_new = old.get("benchmarks"), new.get("benchmarks")
     if not isinstance(benches_old, Mapping) or not isinstance(benches_new, Mapping):
         return []
@@ -270,7 +304,9 @@ def _old_digests(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         other = benches_new.get(name)
         was = entry.get("samples") if isinstance(entry, Mapping) else None
         now = other.get("samples") if isinstance(other, Mapping) else None
-        if isinstance(was, str) and isinstance(now, str) and digest_version(was) != digest_version(now):
+        if not isinstance(was, str) or not isinstance(now, str):
+            continue
+        if digest_version(was) == "v1" != digest_version(now):
             out.append(str(name))
     return out
 
@@ -302,9 +338,9 @@ def prepare_output_dir(folder: str | Path, fingerprint: Mapping[str, Any], *, re
         if stale and logs:
             raise GgeError(
                 f"output_dir {out} holds predictions whose {RUN_FILE} records a samples digest of an "
-                f"older gge ({', '.join(stale)}: ids, instructions and screenshot names, not targets), "
-                "which cannot tell whether they were made on these samples. Rerun with resume=false to "
-                "replace them, or choose a new output_dir"
+                f"older gge ({', '.join(stale)}: ids, instructions and screenshot names), which cannot "
+                "tell whether they were made on these samples. Rerun with resume=false to replace them, "
+                "or choose a new output_dir"
             )
         diff = differences(old, fp)
         if diff and logs:

@@ -192,8 +192,9 @@ def test_an_older_digest_on_one_side_is_a_note_and_targets_are_still_checked(tmp
     doc = compare_runs(load_run(a), load_run(b), resamples=20)
     notes = [n for n in doc["notes"] if "digest" in n]
     assert notes == [
-        f"{BENCH}: A's samples digest is of an older gge (ids, instructions, screenshot names) and cannot be "
-        "checked against the other's: samples paired by id and recorded targets only"
+        f"{BENCH}: the samples digests cannot be compared (A's covers ids, instructions and screenshot "
+        "names (an older gge), B's ids, instructions, targets and image sizes): samples paired by id "
+        "and recorded targets only"
     ]
     sb, lb = _load(_moved(release, tmp_path / "moved"))
     c = _write_run(tmp_path / "C", sb, lb, digest=samples_digest(sb))

@@ -29,6 +29,7 @@ from gge.errors import GgeError
 from gge.models.demo import default_checkpoint
 from gge.run import runstate
 from gge.run.runstate import (
+    asked_digest,
     checkpoint_digest,
     differences,
     digest_version,
@@ -280,11 +281,31 @@ def test_the_samples_digest_covers_id_instruction_target_and_size_not_the_screen
     assert samples_digest([_sample("1", "open the menu", "/a.png", Absent(False)), base[1]]) != digest
 
 
+def test_the_fingerprints_digest_is_what_the_model_is_asked_not_the_target() -> None:
+    """A resume re-scores the answers it reuses: another target (a refusal rule) must not stop it."""
+    base = [
+        _sample("1", "open the menu", "/data/a.png"),
+        _sample("2", "close it", "/d/b.png", Box(1, 2, 3, 4)),
+    ]
+    h = hashlib.sha256()
+    for sid, text in (("1", "open the menu"), ("2", "close it")):
+        h.update(json.dumps([sid, text, [100, 100]]).encode() + b"\n")
+    digest = asked_digest(base)
+    assert digest == "asked:" + h.hexdigest() and digest_version(digest) == "asked"
+    rescored = [
+        replace(base[0], region=Absent(abstention_hits=False)),
+        replace(base[1], region=Box(5, 5, 9, 9)),
+    ]
+    assert asked_digest(rescored) == digest and samples_digest(rescored) != samples_digest(base)
+    assert asked_digest([base[0], replace(base[1], instruction="close the menu")]) != digest
+    assert asked_digest([base[0], replace(base[1], image_size=(100, 99))]) != digest
+
+
 def test_a_run_record_with_an_older_samples_digest_refuses_the_resume_saying_so(tmp_path: Path) -> None:
     """A run.json of gge before the v2 digest (64 hex characters, no target) cannot vouch for its logs."""
     out = tmp_path / "run"
     old_digest = hashlib.sha256(b"ids, instructions and screenshot names").hexdigest()
-    new = {"k": 5, "benchmarks": {"b": {"options": {}, "samples": "v2:" + "0" * 64}}}
+    new = {"k": 5, "benchmarks": {"b": {"options": {}, "samples": "asked:" + "0" * 64}}}
     old = {"k": 5, "benchmarks": {"b": {"options": {}, "samples": old_digest}}}
     runstate.prepare_output_dir(out, old, resume=True)
     # no predictions yet: nothing to mix up, the record is replaced
@@ -295,7 +316,8 @@ def test_a_run_record_with_an_older_samples_digest_refuses_the_resume_saying_so(
     with pytest.raises(GgeError) as e:
         runstate.prepare_output_dir(out, new, resume=True)
     msg = str(e.value)
-    assert msg.count("\n") == 0 and str(out) in msg and "older gge (b:" in msg and "not targets" in msg
+    assert msg.count("\n") == 0 and str(out) in msg
+    assert "a samples digest of an older gge (b: ids, instructions and screenshot names)" in msg
     assert "resume=false" in msg
     assert json.loads((out / "run.json").read_text())["fingerprint"] == old  # left as it was
     runstate.prepare_output_dir(out, new, resume=False)  # starting over is allowed
