@@ -330,7 +330,19 @@ class ReplayKind(ModelKind):
         m = cfg.model
         if m.predictions is None:
             raise GgeError("model=replay needs model.predictions=FILE (a JSONL file, one line per sample)")
-        return ReplayModel(m.predictions, delay_s=float(m.delay_s))
+        return ReplayModel(m.predictions, delay_s=float(m.delay_s), strict_images=bool(cfg.strict_images))
+
+    def check_data(
+        self, policy: Policy, samples: Mapping[str, Sequence[Sample]], *, strict_images: bool, out: TextIO
+    ) -> None:
+        """The missing screenshots listed (a replay is scored on them too), and each line checked.
+
+        A line that names another screenshot or size than its sample refuses the file
+        (:meth:`gge.models.replay.ReplayModel.check_samples`), counting every such line.
+        """
+        assert isinstance(policy, ReplayModel)
+        policy.check_samples(s for group in samples.values() for s in group)
+        check_images(samples, strict=strict_images, out=out)
 
     def fingerprint_files(self, cfg: DictConfig) -> dict[str, str | None]:
         """The predictions file."""

@@ -15,16 +15,29 @@ ignored.
 A sample with no line counts as a format error; a line whose id no loaded sample has is counted and
 reported, not an error.
 
+A line is checked against the sample it is scored on: where it records its screenshot (``image``)
+and ``size``, as gge's own lines do, a sample whose screenshot has another size, or another file name
+(both the line's and the sample's being files: a Hub copy's embedded screenshot is named by its row,
+not by a file), refuses the file in one line naming the line, the sample, what differs and how many
+lines differ (:meth:`ReplayModel.check_samples`): the file was made on other data. A sample whose
+screenshot is missing or unreadable here is scored as a miss carrying its ``image_error``, as in any
+run (``strict_images=true`` stops instead).
+
 Example:
     >>> import json, tempfile, os
+    >>> from PIL import Image
     >>> from gge.types import Box, Sample
-    >>> path = os.path.join(tempfile.mkdtemp(), "p.jsonl")
+    >>> folder = tempfile.mkdtemp()
+    >>> path, shot = os.path.join(folder, "p.jsonl"), os.path.join(folder, "a.png")
+    >>> Image.new("RGB", (10, 10)).save(shot)
     >>> with open(path, "w") as f:
     ...     _ = f.write(json.dumps({"benchmark": "b", "id": 1, "candidates": [[5, 5], [-1, -1]]}) + "\n")
     >>> model = ReplayModel(path)
-    >>> s = Sample("b", "1", "/x.png", (10, 10), "click", Box(0, 0, 9, 9))
+    >>> s = Sample("b", "1", shot, (10, 10), "click", Box(0, 0, 9, 9))
     >>> [c.point for c in model.predict([s])[0].candidates]
     [(5.0, 5.0), None]
+    >>> model.predict([Sample("b", "1", "/gone.png", (1, 1), "click", Box(0, 0, 9, 9))])[0].image_error
+    'b: sample 1: cannot read image /gone.png: not found'
 """
 
 from __future__ import annotations
@@ -36,6 +49,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gge.benchmarks.base import UNKNOWN_SIZE
+from gge.benchmarks.images import image_exists, image_name, split_ref
 from gge.documents.records import decode
 from gge.errors import GgeError
 from gge.types import Prediction, Sample
@@ -59,6 +74,29 @@ def parse_line(obj: Any, where: str) -> Prediction:
     return decode(obj, where).prediction()
 
 
+def screenshot_error(sample: Sample) -> str | None:
+    """Why a sample's screenshot cannot be scored on here (missing, or its header unreadable), or None.
+
+    Example:
+        >>> from gge.types import Absent
+        >>> screenshot_error(Sample("b", "7", "/gone.png", (1, 1), "click", Absent()))
+        'b: sample 7: cannot read image /gone.png: not found'
+    """
+    if not image_exists(sample.image_path):
+        why = "not found"
+    elif sample.image_size == UNKNOWN_SIZE:
+        why = "its header is unreadable"
+    else:
+        return None
+    return f"{sample.benchmark}: sample {sample.id}: cannot read image {sample.image_path}: {why}"
+
+
+def _shown(image: str | None, size: tuple[int, int] | None) -> str:
+    """A screenshot as a message names it: ``name (WxH)``."""
+    name = "an unnamed screenshot" if image is None else image_name(image)
+    return name if size is None else f"{name} ({size[0]}x{size[1]})"
+
+
 class ReplayModel:
     """A policy that answers from a predictions file (no model needed).
 
@@ -66,6 +104,8 @@ class ReplayModel:
         predictions: Path of the JSONL file.
         delay_s: Seconds to sleep per ``predict`` call, to stand in for a model's latency in
             benchmarks and interruption tests (0 by default).
+        strict_images: Stop at a sample whose screenshot is missing or unreadable (else it is scored
+            as a miss carrying its ``image_error``).
 
     Raises:
         GgeError: for a missing file, a malformed line or a duplicated (benchmark, id).
@@ -80,13 +120,15 @@ class ReplayModel:
     cost_source = "replayed"
     """Its predictions carry the cost records of the run that wrote the file (or none), not its own."""
 
-    def __init__(self, predictions: str | Path, *, delay_s: float = 0.0) -> None:
+    def __init__(self, predictions: str | Path, *, delay_s: float = 0.0, strict_images: bool = False) -> None:
         self.delay_s = float(delay_s)
+        self.strict_images = strict_images
         self.path = Path(predictions)
         if not self.path.is_file():
             raise GgeError(f"replay predictions file not found: {self.path}")
         self._by_key: dict[tuple[str, str], Prediction] = {}
-        first_line: dict[tuple[str, str], int] = {}
+        self._shot: dict[tuple[str, str], tuple[str | None, tuple[int, int] | None]] = {}
+        self._line: dict[tuple[str, str], int] = {}
         digest = hashlib.sha256()
         with self.path.open("rb") as f:
             for lineno, line_bytes in enumerate(f, start=1):
@@ -102,29 +144,99 @@ class ReplayModel:
                     obj = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
-                pred = parse_line(obj, where)
-                key = (pred.benchmark, pred.id)
-                if key in first_line:
+                record = decode(obj, where)
+                key = (record.benchmark, record.id)
+                if key in self._line:
                     raise GgeError(
-                        f"{where}: duplicate prediction for {pred.benchmark} id {pred.id} "
-                        f"(first at line {first_line[key]})"
+                        f"{where}: duplicate prediction for {record.benchmark} id {record.id} "
+                        f"(first at line {self._line[key]})"
                     )
-                first_line[key] = lineno
-                self._by_key[key] = pred
+                self._line[key] = lineno
+                self._by_key[key] = record.prediction()
+                self._shot[key] = (record.image, record.size)
         self.sha256 = digest.hexdigest()
         self._most = max((len(p.candidates) for p in self._by_key.values()), default=0)
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
-        """The file's prediction for each sample; a sample without a line is a format error."""
+        """The file's prediction for each sample, the batch checked first (:meth:`check_samples`).
+
+        A sample without a line is a format error; a sample whose screenshot is missing or unreadable
+        is a miss carrying its ``image_error`` (:func:`screenshot_error`), whatever its line says.
+
+        Raises:
+            GgeError: a line names another screenshot or size than its sample; with
+                ``strict_images``, a screenshot is missing or unreadable.
+        """
         if self.delay_s > 0:
             time.sleep(self.delay_s)
+        self.check_samples(samples)
         out = []
         for s in samples:
+            error = screenshot_error(s)
+            if error is not None and self.strict_images:
+                raise GgeError(f"{error} (strict_images=true)")
             pred = self._by_key.get((s.benchmark, s.id))
-            if pred is None:
+            if error is not None:
+                pred = Prediction(s.benchmark, s.id, image_error=error)
+            elif pred is None:
                 pred = Prediction(s.benchmark, s.id, format_error=True, raw="")
             out.append(pred)
         return out
+
+    def differences(self, sample: Sample) -> str | None:
+        """How the sample's line names another screenshot or size than the sample has, or None.
+
+        Sizes are compared where both are known (an unreadable screenshot has none), names where
+        both are files (a Hub copy's embedded screenshot is named by its row, not by a file).
+
+        Args:
+            sample: A sample the file is scored on.
+
+        Returns:
+            ``the line's screenshot is a.png (10x10), the sample's b.png (20x10)``, or None (it
+            agrees, or the line records neither, or there is no line).
+        """
+        key = (sample.benchmark, sample.id)
+        if key not in self._shot:
+            return None
+        image, size = self._shot[key]
+        other_size = (
+            size is not None and UNKNOWN_SIZE not in (size, sample.image_size) and size != sample.image_size
+        )
+        files = image is not None and split_ref(image) is None and split_ref(sample.image_path) is None
+        other_name = files and image_name(str(image)) != image_name(sample.image_path)
+        if not (other_size or other_name):
+            return None
+        return (
+            f"the line's screenshot is {_shown(image, size)}, "
+            f"the sample's {_shown(sample.image_path, sample.image_size)}"
+        )
+
+    def check_samples(self, samples: Iterable[Sample]) -> None:
+        """Refuse the file when a line names another screenshot or size than the sample it answers.
+
+        Args:
+            samples: The samples the file is scored on.
+
+        Raises:
+            GgeError: one line naming the file, the first such line (in the file's order) and its
+                sample, what differs, and how many of the lines checked differ.
+        """
+        checked = 0
+        found: list[tuple[Sample, str]] = []
+        for s in samples:
+            checked += (s.benchmark, s.id) in self._shot
+            why = self.differences(s)
+            if why is not None:
+                found.append((s, why))
+        if not found:
+            return
+        s, why = min(found, key=lambda f: self._line[(f[0].benchmark, f[0].id)])  # the file's first
+        raise GgeError(
+            f"{self.path}:{self._line[(s.benchmark, s.id)]}: {s.benchmark} {s.id}: {why} "
+            f"({len(found)} of the {checked} lines checked name another screenshot or size than their "
+            "sample: predictions made on other data; replay them on the data they were made on)"
+        )
 
     def unknown_ids(self, benchmark: str, known: Iterable[str]) -> list[str]:
         """Ids the file has for ``benchmark`` that no loaded sample has, in file order."""
