@@ -45,7 +45,7 @@ class Command:
 def _eval(args: list[str]) -> int:
     from gge.cli.eval import main as eval_main
 
-    return eval_main(args)
+    return eval_main(args, prog="gge eval")
 
 
 def compare_parser() -> argparse.ArgumentParser:

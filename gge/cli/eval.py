@@ -14,20 +14,21 @@ Example:
 from __future__ import annotations
 
 import json
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from omegaconf import OmegaConf
 
 from gge.benchmarks import REGISTRY
-from gge.benchmarks.hub import COPY_SOURCES
 from gge.benchmarks.hub_copies import layouts_of
 from gge.benchmarks.plugins import plugin_problems
+from gge.documents.results import COPY_SOURCES
 from gge.errors import GgeError
 from gge.models import model_names
 from gge.run.settings import EvalConfig, parse_args
-from gge.run.standalone import run
+from gge.run.standalone import Rerun, RunInterrupted, run
 
 COPY_OPTIONS = ("source", "allow_copy_differences", "release_root")
 """The options of every benchmark that only a benchmark with Hub copies gge reads has use for."""
@@ -84,14 +85,41 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def rerun_command(prog: str, args: Sequence[str], rerun: Mapping[str, str]) -> str:
+    """The command line that reruns ``prog args`` with the ``key=value`` pairs of ``rerun`` set.
+
+    Each key of ``rerun`` replaces the argument that sets it, or is added at the end; every argument
+    is quoted for a POSIX shell as needed.
+
+    Example:
+        >>> rerun_command("python eval.py", ["k=3", "resume=false", "benchmarks=[a,b]"], {"resume": "true"})
+        "python eval.py k=3 resume=true 'benchmarks=[a,b]'"
+    """
+    todo = dict(rerun)
+    out = []
+    for arg in args:
+        key = arg.split("=", 1)[0]
+        if key in rerun:
+            if key not in todo:
+                continue  # set twice: the first one stands for both
+            arg = f"{key}={todo.pop(key)}"
+        out.append(arg)
+    out += [f"{key}={value}" for key, value in todo.items()]
+    return " ".join([prog, *(shlex.quote(a) for a in out)])
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python eval.py") -> int:
     """Command-line entry point: parse, run, and turn bad input into one message and exit code 2.
+
+    Ctrl-C during the evaluation says how many samples are kept and the command that resumes
+    (exit code 130); bad input that a rerun with other arguments gets past names that command too.
 
     Args:
         argv: Arguments (default ``sys.argv[1:]``).
+        prog: How the user called it (in the commands it prints): ``python eval.py`` or ``gge eval``.
 
     Returns:
-        0 on success, 2 on bad input or configuration.
+        0 on success, 2 on bad input or configuration, 130 when interrupted.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("-h", "--help"):
@@ -99,6 +127,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         run(parse_args(args))
+    except RunInterrupted as e:
+        print(f"gge: {e}:\n  {rerun_command(prog, args, e.rerun)}", file=sys.stderr)
+        return 130
+    except Rerun as e:
+        print(f"gge: error: {e}:\n  {rerun_command(prog, args, e.rerun)}", file=sys.stderr)
+        return 2
     except GgeError as e:
         print(f"gge: error: {e}", file=sys.stderr)
         return 2

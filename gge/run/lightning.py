@@ -172,10 +172,14 @@ class GroundingEvalModule(pl.LightningModule):
         elapsed = time.perf_counter() - self._start
         return self.samples_done / elapsed if elapsed > 0 else 0.0
 
-    def on_predict_epoch_end(self) -> None:
-        """Close the log and gather every rank's results (a collective: every rank calls it)."""
+    def close_log(self) -> None:
+        """Close this rank's resume log (what is appended is on disk already; a no-op without one)."""
         if self._log is not None:
             self._log.close()
+
+    def on_predict_epoch_end(self) -> None:
+        """Close the log and gather every rank's results (a collective: every rank calls it)."""
+        self.close_log()
         order = [s for name in self.names for s in self.samples[name]]
         self.gathered = gather_results(self.local, order)
         if self.global_rank == 0 and self.on_gathered is not None:

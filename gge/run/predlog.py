@@ -30,7 +30,15 @@ from typing import Any, BinaryIO
 from gge.documents.records import record_key
 from gge.errors import GgeError, TransientError
 
-__all__ = ["PredictionLog", "Records", "existing_logs", "rank_log_path", "read_records"]
+__all__ = [
+    "MalformedLine",
+    "PredictionLog",
+    "Records",
+    "bad_lines_path",
+    "existing_logs",
+    "rank_log_path",
+    "read_records",
+]
 
 _RANK_FILE = re.compile(r"predictions\.rank(\d+)\.jsonl")
 
@@ -90,6 +98,31 @@ def existing_logs(output_dir: str | Path) -> list[Path]:
     return [path for _, _, path in sorted(found)]
 
 
+class MalformedLine(GgeError):
+    """A malformed line of a prediction log that is not its last (a run cannot resume past it as is).
+
+    Attributes:
+        path: The log file.
+        lineno: The line's number (1-based).
+    """
+
+    def __init__(self, message: str, path: Path, lineno: int) -> None:
+        super().__init__(message)
+        self.path = path
+        self.lineno = lineno
+
+
+def bad_lines_path(path: str | Path) -> Path:
+    """Where :func:`read_records` keeps the malformed lines it drops from ``path``: ``<path>.bad``.
+
+    Example:
+        >>> bad_lines_path("out/predictions.rank0.jsonl").as_posix()
+        'out/predictions.rank0.jsonl.bad'
+    """
+    path = Path(path)
+    return path.with_name(path.name + ".bad")
+
+
 def _parse(line: bytes) -> Any:
     """The JSON value of one line; raises ValueError (UnicodeDecodeError or JSONDecodeError)."""
     return json.loads(line.decode("utf-8"))
@@ -139,6 +172,9 @@ class Records(dict[Key, dict[str, Any]]):
         duplicate_keys: The repeated keys, once per repeat, in reading order.
         dropped: Paths whose unterminated or malformed last line was ignored (and cut off when
             repairing).
+        malformed: ``file:line: why`` of each malformed line before a file's last that was dropped
+            (``drop_malformed``; moved to :func:`bad_lines_path` when repairing).
+        moved_to: The :func:`bad_lines_path` files the dropped lines were appended to.
     """
 
     def __init__(self) -> None:
@@ -146,9 +182,13 @@ class Records(dict[Key, dict[str, Any]]):
         self.duplicates = 0
         self.duplicate_keys: list[Key] = []
         self.dropped: list[Path] = []
+        self.malformed: list[str] = []
+        self.moved_to: list[Path] = []
 
 
-def read_records(paths: Iterable[str | Path], *, repair: bool = True) -> Records:
+def read_records(
+    paths: Iterable[str | Path], *, repair: bool = True, drop_malformed: bool = False
+) -> Records:
     r"""Read prediction logs into one dict keyed by ``(benchmark, id)``; ids are normalised to strings.
 
     A run killed mid-write may leave a truncated last line. An unterminated last line (no newline) and
@@ -158,18 +198,23 @@ def read_records(paths: Iterable[str | Path], *, repair: bool = True) -> Records
     barrier); :class:`PredictionLog` repairs its own file when it opens it, so concurrent readers can
     pass ``repair=False``. Blank lines are skipped. A sample found twice, within or across files (e.g.
     finished by an earlier run with another world size) keeps its first record and is counted in
-    :attr:`Records.duplicates`.
+    :attr:`Records.duplicates`. A malformed line before the last (not UTF-8 JSON, or no record's
+    ``benchmark`` and ``id``) stops the reading, unless ``drop_malformed``: it is then left out and
+    listed in :attr:`Records.malformed`, and with ``repair`` moved from the file to
+    :func:`bad_lines_path` (appended there as it was, nothing lost), so its sample is evaluated again.
 
     Args:
         paths: Log files, read in this order (:func:`existing_logs` gives rank order).
-        repair: Truncate a bad tail off the file.
+        repair: Truncate a bad tail off the file (and move dropped malformed lines out of it).
+        drop_malformed: Drop malformed lines before the last instead of stopping.
 
     Returns:
         The records, a :class:`Records` dict (the first record of each key).
 
     Raises:
-        GgeError: for a missing file, a malformed line that is not the last (naming ``file:line``), or a
-            record that is not an object with a string ``benchmark`` and a string or integer ``id``.
+        GgeError: for a missing file.
+        MalformedLine: for a malformed line that is not the last (naming ``file:line``): not UTF-8
+            JSON, or not an object with a string ``benchmark`` and a string or integer ``id``.
 
     Example:
         >>> import tempfile
@@ -194,6 +239,7 @@ def read_records(paths: Iterable[str | Path], *, repair: bool = True) -> Records
             records.dropped.append(path)
             if repair:
                 _repair(path, data, end)
+        bad: list[tuple[int, int]] = []
         for lineno, (start, stop) in enumerate(spans, start=1):
             if start >= end:
                 break
@@ -202,18 +248,59 @@ def read_records(paths: Iterable[str | Path], *, repair: bool = True) -> Records
                 continue
             where = f"{path}:{lineno}"
             try:
-                obj = _parse(line)
-            except UnicodeDecodeError:
-                raise GgeError(f"{where}: not UTF-8 text") from None
-            except json.JSONDecodeError as e:
-                raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
-            key = record_key(obj, where)
+                key, obj = _read_line(line, where)
+            except GgeError as e:
+                if not drop_malformed:
+                    raise MalformedLine(str(e), path, lineno) from None
+                records.malformed.append(str(e))
+                bad.append((start, stop))
+                continue
             if key in records:
                 records.duplicates += 1
                 records.duplicate_keys.append(key)
             else:
                 records[key] = obj
+        if bad and repair:
+            _move_out(path, data[:end], bad)
+            records.moved_to.append(bad_lines_path(path))
     return records
+
+
+def _read_line(line: bytes, where: str) -> tuple[Key, Any]:
+    """The key and value of one line (GgeError naming ``where`` for a malformed one)."""
+    try:
+        obj = _parse(line)
+    except UnicodeDecodeError:
+        raise GgeError(f"{where}: not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
+    return record_key(obj, where), obj
+
+
+def _move_out(path: Path, data: bytes, bad: list[tuple[int, int]]) -> None:
+    """Append the ``bad`` lines of ``path`` to its ``.bad`` file, then rewrite it without them.
+
+    The ``.bad`` file is written (and synced) first, so a crash in between loses no line.
+    """
+    with bad_lines_path(path).open("ab") as f:
+        f.write(b"".join(data[start:stop] + b"\n" for start, stop in bad))
+        f.flush()
+        os.fsync(f.fileno())
+    kept, at = [], 0
+    for start, stop in bad:
+        kept.append(data[at:start])
+        at = stop + 1
+    kept.append(data[at:])
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as f:
+            f.write(b"".join(kept))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
 
 
 class PredictionLog:

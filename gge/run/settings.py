@@ -161,6 +161,9 @@ class EvalConfig:
         resume: Skip the samples an earlier run into ``output_dir`` finished (the folder's
             ``run.json`` must show the same model, checkpoint, prompts, k... or the run stops and
             names what differs); false removes that run's predictions and outputs and starts over.
+        drop_malformed_lines: Resume past malformed lines (not the last) of the output folder's own
+            prediction logs: each is moved to ``predictions.rank<r>.jsonl.bad``, named on the console,
+            and its sample evaluated again. Default: such a line stops the run, naming it.
         logger: ``wandb``, ``tensorboard`` or ``csv``: also log the scalars, the tables and the
             overlays (screenshots with target, candidates and pick) a training run would log.
         wandb_project: The W&B project (``logger=wandb``; offline when ``WANDB_MODE=offline``).
@@ -191,6 +194,7 @@ class EvalConfig:
     pad_batches: bool = False
     strict_images: bool = False
     resume: bool = True
+    drop_malformed_lines: bool = False
     dry_run: bool = False
     logger: str | None = None
     wandb_project: str = "gge"

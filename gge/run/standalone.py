@@ -10,11 +10,12 @@ import io
 import json
 import logging
 import os
+import signal
 import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, cast
@@ -36,7 +37,7 @@ from gge.run.assemble import build_document, write_run
 from gge.run.dry_run import dry_run
 from gge.run.evaluate import merge_results, needs_images
 from gge.run.hardware import cost_setup
-from gge.run.predlog import existing_logs, read_records
+from gge.run.predlog import MalformedLine, bad_lines_path, existing_logs, read_records
 from gge.run.runstate import (
     check_not_smaller,
     check_output_dir,
@@ -110,9 +111,72 @@ def _fingerprint(kind: ModelKind, cfg: DictConfig, loads: Mapping[str, LoadedBen
     }
 
 
-def _restore(output_dir: Path, samples: dict[str, list[Sample]], k: int, radius: float) -> list[SampleResult]:
-    """Results of samples an earlier run in ``output_dir`` finished (re-scored from its log)."""
-    return _rescore(read_records(existing_logs(output_dir), repair=_is_launcher_rank()), samples, k, radius)
+class Rerun(GgeError):
+    """Bad input a rerun with other arguments gets past: the error, and those arguments.
+
+    Attributes:
+        rerun: The ``key=value`` arguments to set in the same command (e.g. ``drop_malformed_lines``).
+    """
+
+    def __init__(self, message: str, rerun: Mapping[str, str]) -> None:
+        super().__init__(message)
+        self.rerun = dict(rerun)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the evaluation: what is kept, and the arguments whose rerun resumes from it.
+
+    A KeyboardInterrupt still (whoever catches Ctrl-C catches it); ``str()`` is the message.
+
+    Attributes:
+        kept: Samples of this run finished in the output folder's prediction logs.
+        total: Samples this run evaluates.
+        output_dir: The output folder.
+        rerun: The ``key=value`` arguments a rerun of the same command needs to resume
+            (``output_dir``, and ``resume=true``).
+    """
+
+    def __init__(self, kept: int, total: int, output_dir: Path) -> None:
+        logs = ", ".join(p.name for p in existing_logs(output_dir)) or "no prediction log"
+        super().__init__(
+            f"interrupted: {kept} of {total} samples are kept in {output_dir} ({logs}); the same command "
+            "resumes from them"
+        )
+        self.kept, self.total, self.output_dir = kept, total, output_dir
+        self.rerun = {"output_dir": str(output_dir), "resume": "true"}
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _restore(
+    output_dir: Path, samples: dict[str, list[Sample]], k: int, radius: float, drop: bool, out: TextIO
+) -> list[SampleResult]:
+    """Results of samples an earlier run in ``output_dir`` finished (re-scored from its log).
+
+    ``drop``: malformed lines before a log's last are moved to its ``.bad`` file (and named on ``out``);
+    else such a line stops the run, saying how to drop it.
+    """
+    try:
+        records = read_records(existing_logs(output_dir), repair=_is_launcher_rank(), drop_malformed=drop)
+    except MalformedLine as e:
+        raise Rerun(
+            f"{e}: a line of this output folder's own prediction log, not its last, cannot be read. "
+            f"Rerun with drop_malformed_lines=true to move it to {bad_lines_path(e.path)} and evaluate "
+            "its sample again (or resume=false to start over)",
+            {"output_dir": str(output_dir), "drop_malformed_lines": "true"},
+        ) from None
+    if records.malformed:
+        kept = f" (kept in {', '.join(map(str, records.moved_to))})" if records.moved_to else ""
+        n = len(records.malformed)
+        what = "line" if n == 1 else "lines"
+        again = "its sample is" if n == 1 else "their samples are"
+        print(
+            f"dropped {n} malformed prediction log {what}{kept}; {again} evaluated again: "
+            + "; ".join(records.malformed),
+            file=out,
+        )
+    return _rescore(records, samples, k, radius)
 
 
 def _rescore(
@@ -264,7 +328,8 @@ def _resume(run: _Run, stack: ExitStack, out: TextIO) -> tuple[list[SampleResult
                 output_dir, {name: len(group) for name, group in samples.items()}, cfg.max_samples
             )
         prepare_output_dir(output_dir, _fingerprint(run.kind, cfg, run.loaded.loads), resume=bool(cfg.resume))
-    restored = _restore(output_dir, samples, run.k, run.radius)
+    drop = bool(cfg.drop_malformed_lines)
+    restored = _restore(output_dir, samples, run.k, run.radius, drop, out)
     if restored:
         print(f"resuming: {len(restored)} samples already finished in {output_dir}", file=out)
     done_ids: dict[str, set[str]] = {}
@@ -360,8 +425,33 @@ def _predict(
     if results_path.exists() and _is_launcher_rank():
         results_path.unlink()  # a stale file must not pass for this run's
     trainer = _trainer(cfg)
-    trainer.predict(module, return_predictions=False)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        trainer.predict(module, return_predictions=False)
+    except SystemExit:  # Lightning's answer to Ctrl-C: "Detected KeyboardInterrupt", then exit(1)
+        if not trainer.interrupted:
+            raise
+        _restore_handler(handler)  # Lightning ignores Ctrl-C from its graceful shutdown on
+        module.close_log()
+        raise _interrupted(run) from None
     return bool(trainer.global_rank == 0 and _is_launcher_rank())
+
+
+def _restore_handler(handler: Any) -> None:
+    """Put back the SIGINT handler (only the main thread may set one; elsewhere none was changed)."""
+    with suppress(ValueError, TypeError):
+        signal.signal(signal.SIGINT, handler)
+
+
+def _interrupted(run: _Run) -> RunInterrupted:
+    """What an interrupted run kept: its samples finished in the output folder's logs."""
+    wanted = {(s.benchmark, s.id) for group in run.loaded.samples.values() for s in group}
+    try:
+        records = read_records(existing_logs(run.output_dir), repair=False, drop_malformed=True)
+        kept = sum(key in wanted for key in records)
+    except GgeError:
+        kept = 0
+    return RunInterrupted(kept, len(wanted), run.output_dir)
 
 
 def _warn_after(run: _Run, document: Mapping[str, Any], out: TextIO) -> None:

@@ -7,7 +7,10 @@ predictions file (no model is loaded); the output is read as a user would read i
 from __future__ import annotations
 
 import json
+import shlex
+import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -121,3 +124,95 @@ def test_the_mean_row_counts_the_headlines_that_are_not_official(
     ]
     assert "- mean of 3: 1 of its headlines not official (OSWorld-G)" in summary.splitlines()
     assert summary.strip() in printed  # the console prints the same report
+
+
+# ----------------------------------------------------------------------------------------------
+# Ctrl-C: how many samples are kept, and the command that resumes
+
+
+def _replay(suite: Path, out: Path) -> list[str]:
+    return [
+        f"data_root={suite}",
+        f"model.predictions={suite / 'predictions.jsonl'}",
+        "benchmarks=[screenspot_v2]",
+        "batch_size=2",
+        f"output_dir={out}",
+        "trainer.accelerator=cpu",
+    ]
+
+
+def test_ctrl_c_says_what_is_kept_and_the_command_that_resumes(
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gge.models.replay import ReplayModel
+
+    out = tmp_path / "run"
+    predict = ReplayModel.predict
+    calls = []
+
+    def ctrl_c_at_the_third_batch(self: ReplayModel, samples: Any) -> Any:
+        calls.append(len(samples))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return predict(self, samples)
+
+    monkeypatch.setattr(ReplayModel, "predict", ctrl_c_at_the_third_batch)
+    handler = signal.getsignal(signal.SIGINT)
+    args = [*_replay(suite, out), "resume=false"]  # resume=false: the resuming command must not repeat it
+    assert main(args) == 130
+    assert signal.getsignal(signal.SIGINT) is handler  # Ctrl-C works again after Lightning's shutdown
+    err = capsys.readouterr().err.splitlines()
+    kept = sum(1 for _ in (out / "predictions.rank0.jsonl").open())
+    assert kept == 4  # two batches of 2 finished before the third was interrupted
+    assert err[-2:] == [
+        f"gge: interrupted: 4 of 12 samples are kept in {out} (predictions.rank0.jsonl); the same command "
+        "resumes from them:",
+        "  python eval.py " + " ".join(shlex.quote(a) for a in [*args[:-1], "resume=true"]),
+    ]
+
+    monkeypatch.setattr(ReplayModel, "predict", predict)
+    assert main(shlex.split(err[-1])[2:]) == 0  # the command printed, as the shell would split it
+    assert "resuming: 4 samples already finished" in capsys.readouterr().out
+    assert json.loads((out / "results.json").read_text())["benchmarks"]["screenspot_v2"]["samples"] == 12
+
+
+# ----------------------------------------------------------------------------------------------
+# a malformed line in the middle of the folder's own log: named, with the command that drops it
+
+
+def test_a_malformed_middle_line_is_named_with_the_command_that_drops_it(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    args = _replay(suite, out)
+    assert main(args) == 0
+    log = out / "predictions.rank0.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    assert len(lines) == 12
+    original = lines[4]
+    lines[4] = lines[4][:30] + "\n"  # line 5 cut short: not JSON, and not the last line
+    log.write_text("".join(lines))
+    capsys.readouterr()
+
+    assert main(args) == 2
+    err = capsys.readouterr().err.splitlines()
+    bad = out / "predictions.rank0.jsonl.bad"
+    assert err[-2].startswith(f"gge: error: {log}:5: malformed JSON line: ")
+    assert err[-2].endswith(
+        f"Rerun with drop_malformed_lines=true to move it to {bad} and evaluate its sample again "
+        "(or resume=false to start over):"
+    )
+    assert err[-1] == "  python eval.py " + " ".join(
+        shlex.quote(a) for a in [*args, "drop_malformed_lines=true"]
+    )
+    assert log.read_text() == "".join(lines) and not bad.exists()  # nothing touched until asked
+
+    assert main(shlex.split(err[-1])[2:]) == 0
+    printed = capsys.readouterr().out
+    said = f"dropped 1 malformed prediction log line (kept in {bad}); its sample is evaluated again: {log}:5:"
+    assert said in printed
+    assert "resuming: 11 samples already finished" in printed
+    assert bad.read_text() == lines[4]  # the dropped line, kept aside as it was
+    redone = log.read_text().splitlines(keepends=True)
+    assert redone[:11] == lines[:4] + lines[5:] and len(redone) == 12  # its sample asked again, appended
+    assert json.loads(redone[11])["id"] == json.loads(original)["id"]

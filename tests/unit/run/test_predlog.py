@@ -9,7 +9,14 @@ import pytest
 from gge.documents.records import encode
 from gge.errors import GgeError
 from gge.models.replay import parse_line
-from gge.run.predlog import PredictionLog, existing_logs, rank_log_path, read_records
+from gge.run.predlog import (
+    MalformedLine,
+    PredictionLog,
+    bad_lines_path,
+    existing_logs,
+    rank_log_path,
+    read_records,
+)
 from gge.scoring.scoring import score_sample
 from gge.types import Box, Candidate, Prediction, Sample
 
@@ -102,6 +109,31 @@ def test_malformed_middle_line_names_file_and_line(tmp_path: Path) -> None:
     path.write_text(f"{good}\n{{oops\n{{trunc")
     with pytest.raises(GgeError, match=rf"{path.name}:2"):
         read_records([path])
+
+
+def test_malformed_middle_lines_are_dropped_when_asked_and_kept_aside(tmp_path: Path) -> None:
+    path = rank_log_path(tmp_path, 0)
+    a, b, c = (json.dumps(_record(i)) for i in range(3))
+    bad_json, not_a_record = "{oops", '{"id": "9"}'
+    text = f"{a}\n{bad_json}\n{b}\n{not_a_record}\n{c}\n{{trunc"  # and a truncated last line
+    path.write_text(text)
+    with pytest.raises(MalformedLine) as e:  # stopping is the default
+        read_records([path])
+    assert (e.value.path, e.value.lineno) == (path, 2) and isinstance(e.value, GgeError)
+    text = text.removesuffix("{trunc")
+    assert path.read_text() == text  # only the truncated tail was cut off (as before)
+    # a reader that may not write: the lines are skipped, the file is left as it is
+    records = read_records([path], repair=False, drop_malformed=True)
+    assert list(records) == [("demo", "0"), ("demo", "1"), ("demo", "2")]
+    assert [m.split(": ", 1)[0] for m in records.malformed] == [f"{path}:2", f"{path}:4"]
+    assert records.moved_to == [] and path.read_text() == text
+    # repairing: moved to <log>.bad as they were, the log keeps the good lines in order
+    records = read_records([path], drop_malformed=True)
+    assert list(records) == [("demo", "0"), ("demo", "1"), ("demo", "2")]
+    assert records.moved_to == [bad_lines_path(path)] == [tmp_path / "predictions.rank0.jsonl.bad"]
+    assert bad_lines_path(path).read_text() == f"{bad_json}\n{not_a_record}\n"
+    assert path.read_text() == f"{a}\n{b}\n{c}\n"
+    assert read_records([path]).malformed == []  # read again: nothing left to drop
 
 
 @pytest.mark.parametrize(
