@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 from PIL import Image
 
 from gge.benchmarks.loading import load_benchmarks
@@ -118,6 +118,7 @@ def test_set_options_against_the_schema_defaults() -> None:
         OmegaConf.structured(ModelConfig),
         {"critic": "none", "backend": "openai", "markers": {"size": 9.0}, "model_types": ["x"]},
     )
+    assert isinstance(m, DictConfig)
     assert set_options(m, ("name", "critic")) == ["backend=openai", "markers.size=9.0", "model_types=['x']"]
     assert set_options(m, ("name", "critic", "backend", "markers", "model_types")) == []
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from gge.models.replay import ReplayModel
 from gge.types import Box, Sample
 
 
-def _write(tmp_path: Path, lines: list[object | str]) -> Path:
+def _write(tmp_path: Path, lines: Sequence[object]) -> Path:
     p = tmp_path / "p.jsonl"
     p.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
     return p
