@@ -27,7 +27,7 @@ from typing import Any
 from PIL import Image
 
 from gge.benchmarks import get_benchmark
-from gge.benchmarks.hub import DIGESTS_FILE, digests, variant_key
+from gge.benchmarks.hub_digests import DIGESTS_FILE, digests, variant_key
 
 OUT = Path(__file__).resolve().parents[1] / "gge" / "benchmarks" / DIGESTS_FILE
 
@@ -194,7 +194,8 @@ def main(argv: list[str]) -> int:
                 print(f"{name} {key}: {len(loaded.samples)} records")
     document = {
         "about": (
-            "Digests of the release records of each benchmark and variant (gge.benchmarks.hub.digests), "
+            "Digests of the release records of each benchmark and variant "
+            "(gge.benchmarks.hub_digests.digests), "
             "written by tools/release_digests.py from the real records; the records are not here."
         ),
         "benchmarks": out,

@@ -14,7 +14,7 @@ import numpy as np
 
 from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
-from gge.benchmarks.hub import region_key
+from gge.benchmarks.hub_digests import region_key
 from gge.benchmarks.images import split_ref
 from gge.compare.matched import differs, matched_budget
 from gge.compare.runs import Line, Run, _pct
@@ -114,7 +114,7 @@ def _few(ids: Sequence[str], n: int = 3) -> str:
 def _target_differences(a_lines: Sequence[Line], b_lines: Sequence[Line]) -> list[tuple[str, str, str]]:
     """``(id, A's target, B's target)`` of each sample whose recorded targets differ (A's order).
 
-    Targets are compared as the samples digest compares them (:func:`gge.benchmarks.hub.region_key`:
+    Targets are compared as the samples digest compares them (:func:`gge.benchmarks.hub_digests.region_key`:
     pixels to 1e-3 pixel, with the hit rule); a line without a target (an older gge) is not compared.
     """
     by_id_b = {x.id: x for x in b_lines}

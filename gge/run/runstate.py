@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gge.benchmarks.hub import region_key
+from gge.benchmarks.hub_digests import region_key
 from gge.documents.files import atomic_write
 from gge.errors import GgeError, TransientError
 from gge.run.predlog import existing_logs
@@ -156,13 +156,13 @@ def digest_version(digest: str) -> str:
 def sample_identity(sample: Sample, *, target: bool = True) -> list[Any]:
     """What a sample is, for :func:`samples_digest`: id, instruction, target and image size.
 
-    The target is :func:`gge.benchmarks.hub.region_key`: the region in pixels to 1e-3 pixel with its
+    The target is :func:`gge.benchmarks.hub_digests.region_key`: the region in pixels to 1e-3 pixel with its
     hit rule (a box's space and integer-point rule, a polygon's vertices, an absent target's
     ``abstention_hits``). The screenshot is identified by its size, not its name: a Hub copy's
     screenshots are rows of a parquet or TSV file (``test-00000.parquet::parquet:3/image``), not the
     release's files, and not every copy records the release's file name. These are the fields the
-    release check compares (:func:`gge.benchmarks.hub.record_keys`, labels aside), at its precision, so
-    a copy gge reports as matching the release has the release's digest.
+    release check compares (:func:`gge.benchmarks.hub_digests.record_keys`, labels aside), at its
+    precision, so a copy gge reports as matching the release has the release's digest.
 
     Args:
         sample: The sample.

@@ -29,9 +29,10 @@ from hub_writers import (
 )
 from PIL import Image
 
-from gge.benchmarks import get_benchmark, hub
+from gge.benchmarks import get_benchmark, hub, hub_digests
 from gge.benchmarks.base import BenchmarkOptions
-from gge.benchmarks.hub import compare_digests, digests, load_source, region_key
+from gge.benchmarks.hub import load_source
+from gge.benchmarks.hub_digests import compare_digests, digests, region_key
 from gge.benchmarks.hub_files import CopyRow
 from gge.benchmarks.hub_layouts import from_normalized, osworld_region, venus_label
 from gge.benchmarks.osworld_g import osworld_region as release_osworld_region
@@ -124,7 +125,7 @@ def test_the_ids_digest_is_compared_too(tmp_path: Path) -> None:
     _, _, samples = v2(tmp_path)
     renamed = [*samples[:3], replace(samples[3], id="web_9")]
     release = digests(samples)
-    for field in hub.RECORD_FIELDS:  # every short hash collides with the renamed copy's
+    for field in hub_digests.RECORD_FIELDS:  # every short hash collides with the renamed copy's
         release[f"{field}_records"] = digests(renamed)[f"{field}_records"]
     assert compare_digests(renamed, release) == [
         "ids differ (records not located)",
@@ -423,8 +424,8 @@ def test_osworld_copy_regions_are_the_loaders_but_a_four_number_polygon() -> Non
 
 def test_the_release_key_of_a_box_names_its_point_rule() -> None:
     """A showdown-clicks copy whose boxes lost the int-point rule would score otherwise: it must differ."""
-    assert hub.region_key(Box(1, 2, 3, 4, integer_point=True)) == "bbox/pixel/int 1.000 2.000 3.000 4.000"
-    assert hub.region_key(Box(1, 2, 3, 4)) == "bbox/pixel 1.000 2.000 3.000 4.000"
+    assert region_key(Box(1, 2, 3, 4, integer_point=True)) == "bbox/pixel/int 1.000 2.000 3.000 4.000"
+    assert region_key(Box(1, 2, 3, 4)) == "bbox/pixel 1.000 2.000 3.000 4.000"
 
 
 def test_the_docs_list_every_known_copy() -> None:

@@ -16,8 +16,9 @@ from real_records import SHARED, load_json
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import UNKNOWN_SIZE, BenchmarkOptions
-from gge.benchmarks.hub import load_source, record_keys, size_column_differences
+from gge.benchmarks.hub import load_source, size_column_differences
 from gge.benchmarks.hub_copies import KnownCopy, identify
+from gge.benchmarks.hub_digests import record_keys
 from gge.benchmarks.hub_files import CopyRow
 from gge.benchmarks.hub_layouts import LAYOUTS, Mapped, from_normalized, osworld_region
 from gge.benchmarks.osworld_g import osworld_region as release_osworld_region
