@@ -14,8 +14,10 @@ micro figures are under ``micro``); :func:`render_markdown` lays it out as the p
 Runs that cannot be paired are refused with a one-line :class:`~gge.errors.GgeError` naming both
 paths: different benchmarks, different benchmark variants (``load.variant`` in results.json, also
 when only one side records one), different sample ids, or different samples behind the same ids (the
-samples digests recorded in each run's ``run.json`` differ; a run without one is paired by id with a
-note). Each run is checked on its own first (:func:`load_run`, naming the file and line): its
+samples digests differ: ids, instructions, targets with their hit rules and image sizes, results.json
+``samples_digest``, else the run's ``run.json``; or the targets recorded on the predictions lines
+differ; a run without either is paired by id with a note). Each run is checked on its own first
+(:func:`load_run`, naming the file and line): its
 results.json must be of this gge's ``schema_version`` (:func:`gge.documents.results.check_version`:
 another or none is refused, saying how to re-score the run), its predictions.jsonl must reproduce
 its results.json (micro Top-1 and Oracle@K of each benchmark, the same number of lines, no line

@@ -395,6 +395,8 @@ class BenchmarkEntry(TypedDict):
     calibration: Calibration | None
     load: NotRequired[LoadSummary]
     samples_digest: NotRequired[str]
+    """``v2:<sha256>`` of the samples evaluated: ids, instructions, targets with their hit rules, image
+    sizes (:func:`gge.run.runstate.samples_digest`); compare refuses two runs whose digests differ."""
     origin: NotRequired[dict[str, str]]
     """A benchmark from an installed package: its distribution, version and entry point."""
     cost: NotRequired[CostSummary | None]

@@ -157,11 +157,18 @@ def _summary(document: ResultsDocument) -> str:
     table = _table([*header, "format errors", "image errors"], rows, cls="summary")
     m_top1 = mean["top1"]
     n = len(mean["benchmarks"])
+    entries = document["benchmarks"]
+    unofficial = sum(1 for name in mean["benchmarks"] if name in entries and headline_caveat(entries[name]))
+    label = (
+        f"mean of {n} official headlines"
+        if not unofficial
+        else f"mean of {n} headlines ({unofficial} not official)"
+    )
     oracle_cells = (
         "" if one else f"<td>{_pct(oracle_at(mean, k))}</td><td>{_pct(_gap(m_top1, oracle_at(mean, k)))}</td>"
     )
     mean_row = (
-        f'<tr class="mean"><td>mean of {n} official headlines</td><td></td><td></td>'
+        f'<tr class="mean"><td>{esc(label)}</td><td></td><td></td>'
         f"<td>{_pct(m_top1)}</td>{oracle_cells}<td></td><td></td></tr>"
     )
     table = table.replace("</tbody>", mean_row + "</tbody>")
@@ -347,7 +354,8 @@ def _size_buckets(entry: BenchmarkEntry, k: int) -> str:
         title="Top-1 by target size" if one else "Top-1 and Oracle@K by target size",
         x_label="target area / screenshot area",
     )
-    note = f'<p class="muted">no target area (absent targets): {_count(sb["no_area"])}'
+    no_area = "no target area (absent targets, or a screenshot of unknown size)"
+    note = f'<p class="muted">{no_area}: {_count(sb["no_area"])}'
     if sb["unreadable"]:
         note += f" · unreadable screenshots: {_count(sb['unreadable'])}"
     note += "</p>"

@@ -20,6 +20,7 @@ from gge.errors import GgeError
 from gge.models.policy import GroundingPolicy
 from gge.models.refine import crop_region
 from gge.models.registry import kind_of
+from gge.run.runstate import make_output_dir
 from gge.run.settings import bench_options, warn_model_type
 from gge.types import Sample
 
@@ -172,7 +173,7 @@ def dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) -> 
     samples = load_benchmarks(
         cfg.benchmarks, data_root, bench_options(cfg), max_samples=cfg.max_samples, out=out
     ).samples
-    output_dir.mkdir(parents=True, exist_ok=True)
+    output_dir = make_output_dir(output_dir)
     path = output_dir / "requests.jsonl"
     first: dict[str, dict[str, Any]] = {}
     counts: dict[str, int] = {}

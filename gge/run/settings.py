@@ -324,6 +324,7 @@ def validate(cfg: DictConfig) -> None:
         float(m.refine_threshold),
         str(m.critic),
     )
+    kind.check_options(m)  # before any data is built (a demo run generates its suite on first use)
     if cfg.selection == REFINED and cfg.model.refine == "none" and not kind.replays:
         raise GgeError(
             "selection=refined needs a refine stage: set model.refine=zoom (the refined pick is the "

@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import LoadedBenchmark
-from gge.benchmarks.loading import BenchmarkSet, check_images, load_benchmarks
+from gge.benchmarks.loading import BenchmarkSet, load_benchmarks
 from gge.benchmarks.plugins import benchmark_origin
 from gge.documents.results import CostSetup, ResultsDocument
 from gge.errors import GgeError
@@ -35,10 +35,11 @@ from gge.models.registry import ModelKind, kind_of
 from gge.models.replay import parse_line
 from gge.run.assemble import build_document, write_run
 from gge.run.dry_run import dry_run
-from gge.run.evaluate import merge_results, needs_images
+from gge.run.evaluate import merge_results
 from gge.run.hardware import cost_setup
 from gge.run.predlog import MalformedLine, bad_lines_path, existing_logs, read_records
 from gge.run.runstate import (
+    asked_digest,
     check_not_smaller,
     check_output_dir,
     checkpoint_digest,
@@ -99,7 +100,8 @@ def _fingerprint(kind: ModelKind, cfg: DictConfig, loads: Mapping[str, LoadedBen
         assert isinstance(options, dict)
         for key in get_benchmark(name).options_type.NOT_PREDICTIVE:
             options.pop(key, None)
-        benchmarks[name] = {"options": options, "samples": samples_digest(loaded.samples)}
+        # what the model is asked (no target): a rerun that only rescores (refusals=miss) resumes
+        benchmarks[name] = {"options": options, "samples": asked_digest(loaded.samples)}
     return {
         "model": model,
         "files": files,
@@ -313,8 +315,7 @@ def _load(
     loaded = load_benchmarks(
         cfg.benchmarks, _load_root(data_root), bench_options(cfg), max_samples=cfg.max_samples, out=out
     )
-    if needs_images(policy):
-        check_images(loaded.samples, strict=bool(cfg.strict_images), out=out)
+    kind.check_data(policy, loaded.samples, strict_images=bool(cfg.strict_images), out=out)
     return _Run(cfg, kind, policy, k, strategy, radius, data_root, output_dir, loaded)
 
 
@@ -356,6 +357,7 @@ def _finalize(
     config = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(config, dict)
     config["data_root"] = None if run.data_root is None else str(run.data_root)
+    config["model"] = run.kind.recorded_options(cfg.model)  # the options the run used, not every default
     document, report = build_document(
         benches,
         results,

@@ -87,13 +87,14 @@ def test_strict_images_stops_at_an_undecodable_file(
         _run(root, tmp_path / "strict", "strict_images=true")
 
 
-def test_a_replay_run_needs_no_screenshot(
+def test_a_replay_run_lists_the_bad_screenshots_as_any_run_does(
     broken: tuple[Path, list[Sample]], demo_suite: Path, tmp_path: Path
 ) -> None:
-    root, _ = broken
+    """A replay scores answers on screenshots: one it cannot read is a miss listed, not a hit replayed."""
+    root, bad = broken
     doc, printed = _run(root, tmp_path / "replay", f"model.predictions={demo_suite / 'predictions.jsonl'}")
-    assert doc["benchmarks"]["screenspot_v2"]["image_errors"] == []
-    assert "missing screenshots" not in printed
+    assert {e["id"] for e in doc["benchmarks"]["screenspot_v2"]["image_errors"]} == {s.id for s in bad}
+    assert "missing screenshots" in printed
 
 
 def test_the_callback_counts_them_and_training_goes_on(

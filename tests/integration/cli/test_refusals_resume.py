@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 from osworld_g_folder import EXPECTED, replay, write_folder, write_predictions
 
-from gge.errors import GgeError
-
 
 def _refusal_row(entry: dict[str, object]) -> tuple[int, float] | None:
     tables = entry["tables"]
@@ -26,12 +24,6 @@ def _refusal_row(entry: dict[str, object]) -> tuple[int, float] | None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=GgeError,
-    reason="the v2 samples digest (c773b1f) holds each refusal's abstention_hits, so the resume refuses "
-    "with 'benchmarks.osworld_g.samples: v2:... -> v2:...' against NOT_PREDICTIVE's documented rescoring",
-)
 def test_a_rerun_with_refusals_as_misses_rescores_the_answers_it_reuses(tmp_path: Path) -> None:
     data = write_folder(tmp_path / "data").parent
     predictions = write_predictions(tmp_path / "p.jsonl")

@@ -207,7 +207,7 @@ def test_every_new_section_is_drawn() -> None:
     # size buckets: grouped bars with counts
     assert "By target size" in pro and "0.01–0.03% — Top-1: 42.9% (n=7)" in pro
     assert "≥10% — Oracle@3: 100.0% (n=3)" in pro and ">n=0</text>" in pro
-    assert "no target area (absent targets): 2" in pro
+    assert "no target area (absent targets, or a screenshot of unknown size): 2" in pro
     # miss distance quartiles
     assert "<td>target sizes (×)</td><td>0.4</td><td>1.8</td><td>6.7</td>" in pro
     assert "<td>screen diagonal (%)</td><td>1.2</td><td>3.5</td><td>25.0</td>" in pro

@@ -165,12 +165,16 @@ def test_a_headline_with_a_caveat_never_reads_as_official() -> None:
     rows = {line.split("|")[1].strip(): line for line in summary.splitlines() if line.startswith("| ")}
     assert "| micro (not official) |" in rows["OSWorld-G"].replace("  ", "")
     assert "not official" not in rows["ScreenSpot-Pro"]
-    assert summary.endswith(f"\n\n- OSWorld-G: not official: {CAVEAT}")
+    assert summary.endswith(
+        f"\n\n- OSWorld-G: not official: {CAVEAT}\n- mean of 2: 1 of its headlines not official (OSWorld-G)"
+    )
+    assert "| mean of 2 (1 not official) |" in summary.replace("  ", "")
     page = render_report_html(doc, [])
     escaped = html.escape(CAVEAT, quote=True)
     headline = f'headline (micro; <span class="warning">not official: {escaped}</span>): Top-1 <b>20.0</b>'
     assert headline in page
     assert page.count("(not official)</span>") == 1  # the summary row of OSWorld-G only
+    assert "<td>mean of 2 headlines (1 not official)</td>" in page and "official headlines</td>" not in page
     # the other benchmark keeps its official line
     other = render_benchmark("S", doc["benchmarks"]["screenspot_pro"], k=3, strategy="critic").splitlines()
     assert other[2].startswith("- Official headline (micro): Top-1 **56.4**")
