@@ -272,8 +272,12 @@ class DemoKind(ModelKind):
             )
 
     def recorded_options(self, m: DictConfig) -> dict[str, Any]:
-        """``name`` and ``critic``: the options the demo reads (the others are refused when set)."""
-        return {key: _value(m, key) for key in self.HONOURED}
+        """``name`` and ``critic``: the options the demo reads (the others are refused when set).
+
+        The critic is recorded as what runs: ``own`` (its own network, the default) or ``none``, not
+        the schema's ``listwise`` default, which the demo never asks.
+        """
+        return {"name": _value(m, "name"), "critic": "none" if m.critic == "none" else "own"}
 
     def build(self, cfg: DictConfig) -> Policy:
         """The demo policy from ``ckpt`` (default: the shipped checkpoint), with ``k``, ``seed``, critic.
@@ -309,7 +313,37 @@ class DemoKind(ModelKind):
 
 
 class ReplayKind(ModelKind):
-    """``model=replay``: the predictions of ``model.predictions`` (a JSONL file), no model."""
+    """``model=replay``: the predictions of ``model.predictions`` (a JSONL file), no model.
+
+    Of the ``model`` options it reads ``predictions`` and ``delay_s``, and two that describe the run
+    that made the file: ``proposer`` (``sampling`` makes pass@k count its answers as draws) and
+    ``critic`` (compared by ``gge compare``); every other option set to a value of its own is refused
+    (:meth:`check_options`: a replay sends no request, so a backend, convention or sampling setting
+    would be recorded and do nothing), and results.json records only these.
+    """
+
+    HONOURED: ClassVar[tuple[str, ...]] = ("name", "predictions", "delay_s", "proposer", "critic")
+    """The ``model`` options a replay reads or records."""
+
+    def check_options(self, m: DictConfig) -> None:
+        """Refuse every option a replay does not read, when set.
+
+        Raises:
+            GgeError: e.g. ``model.backend=openai: model=replay does not use it ...``.
+        """
+        unused = set_options(m, self.HONOURED)
+        if unused:
+            keys = ", ".join(f"model.{kv}" for kv in unused)
+            it = "it" if len(unused) == 1 else "them"
+            raise GgeError(
+                f"{keys}: model=replay does not use {it} (it sends no request: the answers are the "
+                "file's); it takes model.predictions=, model.delay_s= and, describing the run that made "
+                f"the file, model.proposer= and model.critic=: unset {it}"
+            )
+
+    def recorded_options(self, m: DictConfig) -> dict[str, Any]:
+        """The options a replay reads or records (:attr:`HONOURED`)."""
+        return {key: _value(m, key) for key in self.HONOURED}
 
     label = "replay"
     from_preset = False
@@ -325,9 +359,10 @@ class ReplayKind(ModelKind):
         """The replay model of the file.
 
         Raises:
-            GgeError: no file named.
+            GgeError: no file named, or an option it does not read (:meth:`check_options`).
         """
         m = cfg.model
+        self.check_options(m)
         if m.predictions is None:
             raise GgeError("model=replay needs model.predictions=FILE (a JSONL file, one line per sample)")
         return ReplayModel(m.predictions, delay_s=float(m.delay_s), strict_images=bool(cfg.strict_images))

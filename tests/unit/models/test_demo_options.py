@@ -126,11 +126,39 @@ def test_set_options_against_the_schema_defaults() -> None:
 def test_recorded_options_of_the_demo_are_the_ones_it_reads() -> None:
     demo = parse_args(["model.critic=none"]).model
     assert kind_of("demo").recorded_options(demo) == {"name": "demo", "critic": "none"}
-    replay = parse_args(["model=replay", "model.predictions=p.jsonl"]).model
-    recorded = kind_of("replay").recorded_options(replay)
-    assert recorded["predictions"] == "p.jsonl" and set(recorded) == {
-        f for f in ModelConfig.__dataclass_fields__
+    # its critic on is its own network, not the schema's listwise default
+    assert kind_of("demo").recorded_options(parse_args([]).model) == {"name": "demo", "critic": "own"}
+    replay = parse_args(["model=replay", "model.predictions=p.jsonl", "model.critic=none"]).model
+    assert kind_of("replay").recorded_options(replay) == {
+        "name": "replay",
+        "predictions": "p.jsonl",
+        "delay_s": ModelConfig.delay_s,
+        "proposer": ModelConfig.proposer,
+        "critic": "none",
     }
+    preset = parse_args(["model=qwen2_5_vl"]).model  # a preset's kind records every option
+    assert set(kind_of(preset).recorded_options(preset)) == set(ModelConfig.__dataclass_fields__)
+
+
+@pytest.mark.parametrize(
+    "arg", ["model.convention=norm_1000", "model.backend=openai", "model.temperature=0.9"]
+)
+def test_an_option_a_replay_does_not_read_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arg: str
+) -> None:
+    args = [
+        "model=replay",
+        f"model.predictions={tmp_path / 'p.jsonl'}",
+        f"output_dir={tmp_path / 'out'}",
+        arg,
+    ]
+    assert main(args) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"gge: error: {arg}: model=replay does not use it (it sends no request: the answers are the "
+        "file's); it takes model.predictions=, model.delay_s= and, describing the run that made the "
+        "file, model.proposer= and model.critic=: unset it"
+    )
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_default_run_is_unchanged() -> None:
