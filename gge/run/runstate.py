@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from gge.benchmarks.hub_digests import region_key
+from gge.benchmarks.images import image_name
 from gge.documents.files import atomic_write
 from gge.errors import GgeError, TransientError
 from gge.run.predlog import existing_logs
@@ -137,7 +138,7 @@ ASKED_DIGEST_VERSION = "asked"
 DIGEST_KINDS = {
     "v1": "ids, instructions and screenshot names (an older gge)",
     SAMPLES_DIGEST_VERSION: "ids, instructions, targets and image sizes",
-    ASKED_DIGEST_VERSION: "ids, instructions and image sizes, not targets",
+    ASKED_DIGEST_VERSION: "ids, instructions, screenshot names and image sizes, not targets",
 }
 """What a digest of each scheme covers (for messages)."""
 
@@ -166,10 +167,11 @@ def sample_identity(sample: Sample, *, target: bool = True) -> list[Any]:
 
     Args:
         sample: The sample.
-        target: False leaves the target out (:func:`asked_digest`).
+        target: False leaves the target out and puts the screenshot's name in (:func:`asked_digest`).
     """
-    region = [region_key(sample.region)] if target else []
-    return [sample.id, sample.instruction, *region, list(sample.image_size)]
+    if not target:
+        return [sample.id, sample.instruction, image_name(sample.image_path), list(sample.image_size)]
+    return [sample.id, sample.instruction, region_key(sample.region), list(sample.image_size)]
 
 
 def _digest(samples: Sequence[Sample], *, target: bool) -> str:
@@ -177,6 +179,18 @@ def _digest(samples: Sequence[Sample], *, target: bool) -> str:
     for s in sorted(samples, key=lambda s: s.id):
         h.update(json.dumps(sample_identity(s, target=target), ensure_ascii=False).encode())
         h.update(b"\n")
+    return h.hexdigest()
+
+
+def first_digest(samples: Sequence[Sample]) -> str:
+    """The samples digest of the first scheme (``v1``, gge before v2): id, instruction, screenshot name.
+
+    Kept to read an older folder's ``run.json``: a resume whose samples give the digest that folder
+    recorded continues it (:func:`prepare_output_dir`), instead of refusing a folder nothing changed in.
+    """
+    h = hashlib.sha256()
+    for s in sorted(samples, key=lambda s: s.id):
+        h.update(json.dumps([s.id, s.instruction, image_name(s.image_path)]).encode())
     return h.hexdigest()
 
 
@@ -201,8 +215,9 @@ def asked_digest(samples: Sequence[Sample]) -> str:
 
     The fingerprint's (run.json): a target changes no prediction, and a resume re-scores the answers
     it reuses against this run's targets (``bench.osworld_g.refusals`` is not predictive), so only what
-    the model is asked must match. The same identity otherwise as :func:`samples_digest` (id,
-    instruction, image size: a Hub copy that matches the release resumes the release's folder).
+    the model is asked must match: id, instruction, the screenshot's name
+    (:func:`gge.benchmarks.images.image_name`) and size, so a folder is not resumed on other
+    screenshots behind the same ids.
 
     Args:
         samples: A benchmark's samples.
@@ -311,13 +326,22 @@ def _old_digests(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def prepare_output_dir(folder: str | Path, fingerprint: Mapping[str, Any], *, resume: bool) -> None:
+def prepare_output_dir(
+    folder: str | Path,
+    fingerprint: Mapping[str, Any],
+    *,
+    resume: bool,
+    first_digests: Mapping[str, str] | None = None,
+) -> None:
     """Check that ``folder`` holds this run's predictions (or none), then record the fingerprint.
 
     Args:
         folder: The output folder (created when missing).
         fingerprint: What changes predictions (JSON-ready), see the module docstring.
         resume: False: remove an earlier run's logs and outputs first and start over.
+        first_digests: Each benchmark's :func:`first_digest`: an older folder whose ``run.json``
+            records that digest (the first scheme) holds predictions of these samples and resumes;
+            without them, or when they differ, such a folder is refused.
 
     Raises:
         GgeError: the folder holds predictions of a run with another fingerprint (naming each key that
@@ -335,12 +359,17 @@ def prepare_output_dir(folder: str | Path, fingerprint: Mapping[str, Any], *, re
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise GgeError(f"{run_file}: unreadable run record ({e}); rerun with resume=false") from None
         stale = _old_digests(old, fp) if isinstance(old, Mapping) else []
+        if stale and first_digests is not None:
+            same = [b for b in stale if old["benchmarks"][b].get("samples") == first_digests.get(b)]
+            for bench in same:  # the same samples, by the first scheme: compare the rest as usual
+                old["benchmarks"][bench]["samples"] = fp["benchmarks"][bench]["samples"]
+            stale = [b for b in stale if b not in same]
         if stale and logs:
             raise GgeError(
                 f"output_dir {out} holds predictions whose {RUN_FILE} records a samples digest of an "
-                f"older gge ({', '.join(stale)}: ids, instructions and screenshot names), which cannot "
-                "tell whether they were made on these samples. Rerun with resume=false to replace them, "
-                "or choose a new output_dir"
+                f"older gge ({', '.join(stale)}: ids, instructions and screenshot names) that these "
+                "samples do not give: they were made on other samples. Rerun with resume=false to "
+                "replace them, or choose a new output_dir"
             )
         diff = differences(old, fp)
         if diff and logs:

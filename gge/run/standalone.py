@@ -43,6 +43,7 @@ from gge.run.runstate import (
     check_not_smaller,
     check_output_dir,
     checkpoint_digest,
+    first_digest,
     output_dir_lock,
     prepare_output_dir,
     samples_digest,
@@ -328,7 +329,12 @@ def _resume(run: _Run, stack: ExitStack, out: TextIO) -> tuple[list[SampleResult
             check_not_smaller(
                 output_dir, {name: len(group) for name, group in samples.items()}, cfg.max_samples
             )
-        prepare_output_dir(output_dir, _fingerprint(run.kind, cfg, run.loaded.loads), resume=bool(cfg.resume))
+        prepare_output_dir(
+            output_dir,
+            _fingerprint(run.kind, cfg, run.loaded.loads),
+            resume=bool(cfg.resume),
+            first_digests={name: first_digest(ld.samples) for name, ld in run.loaded.loads.items()},
+        )
     drop = bool(cfg.drop_malformed_lines)
     restored = _restore(output_dir, samples, run.k, run.radius, drop, out)
     if restored:

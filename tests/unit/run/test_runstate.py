@@ -288,10 +288,12 @@ def test_the_fingerprints_digest_is_what_the_model_is_asked_not_the_target() -> 
         _sample("2", "close it", "/d/b.png", Box(1, 2, 3, 4)),
     ]
     h = hashlib.sha256()
-    for sid, text in (("1", "open the menu"), ("2", "close it")):
-        h.update(json.dumps([sid, text, [100, 100]]).encode() + b"\n")
+    for sid, text, name in (("1", "open the menu", "a.png"), ("2", "close it", "b.png")):
+        h.update(json.dumps([sid, text, name, [100, 100]]).encode() + b"\n")
     digest = asked_digest(base)
     assert digest == "asked:" + h.hexdigest() and digest_version(digest) == "asked"
+    # other screenshots behind the same ids, instructions and sizes are not the same samples asked
+    assert asked_digest([base[0], replace(base[1], image_path="/d/other.png")]) != digest
     rescored = [
         replace(base[0], region=Absent(abstention_hits=False)),
         replace(base[1], region=Box(5, 5, 9, 9)),
@@ -322,6 +324,29 @@ def test_a_run_record_with_an_older_samples_digest_refuses_the_resume_saying_so(
     assert json.loads((out / "run.json").read_text())["fingerprint"] == old  # left as it was
     runstate.prepare_output_dir(out, new, resume=False)  # starting over is allowed
     assert not (out / "predictions.rank0.jsonl").exists()
+
+
+def test_an_older_run_record_of_these_samples_resumes(tmp_path: Path) -> None:
+    """A run.json of the first scheme whose digest these samples give (id, instruction, name) resumes."""
+    samples = [_sample("2", "close it", "/d/b.png"), _sample("1", "open the menu", "/data/a.png")]
+    h = hashlib.sha256()
+    for sid, text, name in (("1", "open the menu", "a.png"), ("2", "close it", "b.png")):
+        h.update(json.dumps([sid, text, name]).encode())
+    assert runstate.first_digest(samples) == h.hexdigest()
+    out = tmp_path / "run"
+    old = {"k": 5, "benchmarks": {"b": {"options": {}, "samples": h.hexdigest()}}}
+    new = {"k": 5, "benchmarks": {"b": {"options": {}, "samples": asked_digest(samples)}}}
+    runstate.prepare_output_dir(out, old, resume=True)
+    (out / "predictions.rank0.jsonl").write_text('{"benchmark": "b", "id": "1"}\n')
+    runstate.prepare_output_dir(out, new, resume=True, first_digests={"b": h.hexdigest()})
+    assert (out / "predictions.rank0.jsonl").exists()  # kept, to be resumed
+    assert json.loads((out / "run.json").read_text())["fingerprint"] == new  # upgraded
+    # the same old record, other samples: refused, and another setting still differs as before
+    (out / "run.json").write_text(json.dumps({"fingerprint": old}))
+    with pytest.raises(GgeError, match=r"older gge \(b: ids, instructions and screenshot names\) that these"):
+        runstate.prepare_output_dir(out, new, resume=True, first_digests={"b": "0" * 64})
+    with pytest.raises(GgeError, match=r"holds predictions of a different run.*\bk\b"):
+        runstate.prepare_output_dir(out, {**new, "k": 3}, resume=True, first_digests={"b": h.hexdigest()})
 
 
 # -- differences --------------------------------------------------------------------------------------
@@ -381,7 +406,7 @@ def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary_file(
     [
         ("seed=0", "seed=1", "seed: 0 -> 1"),
         ("decode_max_pixels=null", "decode_max_pixels=100000", "decode_max_pixels: null -> 100000"),
-        ("model.max_new_tokens=256", "model.max_new_tokens=128", "model.max_new_tokens: 256 -> 128"),
+        ("model.critic=listwise", "model.critic=none", 'model.critic: "listwise" -> "none"'),
     ],
 )
 def test_a_rerun_that_changes_a_predictive_setting_refuses_and_names_it(
