@@ -93,7 +93,7 @@ KNOWN_COPIES: tuple[KnownCopy, ...] = (
         "parquet",
         1272,
         LAYOUTS["screenspot_v2/hf"],
-        f"{NORMALISED}; row order per split not verified",
+        f"{NORMALISED}; rows are numbered by position, then matched to the release's records by content",
     ),
     KnownCopy(
         "screenspot_v2",

@@ -154,7 +154,7 @@ def image_name(ref: str) -> str:
         ref: An image reference.
 
     Returns:
-        The name (used in sample digests and messages).
+        The name (used in the resume fingerprint's digest and in messages).
 
     Example:
         >>> image_name("/d/test.parquet::parquet:3/image")

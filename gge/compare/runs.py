@@ -77,8 +77,10 @@ class Run:
         label: Name shown in tables.
         digests: Per benchmark, the digest of the samples it evaluated
             (:func:`gge.run.runstate.samples_digest`: ids, instructions, targets, image sizes): results.json's
-            ``samples_digest``, else the one in the run.json beside it (of every sample its data held);
-            None when there is neither (results written by an older gge, or by summarize-verl).
+            ``samples_digest``, else the one in the run.json beside it (of every sample its data held:
+            the fingerprint's, of what the model was asked, without targets: compared only with a
+            digest of its own kind, else a note); None when there is neither (results written by an
+            older gge, or by summarize-verl).
         digests_file: The file the digests were read from.
     """
 

@@ -341,7 +341,7 @@ def render_analysis_tables(entry: BenchmarkEntry, *, k: int) -> list[str]:
         apart = [
             f"{count} {what}"
             for count, what in (
-                (sizes["no_area"], "without an area (absent)"),
+                (sizes["no_area"], "without an area (absent targets, or a screenshot of unknown size)"),
                 (sizes["unreadable"], "unreadable screenshots"),
             )
             if count
@@ -388,4 +388,4 @@ def render_summary(
         n = len(mean["benchmarks"])
         notes += f"\n- mean of {n}: {len(unofficial)} of its headlines not official ({which})"
     notes = f"\n{notes}" if notes else ""
-    return "## Summary (official headlines)\n\n" + markdown_table(header, rows) + notes
+    return "## Summary (headlines: official unless marked)\n\n" + markdown_table(header, rows) + notes

@@ -8,11 +8,15 @@ the resumed run's numbers are a fresh run's under the new value, worked out by h
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 from osworld_g_folder import EXPECTED, replay, write_folder, write_predictions
+
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 
 
 def _refusal_row(entry: dict[str, object]) -> tuple[int, float] | None:
@@ -29,7 +33,11 @@ def test_a_rerun_with_refusals_as_misses_rescores_the_answers_it_reuses(tmp_path
     predictions = write_predictions(tmp_path / "p.jsonl")
     first = replay(data, predictions, tmp_path / "run")
     assert first["benchmarks"]["osworld_g"]["top1"] == pytest.approx(EXPECTED["scored"][2])
-    resumed = replay(data, predictions, tmp_path / "run", "bench.osworld_g.refusals=miss")
+    # the answers the folder holds are reused, every one of them (none asked again)
+    printed = io.StringIO()
+    args = [f"data_root={data}", f"model.predictions={predictions}", f"output_dir={tmp_path / 'run'}"]
+    resumed = run(parse_args([*args, "benchmarks=[osworld_g]", "bench.osworld_g.refusals=miss"]), out=printed)
+    assert f"resuming: {EXPECTED['miss'][0]} samples already finished" in printed.getvalue()
     fresh = replay(data, predictions, tmp_path / "fresh", "bench.osworld_g.refusals=miss")
     samples, hits, top1, abstentions, row = EXPECTED["miss"]
     for doc in (resumed, fresh):

@@ -55,20 +55,36 @@ def floor(module: str) -> int:
     return FLOORS[max(owners, key=len)]
 
 
-def imported(path: Path, *, top_level_only: bool) -> set[str]:
-    """The gge modules ``path`` imports (``from gge.a import b`` is gge.a.b when that is a module)."""
+def imported(path: Path, *, top_level_only: bool, name: str | None = None) -> set[str]:
+    """The gge modules ``path`` imports (``from gge.a import b`` is gge.a.b when that is a module).
+
+    ``top_level_only`` reads the module's own statements, outside ``if TYPE_CHECKING:``; else every
+    import anywhere in it (in functions, and type-only ones too). A relative import is read against
+    ``name``, the module's name (default: the one :data:`MODULES` gives its path).
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"))
     body = tree.body if top_level_only else list(ast.walk(tree))
+    own = name if name is not None else next((m for m, p in MODULES.items() if p == path), "")
+    package = own.split(".") if path.name == "__init__.py" else own.split(".")[:-1]
     found: set[str] = set()
     for node in body:
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             continue
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("gge")}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("gge"):
+        elif isinstance(node, ast.ImportFrom):
+            base = (
+                node.module or ""
+                if node.level == 0
+                else ".".join(
+                    [*package[: len(package) - node.level + 1], *([node.module] if node.module else [])]
+                )
+            )
+            if not base.startswith("gge"):
+                continue
             for a in node.names:
-                sub = f"{node.module}.{a.name}"
-                found.add(sub if sub in MODULES else str(node.module))
+                sub = f"{base}.{a.name}"
+                found.add(sub if sub in MODULES else base)
     return {m for m in found if m in MODULES}
 
 
@@ -99,11 +115,23 @@ def test_no_import_runs_up_a_floor() -> None:
 
 
 def test_the_floor_test_sees_an_upward_import(tmp_path: Path) -> None:
-    """The reader finds an import inside a function, the kind the floors forbid as well."""
+    """The reader finds an import inside a function, a type-only one and a relative one."""
     module = tmp_path / "m.py"
     module.write_text("def f() -> None:\n    from gge.run.settings import bench_options\n", encoding="utf-8")
     assert imported(module, top_level_only=False) == {"gge.run.settings"}
     assert imported(module, top_level_only=True) == set()
+    typed = tmp_path / "t.py"
+    typed.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import gge.cli.eval\n", encoding="utf-8"
+    )
+    assert imported(typed, top_level_only=False) == {"gge.cli.eval"}
+    relative = tmp_path / "r.py"
+    relative.write_text("from ..run import settings\nfrom . import markdown\n", encoding="utf-8")
+    assert imported(relative, top_level_only=False, name="gge.report.r") == {
+        "gge.run.settings",
+        "gge.report.markdown",
+    }
+    assert "gge.callbacks.grounding" in imported(ROOT / "callbacks" / "__init__.py", top_level_only=False)
 
 
 def test_no_import_circle_among_gge_modules() -> None:

@@ -11,6 +11,7 @@ moved copy and the parquet copy, as a user would.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import json
 import shutil
@@ -30,7 +31,10 @@ from gge.errors import GgeError
 from gge.run.runstate import samples_digest
 from gge.types import Sample
 
-pytest.importorskip("pyarrow")
+needs_pyarrow = pytest.mark.skipif(
+    importlib.util.find_spec("pyarrow") is None,
+    reason="pyarrow (the hub extra) is not installed: no parquet copy",
+)
 
 BENCH = "screenspot_v2"
 SEL = "critic"
@@ -204,6 +208,7 @@ def test_an_older_digest_on_one_side_is_a_note_and_targets_are_still_checked(tmp
 # -- item 2: a Hub copy that matches the release -------------------------------------------------------
 
 
+@needs_pyarrow
 def test_a_hub_copy_matching_the_release_has_the_release_digest_and_pairs(tmp_path: Path) -> None:
     release = tiny_release(tmp_path / "release")
     copy = tiny_parquet(tmp_path / "copy")
@@ -244,6 +249,7 @@ def test_a_hub_copy_matching_the_release_has_the_release_digest_and_pairs(tmp_pa
 # -- as a user runs it ---------------------------------------------------------------------------------
 
 
+@needs_pyarrow
 @pytest.mark.slow
 def test_replays_on_a_moved_copy_and_a_hub_copy_compare_as_they_should(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
