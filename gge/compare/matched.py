@@ -16,11 +16,14 @@ points: a run without token counts makes it seconds), else seconds per sample; t
 cost), then to the fewer candidates.
 
 **Seconds are measured, with noise** (:data:`SPREAD_POLICY`): tokens are counted, but seconds on a
-loaded machine vary from one request to the next. Each run's relative spread
-(:func:`seconds_spread`: ``(p90 − p50) / p90`` of its seconds per sample) bounds what the measurement
-can tell; every pair within the larger spread of the closest is one it cannot tell from the closest,
-and among them compare pairs by candidates (the most ``jA + jB``), not by the noisy cost, and says
-so (compare.json ``budget.spread``, a note, compare.md and compare.html). It does not refuse.
+loaded machine vary from one request to the next, so a run's mean seconds per sample is known only
+to within its uncertainty (:func:`seconds_spread`, :data:`SPREAD_MEASURE`: the relative half-width
+of the 95% interval of the mean, ``1.96 · sd / √n / mean`` of its seconds per sample). The
+difference of two such costs is uncertain by ``√(a² + b²)`` (the tolerance); every pairing whose
+relative difference lies within the tolerance of the closest's is one the measurement cannot tell
+from it. The pair stays the closest measured cost; compare lists those pairings and flags the
+pairing (compare.json ``budget.spread``, a note, compare.md and compare.html). It does not refuse
+and does not pick another pair.
 
 **What a strategy pays**: the ``critic`` pick pays the critic's requests (``rank``, ``judge``); a
 vote, ``first`` and the spatial picks pay the proposer's only (:func:`gge.scoring.budget.sample_costs`).
@@ -50,6 +53,7 @@ import numpy as np
 from gge.compare.runs import Line, Run, _pct
 from gge.documents.compare import MatchedSpread
 from gge.documents.results import MatchedBudget, MatchedPoint, MatchedSide
+from gge.report.numbers import spread_text
 from gge.scoring.budget import (
     Cost,
     SampleCost,
@@ -62,7 +66,7 @@ from gge.scoring.budget import (
     subset_plan,
     whole_cost,
 )
-from gge.scoring.cost import TOTAL, ledger_slots, sample_totals, spread
+from gge.scoring.cost import TOTAL, ledger_slots, sample_totals
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS, REFINED
 from gge.scoring.stats import paired_bootstrap
 from gge.types import SampleResult
@@ -83,25 +87,31 @@ __all__ = [
     "run_curve",
     "seconds_spread",
     "setup_warnings",
+    "spread_tolerance",
 ]
 
 RULE = (
     "closest common cost: tokens per sample where both runs know them, else seconds; the pair (jA, jB) "
     "minimising |cost A − cost B| / max(cost A, cost B); ties: the larger budget, then fewer candidates; "
-    "in seconds, the pairs within the measured spread of the closest cannot be told apart: among them, "
-    "the most candidates (jA + jB)"
+    "in seconds, the pairings whose relative difference is within √(a² + b²) of the closest's (a, b: each "
+    "run's relative uncertainty of its mean measured seconds) cannot be told apart from it by the "
+    "measurement: they are listed and the pairing flagged, the pair unchanged"
 )
 """How the matched pair is chosen (written into compare.json ``budget.rule``)."""
 
-SPREAD_MEASURE = "(p90 − p50) / p90 of each run's seconds per sample over the paired samples"
-"""How each run's spread of measured seconds is measured (compare.json ``budget.spread.measure``)."""
+SPREAD_MEASURE = (
+    "the relative half-width of the 95% interval of each run's mean seconds per sample over the paired "
+    "samples, 1.96 · sd / √n / mean (sd with ddof = 1)"
+)
+"""How each run's uncertainty of measured seconds is measured (compare.json ``budget.spread.measure``)."""
 SPREAD_POLICY = "flag"
-"""What compare does with a pairing inside the spread of the measured seconds (``budget.spread.policy``).
+"""What compare does with a pairing the measured seconds cannot tell apart (``budget.spread.policy``).
 
-``flag``: it pairs by candidates among the pairings the measurement cannot tell apart (the most
-``jA + jB``, :func:`closest`), so that timing noise does not decide the pair, and says so in
-compare.json (``budget.spread.inside``, the notes), compare.md and compare.html. It does not refuse:
-two runs of identical predictions whose seconds differ by noise are compared at the same j.
+``flag``: the pair stays the closest measured cost (the plain rule, :func:`closest`); the pairings
+whose relative difference lies within the tolerance (``√(a² + b²)`` of the runs'
+:func:`seconds_spread`) of the closest's are listed, the pair first, and compare says the pairing
+cannot be told apart from them (compare.json ``budget.spread.inside``, a note, compare.md and
+compare.html). It does not refuse, and no other pair is picked.
 """
 
 UNITS = ("tokens", "seconds")
@@ -307,17 +317,15 @@ class Match:
         i: A's point index.
         m: B's point index.
         rel: Their relative difference ``|cost A − cost B| / max(cost A, cost B)``.
-        closest: ``(i, m)`` of the closest cost by the plain rule (the pair itself unless the
-            pairing is inside the spread and the candidates chose another).
-        inside: Every ``(i, m)`` within the tolerance of the closest, the chosen pair first (one:
-            the measurement tells the pairing apart).
+        inside: Every ``(i, m)`` whose relative difference is within the tolerance of the pair's,
+            the pair first, then the others from the closest (one: the measurement tells the
+            pairing apart).
     """
 
     unit: str
     i: int
     m: int
     rel: float
-    closest: tuple[int, int]
     inside: tuple[tuple[int, int], ...]
 
 
@@ -326,16 +334,16 @@ def closest(a: Curve, b: Curve, tolerance: float = 0.0) -> Match | None:
 
     Tokens where both curves know them at some pair of points, else seconds. The pair minimises the
     relative difference; ties go to the larger budget (the larger of the smaller cost), then to the
-    fewer candidates (the smaller ``jA + jB``, then the smaller jA). In seconds with a ``tolerance``
-    above 0 (:func:`seconds_spread`), every pair whose relative difference is at most the closest's
-    plus ``tolerance`` is one the measurement cannot tell from it: among those the pair is chosen by
-    candidates (:data:`SPREAD_POLICY`): the most ``jA + jB``, then the larger of the smaller j, then
-    the larger jA, so that timing noise does not decide it.
+    fewer candidates (the smaller ``jA + jB``, then the smaller jA). In seconds, every pair whose
+    relative difference is at most the closest's plus ``tolerance`` (the uncertainty of the
+    difference of the measured costs, :func:`spread_tolerance`) is one the measurement cannot tell
+    from it: they are listed in :attr:`Match.inside` (:data:`SPREAD_POLICY`); the pair stays the
+    closest.
 
     Args:
         a: A's curve.
         b: B's curve.
-        tolerance: The relative spread of the measured seconds (ignored for tokens).
+        tolerance: The relative uncertainty of a difference of measured seconds (ignored for tokens).
 
     Returns:
         The :class:`Match`, or None.
@@ -355,44 +363,53 @@ def closest(a: Curve, b: Curve, tolerance: float = 0.0) -> Match | None:
                 pairs.append((rel, -min(ca, cb), a.js[i] + b.js[m], a.js[i], i, m))
         if not pairs:
             continue
-        best = min(pairs)
+        pairs.sort()
+        best = pairs[0]
         inside = [best]
-        if unit == "seconds" and tolerance > 0:
-            near = [p for p in pairs if p[0] <= best[0] + tolerance]
-            inside = sorted(near, key=lambda p: (p[2], min(a.js[p[4]], b.js[p[5]]), p[3]), reverse=True)
-        chosen = inside[0]
-        return Match(
-            unit,
-            chosen[4],
-            chosen[5],
-            chosen[0],
-            (best[4], best[5]),
-            tuple((p[4], p[5]) for p in inside),
-        )
+        if unit == "seconds":
+            inside += [p for p in pairs[1:] if p[0] <= best[0] + tolerance]
+        return Match(unit, best[4], best[5], best[0], tuple((p[4], p[5]) for p in inside))
     return None
 
 
-def seconds_spread(lines: Sequence[Line]) -> float | None:
-    """A run's relative spread of measured seconds (:data:`SPREAD_MEASURE`), None where unknown.
+Z95 = 1.96
+"""The normal quantile of a two-sided 95% interval."""
 
-    ``(p90 − p50) / p90`` of the seconds per sample (every request of the sample: results.json
-    ``cost.total.seconds``, over ``lines``, numpy's linear percentiles), the rule's own measure of
-    how far apart two costs are, between the run's median and its 90th-percentile sample. 0 where
-    p90 is 0.
+
+def seconds_spread(lines: Sequence[Line]) -> float | None:
+    """A run's relative uncertainty of its mean measured seconds (:data:`SPREAD_MEASURE`), None where unknown.
+
+    The relative half-width of the 95% interval of the mean of the seconds per sample (every
+    request of the sample: results.json ``cost.total.seconds``) over the ``lines`` whose seconds
+    are known: ``1.96 · sd / √n / mean``, ``sd`` with ddof = 1. It says how far the measured cost
+    could lie from the run's true one, not how much samples differ from each other. 0 under two
+    samples or where the mean is 0; None where no sample has seconds.
 
     Example:
         >>> from gge.types import CostRecord
         >>> lines = [Line("x", 1, True, (True,), None, None, costs=(CostRecord("propose", seconds=s),))
-        ...          for s in (1.0, 1.0, 2.0)]
-        >>> round(seconds_spread(lines), 6)  # p50 1.0, p90 1.8
-        0.444444
+        ...          for s in (1.0, 1.0, 2.0, 2.0)]
+        >>> round(seconds_spread(lines), 6)  # mean 1.5, sd √(1/3): 1.96 · 0.57735 / 2 / 1.5
+        0.377202
     """
     per = [sample_totals(x.costs)[TOTAL].seconds for x in lines if x.costs]
-    known = [s for s in per if s is not None]
-    if not known:
+    known = np.array([s for s in per if s is not None], dtype=float)
+    if not len(known):
         return None
-    figures = spread(known)
-    return (figures["p90"] - figures["p50"]) / figures["p90"] if figures["p90"] > 0 else 0.0
+    mean = float(known.mean())
+    if len(known) < 2 or mean == 0:
+        return 0.0
+    return Z95 * float(known.std(ddof=1)) / float(np.sqrt(len(known))) / mean
+
+
+def spread_tolerance(a: float | None, b: float | None) -> float:
+    """The relative uncertainty of a difference of two measured costs: ``√(a² + b²)`` (unknown: 0).
+
+    Example:
+        >>> spread_tolerance(0.03, 0.04), spread_tolerance(None, 0.02)
+        (0.05, 0.02)
+    """
+    return float(np.hypot(a or 0.0, b or 0.0))
 
 
 def setup_warnings(a: Run, b: Run, bench: str, unit: str) -> list[str]:
@@ -492,8 +509,9 @@ def matched_budget(
         ``(budget, notes, warnings)``: ``budget`` is None when either run has no curve or no common
         cost unit (the notes say why); ``warnings`` say where the costs compared may not be one unit
         (:func:`setup_warnings`). Else ``unit``, ``rule``, ``relative_difference``, ``spread`` (in
-        seconds: each run's :func:`seconds_spread`, the pairings it cannot tell apart and whether
-        the pairing is inside it, which a note then says; None in tokens), ``a`` and ``b`` (each
+        seconds: each run's :func:`seconds_spread`, their tolerance, the pairings the measurement
+        cannot tell apart from the pair and whether there are others, which a note then says;
+        None in tokens), ``a`` and ``b`` (each
         run's strategy, K, method, critic, the matched ``j``, its Top-1, tokens and seconds per
         sample, ``cost`` measured or derived, and its whole ``curve``), ``diff`` (B − A in points, of
         the micro Top-1: the mean of the per-sample expected hits), ``ci``, ``samples`` and
@@ -513,7 +531,7 @@ def matched_budget(
         seconds_spread([x for x, _ in pairs]),
         seconds_spread([y for _, y in pairs]),
     )
-    tolerance = max((v for v in spreads if v is not None), default=0.0)
+    tolerance = spread_tolerance(*spreads)
     match = closest(ca, cb, tolerance)
     if match is None:
         notes.append(f"{bench}: no comparison at matched budget: no cost both runs know (tokens or seconds)")
@@ -526,13 +544,12 @@ def matched_budget(
             "a": spreads[0],
             "b": spreads[1],
             "tolerance": tolerance,
-            "closest": [ca.js[match.closest[0]], cb.js[match.closest[1]]],
             "pairings": [[ca.js[p], cb.js[q]] for p, q in match.inside],
             "inside": len(match.inside) > 1,
             "policy": SPREAD_POLICY,
         }
         if spread_doc["inside"]:
-            notes.append(spread_note(bench, spread_doc))
+            notes.append(f"{bench}: {spread_text(spread_doc)}")
     ea = np.array(ca.hits[i], dtype=float)
     eb = np.array(cb.hits[m], dtype=float)
     ci: list[float] | None = None
@@ -554,28 +571,3 @@ def matched_budget(
         "screenshots": screenshots,
     }
     return budget, notes, setup_warnings(a, b, bench, unit)
-
-
-def _percent(v: float | None) -> str:
-    return "unknown" if v is None else f"{100 * v:.0f}%"
-
-
-def spread_note(bench: str, spread: MatchedSpread) -> str:
-    """The note of a pairing inside the spread of the measured seconds (compare.json ``notes``).
-
-    Example:
-        >>> note = spread_note("x", {"measure": SPREAD_MEASURE, "a": 0.12, "b": 0.1, "tolerance": 0.12,
-        ...     "closest": [5, 4], "pairings": [[5, 5], [5, 4]], "inside": True, "policy": "flag"})
-        >>> for part in note.split("the pairings ")[1].split("; "):
-        ...     print(part)
-        (jA, jB) = (5, 5), (5, 4) cannot be told apart by the measurement
-        paired by candidates at (5, 5) (the closest measured cost: (5, 4))
-    """
-    pairings = ", ".join(f"({p}, {q})" for p, q in spread["pairings"])
-    chosen, near = spread["pairings"][0], spread["closest"]
-    return (
-        f"{bench}: at matched budget in seconds, the pairing is inside the spread of the measured seconds "
-        f"(A {_percent(spread['a'])}, B {_percent(spread['b'])}: {spread['measure']}): the pairings "
-        f"(jA, jB) = {pairings} cannot be told apart by the measurement; paired by candidates at "
-        f"({chosen[0]}, {chosen[1]}) (the closest measured cost: ({near[0]}, {near[1]}))"
-    )

@@ -31,7 +31,7 @@ from gge.documents.results import (
 )
 from gge.errors import GgeError
 from gge.report.markdown import fmt, fmt_signed, markdown_table
-from gge.report.numbers import COST_WORDS, cost_text
+from gge.report.numbers import COST_WORDS, cost_text, fmt_share, spread_text
 from gge.run.runstate import check_output_dir
 
 __all__ = ["default_out_dir", "render_markdown", "side_text", "write_compare"]
@@ -199,7 +199,7 @@ def _budget_section(doc: CompareDocument) -> list[str]:
         "B Top-1",
         "Δ Top-1",
         "cost Δ",
-        "seconds spread",
+        "seconds ±",
     ]
     rows = []
     inside: list[str] = []
@@ -209,7 +209,7 @@ def _budget_section(doc: CompareDocument) -> list[str]:
             continue
         spread = b.get("spread")
         if spread is not None and spread["inside"]:
-            inside.append(f"- {title}: {_inside_text(spread)}")
+            inside.append(f"- {title}: {spread_text(spread)}")
         unit = b["unit"]
         rows.append(
             [
@@ -233,9 +233,10 @@ def _budget_section(doc: CompareDocument) -> list[str]:
         f"- each run's curve of its own selection strategy; the pair: {rule}; {COST_WORDS}; "
         f"Δ = B − A of the micro Top-1 there, "
         f"[{level}% paired bootstrap interval over the per-sample expected hits]; cost Δ: "
-        f"|A − B| / max(A, B); seconds spread: the larger of the runs' {SPREAD_MEASURE} (tokens are "
-        "counted: –), 'inside' where other pairings lie within it of the closest; – : no comparison "
-        "(the notes say why)",
+        f"|A − B| / max(A, B); seconds ±: the uncertainty of a difference of two measured costs, "
+        f"√(a² + b²) of the runs' a, b: {SPREAD_MEASURE} (tokens are counted: –), 'inside' where other "
+        "pairings lie within it of the closest, which the measurement cannot tell apart from it; – : no "
+        "comparison (the notes say why)",
         "",
         markdown_table(head, rows),
         *(["", *inside] if inside else []),
@@ -243,21 +244,10 @@ def _budget_section(doc: CompareDocument) -> list[str]:
 
 
 def _spread_cell(spread: MatchedSpread | None) -> str:
-    """``12%, inside``: the seconds' spread, and whether the pairing is inside it (– for tokens)."""
+    """``±2.9%, inside``: the tolerance of the measured seconds, and whether the pairing is inside it."""
     if spread is None:
         return "–"
-    return f"{100 * spread['tolerance']:.0f}%" + (", inside" if spread["inside"] else "")
-
-
-def _inside_text(spread: MatchedSpread) -> str:
-    """What a pairing inside the spread of the measured seconds means, for compare.md."""
-    pairings = ", ".join(f"({p}, {q})" for p, q in spread["pairings"])
-    chosen, near = spread["pairings"][0], spread["closest"]
-    return (
-        f"the pairing is inside the spread of the measured seconds ({100 * spread['tolerance']:.0f}%): "
-        f"(jA, jB) = {pairings} cannot be told apart by the measurement; paired by candidates at "
-        f"({chosen[0]}, {chosen[1]}) (the closest measured cost: ({near[0]}, {near[1]}))"
-    )
+    return f"±{fmt_share(spread['tolerance'])}" + (", inside" if spread["inside"] else "")
 
 
 def _curves_table(b: MatchedBudget) -> str:

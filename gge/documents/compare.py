@@ -135,31 +135,33 @@ class MatchedSide(TypedDict):
 
 
 class MatchedSpread(TypedDict):
-    """How far seconds measured on the two runs spread, and whether the matched pairing lies inside it.
+    """How uncertain the seconds measured on the two runs are, and which pairings that leaves apart.
 
-    Seconds on a loaded machine vary from one measurement to the next, so two pairings (jA, jB) whose
-    relative differences are closer than that variation cannot be told apart by the measurement
-    (:func:`gge.compare.matched.matched_budget`).
+    A run's mean seconds per sample is measured on a loaded machine, so it is known only to within
+    the interval of a mean; two pairings (jA, jB) whose relative differences are closer than the
+    uncertainty of a difference of two such costs cannot be told apart by the measurement
+    (:func:`gge.compare.matched.matched_budget`). The pair stays the closest measured cost.
 
     Attributes:
         measure: How ``a`` and ``b`` are measured (:data:`gge.compare.matched.SPREAD_MEASURE`).
-        a: A's relative spread, ``(p90 − p50) / p90`` of its seconds per sample over the paired
-            samples (the figures of results.json ``cost.total.seconds``); None: unknown.
+        a: A's relative uncertainty: the half-width of the 95% interval of its mean seconds per
+            sample over the paired samples, ``1.96 · sd / √n / mean`` (``sd`` with ddof = 1; 0
+            under two samples or with a mean of 0); None: no sample has seconds.
         b: B's, the same way.
-        tolerance: The larger of ``a`` and ``b`` (0 where both are unknown).
-        closest: ``[jA, jB]`` of the closest measured cost (the plain rule).
-        pairings: Every ``[jA, jB]`` whose relative difference is at most the closest's plus
-            ``tolerance``, the chosen one first: the pairings the measurement cannot tell apart.
-        inside: Whether there is more than one such pairing (the matched pairing is inside the spread).
-        policy: What compare does then (:data:`gge.compare.matched.SPREAD_POLICY`): ``flag``, pair
-            by candidates (the most ``jA + jB``), not by the noisy cost, and say so; never refuse.
+        tolerance: ``√(a² + b²)`` (an unknown one counts 0): the relative uncertainty of the
+            difference of the two measured costs.
+        pairings: ``[jA, jB]`` of the pair (the closest measured cost) first, then every other whose
+            relative difference is at most the pair's plus ``tolerance``, from the closest: the
+            pairings the measurement cannot tell apart from the pair.
+        inside: Whether there is more than one such pairing (the pairing cannot be told apart).
+        policy: What compare does then (:data:`gge.compare.matched.SPREAD_POLICY`): ``flag``, keep
+            the pair and say so; never refuse, never pick another pair.
     """
 
     measure: str
     a: float | None
     b: float | None
     tolerance: float
-    closest: list[int]
     pairings: list[list[int]]
     inside: bool
     policy: str
@@ -171,8 +173,8 @@ class MatchedBudget(TypedDict):
     ``unit`` is ``tokens`` or ``seconds`` (per sample), ``rule`` how the pair was chosen, ``diff``
     B − A of the micro Top-1 at the matched points (points) and ``ci`` its paired bootstrap interval
     over the per-sample expected hits (None under 5 screenshots). ``spread`` (seconds only; None
-    for tokens, which are counted, not measured) says whether the pairing is inside the spread of
-    the measured seconds (:class:`MatchedSpread`).
+    for tokens, which are counted, not measured) says whether the measured seconds can tell the
+    pairing apart from others (:class:`MatchedSpread`).
     """
 
     unit: str

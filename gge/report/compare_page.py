@@ -38,7 +38,7 @@ from gge.report.html_format import (
     _title_of,
     esc,
 )
-from gge.report.numbers import COST_WORDS, cost_text
+from gge.report.numbers import COST_WORDS, cost_text, spread_text
 from gge.report.svg import Series, forest_plot_svg, line_chart_svg
 
 
@@ -162,21 +162,11 @@ def _compare_bench(name: str, b: CompareEntry, k: int) -> str:
 
 
 def _spread_html(spread: MatchedSpread | None) -> str:
-    """The spread of the measured seconds, and a warning where the pairing is inside it ("" for tokens)."""
+    """What the measured seconds say of the pairing: a warning where inside ("" for tokens)."""
     if spread is None:
         return ""
-    pct = ["–" if v is None else f"{100 * v:.0f}%" for v in (spread["a"], spread["b"])]
-    sides = f"A {pct[0]} · B {pct[1]}"
-    what = f"spread of the measured seconds ({esc(spread['measure'])}): {sides}"
-    if not spread["inside"]:
-        return f'<p class="muted">{what}: the pairing lies outside it</p>'
-    pairings = ", ".join(f"({p}, {q})" for p, q in spread["pairings"])
-    chosen, near = spread["pairings"][0], spread["closest"]
-    return (
-        f'<p class="warning">The pairing is inside the {what}: (jA, jB) = {esc(pairings)} cannot be told '
-        f"apart by the measurement; paired by candidates at ({chosen[0]}, {chosen[1]}) (the closest "
-        f"measured cost: ({near[0]}, {near[1]}))</p>"
-    )
+    cls = "warning" if spread["inside"] else "muted"
+    return f'<p class="{cls}">{esc(spread_text(spread))}</p>'
 
 
 def _budget_html(budget: MatchedBudget | None) -> str:
@@ -235,6 +225,14 @@ def _budget_html(budget: MatchedBudget | None) -> str:
     return title + _table(head, rows) + diff + chart
 
 
+def _mean_label(compare: CompareDocument) -> str:
+    """``mean of 8 headlines (1 not official)``: the headlines the mean is over (a caveat: not official)."""
+    heads = [e for e in compare["benchmarks"].values() if e["top1"]["diff"] is not None]
+    unofficial = sum(bool(e.get("caveat")) for e in heads)
+    label = f"mean of {compare['mean']['benchmarks']} headlines"
+    return label + (f" ({unofficial} not official)" if unofficial else "")
+
+
 def render_compare_html(compare: CompareDocument) -> str:
     """The page of ``gge compare A B``: paired differences with intervals, per benchmark and cell.
 
@@ -287,7 +285,7 @@ def render_compare_html(compare: CompareDocument) -> str:
     mean = compare["mean"]
     mean_html = _table(
         ["", "A", "B", "B − A"],
-        [["mean of official headlines", _pct(mean["a"]), _pct(mean["b"]), _signed(mean["diff"])]],
+        [[esc(_mean_label(compare)), _pct(mean["a"]), _pct(mean["b"]), _signed(mean["diff"])]],
     )
     forest = (
         "<h2>Differences (B − A) with 95% intervals</h2>"

@@ -10,6 +10,8 @@ Example:
 
 from __future__ import annotations
 
+from gge.documents.compare import MatchedSpread
+
 DASH = "–"
 """What a missing value reads."""
 
@@ -84,4 +86,74 @@ def cost_text(value: float | None, unit: str) -> str:
     return f"{value:.3g} s"
 
 
-__all__ = ["COST_WORDS", "DASH", "cost_text", "fmt", "fmt_calls", "fmt_seconds", "fmt_signed", "fmt_tokens"]
+def fmt_share(value: float | None) -> str:
+    """A relative figure (a fraction) as a percentage with two significant digits, or "unknown".
+
+    Example:
+        >>> fmt_share(0.02912), fmt_share(0.000412), fmt_share(0.125), fmt_share(0.0), fmt_share(None)
+        ('2.9%', '0.041%', '12%', '0%', 'unknown')
+    """
+    return "unknown" if value is None else f"{100 * value:.2g}%"
+
+
+def _pm(value: float | None) -> str:
+    return "unknown" if value is None else f"±{fmt_share(value)}"
+
+
+def _pairs(pairings: list[list[int]]) -> str:
+    return ", ".join(f"({p}, {q})" for p, q in pairings)
+
+
+def spread_text(spread: MatchedSpread) -> str:
+    """What the uncertainty of the measured seconds says of the matched pairing (one sentence).
+
+    The one builder of the sentence that compare.json's note, compare.md and compare.html print
+    (each after its own label: the benchmark, its title). Inside (more than one pairing): which
+    pairings the measurement cannot tell from the matched one; else that it tells them apart.
+
+    Example:
+        >>> spread = {"measure": "m", "a": 0.02, "b": 0.021, "tolerance": 0.029,
+        ...           "pairings": [[5, 4], [5, 5], [4, 4]], "inside": True, "policy": "flag"}
+        >>> print(spread_text(spread))  # doctest: +NORMALIZE_WHITESPACE
+        at matched budget in seconds, the pairing (jA, jB) = (5, 4) (the closest measured cost) cannot
+        be told apart by the measurement from (5, 5), (4, 4): their relative cost differences lie within
+        ±2.9% of its own, the uncertainty of a difference of two measured costs, √(A² + B²) (A ±2%,
+        B ±2.1%: m)
+        >>> print(spread_text({**spread, "pairings": [[5, 4]], "inside": False}))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        at matched budget in seconds, the measurement tells the pairing (jA, jB) = (5, 4) (the closest
+        measured cost) apart from every other: none lies within ±2.9% of its relative cost difference,
+        the uncertainty of a difference of two measured costs, √(A² + B²) (A ±2%, B ±2.1%: m)
+    """
+    chosen = _pairs(spread["pairings"][:1])
+    why = (
+        f"{_pm(spread['tolerance'])}"
+        f"{' of its own' if spread['inside'] else ' of its relative cost difference'}, the uncertainty of a "
+        f"difference of two measured costs, √(A² + B²) (A {_pm(spread['a'])}, "
+        f"B {_pm(spread['b'])}: {spread['measure']})"
+    )
+    head = "at matched budget in seconds, "
+    if spread["inside"]:
+        return (
+            f"{head}the pairing (jA, jB) = {chosen} (the closest measured cost) cannot be told apart by the "
+            f"measurement from {_pairs(spread['pairings'][1:])}: their relative cost differences lie within "
+            f"{why}"
+        )
+    return (
+        f"{head}the measurement tells the pairing (jA, jB) = {chosen} (the closest measured cost) apart "
+        f"from every other: none lies within {why}"
+    )
+
+
+__all__ = [
+    "COST_WORDS",
+    "DASH",
+    "cost_text",
+    "fmt",
+    "fmt_calls",
+    "fmt_seconds",
+    "fmt_share",
+    "fmt_signed",
+    "fmt_tokens",
+    "spread_text",
+]

@@ -1,20 +1,30 @@
 """The matched-budget rule's corners (issue 26's mutation survivors), on curves and runs built by hand.
 
 Each test pins one rule of :mod:`gge.compare.matched` that the suite left free: the tie-breaks of the
-closest pair, the spread of measured seconds, the replayed-run warning standing alone, a ``refined``
-selection making runs differ, and the interval at exactly :data:`gge.compare.pairing.MIN_CLUSTERS`
-screenshots. Expected values are worked out in the comments, not read from the code.
+closest pair, the uncertainty of measured seconds and the pairings it hides, the replayed-run
+warning standing alone, a ``refined`` selection making runs differ, and the interval at exactly
+:data:`gge.compare.pairing.MIN_CLUSTERS` screenshots. Expected values are worked out in the comments,
+not read from the code.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from gge.compare.matched import Curve, closest, differs, matched_budget, seconds_spread, setup_warnings
+from gge.compare.matched import (
+    Curve,
+    closest,
+    differs,
+    matched_budget,
+    seconds_spread,
+    setup_warnings,
+    spread_tolerance,
+)
 from gge.compare.pairing import MIN_CLUSTERS
 from gge.compare.runs import Line, Run
 from gge.scoring.stats import resample_weights
@@ -72,19 +82,34 @@ def test_tokens_where_both_know_them_else_seconds() -> None:
     assert match is not None and match.unit == "seconds" and (match.i, match.m) == (1, 0)
 
 
-def test_seconds_inside_the_spread_are_paired_by_candidates() -> None:
+def test_seconds_pair_at_the_closest_and_list_the_pairings_within_the_tolerance() -> None:
     # A 1.00, 1.04 s; B the same 3% slower: 1.03, 1.0712 s. Apart: (1, 1) 0.03/1.03 = 0.0291,
     # (2, 2) 0.0291, (2, 1) |1.04 - 1.03|/1.04 = 0.0096 (the closest), (1, 2) 0.0712/1.0712 = 0.0665
     a = _curve([(None, 1.0), (None, 1.04)])
     b = _curve([(None, 1.03), (None, 1.0712)])
-    assert _pair(a, b) == (2, 1)  # no spread: the closest measured cost
-    # a spread of 0.05: every pair within 0.0096 + 0.05 of the closest but (1, 2); the most
-    # candidates of those: (2, 2)
+    match = closest(a, b)
+    assert match is not None and (match.i, match.m) == (1, 0) and match.inside == ((1, 0),)
+    # a tolerance of 0.05: every pairing within 0.0096 + 0.05 = 0.0596 of it but (1, 2) is listed, the
+    # pair first; the pair itself stays the closest measured cost
     match = closest(a, b, tolerance=0.05)
-    assert match is not None
-    assert (match.i, match.m) == (1, 1) and match.closest == (1, 0)
-    assert match.rel == pytest.approx(0.0312 / 1.0712)
-    assert set(match.inside) == {(1, 1), (1, 0), (0, 0)} and match.inside[0] == (1, 1)
+    assert match is not None and match.unit == "seconds"
+    assert (match.i, match.m) == (1, 0) and match.rel == pytest.approx(0.01 / 1.04)
+    assert match.inside[0] == (1, 0) and set(match.inside) == {(1, 0), (0, 0), (1, 1)}
+    # 0.03 reaches (1, 1) and (2, 2) (0.0291 - 0.0096 = 0.0195 from it) but not (1, 2); 0.019 neither
+    got = closest(a, b, tolerance=0.03)
+    assert got is not None and set(got.inside) == {(1, 0), (0, 0), (1, 1)}
+    got = closest(a, b, tolerance=0.019)
+    assert got is not None and got.inside == ((1, 0),)
+    # a tolerance reaching every pairing lists all four, the pair unchanged
+    got = closest(a, b, tolerance=1.0)
+    assert got is not None and (got.i, got.m) == (1, 0) and len(got.inside) == 4
+
+
+def test_the_tolerance_is_the_root_sum_of_squares() -> None:
+    # the uncertainty of a difference of two independent measured costs: 0.03 and 0.04 -> 0.05
+    assert spread_tolerance(0.03, 0.04) == pytest.approx(0.05)
+    assert spread_tolerance(None, 0.02) == pytest.approx(0.02)
+    assert spread_tolerance(None, None) == 0.0
 
 
 def _line(i: int, cost: tuple[CostRecord, ...], hits: tuple[bool, ...], shot: str) -> Line:
@@ -92,18 +117,28 @@ def _line(i: int, cost: tuple[CostRecord, ...], hits: tuple[bool, ...], shot: st
     return Line(str(i), i + 1, hits[0], hits, shot, None, candidates=cands, costs=cost)
 
 
-def test_the_spread_of_seconds_is_p90_against_p50() -> None:
-    # per-sample seconds 1, 2, 3, 4, 10 (one sample's 10 is two requests, 6 + 4):
-    # p50 3, p90 at rank 3.6: 4 + 0.6 * 6 = 7.6 -> (7.6 - 3) / 7.6
+def test_the_uncertainty_of_seconds_is_the_interval_of_the_mean() -> None:
+    # per-sample seconds 1, 2, 3, 4, 10 (one sample's 10 is two requests, 6 + 4): mean 4, squared
+    # deviations 9 + 4 + 1 + 0 + 36 = 50, sd^2 = 50 / 4 = 12.5 (ddof 1), n = 5:
+    # 1.96 * sqrt(12.5) / sqrt(5) / 4 = 1.96 * sqrt(2.5) / 4
+    want = 1.96 * math.sqrt(2.5) / 4
     per = [(1.0,), (2.0,), (3.0,), (4.0,), (6.0, 4.0)]
     lines = [
         _line(i, tuple(CostRecord("propose", seconds=s) for s in x), (True,), "s") for i, x in enumerate(per)
     ]
-    assert seconds_spread(lines) == pytest.approx(4.6 / 7.6)
+    assert seconds_spread(lines) == pytest.approx(want)
     # a sample whose seconds are unknown is left out; none known: None
     unknown = _line(9, (CostRecord("propose"),), (True,), "s")
-    assert seconds_spread([*lines, unknown]) == pytest.approx(4.6 / 7.6)
+    assert seconds_spread([*lines, unknown]) == pytest.approx(want)
     assert seconds_spread([unknown]) is None
+    # the same samples four times over: the sd about the same, the interval of the mean narrower ...
+    many = [_line(i, x.costs, (True,), "s") for i, x in enumerate(lines * 4)]
+    # ... 20 samples, sd^2 = 4 * 50 / 19: 1.96 * sqrt(200 / 19 / 20) / 4
+    assert seconds_spread(many) == pytest.approx(1.96 * math.sqrt(200 / 19 / 20) / 4)
+    # one sample, or a mean of 0: no interval to speak of, 0
+    assert seconds_spread(lines[:1]) == 0.0
+    zero = [_line(i, (CostRecord("propose", seconds=0.0),), (True,), "s") for i in range(3)]
+    assert seconds_spread(zero) == 0.0
 
 
 def _run(folder: Path, k: int, *, selection: str = "critic", **extra: Any) -> Run:
