@@ -120,6 +120,23 @@ def set_options(m: DictConfig, honoured: Sequence[str]) -> list[str]:
     return out
 
 
+def refuse_unused(m: DictConfig, honoured: Sequence[str], why: str) -> None:
+    """Refuse, in one line, the ``model`` options outside ``honoured`` set to a value of their own.
+
+    Args:
+        m: A ``model`` section.
+        honoured: The options the kind reads.
+        why: The rest of the line, with ``{it}`` for "it" or "them".
+
+    Raises:
+        GgeError: ``model.<key>=<value>, ...: <why>`` naming every such option (:func:`set_options`).
+    """
+    unused = set_options(m, honoured)
+    if unused:
+        it = "it" if len(unused) == 1 else "them"
+        raise GgeError(", ".join(f"model.{kv}" for kv in unused) + ": " + why.format(it=it))
+
+
 class ModelKind(ABC):
     """One kind of model: how a run builds it and what it says about the run.
 
@@ -261,15 +278,12 @@ class DemoKind(ModelKind):
                 f"model.critic={m.critic}: model=demo has one critic, its own network (on by default, "
                 "off with model.critic=none); a listwise or pointwise critic is a preset's"
             )
-        unused = set_options(m, self.HONOURED)
-        if unused:
-            keys = ", ".join(f"model.{kv}" for kv in unused)
-            it = "it" if len(unused) == 1 else "them"
-            raise GgeError(
-                f"{keys}: model=demo does not use {it} (a preset's or a replay's option); the demo "
-                "takes ckpt=, k=, seed= and model.critic=none: unset "
-                f"{it}, or name a preset with model=NAME"
-            )
+        refuse_unused(
+            m,
+            self.HONOURED,
+            "model=demo does not use {it} (a preset's or a replay's option); the demo takes ckpt=, k=, "
+            "seed= and model.critic=none: unset {it}, or name a preset with model=NAME",
+        )
 
     def recorded_options(self, m: DictConfig) -> dict[str, Any]:
         """``name`` and ``critic``: the options the demo reads (the others are refused when set).
@@ -331,15 +345,13 @@ class ReplayKind(ModelKind):
         Raises:
             GgeError: e.g. ``model.backend=openai: model=replay does not use it ...``.
         """
-        unused = set_options(m, self.HONOURED)
-        if unused:
-            keys = ", ".join(f"model.{kv}" for kv in unused)
-            it = "it" if len(unused) == 1 else "them"
-            raise GgeError(
-                f"{keys}: model=replay does not use {it} (it sends no request: the answers are the "
-                "file's); it takes model.predictions=, model.delay_s= and, describing the run that made "
-                f"the file, model.proposer= and model.critic=: unset {it}"
-            )
+        refuse_unused(
+            m,
+            self.HONOURED,
+            "model=replay does not use {it} (it sends no request: the answers are the file's); it takes "
+            "model.predictions=, model.delay_s= and, describing the run that made the file, "
+            "model.proposer= and model.critic=: unset {it}",
+        )
 
     def recorded_options(self, m: DictConfig) -> dict[str, Any]:
         """The options a replay reads or records (:attr:`HONOURED`)."""
