@@ -6,6 +6,7 @@ Each test kills a mutant the other runstate tests let through; the digests are w
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ V1_B = "b" * 64
 ASKED = "asked:" + "0" * 64
 
 
-def _with_logs(out: Path, old: dict[str, object]) -> None:
+def _with_logs(out: Path, old: Mapping[str, object]) -> None:
     prepare_output_dir(out, old, resume=True)
     (out / "predictions.rank0.jsonl").write_text('{"benchmark": "x", "id": "1"}\n')
 
