@@ -229,7 +229,8 @@ def _mean_label(compare: CompareDocument) -> str:
     """``mean of 8 headlines (1 not official)``: the headlines the mean is over (a caveat: not official)."""
     heads = [e for e in compare["benchmarks"].values() if e["top1"]["diff"] is not None]
     unofficial = sum(bool(e.get("caveat")) for e in heads)
-    label = f"mean of {compare['mean']['benchmarks']} headlines"
+    n = compare["mean"]["benchmarks"]
+    label = f"mean of {n} headline" + ("" if n == 1 else "s")
     return label + (f" ({unofficial} not official)" if unofficial else "")
 
 

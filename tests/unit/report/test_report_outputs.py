@@ -273,7 +273,7 @@ def test_compare_page_shows_the_official_headline_micro_and_error_counts() -> No
     page = render_compare_html(_compare_doc(5))
     rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>", page)
     assert rows[:5] == [
-        ("mean of official headlines", "30.0", "35.0"),
+        ("mean of 1 headline", "30.0", "35.0"),
         ("official Top-1 (macro_group)", "30.0", "35.0"),
         ("official Oracle@5 (macro_group)", "50.0", "52.0"),
         ("micro Top-1", "40.0", "42.5"),
