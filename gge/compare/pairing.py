@@ -16,6 +16,7 @@ from gge.benchmarks import REGISTRY
 from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
 from gge.benchmarks.hub_digests import region_key
 from gge.benchmarks.images import split_ref
+from gge.compare.drift import benchmark_drift, compare_setups
 from gge.compare.matched import differs, matched_budget
 from gge.compare.runs import Line, Run, _pct
 from gge.documents.caveats import headline_caveat
@@ -405,6 +406,7 @@ def _compare_benchmark(
         "tables": tables,
         "won": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xb and not xa],
         "lost": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xa and not xb],
+        "drift": benchmark_drift(pairs),
     }
     return insert_after(entry, "top1", {key: heads[key] for key in keys[1:]}), notes
 
@@ -423,16 +425,20 @@ def compare_runs(
     (path, label, selection, k, protocol), ``k`` (the common K = min(kA, kB)), ``bootstrap`` (resamples,
     seed, cluster, level), ``benchmarks``, ``mean`` (of the official Top-1 headlines, over the benchmarks
     that have one: ``benchmarks``, ``a``, ``b``, ``diff``), and ``warnings`` / ``notes`` (lists of
-    strings).
+    strings), ``setup`` (what differs in the runs' recorded setups: nothing, only the engine, or
+    more, :func:`gge.compare.drift.compare_setups`).
 
     Per benchmark, as results.json (S1): ``top1`` and ``oracle@K`` are the **official headline**
     differences (``{"rule", "a", "b", "diff", "ci"}``; ``official`` is the same as ``top1``);
     ``micro`` holds the micro PairStats ``top1`` and ``oracle@K`` (every sample counts once: McNemar,
     MDD, won/lost); then ``title``, ``samples``, ``screenshots``, ``cluster``, ``format_errors`` and
-    ``image_errors`` (``{"a": n, "b": n}``), ``tables`` of per-cell (micro) PairStats, and the
-    ``won`` and ``lost`` ids. With a common K of 1 (a one-answer run, S3) there are no ``oracle@K``
-    entries anywhere: Top-1 only. A PairStat is ``{"a", "b", "diff" (b - a), "ci", "mcnemar_p",
-    "mdd", "b_only", "a_only", "samples", "screenshots"}``; percentages and points are unrounded
+    ``image_errors`` (``{"a": n, "b": n}``), ``tables`` of per-cell (micro) PairStats, the
+    ``won`` and ``lost`` ids, and ``drift``: how the answers differ (raw texts, candidates, the
+    first points' distance in original pixels, the flips each way and the first flips' raw
+    answers, :func:`gge.compare.drift.benchmark_drift`). With a common K of 1 (a one-answer run,
+    S3) there are no ``oracle@K`` entries anywhere: Top-1 only. A PairStat is ``{"a", "b", "diff"
+    (b - a), "ci", "mcnemar_p", "mdd", "b_only", "a_only", "samples", "screenshots"}``;
+    percentages and points are unrounded
     floats.
 
     When the runs differ in K, critic or refine stage (:func:`gge.compare.matched.differs`), each
@@ -519,6 +525,7 @@ def compare_runs(
         "a": a.summary(),
         "b": b.summary(),
         "k": k,
+        "setup": compare_setups(a, b),
         "bootstrap": {"resamples": resamples, "seed": seed, "cluster": cluster, "level": level},
         "benchmarks": benchmarks,
         "mean": mean,

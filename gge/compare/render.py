@@ -12,11 +12,12 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from gge.compare.drift import FLIP_EXAMPLES
 from gge.compare.matched import RULE, SPREAD_MEASURE
 from gge.compare.pairing import MIN_CLUSTERS
 from gge.compare.runs import Run
 from gge.documents.caveats import describe
-from gge.documents.compare import MatchedSpread
+from gge.documents.compare import Drift, DriftExample, MatchedSpread
 from gge.documents.results import (
     CompareDocument,
     CompareEntry,
@@ -30,11 +31,13 @@ from gge.documents.results import (
     oracle_at,
 )
 from gge.errors import GgeError
+from gge.report.compare_page import px
 from gge.report.markdown import fmt, fmt_signed, markdown_table
 from gge.report.numbers import COST_WORDS, cost_text, fmt_share, spread_text
 from gge.run.runstate import check_output_dir
+from gge.scoring.selection import REFINED
 
-__all__ = ["default_out_dir", "render_markdown", "side_text", "write_compare"]
+__all__ = ["default_out_dir", "drift_section", "render_markdown", "side_text", "write_compare"]
 
 
 def _ci(ci: Sequence[float] | None) -> str:
@@ -147,6 +150,7 @@ def render_markdown(doc: CompareDocument) -> str:
         "",
         markdown_table(stat_head(["benchmark", "n", "shots"]), rows),
     ]
+    out += drift_section(doc)
     out += _budget_section(doc)
     for name, e in doc["benchmarks"].items():
         variant = describe(e.get("variant") or {}, e.get("caveat"))
@@ -170,6 +174,94 @@ def render_markdown(doc: CompareDocument) -> str:
             f"lost ({len(e['lost'])}, A right and B wrong): {_ids(e['lost'])}",
         ]
     return "\n".join(out)
+
+
+DRIFT_WORDS = (
+    "raw differs: the raw answer texts differ after stripping surrounding whitespace; candidates "
+    "differ: the candidate lists differ (any point, abstention or unparsed slot, exactly); drift: the "
+    "distance in original pixels between the runs' first candidates where both are points (moved: "
+    "> 0; p90: linear percentile); point A/B only: one run's first candidate is a point, the other's "
+    "is none (abstained, unparsed, no answer); flips: Top-1 hit in one run and miss in the other"
+)
+"""The definitions printed under compare.md's drift table (:mod:`gge.compare.drift`)."""
+
+
+def _point(p: Sequence[float] | None) -> str:
+    return "no point" if p is None else f"({p[0]:.1f}, {p[1]:.1f})"
+
+
+def example_text(x: DriftExample) -> str:
+    """One flipped sample: its id, which way it flipped, both raw answers (JSON-quoted) and points."""
+    way = "A hit, B miss" if x["flip"] == "a_hit_b_miss" else "A miss, B hit"
+    apart = "" if x["distance"] is None else f", {px(x['distance'])} px apart"
+    return (
+        f"{x['id']} ({way}{apart}): A {json.dumps(x['a_raw'], ensure_ascii=False)} → {_point(x['a_point'])}; "
+        f"B {json.dumps(x['b_raw'], ensure_ascii=False)} → {_point(x['b_point'])}"
+    )
+
+
+def drift_row(title: str, d: Drift, *, first: bool) -> list[str]:
+    """The drift table's row of one benchmark (``first``: with the first candidate's flips)."""
+    dist = d["distance"]
+    cells = [
+        title,
+        str(d["samples"]),
+        str(d["raw_differs"]),
+        str(d["candidates_differ"]),
+        f"{d['moved']}/{d['both_points']}",
+        *(px(None if dist is None else dist[key]) for key in ("min", "median", "p90", "max")),
+        f"{d['a_only_point']}/{d['b_only_point']}",
+        f"{d['top1_flips']['a_hit_b_miss']}/{d['top1_flips']['a_miss_b_hit']}",
+    ]
+    if first:
+        cells.append(f"{d['first_flips']['a_hit_b_miss']}/{d['first_flips']['a_miss_b_hit']}")
+    return cells
+
+
+DRIFT_HEAD = [
+    "benchmark",
+    "n",
+    "raw differs",
+    "candidates differ",
+    "moved/both points",
+    "drift min px",
+    "median",
+    "p90",
+    "max",
+    "point A/B only",
+    "Top-1 flips A✓B✗/A✗B✓",
+]
+"""The drift table's columns (one more, the first candidate's flips, where K > 1)."""
+
+
+def drift_section(doc: CompareDocument) -> list[str]:
+    """How the runs' answers differ (compare.md): what differs in their setups, then per benchmark.
+
+    Args:
+        doc: A compare.json document.
+
+    Returns:
+        The section's lines (none for a document without drift entries, written before them).
+    """
+    entries = [(e["title"], e["drift"]) for e in doc["benchmarks"].values() if "drift" in e]
+    if not entries:
+        return []
+    # the first candidate's flips are Top-1's unless a run picks among several answers or refines
+    sides = (doc["a"], doc["b"])
+    first = any(side["k"] > 1 or side["selection"] == REFINED for side in sides)
+    head = [*DRIFT_HEAD, "first-candidate flips A✓B✗/A✗B✓"] if first else DRIFT_HEAD
+    setup = doc.get("setup")
+    out = ["", "## Answers that differ", ""]
+    if setup is not None:
+        out += [f"- setup: {setup['statement']}"]
+    out += [f"- {DRIFT_WORDS}", "", markdown_table(head, [drift_row(t, d, first=first) for t, d in entries])]
+    for title, d in entries:
+        if d["examples"]:
+            flips = d["top1_flips"]["a_hit_b_miss"] + d["top1_flips"]["a_miss_b_hit"]
+            shown = f"first {len(d['examples'])} of {flips}" if flips > len(d["examples"]) else f"all {flips}"
+            out += ["", f"{title}: Top-1 flips ({shown}, A's order; at most {FLIP_EXAMPLES}):", ""]
+            out += [f"- {example_text(x)}" for x in d["examples"]]
+    return out
 
 
 def side_text(side: MatchedSide) -> str:

@@ -47,6 +47,7 @@ class Line:
         costs: The sample's cost ledger (empty: none recorded).
         target: The sample's target (scores a pick that is no candidate), or None where not recorded.
         size: The screenshot's (width, height), or None where not recorded.
+        raw: The model's answer text as the line records it (``raw``; "" where absent).
     """
 
     id: str
@@ -62,6 +63,7 @@ class Line:
     costs: tuple[CostRecord, ...] = ()
     target: Region | None = None
     size: tuple[int, int] | None = None
+    raw: str = ""
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,7 @@ def _parse_line(obj: Any, where: str, lineno: int, selection: str) -> tuple[str,
         costs=rec.costs,
         target=rec.target,
         size=rec.size,
+        raw=rec.raw,
     )
     return rec.benchmark, line
 

@@ -20,7 +20,11 @@ __all__ = [
     "CompareDocument",
     "CompareEntry",
     "CompareMean",
+    "DistanceSpread",
+    "Drift",
+    "DriftExample",
     "ErrorCounts",
+    "FlipCounts",
     "HeadlineDiff",
     "MatchedBudget",
     "MatchedPoint",
@@ -31,6 +35,8 @@ __all__ = [
     "PairedFigures",
     "PairedTable",
     "RunSummary",
+    "SetupComparison",
+    "SetupDifference",
 ]
 
 
@@ -189,6 +195,102 @@ class MatchedBudget(TypedDict):
     screenshots: int
 
 
+class DistanceSpread(TypedDict):
+    """The distribution of a distance in original pixels (numpy's linear percentiles)."""
+
+    min: float
+    median: float
+    p90: float
+    max: float
+    mean: float
+
+
+class FlipCounts(TypedDict):
+    """Samples whose hit flipped between the runs, each way."""
+
+    a_hit_b_miss: int
+    a_miss_b_hit: int
+
+
+class DriftExample(TypedDict):
+    """One sample whose Top-1 flipped: both runs' raw answers and first points (original pixels)."""
+
+    id: str
+    flip: str  # "a_hit_b_miss" or "a_miss_b_hit"
+    a_raw: str
+    b_raw: str
+    a_point: list[float] | None
+    b_point: list[float] | None
+    distance: float | None
+
+
+class Drift(TypedDict):
+    """How the two runs' answers differ on one benchmark (:func:`gge.compare.drift.benchmark_drift`).
+
+    Attributes:
+        samples: The paired samples.
+        raw_differs: Samples whose raw answer texts differ once leading and trailing whitespace is
+            stripped (a sampling run's raw holds all its answers: any of them differing counts).
+        candidates_differ: Samples whose candidate lists differ as predictions.jsonl writes them
+            (their number, or any point, abstention or unparsed slot, compared exactly).
+        both_points: Samples where both runs' first candidate (proposer order: the official answer)
+            is a point.
+        moved: Of those, the samples whose two points lie apart (distance > 0 in original pixels).
+        a_only_point: Samples where A's first candidate is a point and B's is none (B abstained,
+            its answer did not parse, or it has no candidate).
+        b_only_point: The other way round.
+        neither_point: Samples where neither run's first candidate is a point.
+        distance: The distance between the two first points over the ``both_points`` samples,
+            in original pixels (None without such samples).
+        top1_flips: Samples whose Top-1 (each run's own selection) flipped, each way.
+        first_flips: Samples whose first candidate's hit flipped, each way.
+        examples: The first :data:`gge.compare.drift.FLIP_EXAMPLES` Top-1 flips, in the order
+            compare pairs the samples (A's predictions.jsonl order).
+    """
+
+    samples: int
+    raw_differs: int
+    candidates_differ: int
+    both_points: int
+    moved: int
+    a_only_point: int
+    b_only_point: int
+    neither_point: int
+    distance: DistanceSpread | None
+    top1_flips: FlipCounts
+    first_flips: FlipCounts
+    examples: list[DriftExample]
+
+
+class SetupDifference(TypedDict):
+    """One recorded setting that differs between the runs (dotted path into results.json)."""
+
+    key: str
+    a: Any
+    b: Any
+
+
+class SetupComparison(TypedDict):
+    """What differs between the two runs' recorded setups (:func:`gge.compare.drift.compare_setups`).
+
+    Attributes:
+        relation: ``same`` (no recorded setting differs, the engine included), ``engine`` (only the
+            engine's settings differ: :data:`gge.compare.drift.ENGINE_KEYS`), ``other`` (something
+            that changes predictions differs too: ``differences``) or ``replay`` (a run replays a
+            predictions file, whose engine and protocol are not recorded, and something differs).
+        engine: How each run's answers were produced, in words (``a``, ``b``).
+        engine_differences: The engine settings that differ.
+        differences: The other settings that differ (empty unless ``relation`` is ``other``).
+        statement: The sentence compare prints.
+    """
+
+    relation: str
+    engine: dict[str, str]
+    engine_differences: list[SetupDifference]
+    differences: list[SetupDifference]
+    statement: str
+
+
 class CompareEntry(TypedDict):
     """One benchmark of compare.json: ``top1`` (and ``"oracle@K"``) are the official headlines.
 
@@ -211,6 +313,7 @@ class CompareEntry(TypedDict):
     won: list[str]
     lost: list[str]
     budget: NotRequired[MatchedBudget | None]
+    drift: NotRequired[Drift]  # how the answers differ (always written by compare_runs)
 
 
 class CompareMean(TypedDict):
@@ -232,5 +335,6 @@ class CompareDocument(TypedDict):
     bootstrap: Bootstrap
     benchmarks: dict[str, CompareEntry]
     mean: CompareMean
+    setup: NotRequired[SetupComparison]  # what differs in the runs' setups (always written)
     warnings: list[str]
     notes: list[str]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gge.documents.caveats import describe
-from gge.documents.compare import MatchedSpread
+from gge.documents.compare import Drift, DriftExample, MatchedSpread
 from gge.documents.results import (
     CompareDocument,
     CompareEntry,
@@ -43,6 +43,20 @@ from gge.report.svg import Series, forest_plot_svg, line_chart_svg
 
 
 # -- compare page -----------------------------------------------------------------------------------
+def px(value: float | None) -> str:
+    """A distance in pixels: one decimal, two significant digits under 0.1, – for None.
+
+    Example:
+        >>> px(12.345), px(0.0123), px(0.0), px(None)
+        ('12.3', '0.012', '0', '–')
+    """
+    if value is None:
+        return "–"
+    if value == 0:
+        return "0"
+    return f"{value:.1f}" if value >= 0.1 else f"{value:.2g}"
+
+
 def _diff_cell(diff: float | None, ci: Sequence[float] | None) -> str:
     lo = _num(ci[0]) if ci is not None and len(ci) == 2 else None
     hi = _num(ci[1]) if ci is not None and len(ci) == 2 else None
@@ -225,6 +239,89 @@ def _budget_html(budget: MatchedBudget | None) -> str:
     return title + _table(head, rows) + diff + chart
 
 
+def _point_html(p: Sequence[float] | None) -> str:
+    return "no point" if p is None else f"({p[0]:.1f}, {p[1]:.1f})"
+
+
+def _example_row(x: DriftExample) -> list[str]:
+    way = "A hit, B miss" if x["flip"] == "a_hit_b_miss" else "A miss, B hit"
+    return [
+        f"<code>{esc(x['id'])}</code>",
+        esc(way),
+        f"<code>{esc(x['a_raw'])}</code>",
+        esc(_point_html(x["a_point"])),
+        f"<code>{esc(x['b_raw'])}</code>",
+        esc(_point_html(x["b_point"])),
+        esc(px(x["distance"])),
+    ]
+
+
+def _drift_html(compare: CompareDocument) -> str:
+    """How the answers differ: the setups' statement, one row per benchmark, the first flips."""
+    entries: list[tuple[str, Drift]] = [
+        (e["title"] or _title_of(n), e["drift"]) for n, e in compare["benchmarks"].items() if "drift" in e
+    ]
+    if not entries:
+        return ""
+    setup = compare.get("setup")
+    cls = "warning" if setup is not None and setup["relation"] == "engine" else "protocol"
+    statement = f'<p class="{cls}">{esc(setup["statement"])}</p>' if setup is not None else ""
+    rows = []
+    for title, d in entries:
+        dist = d["distance"]
+        rows.append(
+            [
+                esc(title),
+                _count(d["samples"]),
+                _count(d["raw_differs"]),
+                _count(d["candidates_differ"]),
+                f"{_count(d['moved'])} of {_count(d['both_points'])}",
+                *(esc(px(None if dist is None else dist[key])) for key in ("min", "median", "p90", "max")),
+                f"{_count(d['a_only_point'])} / {_count(d['b_only_point'])}",
+                f"{_count(d['top1_flips']['a_hit_b_miss'])} / {_count(d['top1_flips']['a_miss_b_hit'])}",
+                f"{_count(d['first_flips']['a_hit_b_miss'])} / {_count(d['first_flips']['a_miss_b_hit'])}",
+            ]
+        )
+    head = [
+        "benchmark",
+        "n",
+        "raw differs",
+        "candidates differ",
+        "moved",
+        "drift min (px)",
+        "median",
+        "p90",
+        "max",
+        "point A only / B only",
+        "Top-1 flips A✓B✗ / A✗B✓",
+        "first-candidate flips A✓B✗ / A✗B✓",
+    ]
+    words = (
+        '<p class="muted">raw differs: the raw answers differ after stripping surrounding whitespace; '
+        "candidates differ: the candidate lists differ (exactly); drift: the distance in original pixels "
+        "between the runs' first candidates where both are points (moved: &gt; 0; p90: linear "
+        "percentile); point A only / B only: one run's first candidate is a point, the other's is none; "
+        "flips: a hit in one run, a miss in the other</p>"
+    )
+    examples = []
+    for title, d in entries:
+        if d["examples"]:
+            ex_head = ["sample", "flip", "A raw", "A point", "B raw", "B point", "apart (px)"]
+            examples.append(
+                f"<details><summary>{esc(title)}: the first {len(d['examples'])} Top-1 flips</summary>"
+                + _table(ex_head, [_example_row(x) for x in d["examples"]])
+                + "</details>"
+            )
+    return (
+        '<section id="drift"><h2>Answers that differ</h2>'
+        + statement
+        + _table(head, rows)
+        + words
+        + "".join(examples)
+        + "</section>"
+    )
+
+
 def _mean_label(compare: CompareDocument) -> str:
     """``mean of 8 headlines (1 not official)``: the headlines the mean is over (a caveat: not official)."""
     heads = [e for e in compare["benchmarks"].values() if e["top1"]["diff"] is not None]
@@ -247,7 +344,10 @@ def render_compare_html(compare: CompareDocument) -> str:
         cell, the format and image error counts of A and B, and the won and lost ids (collapsible).
         Where the runs differ in K, critic or refine stage, each benchmark also shows the comparison
         at matched budget (the matched points, B − A with its interval, both budget curves as a chart
-        of Top-1 against cost per sample). With a common K of 1 the page is Top-1 only.
+        of Top-1 against cost per sample). A section says what differs in the runs' setups (only the
+        engine, where that is so) and how their answers differ per benchmark (compare.json
+        ``drift``: raw texts, candidates, the first points' distance in original pixels, flips each
+        way, the first flips' raw answers). With a common K of 1 the page is Top-1 only.
 
     Example:
         >>> pair = {"a": 50.0, "b": 60.0, "diff": 10.0, "ci": [2.0, 18.0], "mcnemar_p": 0.01,
@@ -307,11 +407,12 @@ def render_compare_html(compare: CompareDocument) -> str:
     body = (
         f"<header><h1>{esc(title)}</h1>{_side('A', a)}{_side('B', b)}"
         f'<p class="protocol">common K = {esc(k)}</p>{boot_line}{remarks}{nav}</header>'
-        f'<section id="summary">{mean_html}{forest}</section>{sections}'
+        f'<section id="summary">{mean_html}{forest}</section>{_drift_html(compare)}{sections}'
     )
     return _page(title, body, _READY_SCRIPT)
 
 
 __all__ = [
+    "px",
     "render_compare_html",
 ]
