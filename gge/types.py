@@ -276,6 +276,9 @@ class CostRecord:
         slot: The first candidate slot (0-based, proposer order) the request answered or judged.
         candidates: How many slots from ``slot`` it answered or judged; 0: a request about all of
             them at once whose cost does not grow with them (a listwise ranking, a refine request).
+        window: An endpoint's request window when the request was sent: the requests it let be in
+            flight at once (:mod:`gge.models.window`; the ledger's record of the window over the run);
+            None for a backend without one.
 
     Example:
         >>> r = CostRecord("judge", input_tokens=120, image_tokens=100, seconds=0.5, slot=2, candidates=1)
@@ -296,6 +299,7 @@ class CostRecord:
     batch_size: int = 1
     slot: int = 0
     candidates: int = 0
+    window: int | None = None
 
     def __post_init__(self) -> None:
         if self.stage not in STAGES:

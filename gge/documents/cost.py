@@ -86,6 +86,34 @@ class CostSummary(TypedDict):
     total: StageCost
 
 
+class WindowSummary(TypedDict):
+    """What a run's request window did (results.json ``cost.window``; :mod:`gge.models.window`).
+
+    Attributes:
+        mode: ``fixed`` or ``adaptive``.
+        start: The limit it started with.
+        max: The most it could grow to (the fixed limit itself when fixed).
+        final: Its limit at the end.
+        peak_in_flight: The most requests in flight at once.
+        mean_in_flight: Requests in flight on average over the time any request was in flight.
+        sent: Tries sent (retries included).
+        overloads: Tries answered 429 or 503, or timed out.
+        decreases: Times an adaptive window shrank (overloads and queueing latency).
+        busy_seconds: The time any request was in flight.
+    """
+
+    mode: str
+    start: int
+    max: int
+    final: int
+    peak_in_flight: int
+    mean_in_flight: float
+    sent: int
+    overloads: int
+    decreases: int
+    busy_seconds: float
+
+
 class CostSetup(TypedDict):
     """What a run's costs were measured on (results.json ``cost``; :func:`gge.run.hardware.cost_setup`).
 
@@ -100,6 +128,7 @@ class CostSetup(TypedDict):
     dtype: str | None
     batch_size: int
     batch_grouping: str
+    window: NotRequired[WindowSummary]
 
 
 class PointCost(TypedDict):

@@ -197,7 +197,7 @@ class PredictionRecord:
 
 _COST_COUNTS = ("input_tokens", "image_tokens", "output_tokens", "cached_tokens")
 _COST_TIMES = ("seconds", "prefill_seconds")
-_COST_LAYOUT = ("batch_size", "slot", "candidates")
+_COST_LAYOUT = ("batch_size", "slot", "candidates", "window")
 
 
 def cost_json(c: CostRecord) -> dict[str, Any]:

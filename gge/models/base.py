@@ -114,6 +114,10 @@ class Capabilities:
         settings: Its ``settings`` method, or None.
         cost_source: ``measured`` (its requests' own costs) or ``replayed``: a policy that declares
             ``cost_source = "replayed"`` (a replay) answers with cost records read back from a file.
+        concurrent: It declares ``concurrent = True``: its ``predict_images`` may be called from many
+            threads at once, one sample each, and its requests then share one request window (an
+            endpoint's): the run keeps the window full sample by sample (:mod:`gge.run.windowed`)
+            instead of batch by batch.
     """
 
     type_name: str
@@ -126,6 +130,7 @@ class Capabilities:
     device_modules: tuple[Any, ...] = ()
     settings: Callable[[], dict[str, Any]] | None = field(default=None, compare=False)
     cost_source: str = "measured"
+    concurrent: bool = False
 
     def record(self) -> dict[str, Any]:
         """The reproducibility record: the policy's ``settings()`` now, or its class name."""
@@ -184,6 +189,7 @@ def capabilities(policy: object) -> Capabilities:
         device_modules=tuple(modules),
         settings=settings if callable(settings) else None,
         cost_source="replayed" if declared("cost_source") == "replayed" else "measured",
+        concurrent=declared("concurrent") is True and predict_images is not None,
     )
 
 
@@ -282,8 +288,11 @@ class GenerationRequest:
             returned text starts with it (the parser reads prefill + answer).
         greedy_first: With ``do_sample`` and ``num_sequences`` = K: text 1 is the greedy answer and
             texts 2..K are sampled, all continuing one prefill of the prompt (the transformers
-            backend computes the prompt's KV cache once; an endpoint gets two requests with the same
-            prompt, which its prefix cache serves).
+            backend computes the prompt's KV cache once; an endpoint gets the two requests with the
+            same prompt at once, which its prefix cache serves).
+        image_file: The screenshot file ``image`` is, unchanged (decoded at its own size, not resized
+            or marked), or None: an endpoint may send the file's own bytes instead of encoding the
+            image (:func:`gge.models.encoding.file_format` says when).
     """
 
     image: Image.Image
@@ -297,6 +306,7 @@ class GenerationRequest:
     max_new_tokens: int = 128
     prefill: str | None = None
     greedy_first: bool = False
+    image_file: str | None = None
 
 
 @dataclass(frozen=True)

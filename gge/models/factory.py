@@ -120,7 +120,16 @@ class ModelConfig:
         base_url: ``openai``: the endpoint, e.g. ``http://127.0.0.1:8000/v1``.
         api_model: ``openai``: the served model's name.
         api_key_env: ``openai``: the environment variable holding the key (never logged).
-        concurrency: ``openai``: requests in flight at most.
+        concurrency: ``openai``: the request window, requests in flight at once across the whole run
+            (samples, stages and benchmarks); null (the default): adaptive, starting at 64 and
+            growing up to ``max_concurrency`` while the server keeps up, halved on HTTP 429/503 and
+            timeouts (:mod:`gge.models.window`).
+        max_concurrency: ``openai``: the most an adaptive window grows to (default 256).
+        image_format: ``openai``: how request images are sent, ``png`` (lossless: the model sees the
+            pixels an in-process run sees; the default) or ``jpeg`` (smaller, lossy); a screenshot
+            sent unchanged goes as its file's own bytes where the format allows
+            (:mod:`gge.models.encoding`).
+        jpeg_quality: ``openai``: the quality of ``jpeg`` images (1-100, default 90).
         max_retries: ``openai``: retries on 429, 5xx and timeouts.
         timeout_s: ``openai``: per-request timeout.
         resize_factor: ``openai``: mirror the server's smart_resize with this factor (Qwen-VL served;
@@ -174,7 +183,10 @@ class ModelConfig:
     base_url: str | None = None
     api_model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = 8
+    concurrency: int | None = None
+    max_concurrency: int = 256
+    image_format: str = "png"
+    jpeg_quality: int = 90
     max_retries: int = 5
     timeout_s: float = 60.0
     resize_factor: int | None = None
@@ -384,12 +396,15 @@ def grounding_policy(cfg: DictConfig, resize_factor: int | None) -> GroundingPol
             str(m.base_url),
             str(m.api_model),
             api_key_env=str(m.api_key_env),
-            concurrency=int(m.concurrency),
+            concurrency=None if m.concurrency is None else int(m.concurrency),
+            max_concurrency=int(m.max_concurrency),
             max_retries=int(m.max_retries),
             timeout_s=float(m.timeout_s),
             max_pixels=m.max_pixels,
             min_pixels=m.min_pixels,
             resize_factor=resize_factor,
+            image_format=str(m.image_format),
+            jpeg_quality=int(m.jpeg_quality),
         )
     else:
         raise GgeError(f"unknown model.backend {m.backend!r}; known: transformers, openai")

@@ -1,9 +1,17 @@
 """The OpenAI-compatible endpoint backend: a vision-language model served over ``/chat/completions``.
 
 Works with vLLM, SGLang, TGI, LM Studio, Ollama's OpenAI API and hosted APIs. Only the standard
-library speaks HTTP. The requests of one ``generate`` call run on a pool of ``concurrency`` threads
-(results come back in request order); each retries with exponential backoff on HTTP 429, 5xx,
-connection errors and timeouts, and fails at once on any other 4xx.
+library speaks HTTP. Every request takes a place in the backend's one
+:class:`~gge.models.window.RequestWindow` (``concurrency`` requests in flight, or an adaptive window
+that finds the server's limit), whichever thread sends it: calls from many threads at once (the
+windowed run, :mod:`gge.run.windowed`) share it, so the window holds across samples, stages and
+benchmarks. The requests of one call go out together (results come back in request order); each
+retries with exponential backoff on HTTP 429, 5xx, connection errors and timeouts, and fails at once
+on any other 4xx.
+
+Images: each request image is encoded once however many requests send it, lossless PNG by default,
+or JPEG, or the screenshot file's own bytes where the image is the file unchanged
+(:mod:`gge.models.encoding`).
 
 Screenshot size: the policy resizes each screenshot to :meth:`OpenAIBackend.seen_size` before
 prompting. With ``max_pixels`` the image is downscaled (never upscaled) to at most that area, which
@@ -32,10 +40,8 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import email.utils
 import http.client
-import io
 import ipaddress
 import json
 import logging
@@ -52,11 +58,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from PIL import Image
-
 from gge.errors import GgeError, TransientError
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
+from gge.models.encoding import ImageUrls
+from gge.models.window import RequestWindow
 from gge.types import CostRecord
 
 log = logging.getLogger(__name__)
@@ -67,7 +73,8 @@ MAX_DELAY_S = 60.0
 _MESSAGE_CHARS = 300
 """How much of a server's error message goes into a GgeError."""
 
-_IMAGE_FORMATS = {"png": ("PNG", "image/png"), "jpeg": ("JPEG", "image/jpeg"), "jpg": ("JPEG", "image/jpeg")}
+_WINDOW_KEY = "_gge_window"
+"""Where :meth:`OpenAIBackend._post` notes, in an answer, the window its request was sent under."""
 
 _DEFAULT_MIN_PIXELS = 56 * 56
 _DEFAULT_MAX_PIXELS = 14 * 14 * 4 * 1280
@@ -76,10 +83,11 @@ _DEFAULT_MAX_PIXELS = 14 * 14 * 4 * 1280
 class _Retryable(Exception):
     """One failed try that may succeed when repeated (429, 5xx, connection error, timeout)."""
 
-    def __init__(self, what: str, retry_after: float | None = None) -> None:
+    def __init__(self, what: str, retry_after: float | None = None, overload: bool = False) -> None:
         super().__init__(what)
         self.what = what
         self.retry_after = retry_after
+        self.overload = overload
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -144,7 +152,12 @@ class OpenAIBackend:
         model: The served model name sent in each request.
         api_key_env: Name of the environment variable holding the API key (read at request time;
             no ``Authorization`` header when it is unset or empty).
-        concurrency: Requests in flight at once within one ``generate`` call.
+        concurrency: Requests in flight at once, across every call from every thread (a fixed
+            window); None: an adaptive window (:class:`~gge.models.window.RequestWindow`) starting at
+            :data:`~gge.models.window.ADAPTIVE_START`, growing up to ``max_concurrency``, halved on
+            HTTP 429/503 and timeouts.
+        max_concurrency: The most an adaptive window grows to (default
+            :data:`~gge.models.window.DEFAULT_MAX`).
         max_retries: Retries after the first try on 429, 5xx, connection errors and timeouts.
         timeout_s: Per-request timeout (on connecting and on each wait for the server's bytes).
         backoff_s: First retry delay; doubled on each retry (``backoff_s * 2**attempt``), at most
@@ -154,7 +167,9 @@ class OpenAIBackend:
         min_pixels: Smallest area; used only with ``resize_factor`` (default 3,136).
         resize_factor: Send images at ``smart_resize`` size with this factor (28 for Qwen2/2.5-VL,
             32 for Qwen3-VL), the size a Qwen-VL server resizes to itself.
-        image_format: ``png`` (lossless) or ``jpeg``.
+        image_format: ``png`` (lossless, the default: the model sees the pixels gge prepared) or
+            ``jpeg`` (smaller and lossy).
+        jpeg_quality: The quality of ``jpeg`` images (1-100).
         extra_body: More fields merged into each request body (e.g. ``{"top_k": 1}``); they override
             the fields gge sets.
 
@@ -162,13 +177,17 @@ class OpenAIBackend:
         GgeError: A setting is out of range or the URL is not http(s).
     """
 
+    concurrent = True
+    """Its calls may come from many threads at once: they share its request window."""
+
     def __init__(
         self,
         base_url: str,
         model: str,
         *,
         api_key_env: str = "OPENAI_API_KEY",
-        concurrency: int = 8,
+        concurrency: int | None = None,
+        max_concurrency: int | None = None,
         max_retries: int = 5,
         timeout_s: float = 60.0,
         backoff_s: float = 1.0,
@@ -176,6 +195,7 @@ class OpenAIBackend:
         min_pixels: int | None = None,
         resize_factor: int | None = None,
         image_format: str = "png",
+        jpeg_quality: int = 90,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
         parsed = urllib.parse.urlsplit(base_url)
@@ -183,7 +203,7 @@ class OpenAIBackend:
             raise GgeError(f"base_url must be an http(s) URL like http://127.0.0.1:8000/v1, got {base_url!r}")
         if not model:
             raise GgeError("model must name the served model")
-        if concurrency < 1:
+        if concurrency is not None and concurrency < 1:
             raise GgeError(f"concurrency must be at least 1, got {concurrency}")
         if max_retries < 0:
             raise GgeError(f"max_retries must be at least 0, got {max_retries}")
@@ -196,9 +216,8 @@ class OpenAIBackend:
                 raise GgeError(f"{name} must be positive, got {value}")
         if resize_factor is not None and resize_factor < 1:
             raise GgeError(f"resize_factor must be positive, got {resize_factor}")
-        fmt = image_format.lower()
-        if fmt not in _IMAGE_FORMATS:
-            raise GgeError(f"image_format must be png or jpeg, got {image_format!r}")
+        self._images = ImageUrls(image_format, jpeg_quality)
+        self.window = RequestWindow(concurrency, adaptive=concurrency is None, max_limit=max_concurrency)
         self.base_url = base_url.rstrip("/")
         self.url = (
             self.base_url
@@ -208,6 +227,7 @@ class OpenAIBackend:
         self.model = model
         self.api_key_env = api_key_env
         self.concurrency = concurrency
+        self.max_concurrency = self.window.max_limit
         self.max_retries = max_retries
         self.timeout_s = float(timeout_s)
         self.backoff_s = float(backoff_s)
@@ -215,7 +235,9 @@ class OpenAIBackend:
         self._warned_downscale = False
         self.min_pixels = min_pixels
         self.resize_factor = resize_factor
-        self.image_format = "jpeg" if fmt == "jpg" else fmt
+        self.image_format = self._images.image_format
+        self.jpeg_quality = self._images.jpeg_quality
+        self._cancelled = threading.Event()
         self.extra_body = dict(extra_body or {})
         self.logprobs: str | None = None
         self._lock = threading.Lock()
@@ -324,15 +346,24 @@ class OpenAIBackend:
         return [p for p, _ in answers], [c for _, c in answers]
 
     def settings(self) -> dict[str, Any]:
-        """Endpoint, model, limits and accumulated usage (never the API key, only its variable's name)."""
+        """Endpoint, model, limits and accumulated usage (never the API key, only its variable's name).
+
+        ``window`` is ``fixed`` (``concurrency`` requests in flight) or ``adaptive`` (up to
+        ``max_concurrency``); ``images`` counts how the request images were made (encoded once each,
+        or sent as their file's own bytes) and the seconds spent encoding. What the window did is
+        results.json ``cost.window`` (:meth:`window_summary`).
+        """
         with self._lock:
             usage = dict(self._usage)
+        counts = self._images.counts
         return {
             "backend": "openai",
             "base_url": self.base_url,
             "model": self.model,
             "api_key_env": self.api_key_env,
+            "window": "adaptive" if self.window.adaptive else "fixed",
             "concurrency": self.concurrency,
+            "max_concurrency": self.max_concurrency,
             "max_retries": self.max_retries,
             "timeout_s": self.timeout_s,
             "backoff_s": self.backoff_s,
@@ -340,25 +371,48 @@ class OpenAIBackend:
             "min_pixels": self.min_pixels,
             "resize_factor": self.resize_factor,
             "image_format": self.image_format,
+            "jpeg_quality": self.jpeg_quality if self.image_format == "jpeg" else None,
+            "images": {
+                "encoded": counts.encoded,
+                "file_bytes": counts.file_bytes,
+                "reused": counts.reused,
+                "encode_seconds": round(counts.encode_seconds, 3),
+            },
             "extra_body": dict(self.extra_body),
             "logprobs": self.logprobs,
             "usage": usage,
         }
 
+    def window_summary(self) -> dict[str, Any]:
+        """What the request window did so far (:meth:`gge.models.window.RequestWindow.summary`)."""
+        return dict(self.window.summary())
+
+    def cancel(self, on: bool = True) -> None:
+        """Stop sending: requests waiting for the window or a retry fail at once (a run that stops).
+
+        Args:
+            on: False lets it send again (the next evaluation of a training run).
+        """
+        if on:
+            self._cancelled.set()
+        else:
+            self._cancelled.clear()
+
     # -- requests -------------------------------------------------------------------------------
     def _map(self, fn: Any, requests: Sequence[GenerationRequest]) -> list[Any]:
-        """``fn(request, stop)`` over the requests on the thread pool, results in request order.
+        """``fn(request, stop)`` over the requests, all at once, results in request order.
 
-        On the first failure the requests not yet started are cancelled, retry waits are cut short,
-        and the failure is raised.
+        Each request's tries wait for their place in the window, so the requests of one call and of
+        every other thread's calls share it. On the first failure the requests not yet sent are
+        cancelled, retry waits are cut short, and the failure is raised.
         """
         stop = threading.Event()
         if not requests:
             return []
-        if self.concurrency == 1 or len(requests) == 1:
+        if self.window.max_limit == 1 or len(requests) == 1:
             return [fn(r, stop) for r in requests]
         pool = ThreadPoolExecutor(
-            max_workers=min(self.concurrency, len(requests)), thread_name_prefix="gge-openai"
+            max_workers=min(self.window.max_limit, len(requests)), thread_name_prefix="gge-openai"
         )
         try:
             futures: list[Future[Any]] = [pool.submit(fn, r, stop) for r in requests]
@@ -406,7 +460,7 @@ class OpenAIBackend:
                 kind = part.get("type") if isinstance(part, dict) else None
                 if kind == "image":
                     if url is None:
-                        url = self._data_url(request.image)
+                        url = self.image_url(request)
                     parts.append({"type": "image_url", "image_url": {"url": url}})
                 elif kind == "text":
                     parts.append({"type": "text", "text": str(part.get("text", ""))})
@@ -417,13 +471,13 @@ class OpenAIBackend:
             out.append({"role": message.get("role", "user"), "content": parts})
         return out
 
-    def _data_url(self, image: Image.Image) -> str:
-        pil_format, mime = _IMAGE_FORMATS[self.image_format]
-        if image.mode not in (("RGB",) if pil_format == "JPEG" else ("RGB", "RGBA", "L", "LA", "P", "1")):
-            image = image.convert("RGB")
-        buf = io.BytesIO()
-        image.save(buf, format=pil_format, **({"quality": 95} if pil_format == "JPEG" else {}))
-        return f"data:{mime};base64,{base64.b64encode(buf.getvalue()).decode('ascii')}"
+    def image_url(self, request: GenerationRequest) -> str:
+        """The data URL of a request's image, made once per image (:class:`~gge.models.encoding.ImageUrls`).
+
+        The screenshot file's own bytes where the request says the image is that file unchanged
+        (``GenerationRequest.image_file``) and its format allows; otherwise ``image_format``.
+        """
+        return self._images.url(request.image, request.image_file)
 
     def _redact(self, text: str) -> str:
         key = os.environ.get(self.api_key_env)
@@ -451,14 +505,16 @@ class OpenAIBackend:
             what = f"HTTP {e.code}: {message}"
             if e.code == 429 or e.code >= 500:
                 raise _Retryable(
-                    what, _retry_after(e.headers.get("Retry-After") if e.headers else None)
+                    what,
+                    _retry_after(e.headers.get("Retry-After") if e.headers else None),
+                    overload=e.code in (429, 503, 504),
                 ) from None
             raise self._fail(what) from None
         except TimeoutError:
-            raise _Retryable(f"timed out after {self.timeout_s:g} s") from None
+            raise _Retryable(f"timed out after {self.timeout_s:g} s", overload=True) from None
         except urllib.error.URLError as e:
             if isinstance(e.reason, TimeoutError):
-                raise _Retryable(f"timed out after {self.timeout_s:g} s") from None
+                raise _Retryable(f"timed out after {self.timeout_s:g} s", overload=True) from None
             raise _Retryable(f"connection error: {e.reason}") from None
         except (OSError, http.client.HTTPException) as e:
             raise _Retryable(f"connection error: {type(e).__name__}: {e}") from None
@@ -472,15 +528,27 @@ class OpenAIBackend:
             raise self._fail(f"malformed response, expected a JSON object, got {_truncate(str(data))!r}")
         return data
 
+    def _pause(self, delay: float, stop: threading.Event) -> bool:
+        """Wait ``delay`` seconds before a retry; True (at once) when the call or the run is cancelled."""
+        end = time.monotonic() + delay
+        while (left := end - time.monotonic()) > 0:
+            if stop.wait(min(left, 0.1)) or self._cancelled.is_set():
+                return True
+        return stop.is_set() or self._cancelled.is_set()
+
     def _post(self, body: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
         """POST with retries: exponential backoff (or ``Retry-After``) on retryable failures."""
         payload = json.dumps(body).encode("utf-8")
         for attempt in range(self.max_retries + 1):
-            if stop.is_set():
+            if stop.is_set() or self._cancelled.is_set():
                 raise self._fail("cancelled after another request failed")
+            ticket = self.window.acquire(self._cancelled)
+            if ticket is None:
+                raise self._fail("cancelled: the run is stopping")
             try:
                 data = self._post_once(payload)
             except _Retryable as e:
+                self.window.release(ticket, "overload" if e.overload else "error")
                 if attempt == self.max_retries:
                     raise self._fail(f"{e.what} (after {self.max_retries} retries)", TransientError) from None
                 delay = min(
@@ -496,9 +564,14 @@ class OpenAIBackend:
                 )
                 with self._lock:
                     self._usage["retries"] += 1
-                if delay > 0 and stop.wait(delay):
+                if delay > 0 and self._pause(delay, stop):
                     raise self._fail("cancelled after another request failed") from None
                 continue
+            except BaseException:
+                self.window.release(ticket, "error")
+                raise
+            self.window.release(ticket, "ok")
+            data[_WINDOW_KEY] = ticket.limit
             usage = data.get("usage")
             with self._lock:
                 self._usage["requests"] += 1
@@ -566,32 +639,49 @@ class OpenAIBackend:
         shared = [(c - 1) * int(u.get("prompt_tokens") or 0) for u, c in zip(usages, choices, strict=True)]
         reported = None if None in cached else sum(c for c in cached if c is not None)
         more = sum(shared)
+        windows = [a[_WINDOW_KEY] for a in answers if isinstance(a.get(_WINDOW_KEY), int)]
         return CostRecord(
             stage,
             input_tokens=total("prompt_tokens", choices),
             output_tokens=total("completion_tokens"),
             cached_tokens=(None if more == 0 else more) if reported is None else reported + more,
             seconds=time.perf_counter() - began,
+            window=max(windows) if windows else None,
         )
 
     def _generate_one(self, request: GenerationRequest, stop: threading.Event) -> Generation:
         began = time.perf_counter()
         parts = [request]
-        if request.greedy_first:  # the greedy answer, then K-1 samples of the same prompt
+        if request.greedy_first:  # the greedy answer and K-1 samples of the same prompt, sent together
             parts = [replace(request, num_sequences=1, do_sample=False, greedy_first=False)]
             if request.num_sequences > 1:
                 parts.append(replace(request, num_sequences=request.num_sequences - 1, greedy_first=False))
+        self.image_url(request)  # encoded once, before the parts go out, for both to send
+        asked: list[list[dict[str, Any]]] = [[] for _ in parts]
+
+        def ask(i: int) -> tuple[list[str], list[bool], CostRecord]:
+            part_began = time.perf_counter()
+            more, more_cut = self._ask(parts[i], stop, asked[i])
+            return more, more_cut, self._cost("propose", asked[i], part_began)
+
+        if len(parts) == 1:
+            done = [ask(0)]
+        else:
+            with ThreadPoolExecutor(max_workers=len(parts), thread_name_prefix="gge-openai-part") as pool:
+                futures = [pool.submit(ask, i) for i in range(len(parts))]
+                try:
+                    done = [f.result() for f in futures]
+                except BaseException:
+                    stop.set()
+                    raise
         texts: list[str] = []
         cut: list[bool] = []
-        answers: list[dict[str, Any]] = []
         part_costs: list[CostRecord] = []
-        for part in parts:
-            part_began, asked = time.perf_counter(), len(answers)
-            more, more_cut = self._ask(part, stop, answers)
-            cost = self._cost("propose", answers[asked:], part_began)
+        for more, more_cut, cost in done:
             part_costs.append(replace(cost, slot=len(texts), candidates=len(more)))
             texts += more
             cut += more_cut
+        answers = [a for part_answers in asked for a in part_answers]
         usage: dict[str, int] = {}
         for data in answers:
             for k, v in self._usage_of(data).items():

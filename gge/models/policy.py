@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -247,6 +248,7 @@ class GroundingPolicy:
         self.settings_ = settings
         self.calls = {"propose": 0, "rank": 0, **({"refine": 0} if settings.refine != "none" else {})}
         self.usage: dict[str, int] = {}
+        self._lock = threading.Lock()  # calls and usage, counted from many threads in a windowed run
 
     # -- what it declares (gge.models.base.Policy) --------------------------------------------
     @property
@@ -258,6 +260,31 @@ class GroundingPolicy:
     def critic_mode(self) -> str:
         """The critic mode of its settings."""
         return self.settings_.critic
+
+    @property
+    def concurrent(self) -> bool:
+        """Whether every backend it calls declares ``concurrent`` (endpoints).
+
+        It may then be called from many threads at once, one sample each, its requests sharing their
+        window.
+        """
+        return all(getattr(b, "concurrent", False) is True for b in (self.backend, self.critic_backend))
+
+    def window_summary(self) -> dict[str, Any] | None:
+        """What its proposer backend's request window did (None: a backend without one)."""
+        summary = getattr(self.backend, "window_summary", None)
+        return summary() if callable(summary) else None
+
+    def cancel(self, on: bool = True) -> None:
+        """Tell its backends to stop sending (those that can: an endpoint's waiting requests fail).
+
+        Args:
+            on: False lets them send again.
+        """
+        for backend in (self.backend, self.critic_backend):
+            stop = getattr(backend, "cancel", None)
+            if callable(stop):
+                stop(on)
 
     def max_candidates(self) -> int | None:
         """1 for a ``greedy`` proposer; otherwise None: the K it is asked for is the run's."""
@@ -379,14 +406,16 @@ class GroundingPolicy:
         A backend that measured a request's cost (``Generation.cost``) gives it; otherwise the call
         is timed here, each request taking an equal share, with the ``usage`` counts it reports.
         """
-        self.calls[what] += 1
+        with self._lock:
+            self.calls[what] += 1
         start = time.perf_counter()
         out = backend.generate(requests)
         share = (time.perf_counter() - start) / max(1, len(requests))
         costs = []
         for g in out:
-            for key, value in g.usage.items():
-                self.usage[key] = self.usage.get(key, 0) + value
+            with self._lock:
+                for key, value in g.usage.items():
+                    self.usage[key] = self.usage.get(key, 0) + value
             measured = g.cost or CostRecord(
                 "propose",
                 input_tokens=g.usage.get("prompt_tokens"),
@@ -403,7 +432,8 @@ class GroundingPolicy:
     ) -> tuple[list[float], list[CostRecord]]:
         """The pointwise critic's probabilities and each request's cost (stage ``judge``)."""
         s = self.settings_
-        self.calls["rank"] += 1
+        with self._lock:
+            self.calls["rank"] += 1
         with_costs = getattr(backend, "yes_probability_with_costs", None)
         if callable(with_costs):
             probs, costs = with_costs(requests, s.yes, s.no)
@@ -426,10 +456,15 @@ class GroundingPolicy:
         views = [self._view(self.backend, im) for im in images]
         requests: list[GenerationRequest] = []
         owners: list[int] = []
-        for i, (sample, view) in enumerate(zip(samples, views, strict=True)):
+        for i, (sample, image, view) in enumerate(zip(samples, images, views, strict=True)):
+            # the screenshot as decoded, unchanged: an endpoint may send its file's bytes
+            unchanged = view is image or (view.size == image.size and image.mode != "RGB")
+            file = sample.image_path if unchanged and image.size == sample.image_size else None
             for spec in self.proposer_requests(sample, view.size):
                 requests.append(
-                    GenerationRequest(view, spec.messages, prefill=spec.prefill, **spec.generation)
+                    GenerationRequest(
+                        view, spec.messages, prefill=spec.prefill, image_file=file, **spec.generation
+                    )
                 )
                 owners.append(i)
         generations, request_costs = self._generate(self.backend, requests, "propose")

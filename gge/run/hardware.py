@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from gge.documents.cost import WindowSummary
 from gge.documents.results import CostSetup
 
 BATCH_GROUPING = "image size"
@@ -71,6 +72,7 @@ def cost_setup(
     batch_size: int,
     replayed_from: str | None = None,
     recorded: bool = True,
+    window: Mapping[str, Any] | None = None,
 ) -> CostSetup:
     """results.json ``cost``: what the run's cost ledger was measured on.
 
@@ -82,6 +84,8 @@ def cost_setup(
         replayed_from: For a replay, the predictions file whose costs were read back: nothing was
             measured on this machine, and the setup says so.
         recorded: Whether any sample has cost records; a replayed file without any says it has none.
+        window: What an endpoint run's request window did (:meth:`gge.models.window.RequestWindow.summary`),
+            recorded as ``window``; None for a run without one.
 
     Returns:
         The setup.
@@ -93,7 +97,7 @@ def cost_setup(
         hardware = f"not measured here: costs read back from {replayed_from}"
     else:
         hardware = f"none: {replayed_from} has no cost records (written before gge kept them, or by hand)"
-    return {
+    setup: CostSetup = {
         "source": "measured" if replayed_from is None else "replayed",
         "hardware": hardware,
         "device": device,
@@ -102,3 +106,6 @@ def cost_setup(
         "batch_size": int(batch_size),
         "batch_grouping": BATCH_GROUPING,
     }
+    if window is not None:
+        setup["window"] = cast(WindowSummary, dict(window))
+    return setup

@@ -49,6 +49,7 @@ from gge.run.runstate import (
     samples_digest,
 )
 from gge.run.settings import bench_options, default_data_root, uses_demo_suite, validate, warn_model_type
+from gge.run.windowed import evaluate_windowed, is_windowed
 from gge.scoring.scoring import score_sample
 from gge.types import Sample, SampleResult
 
@@ -76,6 +77,7 @@ def _is_launcher_rank() -> bool:
 _NOT_PREDICTIVE = (
     "device",
     "concurrency",
+    "max_concurrency",
     "max_retries",
     "timeout_s",
     "delay_s",
@@ -396,12 +398,15 @@ def _cost_setup(run: _Run, options: Mapping[str, Any], recorded: bool) -> CostSe
     """
     m = run.cfg.model
     replayed = options.get("cost_source") == "replayed"
+    summary = getattr(run.policy, "window_summary", None)
+    window = summary() if callable(summary) and is_windowed(run.policy) else None
     return cost_setup(
         capabilities(run.policy).device_modules,
         backend=str(m.backend) if run.kind.from_preset else run.kind.label,
-        batch_size=int(run.cfg.batch_size),
+        batch_size=1 if window is not None else int(run.cfg.batch_size),
         replayed_from=str(m.predictions) if replayed else None,
         recorded=recorded,
+        window=window,
     )
 
 
@@ -410,8 +415,12 @@ def _predict(
 ) -> bool:
     """Evaluate through a Lightning Trainer; whether this process is rank 0 of the launch (it reports).
 
+    A policy that runs windowed (an endpoint: :func:`gge.run.windowed.is_windowed`) is evaluated in
+    this one process instead, without torch or Lightning: its request window is its parallelism.
     A results.json left in the output folder is removed first (rank 0): it must not pass for this run's.
     """
+    if is_windowed(run.policy):
+        return _predict_windowed(run, done_ids, finalize)
     from gge.run.lightning import GroundingEvalModule
 
     cfg = run.cfg
@@ -443,6 +452,44 @@ def _predict(
         module.close_log()
         raise _interrupted(run) from None
     return bool(trainer.global_rank == 0 and _is_launcher_rank())
+
+
+def _predict_windowed(
+    run: _Run, done_ids: dict[str, set[str]], finalize: Callable[[list[SampleResult]], None]
+) -> bool:
+    """Evaluate every benchmark's unfinished samples through one request window (:mod:`gge.run.windowed`).
+
+    Each finished sample is appended to ``predictions.rank0.jsonl`` as it finishes, so a killed run
+    resumes from them as one evaluated through Lightning does.
+    """
+    from gge.documents.records import encode
+    from gge.run.predlog import PredictionLog, rank_log_path
+
+    cfg = run.cfg
+    samples = run.loaded.samples
+    todo = [s for name, group in samples.items() for s in group if s.id not in done_ids.get(name, ())]
+    results_path = run.output_dir / "results.json"
+    if results_path.exists():
+        results_path.unlink()  # a stale file must not pass for this run's
+    log = PredictionLog(rank_log_path(run.output_dir, 0))
+    try:
+        local = evaluate_windowed(
+            run.policy,
+            todo,
+            k=run.k,
+            cluster_radius=run.radius,
+            decode_max_pixels=cfg.decode_max_pixels,
+            strict_images=bool(cfg.strict_images),
+            on_result=lambda r: log.append([encode(r)]),
+        )
+    except KeyboardInterrupt:
+        log.close()
+        raise _interrupted(run) from None
+    finally:
+        log.close()
+    order = [s for group in run.loaded.samples.values() for s in group]
+    finalize(merge_results([local], order))
+    return True
 
 
 def _restore_handler(handler: Any) -> None:

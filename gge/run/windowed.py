@@ -1,0 +1,202 @@
+"""The windowed run of an endpoint policy: one request window for the whole run, sample by sample.
+
+A policy that declares ``concurrent`` (:class:`gge.models.policy.GroundingPolicy` over an
+OpenAI-compatible endpoint) is not evaluated batch by batch. Every sample moves through its own
+stages on its own thread: its screenshot is decoded, its proposer requests go out (a sampling
+proposer's greedy and sampled requests together), its critic requests as soon as its candidates are
+in (a pointwise critic's judges together), its refine request after them; then it is scored and
+handed to ``on_result`` (the prediction log), whatever the other samples are doing. No sample waits
+for a batch, a stage or a benchmark: the endpoint's request window (:mod:`gge.models.window`) is the
+only limit, and it is kept full from the first request to the last.
+
+Memory stays bounded: at most the window's limit plus :data:`PREFETCH` samples are in progress at
+once (each holding its decoded screenshot), so the next samples are decoded and their images encoded
+while the window's requests are out, and no more.
+
+Results are order-independent: each sample's result depends on its own answers only, and the list
+returned is in sample order whatever order the samples finished in (the log's order may differ).
+
+Example:
+    >>> import os, tempfile
+    >>> from PIL import Image
+    >>> from gge.types import Box, Candidate, Prediction, Sample
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.png")
+    >>> Image.new("RGB", (10, 10)).save(path)
+    >>> class Centre:
+    ...     needs_images = True
+    ...     concurrent = True
+    ...     def predict(self, samples): raise AssertionError("not called")
+    ...     def predict_images(self, samples, images):
+    ...         return [Prediction(s.benchmark, s.id, (Candidate((5.0, 5.0)),)) for s in samples]
+    >>> samples = [Sample("b", str(i), path, (10, 10), "click", Box(0, 0, 9, 9)) for i in range(3)]
+    >>> [(r.id, r.top1) for r in evaluate_windowed(Centre(), samples, k=1)]
+    [('0', True), ('1', True), ('2', True)]
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from PIL import Image
+
+from gge.benchmarks.images import decode_image
+from gge.errors import GgeError
+from gge.models.base import Capabilities, capabilities
+from gge.scoring.scoring import score_sample
+from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
+from gge.types import Prediction, Sample, SampleResult
+
+PREFETCH = 8
+"""Samples in progress beyond the window's limit: decoded and encoded ahead, ready when a place frees."""
+
+_NO_WINDOW = 16
+"""Samples in progress for a concurrent policy that shows no request window."""
+
+
+def is_windowed(policy: object) -> bool:
+    """Whether a policy runs windowed: it declares ``concurrent`` and takes decoded screenshots."""
+    caps = capabilities(policy)
+    return caps.concurrent and caps.predict_images is not None
+
+
+def _window(policy: object) -> Any:
+    """The policy's request window (its proposer backend's), or None."""
+    backend = getattr(policy, "backend", None)
+    return getattr(backend, "window", getattr(policy, "window", None))
+
+
+def evaluate_windowed(
+    policy: object,
+    samples: Sequence[Sample],
+    *,
+    k: int,
+    cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
+    decode_max_pixels: int | None = None,
+    strict_images: bool = False,
+    on_result: Callable[[SampleResult], None] | None = None,
+    prefetch: int = PREFETCH,
+) -> list[SampleResult]:
+    """Evaluate samples each on its own thread, as many at once as the request window keeps busy.
+
+    An unreadable screenshot is that sample's counted failure (scored as a miss carrying its
+    ``image_error``), unless ``strict_images`` stops the run there. The first failure of any other
+    kind (a request that failed after its retries, a malformed answer) stops the run: no new sample
+    starts, the policy is told to stop sending (``cancel()``), and the failure is raised once the
+    samples in progress have ended; the samples finished before it are already handed to
+    ``on_result``. So is Ctrl-C (KeyboardInterrupt in the calling thread).
+
+    Args:
+        policy: A policy that declares ``concurrent`` (:func:`is_windowed`).
+        samples: The samples, of one benchmark or several, in order.
+        k: Candidates scored at most per sample.
+        cluster_radius: Radius of the ``cluster`` selection strategy.
+        decode_max_pixels: Downscale screenshots above this area while decoding.
+        strict_images: Raise on the first unreadable screenshot instead.
+        on_result: Called with each sample's result as it finishes (from the sample's thread, one
+            call at a time): the prediction log.
+        prefetch: Samples in progress beyond the window's limit.
+
+    Returns:
+        One result per sample, in sample order.
+
+    Raises:
+        GgeError: The policy does not declare ``concurrent``, or the first failure of a sample.
+    """
+    caps = capabilities(policy)
+    if not (caps.concurrent and caps.predict_images is not None):
+        raise GgeError(f"{caps.type_name} does not declare concurrent: it cannot run windowed")
+    window = _window(policy)
+
+    def room() -> int:
+        return (int(window.limit) if window is not None else _NO_WINDOW) + max(0, prefetch)
+
+    most = (int(window.max_limit) if window is not None else _NO_WINDOW) + max(0, prefetch)
+    results: list[SampleResult | None] = [None] * len(samples)
+    cond = threading.Condition()
+    logged = threading.Lock()
+    state = {"in_progress": 0}
+    failures: list[BaseException] = []
+    stopped = threading.Event()  # Ctrl-C: what finishes now is not logged (the caller closed the log)
+    _cancel(policy, False)  # a policy an earlier evaluation stopped sends again
+
+    def run(i: int, sample: Sample) -> None:
+        try:
+            result = _one(caps, sample, k, cluster_radius, decode_max_pixels, strict_images)
+            with logged:
+                if stopped.is_set():
+                    return
+                if on_result is not None:
+                    on_result(result)
+            results[i] = result
+        except BaseException as e:
+            with cond:
+                if not failures:
+                    failures.append(e)
+            _cancel(policy)
+        finally:
+            with cond:
+                state["in_progress"] -= 1
+                cond.notify_all()
+
+    pool = ThreadPoolExecutor(max_workers=max(1, most), thread_name_prefix="gge-sample")
+    futures: list[Future[None]] = []
+    try:
+        for i, sample in enumerate(samples):
+            with cond:
+                while not failures and state["in_progress"] >= room():
+                    cond.wait(0.05)
+                if failures:
+                    break
+                state["in_progress"] += 1
+            futures.append(pool.submit(run, i, sample))
+        with cond:
+            while state["in_progress"] > 0:
+                cond.wait(0.05)
+    except BaseException:  # Ctrl-C: stop sending, leave what is in flight
+        _cancel(policy)
+        with logged:
+            stopped.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    if failures:
+        raise failures[0]
+    return [r for r in results if r is not None]
+
+
+def _cancel(policy: object, on: bool = True) -> None:
+    stop = getattr(policy, "cancel", None)
+    if callable(stop):
+        stop(on)
+
+
+def _one(
+    caps: Capabilities,
+    sample: Sample,
+    k: int,
+    cluster_radius: float,
+    decode_max_pixels: int | None,
+    strict_images: bool,
+) -> SampleResult:
+    """Decode, ask and score one sample."""
+    assert caps.predict_images is not None
+    image: Image.Image | None = None
+    try:
+        image = decode_image(sample, max_pixels=decode_max_pixels)
+    except GgeError as e:
+        if strict_images:
+            raise GgeError(f"{e} (strict_images=true)") from None
+        pred = Prediction(sample.benchmark, sample.id, image_error=str(e))
+        return score_sample(sample, pred, k=k, cluster_radius=cluster_radius)
+    out = caps.predict_images([sample], [image])
+    if len(out) != 1:
+        raise GgeError(f"the model returned {len(out)} predictions for 1 sample")
+    pred = out[0]
+    if (pred.benchmark, pred.id) != (sample.benchmark, sample.id):
+        raise GgeError(
+            f"the model answered {pred.benchmark}/{pred.id} for sample {sample.benchmark}/{sample.id}"
+        )
+    return score_sample(sample, pred, k=k, cluster_radius=cluster_radius)
