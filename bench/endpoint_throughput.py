@@ -1,0 +1,809 @@
+"""Does gge keep a serving engine full? ``python eval.py model=openai_api`` against a fake engine.
+
+The engine is a local fake of a continuous-batching OpenAI-compatible server (``/v1/chat/completions``
+on 127.0.0.1, served from threads of this process): ``C`` slots, at most ``C`` requests served at
+once and the rest queued in arrival order; each request holds its slot ``L`` seconds (fixed, or drawn
+from a lognormal of mean ``L`` with a seed). It answers like a served grounding model asked with the
+``openai_api`` preset's prompts: a parseable ``(x, y)`` point (or ``k`` lines of them for the
+single-pass request), ``n`` choices, a listwise ranking ``1, 2, 3, ...`` for the critic's ranking
+request, ``Yes`` with ``logprobs.content[0].top_logprobs`` for a pointwise judge (``logprobs`` asked),
+and a ``usage`` block. The record's target is written into its instruction (``[target nx ny WxH]``)
+so that the answers hit. It logs every request: arrival (its headers read), start (a slot taken),
+finish (the slot freed), sent (the answer written), the service time drawn, the body's bytes, and
+each image's format and size read from the data URL's PNG or JPEG header (a body with any other
+image is refused with HTTP 400).
+
+The client is gge as a user runs it: ``python eval.py model=openai_api model.base_url=... benchmarks=[records]
+bench.records.path=...`` in a subprocess (start-up measured), over a records file of ``--samples``
+rows on a few screenshots reused across rows (UI screens drawn by :mod:`gge.demo.screens` at
+1920x1080, 2560x1440 and 3840x2160, RGB, each with a photo-like panel so that a PNG costs what a real
+screenshot's does), once per mode:
+
+- ``greedy``: ``model.proposer=greedy model.critic=none k=1``;
+- ``sampling``: ``model.proposer=sampling model.critic=none k=5``;
+- ``sampling_pointwise``: ``model.proposer=sampling model.critic=pointwise k=5``;
+- ``single_pass_listwise``: ``model.proposer=single_pass model.critic=listwise k=5``;
+- ``refine_zoom``: ``model.proposer=greedy model.critic=none k=1 model.refine=zoom``.
+
+Figures per mode and setting (from the engine's log, this process's clocks and ``getrusage``):
+
+- ``limit``: the sum of the service times drawn / C, the least wall time any client could take;
+- ``wall``: the subprocess's start to its exit; ``startup``: its start to the first request's
+  arrival; ``tail``: the last answer sent to its exit;
+- ``wall / limit`` and ``wall / (limit + startup + L)`` (target <= 1.1: a client that keeps the
+  engine full from its first request to its last pays only its start-up and one request's latency);
+- requests in flight (arrived, not yet answered): mean over the first arrival to the last answer
+  (the sum of every request's time in flight / that span) and peak (target: mean >= 0.9 C); the
+  slots busy on average the same way (the engine's own use);
+- client CPU: the gge process's user + system seconds (with its reaped children: data-loader
+  workers), per request and per 1080p request (the CPU / the pixels sent in all images / 1920x1080:
+  two cores feed a 128 request/s engine at 1080p only under 2 / 128 s = 15.6 ms);
+- engine CPU: this process's user + system seconds during the run (the engine must not be the
+  bottleneck), per request.
+
+Lines with a target end in ``PASS`` or ``FAIL``; every ratio line starts with ``ratio:``. ``--json
+PATH`` writes every figure; ``--log-dir DIR`` each run's request log (JSONL) and gge's output.
+
+    python bench/endpoint_throughput.py [--quick] [--samples 1000] [--samples-small 400]
+        [--settings 64:0.5,16:2] [--modes greedy,...] [--latency fixed|lognormal] [--json PATH]
+        [--gge-arg KEY=VALUE ...]
+
+``--samples-small`` is the sample count for settings whose greedy limit at ``--samples`` would be
+long (C < 64). ``--quick`` is the smoke run: 12 samples, C=4, L=0.05 s. Exits 0 when a target is
+missed: it is a report. Full run: about 10-60 minutes on 2 cores, depending on how fast gge is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import itertools
+import json
+import math
+import os
+import random
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+MODES: dict[str, tuple[str, ...]] = {
+    "greedy": ("model.proposer=greedy", "model.critic=none", "k=1"),
+    "sampling": ("model.proposer=sampling", "model.critic=none", "k=5"),
+    "sampling_pointwise": ("model.proposer=sampling", "model.critic=pointwise", "k=5"),
+    "single_pass_listwise": ("model.proposer=single_pass", "model.critic=listwise", "k=5"),
+    "refine_zoom": ("model.proposer=greedy", "model.critic=none", "k=1", "model.refine=zoom"),
+}
+SCREENS: tuple[tuple[str, tuple[int, int], str, str, str, str], ...] = (
+    # key, size, style, platform, profile, theme
+    ("office_1080p", (1920, 1080), "desktop", "windows", "office", "light"),
+    ("shop_1080p", (1920, 1080), "web", "linux", "w_shop", "light_green"),
+    ("code_1440p", (2560, 1440), "desktop", "macos", "code", "dark"),
+    ("graphics_4k", (3840, 2160), "desktop", "windows", "graphics", "light"),
+)
+PIXELS_1080P = 1920 * 1080
+TARGET_WALL = 1.1
+TARGET_IN_FLIGHT = 0.9
+TARGET_CPU_MS = 2 / 128 * 1000  # two cores feeding a 128 request/s engine
+MODEL_NAME = "fake-vl"
+_TARGET_RE = re.compile(r"\[target ([0-9.]+) ([0-9.]+) (\d+)x(\d+)\]")
+_K_RE = re.compile(r"Give (\d+) different candidate")
+_RANK_RE = re.compile(r"shows (\d+) numbered")
+_DATA_URL_RE = re.compile(r"data:(image/[a-z]+);base64,")
+
+
+# --------------------------------------------------------------------------------------------------
+# the fake engine
+
+
+@dataclass
+class Logged:
+    """One request as the engine saw it (``perf_counter`` seconds of this process)."""
+
+    arrival: float
+    start: float
+    finish: float
+    sent: float
+    service: float
+    body_bytes: int
+    kind: str
+    n: int
+    images: list[tuple[str, int, int]]
+    status: int = 200
+
+
+def image_header(url: str) -> tuple[str, int, int]:
+    """(format, width, height) of a base64 data URL, read from its PNG IHDR or JPEG SOF header.
+
+    Raises:
+        ValueError: Not a data URL, or neither a PNG nor a JPEG, or its header is unreadable.
+    """
+    m = _DATA_URL_RE.match(url)
+    if not m:
+        raise ValueError(f"not a base64 image data URL: {url[:40]!r}")
+    payload = url[m.end() :]
+    head = base64.b64decode(payload[:32])
+    if head.startswith(b"\x89PNG\r\n\x1a\n") and head[12:16] == b"IHDR":
+        if m.group(1) != "image/png":
+            raise ValueError(f"PNG bytes sent as {m.group(1)}")
+        return "png", int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    if head.startswith(b"\xff\xd8"):
+        if m.group(1) != "image/jpeg":
+            raise ValueError(f"JPEG bytes sent as {m.group(1)}")
+        for data in (base64.b64decode(payload[:8192]), base64.b64decode(payload)):
+            i = 2
+            while i + 9 < len(data) and data[i] == 0xFF:
+                marker, size = data[i + 1], int.from_bytes(data[i + 2 : i + 4], "big")
+                if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # a frame header
+                    height = int.from_bytes(data[i + 5 : i + 7], "big")
+                    return "jpeg", int.from_bytes(data[i + 7 : i + 9], "big"), height
+                i += 2 + size
+        raise ValueError("JPEG without a frame header")
+    raise ValueError(f"image is neither PNG nor JPEG (starts {head[:8]!r})")
+
+
+class FakeEngine:
+    """A fake continuous-batching chat-completions server: ``slots`` at once, the rest queue.
+
+    Args:
+        slots: Requests served at once (C).
+        latency: Seconds a request holds its slot (L), or the mean of the lognormal.
+        sigma: The lognormal's sigma (0: every request takes exactly ``latency``).
+        seed: Seeds the service times and the sampled answers.
+    """
+
+    def __init__(self, slots: int, latency: float, sigma: float = 0.0, seed: int = 0) -> None:
+        self.slots = slots
+        self.latency = latency
+        self.sigma = sigma
+        self._rng = random.Random(seed)  # service times
+        self._answers = random.Random(seed + 1)
+        self._sem = threading.BoundedSemaphore(slots)
+        self._lock = threading.Lock()
+        self.log: list[Logged] = []
+        self._server: ThreadingHTTPServer | None = None
+
+    def draw(self) -> float:
+        """One service time: ``latency``, or lognormal with mean ``latency``."""
+        with self._lock:
+            if self.sigma <= 0:
+                return self.latency
+            return self.latency * math.exp(self._rng.gauss(-(self.sigma**2) / 2, self.sigma))
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[int]:
+        """Serve on 127.0.0.1 (a free port, yielded) until the block ends."""
+        engine = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                engine.handle(self)
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 1024
+
+        server = Server(("127.0.0.1", 0), Handler)
+        self._server = server
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        thread.start()
+        try:
+            yield int(server.server_address[1])
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join()
+
+    def handle(self, h: BaseHTTPRequestHandler) -> None:
+        """Read, queue for a slot, hold it the service time, answer; log the request."""
+        arrival = time.perf_counter()
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length)
+        status, answer, kind, n, images = 200, b"", "?", 1, []
+        try:
+            if h.path.rstrip("/") != "/v1/chat/completions":
+                raise LookupError(h.path)
+            body, text, images = self._read(raw)
+            kind = "judge" if body.get("logprobs") else ("rank" if _RANK_RE.search(text) else "propose")
+            n = int(body.get("n") or 1)
+        except LookupError:
+            status, answer = 404, b'{"error": {"message": "not found"}}'
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
+            status, answer = 400, json.dumps({"error": {"message": str(e)}}).encode()
+        start = finish = service = time.perf_counter()
+        service = 0.0
+        if status == 200:
+            with self._sem:
+                start = time.perf_counter()
+                service = self.draw()
+                time.sleep(service)
+                finish = time.perf_counter()
+            answer = json.dumps(self._answer(body, text, images, kind, n)).encode()
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(answer)))
+        h.end_headers()
+        h.wfile.write(answer)
+        h.wfile.flush()
+        sent = time.perf_counter()
+        entry = Logged(arrival, start, finish, sent, service, length, kind, n, images, status)
+        with self._lock:
+            self.log.append(entry)
+
+    @staticmethod
+    def _read(raw: bytes) -> tuple[dict[str, Any], str, list[tuple[str, int, int]]]:
+        """The body, all the text of its messages, and each image's (format, width, height).
+
+        The data URLs are cut out of the bytes before the JSON is parsed (their headers read
+        first): parsing megabytes of base64 would make the engine, not gge, the bottleneck.
+        """
+        images: list[tuple[str, int, int]] = []
+        pieces: list[bytes] = []
+        at = 0
+        while (i := raw.find(b'"data:', at)) >= 0:
+            end = raw.find(b'"', i + 1)
+            if end < 0:
+                raise ValueError("unterminated string")
+            images.append(image_header(raw[i + 1 : end].decode("ascii")))
+            pieces += [raw[at : i + 1], b"image:%d" % (len(images) - 1)]
+            at = end
+        body = json.loads(b"".join([*pieces, raw[at:]]))
+        texts: list[str] = []
+        seen = 0
+        for message in body["messages"]:
+            content = message["content"]
+            if isinstance(content, str):
+                texts.append(content)
+                continue
+            for part in content:
+                if part["type"] == "text":
+                    texts.append(part["text"])
+                elif part["type"] == "image_url":
+                    if part["image_url"]["url"] != f"image:{seen}":
+                        raise ValueError("an image_url that is not a data URL")
+                    seen += 1
+                else:
+                    raise ValueError(f"unknown content part {part['type']!r}")
+        if seen != len(images):
+            raise ValueError("a data URL outside an image_url part")
+        return body, "\n".join(texts), images
+
+    def _answer(
+        self, body: dict[str, Any], text: str, images: list[tuple[str, int, int]], kind: str, n: int
+    ) -> dict[str, Any]:
+        with self._lock:
+            rng = random.Random(self._answers.random())
+        sampled = float(body.get("temperature") or 0) > 0
+        choices: list[dict[str, Any]] = []
+        for i in range(n):
+            logprobs: dict[str, Any] | None = None
+            if kind == "judge":
+                p = 0.05 + 0.9 * rng.random()
+                content = "Yes" if p >= 0.5 else "No"
+                top = [{"token": "Yes", "logprob": math.log(p)}, {"token": "No", "logprob": math.log(1 - p)}]
+                logprobs = {
+                    "content": [
+                        {"token": content, "logprob": max(x["logprob"] for x in top), "top_logprobs": top}
+                    ]
+                }
+            elif kind == "rank":
+                m = _RANK_RE.search(text)
+                content = ", ".join(str(j + 1) for j in range(int(m.group(1)) if m else 1))
+            else:
+                km = _K_RE.search(text)
+                points = [
+                    self._point(text, images, rng, sampled or j > 0)
+                    for j in range(int(km.group(1)) if km else 1)
+                ]
+                content = "\n".join(f"({x}, {y})" for x, y in points)
+            choice: dict[str, Any] = {
+                "index": i,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+            if logprobs is not None:
+                choice["logprobs"] = logprobs
+            choices.append(choice)
+        prompt_tokens = sum(w * h // (28 * 28) for _, w, h in images) + len(text) // 4
+        completion = sum(len(c["message"]["content"]) // 3 + 1 for c in choices)
+        return {
+            "id": f"fake-{rng.getrandbits(48):x}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", MODEL_NAME),
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion,
+                "total_tokens": prompt_tokens + completion,
+            },
+        }
+
+    @staticmethod
+    def _point(
+        text: str, images: list[tuple[str, int, int]], rng: random.Random, jitter: bool
+    ) -> tuple[int, int]:
+        """The target in the pixels of the image sent (a crop of it: its centre); jittered if sampled."""
+        w, h = images[0][1:] if images else (1000, 1000)
+        m = _TARGET_RE.search(text)
+        if m and (int(m.group(3)), int(m.group(4))) == (w, h):
+            x, y = float(m.group(1)) * w, float(m.group(2)) * h
+        else:  # a crop (the refine stage), or no target written: its centre
+            x, y = w / 2, h / 2
+        if jitter:
+            x, y = x + rng.gauss(0, 0.01 * w), y + rng.gauss(0, 0.01 * h)
+        return min(max(round(x), 0), w - 1), min(max(round(y), 0), h - 1)
+
+
+# --------------------------------------------------------------------------------------------------
+# figures from a log
+
+
+@dataclass
+class Figures:
+    """What one run of gge against the engine measured."""
+
+    mode: str
+    slots: int
+    latency: float
+    samples: int
+    requests: int
+    failed: int
+    limit_s: float
+    wall_s: float
+    startup_s: float
+    tail_s: float
+    mean_in_flight: float
+    peak_in_flight: int
+    mean_busy: float
+    client_cpu_s: float
+    engine_cpu_s: float
+    pixels_1080p: float
+    body_mib: float
+    kinds: dict[str, int] = field(default_factory=dict)
+    formats: dict[str, int] = field(default_factory=dict)
+    returncode: int = 0
+    client_requests: int | None = None
+    top1: float | None = None
+    client_cpu_span_s: float = math.nan
+    cpu_trace: list[tuple[float, float]] = field(default_factory=list)
+
+    @property
+    def bound_s(self) -> float:
+        """limit + startup + one L: what a client that keeps the engine full takes."""
+        return self.limit_s + self.startup_s + self.latency
+
+
+def in_flight(log: Sequence[Logged]) -> tuple[float, int, float]:
+    """Mean and peak requests in flight (arrival to sent) and mean slots busy (start to finish).
+
+    Means are over the first arrival to the last answer sent.
+    """
+    if not log:
+        return 0.0, 0, 0.0
+    span = max(e.sent for e in log) - min(e.arrival for e in log)
+    events = sorted([(e.arrival, 1) for e in log] + [(e.sent, -1) for e in log], key=lambda t: (t[0], t[1]))
+    level = peak = 0
+    for _, step in events:
+        level += step
+        peak = max(peak, level)
+    if span <= 0:
+        return float(len(log)), peak, float(len(log))
+    mean = sum(e.sent - e.arrival for e in log) / span
+    busy = sum(e.finish - e.start for e in log) / span
+    return mean, peak, busy
+
+
+def figures_of(
+    mode: str,
+    engine: FakeEngine,
+    samples: int,
+    began: float,
+    ended: float,
+    client_cpu: float,
+    engine_cpu: float,
+    returncode: int,
+) -> Figures:
+    """The figures of one run from the engine's log and the run's clocks."""
+    log = [e for e in engine.log if e.status == 200]
+    mean, peak, busy = in_flight(log)
+    kinds: dict[str, int] = {}
+    formats: dict[str, int] = {}
+    for e in log:
+        kinds[e.kind] = kinds.get(e.kind, 0) + 1
+        for fmt, _, _ in e.images:
+            formats[fmt] = formats.get(fmt, 0) + 1
+    return Figures(
+        mode=mode,
+        slots=engine.slots,
+        latency=engine.latency,
+        samples=samples,
+        requests=len(log),
+        failed=len(engine.log) - len(log),
+        limit_s=sum(e.service for e in log) / engine.slots,
+        wall_s=ended - began,
+        startup_s=(min(e.arrival for e in log) - began) if log else math.nan,
+        tail_s=(ended - max(e.sent for e in log)) if log else math.nan,
+        mean_in_flight=mean,
+        peak_in_flight=peak,
+        mean_busy=busy,
+        client_cpu_s=client_cpu,
+        engine_cpu_s=engine_cpu,
+        pixels_1080p=sum(w * h for e in log for _, w, h in e.images) / PIXELS_1080P,
+        body_mib=sum(e.body_bytes for e in log) / 2**20,
+        kinds=kinds,
+        formats=formats,
+        returncode=returncode,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# the data and the client
+
+
+def write_records(folder: Path, samples: int) -> Path:
+    """``samples`` records on the few screenshots of :data:`SCREENS`, written into ``folder``."""
+    import numpy as np
+    from PIL import Image
+
+    from gge.demo.screens import ScreenSpec, render
+
+    folder.mkdir(parents=True, exist_ok=True)
+    targets: list[tuple[str, tuple[int, int], list[tuple[str, tuple[int, int, int, int]]]]] = []
+    for s, (key, size, style, platform, profile, theme) in enumerate(SCREENS):
+        screen = render(ScreenSpec(key, style, platform, size, profile, theme), seed=7)
+        image = screen.image.convert("RGB")
+        w, h = size
+        panel_box = (int(0.6 * w), int(0.5 * h), int(0.95 * w), int(0.9 * h))
+        rng = np.random.default_rng(s)
+        low = Image.fromarray((rng.random((9, 16, 3)) * 255).astype(np.uint8))
+        pw, ph = panel_box[2] - panel_box[0], panel_box[3] - panel_box[1]
+        panel = np.asarray(low.resize((pw, ph), Image.Resampling.BICUBIC)).astype(np.int16)
+        panel = np.clip(panel + rng.normal(0, 5, panel.shape), 0, 255).astype(np.uint8)
+        image.paste(Image.fromarray(panel), panel_box[:2])
+        name = f"{key}.png"
+        image.save(folder / name)
+        kept = []
+        for el in screen.elements:
+            x1, y1, x2, y2 = (int(v) for v in el.box)
+            if x2 < panel_box[0] or y2 < panel_box[1]:  # not under the photo panel
+                kept.append((f"{el.label} {el.kind}", (x1, y1, x2, y2)))
+        targets.append((name, size, kept))
+    path = folder / "records.jsonl"
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(samples):
+            name, (w, h), kept = targets[i % len(targets)]
+            what, (x1, y1, x2, y2) = kept[(i // len(targets)) % len(kept)]
+            cx, cy = (x1 + x2) / 2 / w, (y1 + y2) / 2 / h
+            row = {
+                "id": i,
+                "image": name,
+                "instruction": f"click the {what} [target {cx:.5f} {cy:.5f} {w}x{h}]",
+                "bbox": [x1, y1, x2, y2],
+                "box_format": "xyxy",
+                "units": "pixels",
+            }
+            f.write(json.dumps(row) + "\n")
+    return path
+
+
+def client_command(
+    port: int, mode: str, records: Path, output_dir: Path, extra: Sequence[str], root: Path = ROOT
+) -> list[str]:
+    """The command line a user types in the checkout ``root``, for one mode."""
+    return [
+        sys.executable,
+        str(root / "eval.py"),
+        "model=openai_api",
+        f"model.base_url=http://127.0.0.1:{port}/v1",
+        f"model.api_model={MODEL_NAME}",
+        "benchmarks=[records]",
+        f"bench.records.path={records}",
+        f"output_dir={output_dir}",
+        *MODES[mode],
+        *extra,
+    ]
+
+
+def client_view(output_dir: Path) -> tuple[int | None, float | None]:
+    """gge's own request count (results.json ``model.usage.requests``) and Top-1, where written."""
+    path = output_dir / "results.json"
+    if not path.exists():
+        return None, None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+
+    def find(obj: Any, key: str) -> Any:
+        if isinstance(obj, dict):
+            if key in obj and isinstance(obj[key], dict) and "requests" in obj[key]:
+                return obj[key]["requests"]
+            for v in obj.values():
+                got = find(v, key)
+                if got is not None:
+                    return got
+        return None
+
+    requests = find(doc.get("model", doc), "usage")
+    top1 = None
+    entry = (doc.get("benchmarks") or {}).get("records")
+    if isinstance(entry, dict):
+        for key in ("top1", "headline"):
+            if isinstance(entry.get(key), int | float):
+                top1 = float(entry[key])
+                break
+    return (int(requests) if isinstance(requests, int) else None), top1
+
+
+def run_mode(
+    engine: FakeEngine,
+    port: int,
+    mode: str,
+    records: Path,
+    samples: int,
+    work: Path,
+    extra: Sequence[str],
+    timeout_s: float,
+    root: Path = ROOT,
+) -> Figures:
+    """One gge run against the engine; its figures."""
+    out = work / f"out_{mode}_C{engine.slots}_L{engine.latency:g}"
+    cmd = client_command(port, mode, records, out, extra, root)
+    engine.log = []
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with (work / f"{out.name}.log").open("wb") as console:
+        children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self0 = resource.getrusage(resource.RUSAGE_SELF)
+        began = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, cwd=root, env=env)
+        tree = TreeCpu(proc.pid)
+        try:
+            rc = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+        ended = time.perf_counter()
+        tree.stop()
+        children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self1 = resource.getrusage(resource.RUSAGE_SELF)
+    client_cpu = (children1.ru_utime + children1.ru_stime) - (children0.ru_utime + children0.ru_stime)
+    engine_cpu = (self1.ru_utime + self1.ru_stime) - (self0.ru_utime + self0.ru_stime)
+    fig = figures_of(mode, engine, samples, began, ended, client_cpu, engine_cpu, rc)
+    fig.client_requests, fig.top1 = client_view(out)
+    served = [e for e in engine.log if e.status == 200]
+    if served:
+        first, last = min(e.arrival for e in served), max(e.sent for e in served)
+        fig.client_cpu_span_s = tree.at(last) - tree.at(first)
+        # the engine's own share of this process's CPU in that span is not separable; the whole run's is
+    fig.cpu_trace = [(round(t - began, 3), round(c, 3)) for t, c in tree.samples]
+    if rc != 0:
+        tail = (work / f"{out.name}.log").read_text(encoding="utf-8", errors="replace")[-1500:]
+        print(f"!! {mode}: gge exited {rc}:\n{tail}", flush=True)
+    return fig
+
+
+class TreeCpu:
+    """Samples a process tree's user + system CPU seconds (reaped children included) every ``every`` s."""
+
+    def __init__(self, pid: int, every: float = 0.2) -> None:
+        import psutil
+
+        self._root = psutil.Process(pid)
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._every = every
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> float | None:
+        import psutil
+
+        total = 0.0
+        try:
+            procs = [self._root, *self._root.children(recursive=True)]
+        except psutil.Error:
+            return None
+        for p in procs:
+            try:
+                t = p.cpu_times()
+            except psutil.Error:
+                continue
+            total += t.user + t.system + t.children_user + t.children_system
+        return total
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            now, cpu = time.perf_counter(), self._read()
+            if cpu is not None:
+                self.samples.append((now, cpu))
+            self._stop.wait(self._every)
+
+    def stop(self) -> None:
+        """Stop sampling."""
+        self._stop.set()
+        self._thread.join()
+
+    def at(self, when: float) -> float:
+        """CPU seconds at ``when``, interpolated between the samples around it."""
+        pts = self.samples
+        if not pts:
+            return math.nan
+        if when <= pts[0][0]:
+            return pts[0][1]
+        for (t0, c0), (t1, c1) in itertools.pairwise(pts):
+            if t0 <= when <= t1:
+                return c0 + (c1 - c0) * (when - t0) / (t1 - t0) if t1 > t0 else c1
+        return pts[-1][1]
+
+
+# --------------------------------------------------------------------------------------------------
+# the report
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def cpu_ms_per_1080p(fig: Figures) -> float:
+    """The client's CPU from the first request's arrival to the last answer, per 1080p request."""
+    return fig.client_cpu_span_s / fig.pixels_1080p * 1000 if fig.pixels_1080p else math.nan
+
+
+def passed(fig: Figures) -> bool:
+    """Every target met."""
+    return (
+        fig.wall_s / fig.bound_s <= TARGET_WALL
+        and fig.mean_in_flight >= TARGET_IN_FLIGHT * fig.slots
+        and cpu_ms_per_1080p(fig) <= TARGET_CPU_MS
+    )
+
+
+def report(fig: Figures) -> list[str]:
+    """The lines printed for one run (a ``ratio:`` prefix on every ratio)."""
+    tag = f"{fig.mode} C={fig.slots} L={fig.latency:g}"
+    requests = max(fig.requests, 1)
+    cpu_req = fig.client_cpu_s / requests * 1000
+    cpu_span_req = fig.client_cpu_span_s / requests * 1000
+    cpu_1080 = cpu_ms_per_1080p(fig)
+    cpu_1080_all = fig.client_cpu_s / fig.pixels_1080p * 1000 if fig.pixels_1080p else math.nan
+    wall_bound = fig.wall_s / fig.bound_s
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(fig.kinds.items()))
+    formats = ", ".join(f"{k} {v}" for k, v in sorted(fig.formats.items())) or "none"
+    counted = fig.client_requests if fig.client_requests is not None else "?"
+    return [
+        f"{tag}: {fig.samples} samples, {fig.requests} requests ({kinds}; gge counted {counted}), "
+        f"{fig.failed} refused, images {formats}, {fig.body_mib:.0f} MiB sent, exit {fig.returncode}"
+        + (f", Top-1 {fig.top1:g}" if fig.top1 is not None else ""),
+        f"{tag}: wall {fig.wall_s:.1f} s, limit {fig.limit_s:.1f} s, startup {fig.startup_s:.1f} s, "
+        f"tail {fig.tail_s:.1f} s, in flight mean {fig.mean_in_flight:.1f} peak {fig.peak_in_flight}, "
+        f"slots busy mean {fig.mean_busy:.1f}",
+        f"{tag}: client CPU {fig.client_cpu_s:.1f} s whole process ({cpu_req:.1f} ms per request, "
+        f"{cpu_1080_all:.1f} ms per 1080p request), {fig.client_cpu_span_s:.1f} s from the first request to "
+        f"the last answer ({cpu_span_req:.1f} ms per request; {fig.pixels_1080p:.0f} 1080p-equivalents "
+        "sent); "
+        f"engine CPU {fig.engine_cpu_s:.1f} s ({fig.engine_cpu_s / requests * 1000:.1f} ms per request, "
+        f"{fig.engine_cpu_s / fig.wall_s:.2f} of a core)",
+        f"ratio: {tag}: wall / limit = {fig.wall_s / fig.limit_s:.2f}",
+        f"ratio: {tag}: wall / (limit + startup + L) = {wall_bound:.2f} (target <= {TARGET_WALL}: "
+        f"{verdict(wall_bound <= TARGET_WALL)})",
+        f"ratio: {tag}: mean in flight / C = {fig.mean_in_flight / fig.slots:.2f} (target >= "
+        f"{TARGET_IN_FLIGHT}: {verdict(fig.mean_in_flight >= TARGET_IN_FLIGHT * fig.slots)})",
+        f"ratio: {tag}: peak in flight / C = {fig.peak_in_flight / fig.slots:.2f}",
+        f"ratio: {tag}: mean slots busy / C = {fig.mean_busy / fig.slots:.2f}",
+        f"ratio: {tag}: client CPU ms per 1080p request = {cpu_1080:.1f} (target <= {TARGET_CPU_MS:.1f}: "
+        f"{verdict(cpu_1080 <= TARGET_CPU_MS)})",
+        f"ratio: {tag}: client CPU ms per request = {cpu_span_req:.1f} (whole process: {cpu_req:.1f})",
+        f"ratio: {tag}: startup / wall = {fig.startup_s / fig.wall_s:.2f}, tail / wall = "
+        f"{fig.tail_s / fig.wall_s:.2f}",
+    ]
+
+
+def parse_settings(text: str) -> list[tuple[int, float]]:
+    out = []
+    for item in text.split(","):
+        c, _, latency = item.partition(":")
+        out.append((int(c), float(latency)))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="smoke run: 12 samples, C=4, L=0.05 s")
+    parser.add_argument("--samples", type=int, default=1000)
+    parser.add_argument("--samples-small", type=int, default=400, help="samples where C < 64")
+    parser.add_argument("--settings", default="64:0.5,16:2", help="C:L pairs, comma-separated")
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--latency", choices=("fixed", "lognormal"), default="fixed")
+    parser.add_argument("--sigma", type=float, default=0.5, help="the lognormal's sigma")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--gge-arg", action="append", default=[], help="KEY=VALUE passed to eval.py")
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--log-dir", type=Path, default=None, help="keep request logs and gge's output here")
+    parser.add_argument("--gge-root", type=Path, default=ROOT, help="the checkout whose eval.py runs")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per gge run")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.samples, args.samples_small, args.settings = 12, 12, "4:0.05"
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        parser.error(f"unknown modes {unknown}; choose from {list(MODES)}")
+    settings = parse_settings(args.settings)
+    results: list[Figures] = []
+    with contextlib.ExitStack() as stack:
+        work = args.log_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gge-endpoint-")))
+        work.mkdir(parents=True, exist_ok=True)
+        data = {n: write_records(work / f"records_{n}", n) for n in {args.samples, args.samples_small}}
+        print(
+            f"screens: {', '.join(f'{s[0]} {s[1][0]}x{s[1][1]}' for s in SCREENS)} (reused across records); "
+            f"latency {args.latency}{f' sigma {args.sigma}' if args.latency == 'lognormal' else ''}; "
+            f"gge args: {' '.join(args.gge_arg) or '(defaults)'}; gge at {args.gge_root}",
+            flush=True,
+        )
+        for slots, latency in settings:
+            samples = args.samples if slots >= 64 else args.samples_small
+            engine = FakeEngine(slots, latency, args.sigma if args.latency == "lognormal" else 0.0, args.seed)
+            with engine.serving() as port:
+                print(f"== C={slots} L={latency:g} s, {samples} samples ==", flush=True)
+                for mode in modes:
+                    fig = run_mode(
+                        engine,
+                        port,
+                        mode,
+                        data[samples],
+                        samples,
+                        work,
+                        args.gge_arg,
+                        args.timeout,
+                        args.gge_root,
+                    )
+                    results.append(fig)
+                    for line in report(fig):
+                        print(line, flush=True)
+                    if args.log_dir:
+                        with (work / f"requests_{mode}_C{slots}_L{latency:g}.jsonl").open("w") as f:
+                            for e in engine.log:
+                                f.write(json.dumps(asdict(e)) + "\n")
+    all_ok = bool(results) and all(passed(f) for f in results)
+    print(f"all targets: {verdict(all_ok)}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "settings": [{"slots": c, "latency": lat} for c, lat in settings],
+            "latency": args.latency,
+            "gge_args": args.gge_arg,
+            "targets": {
+                "wall_over_bound": TARGET_WALL,
+                "in_flight_over_c": TARGET_IN_FLIGHT,
+                "cpu_ms_per_1080p": TARGET_CPU_MS,
+            },
+            "runs": [
+                {
+                    **asdict(f),
+                    "bound_s": f.bound_s,
+                    "cpu_ms_per_1080p": cpu_ms_per_1080p(f),
+                    "passed": passed(f),
+                }
+                for f in results
+            ],
+            "all_targets": all_ok,
+        }
+        args.json.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""bench/endpoint_throughput.py: its fake engine answers as it says, and its accounting is right.
+
+No timing is asserted. The engine is driven directly (real HTTP on 127.0.0.1, real PNG and JPEG
+bytes) for what it answers; the script's quick run (gge's ``eval.py`` in a subprocess against it) is
+checked against an independent reading of the engine's own request log: the requests counted
+(against gge's own count in results.json, and the modes' request rule), the limit (the service times
+summed / C), the in-flight mean and peak (integrated piecewise over the log's events, a brute-force
+count per elementary interval), the slots never over C, the pixels sent (the records' screenshot
+sizes), and the wall time's parts (startup + the log's span + tail).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import itertools
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from paths import ROOT
+from PIL import Image
+
+sys.path.insert(0, str(ROOT / "bench"))
+import endpoint_throughput as et
+
+NUMBER = r"-?\d+(\.\d+)?"
+K = 5
+
+
+def _data_url(image: Image.Image, fmt: str) -> str:
+    buf = io.BytesIO()
+    image.save(buf, format=fmt)
+    mime = "image/png" if fmt == "PNG" else "image/jpeg"
+    return f"data:{mime};base64,{base64.b64encode(buf.getvalue()).decode('ascii')}"
+
+
+def _post(port: int, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def _body(url: str, text: str, **more: Any) -> dict[str, Any]:
+    content = [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": text}]
+    return {"model": "m", "messages": [{"role": "user", "content": content}], **more}
+
+
+def test_engine_answers_each_request_kind_and_reads_the_image_header() -> None:
+    engine = et.FakeEngine(slots=2, latency=0.0)
+    png = _data_url(Image.new("RGB", (640, 360), "white"), "PNG")
+    jpeg = _data_url(Image.new("RGB", (300, 200), "white"), "JPEG")
+    gif = "data:image/gif;base64," + base64.b64encode(b"GIF89a" + bytes(26)).decode()
+    with engine.serving() as port:
+        # one point of the written target, in the pixels of the image sent, n = 3 choices
+        status, one = _post(port, _body(png, "click OK [target 0.25000 0.50000 640x360]", n=3))
+        assert status == 200 and [c["message"]["content"] for c in one["choices"]] == ["(160, 180)"] * 3
+        assert (
+            one["usage"]["prompt_tokens"]
+            == 640 * 360 // 784 + len("click OK [target 0.25000 0.50000 640x360]") // 4
+        )
+        # k points for the single-pass request; the first is the target
+        status, many = _post(
+            port, _body(png, f"Give {K} different candidate points [target 0.5 0.5 640x360]")
+        )
+        lines = many["choices"][0]["message"]["content"].splitlines()
+        assert status == 200 and len(lines) == K and lines[0] == "(320, 180)"
+        # a ranking for the listwise critic
+        status, rank = _post(port, _body(jpeg, f"The screenshot shows {K} numbered candidate click points"))
+        assert status == 200 and rank["choices"][0]["message"]["content"] == "1, 2, 3, 4, 5"
+        # Yes/No with top log-probabilities for the pointwise judge
+        status, judge = _post(
+            port, _body(png, "Does clicking it?", logprobs=True, top_logprobs=20, max_tokens=1)
+        )
+        top = judge["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        assert status == 200 and [t["token"] for t in top] == ["Yes", "No"]
+        assert math.isclose(sum(math.exp(t["logprob"]) for t in top), 1.0)
+        # neither PNG nor JPEG, and PNG bytes under a JPEG type: refused
+        assert _post(port, _body(gif, "click"))[0] == 400
+        assert _post(port, _body(png.replace("image/png", "image/jpeg"), "click"))[0] == 400
+    by_kind = [(e.kind, e.images, e.status) for e in engine.log]
+    assert by_kind[:4] == [
+        ("propose", [("png", 640, 360)], 200),
+        ("propose", [("png", 640, 360)], 200),
+        ("rank", [("jpeg", 300, 200)], 200),
+        ("judge", [("png", 640, 360)], 200),
+    ]
+    assert [s for _, _, s in by_kind[4:]] == [400, 400]
+
+
+def test_engine_serves_at_most_c_at_once() -> None:
+    engine = et.FakeEngine(slots=2, latency=0.05, sigma=0.5, seed=3)
+    url = _data_url(Image.new("RGB", (64, 64)), "PNG")
+    with engine.serving() as port:
+        threads = [threading.Thread(target=_post, args=(port, _body(url, "click"))) for _ in range(7)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    log = engine.log
+    assert len(log) == 7
+    # busy slots counted over every elementary interval of the starts and finishes
+    times = sorted({t for e in log for t in (e.start, e.finish)})
+    for a, b in itertools.pairwise(times):
+        mid = (a + b) / 2
+        assert sum(e.start <= mid < e.finish for e in log) <= 2
+    # the lognormal's draws are the engine's own (seeded): a second engine draws the same times
+    again = et.FakeEngine(slots=2, latency=0.05, sigma=0.5, seed=3)
+    assert sorted(e.service for e in log) == sorted(again.draw() for _ in range(7))
+
+
+def _brute_in_flight(log: list[dict[str, Any]]) -> tuple[float, int]:
+    """Mean and peak requests in flight: a count per elementary interval of the events, integrated."""
+    times = sorted({t for e in log for t in (e["arrival"], e["sent"])})
+    area, peak = 0.0, 0
+    for a, b in itertools.pairwise(times):
+        mid = (a + b) / 2
+        count = sum(e["arrival"] <= mid < e["sent"] for e in log)
+        area += count * (b - a)
+        peak = max(peak, count)
+    return area / (times[-1] - times[0]), peak
+
+
+@pytest.mark.slow
+def test_quick_run_accounting_matches_the_engine_log(tmp_path: Path) -> None:
+    modes = ("greedy", "sampling_pointwise")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "endpoint_throughput.py"),
+            "--quick",
+            "--modes",
+            ",".join(modes),
+            "--json",
+            str(tmp_path / "figures.json"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    doc = json.loads((tmp_path / "figures.json").read_text(encoding="utf-8"))
+    runs = {r["mode"]: r for r in doc["runs"]}
+    assert list(runs) == list(modes)
+    # the quick run's records: 12 rows cycling over the script's screens
+    rows = [
+        json.loads(x) for x in (tmp_path / "logs" / "records_12" / "records.jsonl").read_text().splitlines()
+    ]
+    assert len(rows) == 12
+    sizes = {f"{key}.png": size for key, size, *_ in et.SCREENS}
+    pixels_1080p = sum(sizes[r["image"]][0] * sizes[r["image"]][1] for r in rows) / (1920 * 1080)
+    for mode in modes:
+        fig = runs[mode]
+        log = [
+            json.loads(x)
+            for x in (tmp_path / "logs" / f"requests_{mode}_C4_L0.05.jsonl").read_text().splitlines()
+        ]
+        assert fig["returncode"] == 0 and all(e["status"] == 200 for e in log)
+        # requests: the engine's log, gge's own count and the mode's rule agree
+        kinds = [e["kind"] for e in log]
+        assert fig["requests"] == len(log) == fig["client_requests"]
+        if mode == "greedy":
+            assert kinds.count("propose") == len(log) == 12
+        else:  # the greedy request and the sampled one, then one judge per candidate
+            assert kinds.count("propose") == 2 * 12 and kinds.count("judge") == K * 12
+        # every image went as PNG; the proposals at the screenshots' own sizes
+        assert all(fmt == "png" for e in log for fmt, _, _ in e["images"])
+        proposed = sorted(tuple(e["images"][0][1:]) for e in log if e["kind"] == "propose")
+        assert proposed == sorted([tuple(sizes[r["image"]]) for r in rows] * (1 if mode == "greedy" else 2))
+        if mode == "greedy":
+            assert math.isclose(fig["pixels_1080p"], pixels_1080p)
+            assert fig["top1"] == 100  # the engine answers every target's centre
+        else:  # the marked images of the judges are the same sizes, K of them per sample
+            assert math.isclose(fig["pixels_1080p"], (2 + K) * pixels_1080p)
+        # limit = the service times / C; every service the fixed L
+        assert all(e["service"] == 0.05 for e in log)
+        assert math.isclose(fig["limit_s"], len(log) * 0.05 / 4)
+        # in flight: the brute-force integral of the log
+        mean, peak = _brute_in_flight(log)
+        assert math.isclose(fig["mean_in_flight"], mean, rel_tol=1e-9) and fig["peak_in_flight"] == peak
+        # the wall's parts: startup, the log's first arrival to its last answer, tail
+        span = max(e["sent"] for e in log) - min(e["arrival"] for e in log)
+        assert math.isclose(fig["wall_s"], fig["startup_s"] + span + fig["tail_s"], rel_tol=1e-9)
+        assert math.isclose(fig["bound_s"], fig["limit_s"] + fig["startup_s"] + 0.05)
+        # the printed ratios are these figures
+        tag = f"{mode} C=4 L=0.05"
+        assert f"ratio: {tag}: wall / limit = {fig['wall_s'] / fig['limit_s']:.2f}" in out
+        assert f"ratio: {tag}: mean in flight / C = {mean / 4:.2f} (target >= 0.9: " in out
+        cpu = fig["client_cpu_span_s"] / fig["pixels_1080p"] * 1000
+        assert re.search(
+            rf"ratio: {re.escape(tag)}: client CPU ms per 1080p request = {cpu:.1f} "
+            r"\(target <= 15\.6: (PASS|FAIL)\)",
+            out,
+        )
+        assert re.search(
+            rf"ratio: {re.escape(tag)}: wall / \(limit \+ startup \+ L\) = {NUMBER} "
+            r"\(target <= 1\.1: (PASS|FAIL)\)",
+            out,
+        )
