@@ -83,11 +83,14 @@ _DEFAULT_MAX_PIXELS = 14 * 14 * 4 * 1280
 class _Retryable(Exception):
     """One failed try that may succeed when repeated (429, 5xx, connection error, timeout)."""
 
-    def __init__(self, what: str, retry_after: float | None = None, overload: bool = False) -> None:
+    def __init__(
+        self, what: str, retry_after: float | None = None, overload: bool = False, busy: bool = False
+    ) -> None:
         super().__init__(what)
         self.what = what
         self.retry_after = retry_after
-        self.overload = overload
+        self.overload = overload  # a sign of load: the window shrinks (429, 503, 504, a timeout)
+        self.busy = busy  # the server said so at once (429, 503): retried uncounted while the window shrinks
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -158,7 +161,9 @@ class OpenAIBackend:
             HTTP 429/503 and timeouts.
         max_concurrency: The most an adaptive window grows to (default
             :data:`~gge.models.window.DEFAULT_MAX`).
-        max_retries: Retries after the first try on 429, 5xx, connection errors and timeouts.
+        max_retries: Retries after the first try on 429, 5xx, connection errors and timeouts. An
+            HTTP 429 or 503 to a try sent beside other requests in an adaptive window is retried without
+            counting: the window was too large, and it shrinks.
         timeout_s: Per-request timeout (on connecting and on each wait for the server's bytes).
         backoff_s: First retry delay; doubled on each retry (``backoff_s * 2**attempt``), at most
             :data:`MAX_DELAY_S`; a ``Retry-After`` header replaces it.
@@ -508,6 +513,7 @@ class OpenAIBackend:
                     what,
                     _retry_after(e.headers.get("Retry-After") if e.headers else None),
                     overload=e.code in (429, 503, 504),
+                    busy=e.code in (429, 503),
                 ) from None
             raise self._fail(what) from None
         except TimeoutError:
@@ -539,7 +545,8 @@ class OpenAIBackend:
     def _post(self, body: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
         """POST with retries: exponential backoff (or ``Retry-After``) on retryable failures."""
         payload = json.dumps(body).encode("utf-8")
-        for attempt in range(self.max_retries + 1):
+        attempt = 0  # the tries that failed on their own (an overload the window shrinks for is not one)
+        while True:
             if stop.is_set() or self._cancelled.is_set():
                 raise self._fail("cancelled after another request failed")
             ticket = self.window.acquire(self._cancelled)
@@ -549,19 +556,19 @@ class OpenAIBackend:
                 data = self._post_once(payload)
             except _Retryable as e:
                 self.window.release(ticket, "overload" if e.overload else "error")
-                if attempt == self.max_retries:
+                owned = e.busy and self.window.owns(ticket)
+                if attempt == self.max_retries and not owned:
                     raise self._fail(f"{e.what} (after {self.max_retries} retries)", TransientError) from None
                 delay = min(
                     self.backoff_s * 2**attempt if e.retry_after is None else e.retry_after, MAX_DELAY_S
                 )
-                log.warning(
-                    "POST %s: %s; retry %d/%d in %.1f s",
-                    self.url,
-                    e.what,
-                    attempt + 1,
-                    self.max_retries,
-                    delay,
-                )
+                if owned:
+                    limit = self.window.limit
+                    log.info("POST %s: %s; the request window shrinks to %d", self.url, e.what, limit)
+                else:
+                    attempt += 1
+                    what, most = e.what, self.max_retries
+                    log.warning("POST %s: %s; retry %d/%d in %.1f s", self.url, what, attempt, most, delay)
                 with self._lock:
                     self._usage["retries"] += 1
                 if delay > 0 and self._pause(delay, stop):
@@ -580,7 +587,6 @@ class OpenAIBackend:
                         if isinstance(usage.get(k), int):
                             self._usage[k] += usage[k]
             return data
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def _choices(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         choices = data.get("choices")

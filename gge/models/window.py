@@ -6,12 +6,13 @@ work on and never more.
 
 - **fixed** (``model.concurrency=N``): at most N requests in flight.
 - **adaptive** (``model.concurrency`` unset): AIMD, as TCP does. The window starts at
-  :data:`ADAPTIVE_START` and grows by one request per window of successful answers (``+1/limit`` per
-  answer), up to ``max_limit``. An overload (HTTP 429 or 503, a timeout) halves it; so does latency
-  that has grown past :data:`LATENCY_FACTOR` times the lowest the run has seen (the server is queueing
-  the requests, not serving them: more in flight only makes each one wait longer), which takes off a
-  tenth. At most one decrease per round trip: the answers to requests sent before the last decrease
-  do not decrease it again.
+  :data:`ADAPTIVE_START` and, until its first decrease, grows by one request per answer (slow start:
+  it doubles every round trip while the server keeps up); after that by one request per window of
+  answers (``+1/limit`` per answer); never above ``max_limit``. An overload (HTTP 429, 503 or 504, a
+  timeout) halves it. Latency that has grown past :data:`LATENCY_FACTOR` times the lowest the run has
+  seen (the server is queueing the requests, not serving them: more in flight only makes each one
+  wait longer) takes off a tenth. At most one decrease per round trip: the answers to requests sent
+  before the last decrease do not decrease it again.
 
 The window records what it did: its limit over time, the requests in flight (peak, and mean over the
 time any request was in flight), and the decreases. :meth:`RequestWindow.summary` is results.json
@@ -74,11 +75,13 @@ class Ticket:
         sent: When it was taken (``time.perf_counter``).
         epoch: The window's decrease count then (a later decrease is not this try's to repeat).
         limit: The window's limit when it was taken (the ledger's ``window``).
+        in_flight: Requests in flight with it (itself included).
     """
 
     sent: float
     epoch: int
     limit: int
+    in_flight: int = 1
 
 
 class RequestWindow:
@@ -123,6 +126,7 @@ class RequestWindow:
         self._latency: float | None = None
         self._baseline: float | None = None
         self._answers = 0
+        self._slow_start = True
         self._peak = 0
         self._sent = 0
         self._overloads = 0
@@ -163,7 +167,7 @@ class RequestWindow:
             self.in_flight += 1
             self._sent += 1
             self._peak = max(self._peak, self.in_flight)
-            return Ticket(self._clock(), self._epoch, self.limit)
+            return Ticket(self._clock(), self._epoch, self.limit, self.in_flight)
 
     def release(self, ticket: Ticket, outcome: Outcome) -> None:
         """Give a place back, with what became of its try (an adaptive window learns from it).
@@ -197,7 +201,8 @@ class RequestWindow:
             if self._baseline is not None and self._latency > LATENCY_FACTOR * self._baseline:
                 self._decrease(ticket, 0.9)
             else:
-                self._limit = min(float(self.max_limit), self._limit + 1.0 / self._limit)
+                step = 1.0 if self._slow_start else 1.0 / self._limit
+                self._limit = min(float(self.max_limit), self._limit + step)
         if self.limit != before:
             self.history.append((round(self._clock() - self._t0, 3), self.limit))
 
@@ -205,7 +210,16 @@ class RequestWindow:
         if ticket.epoch != self._epoch:  # sent before the last decrease: already answered for
             return
         self._epoch += 1
+        self._slow_start = False
         self._limit = max(1.0, self._limit * factor)
+
+    def owns(self, ticket: Ticket) -> bool:
+        """Whether a server's "too busy" answer to this try is the window's to answer, not the request's.
+
+        True for an adaptive window with other requests in flight beside the try: the window was too
+        large, and it shrinks. False for a request alone or in a fixed window: the try failed.
+        """
+        return self.adaptive and ticket.in_flight > 1
 
     def summary(self) -> WindowSummary:
         """What the window did so far (results.json ``cost.window``)."""

@@ -35,9 +35,10 @@ from gge.documents.caveats import describe
 from gge.documents.results import BenchmarkEntry, oracle_at
 from gge.errors import GgeError
 from gge.models.base import Predictor, answers_per_sample, policy_analysis_options
-from gge.run.data import make_loader
+from gge.run.data import make_loader, shard_indices
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
 from gge.run.settings import RunSettings, default_data_root
+from gge.run.windowed import evaluate_windowed, is_windowed
 from gge.scoring.metrics import benchmark_metrics, scalar_metrics
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 from gge.types import Sample, SampleResult
@@ -305,25 +306,36 @@ class OnlineEvaluator:
             module.eval()
         entries: dict[str, BenchmarkEntry] = {}
         all_results: dict[str, list[SampleResult]] = {}
+        windowed: dict[str, list[SampleResult]] | None = None
         try:
+            if is_windowed(policy):  # an endpoint: every benchmark's shard through one request window
+                windowed = {}
+                shard = [s for group in subsets.values() for s in _shard(group, rank, world)]
+                for r in evaluate_windowed(
+                    policy, shard, k=k, cluster_radius=self.cluster_radius, strict_images=self.strict_images
+                ):
+                    windowed.setdefault(r.benchmark, []).append(r)
             with torch.no_grad():
                 for name, samples in subsets.items():
-                    loader = make_loader(
-                        samples,
-                        rank=rank,
-                        world=world,
-                        batch_size=self.batch_size,
-                        num_workers=self.num_workers,
-                        pad_batches=pad_batches,
-                        decode=needs_images(policy),
-                    )
-                    local = evaluate_batches(
-                        policy,
-                        loader,
-                        k=k,
-                        cluster_radius=self.cluster_radius,
-                        strict_images=self.strict_images,
-                    )
+                    if windowed is not None:
+                        local = windowed.get(name, [])
+                    else:
+                        loader = make_loader(
+                            samples,
+                            rank=rank,
+                            world=world,
+                            batch_size=self.batch_size,
+                            num_workers=self.num_workers,
+                            pad_batches=pad_batches,
+                            decode=needs_images(policy),
+                        )
+                        local = evaluate_batches(
+                            policy,
+                            loader,
+                            k=k,
+                            cluster_radius=self.cluster_radius,
+                            strict_images=self.strict_images,
+                        )
                     results = gather_results(local, samples)  # a collective: every rank calls it
                     entries[name] = benchmark_metrics(
                         self.benchmarks[name],
@@ -431,6 +443,11 @@ class OnlineEvaluator:
         self.sample_ids = None if ids is None else {str(n): list(v) for n, v in dict(ids).items()}
         self.table_ids = {str(n): list(v) for n, v in dict(state_dict.get("table_ids") or {}).items()}
         self.history = list(state_dict.get("history") or [])
+
+
+def _shard(samples: Sequence[Sample], rank: int, world: int) -> list[Sample]:
+    """This rank's samples of a benchmark (:func:`gge.run.data.shard_indices`)."""
+    return [samples[i] for i in shard_indices(len(samples), rank, world)]
 
 
 class _View(Generic[T]):
