@@ -107,6 +107,8 @@ IGNORED_KEYS = (
             "max_retries",
             "timeout_s",
             "backoff_s",
+            "window",
+            "images",
         )
     ),
     "config.output_dir",
@@ -134,8 +136,9 @@ IGNORED_KEYS = (
     "config.model.selected_by",
 )
 """Recorded settings that change no prediction (where the files are, logging, retries, timeouts,
-how many requests are in flight, counts of calls and tokens) or that the pairing checks itself (the
-benchmarks, their variants and samples): never compared."""
+how many requests are in flight and how the window moves, counts of calls, tokens and images
+encoded) or that the pairing checks itself (the benchmarks, their variants and samples): never
+compared. A new option of this kind belongs here; until it is, it reads as a difference."""
 
 _CHECKPOINTS = ("config.ckpt", "config.model.critic_ckpt")
 _MISSING = "(absent)"
@@ -303,7 +306,8 @@ def distance_spread(distances: Sequence[float]) -> DistanceSpread | None:
     """Min, median, 90th percentile, max and mean of distances (``numpy.percentile``, linear).
 
     Example:
-        >>> distance_spread([0.0, 1.0, 2.0, 3.0, 10.0])
+        >>> spread = distance_spread([0.0, 1.0, 2.0, 3.0, 10.0])  # p90: 3 + 0.6 * (10 - 3)
+        >>> {key: round(value, 6) for key, value in spread.items()}
         {'min': 0.0, 'median': 2.0, 'p90': 7.2, 'max': 10.0, 'mean': 3.2}
         >>> distance_spread([]) is None
         True
