@@ -278,7 +278,8 @@ def compare_setups(a: Run, b: Run) -> SetupComparison:
         relation = "engine"
         served = [side for side, run in (("A", a), ("B", b)) if _endpoint(run)]
         caveat = (
-            f" (which checkpoint {' and '.join(served)}'s endpoint serves is not recorded, only its name)"
+            f" ({' and '.join(served)}: an endpoint run records the model name served, not the checkpoint "
+            "behind it)"
             if served
             else ""
         )

@@ -237,6 +237,9 @@ def test_drift_counts_and_distances_match_the_files_written(
     md = (out / "compare.md").read_text()
     assert md.strip() in printed
     assert "## Answers that differ" in md and f"- setup: {setup['statement']}" in md
+    assert (
+        f"ScreenSpot-v2: Top-1 flips (the first {FLIP_EXAMPLES} of {len(want['flips'])}, in A's order):" in md
+    )
     section = md.split("## Answers that differ", 1)[1].split("\n## ", 1)[0]
     row = next(line for line in section.splitlines() if line.startswith("| ScreenSpot-v2 "))
     cells = [c.strip() for c in row.strip("|").split("|")]
@@ -403,8 +406,8 @@ def test_two_engines_of_one_protocol_are_said_to_differ_only_by_engine(
     assert setup["engine"] == engine
     statement = (
         f"the runs differ only by engine (A: {engine['a']}; B: {engine['b']}; differing: "
-        "config.model.base_url): the answers that differ are engine drift (which checkpoint A and B's "
-        "endpoint serves is not recorded, only its name)"
+        "config.model.base_url): the answers that differ are engine drift (A and B: an endpoint run records "
+        "the model name served, not the checkpoint behind it)"
     )
     assert setup["statement"] == statement
     assert f"- setup: {statement}" in printed and f"- setup: {statement}" in (out / "compare.md").read_text()
@@ -422,6 +425,15 @@ def test_two_engines_of_one_protocol_are_said_to_differ_only_by_engine(
         _point_of(one[s.instruction]) != _point_of(two[s.instruction]) for s in samples
     )
     assert [x["id"] for x in d["examples"]] == want["flips"][:FLIP_EXAMPLES]
+    # the listing shows both raw answers and points (an unparsed answer: no point)
+    first = next(s for s in samples if s.id == want["flips"][0])
+    pa, pb = _point_of(one[first.instruction]), _point_of(two[first.instruction])
+    assert pa is not None and pb is None
+    line = (
+        f'- {first.id} (A hit, B miss): A "{one[first.instruction]}" → ({pa[0]:.1f}, {pa[1]:.1f}); '
+        f'B "{two[first.instruction]}" → no point'
+    )
+    assert line in (out / "compare.md").read_text().splitlines()
     assert [x["b_raw"] for x in d["examples"]] == [
         two[s.instruction] for s in samples if s.id in want["flips"]
     ][:FLIP_EXAMPLES]
