@@ -214,7 +214,8 @@ class FakeEngine:
         arrival = time.perf_counter()
         length = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(length)
-        status, answer, kind, n, images = 200, b"", "?", 1, []
+        status, answer, kind, n = 200, b"", "?", 1
+        images: list[tuple[str, int, int]] = []
         try:
             if h.path.rstrip("/") != "/v1/chat/completions":
                 raise LookupError(h.path)
@@ -295,11 +296,12 @@ class FakeEngine:
             if kind == "judge":
                 p = 0.05 + 0.9 * rng.random()
                 content = "Yes" if p >= 0.5 else "No"
-                top = [{"token": "Yes", "logprob": math.log(p)}, {"token": "No", "logprob": math.log(1 - p)}]
+                top: list[dict[str, Any]] = [
+                    {"token": "Yes", "logprob": math.log(p)},
+                    {"token": "No", "logprob": math.log(1 - p)},
+                ]
                 logprobs = {
-                    "content": [
-                        {"token": content, "logprob": max(x["logprob"] for x in top), "top_logprobs": top}
-                    ]
+                    "content": [{"token": content, "logprob": math.log(max(p, 1 - p)), "top_logprobs": top}]
                 }
             elif kind == "rank":
                 m = _RANK_RE.search(text)
@@ -381,6 +383,7 @@ class Figures:
     client_requests: int | None = None
     top1: float | None = None
     client_cpu_span_s: float = math.nan
+    load: tuple[float, float] = (math.nan, math.nan)
     cpu_trace: list[tuple[float, float]] = field(default_factory=list)
 
     @property
@@ -502,12 +505,54 @@ def write_records(folder: Path, samples: int) -> Path:
     return path
 
 
+PROFILER = """
+import cProfile, pstats, runpy, sys, threading
+profiles = []
+_run = threading.Thread.run
+def run(self):
+    p = cProfile.Profile()
+    profiles.append(p)
+    p.enable()
+    try:
+        _run(self)
+    finally:
+        p.disable()
+threading.Thread.run = run
+out, script = sys.argv[1], sys.argv[2]
+sys.argv = sys.argv[2:]
+sys.path[0] = __import__("os").path.dirname(script)  # gge from the script's checkout, as python eval.py
+main = cProfile.Profile()
+profiles.append(main)
+try:
+    main.enable()
+    runpy.run_path(script, run_name="__main__")
+finally:
+    main.disable()
+    stats = pstats.Stats(profiles[0])
+    for p in profiles[1:]:
+        stats.add(p)
+    stats.dump_stats(out)
+"""
+"""Runs eval.py with every thread under its own cProfile, the profiles merged into one file."""
+
+
 def client_command(
-    port: int, mode: str, records: Path, output_dir: Path, extra: Sequence[str], root: Path = ROOT
+    port: int,
+    mode: str,
+    records: Path,
+    output_dir: Path,
+    extra: Sequence[str],
+    root: Path = ROOT,
+    profile: Path | None = None,
 ) -> list[str]:
-    """The command line a user types in the checkout ``root``, for one mode."""
+    """The command line a user types in the checkout ``root``, for one mode (``profile``: profiled)."""
+    wrapper: list[str] = []
+    if profile is not None:
+        (profile.parent / "profiler.py").write_text(PROFILER, encoding="utf-8")
+        wrapper = [str(profile.parent / "profiler.py"), str(profile)]
     return [
         sys.executable,
+        *wrapper,
         str(root / "eval.py"),
         "model=openai_api",
         f"model.base_url=http://127.0.0.1:{port}/v1",
@@ -558,13 +603,16 @@ def run_mode(
     extra: Sequence[str],
     timeout_s: float,
     root: Path = ROOT,
+    profile: bool = False,
 ) -> Figures:
     """One gge run against the engine; its figures."""
     out = work / f"out_{mode}_C{engine.slots}_L{engine.latency:g}"
-    cmd = client_command(port, mode, records, out, extra, root)
+    prof = work / f"{out.name}.prof" if profile else None
+    cmd = client_command(port, mode, records, out, extra, root, prof)
     engine.log = []
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with (work / f"{out.name}.log").open("wb") as console:
+        load0 = os.getloadavg()[0]
         children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self0 = resource.getrusage(resource.RUSAGE_SELF)
         began = time.perf_counter()
@@ -583,6 +631,17 @@ def run_mode(
     engine_cpu = (self1.ru_utime + self1.ru_stime) - (self0.ru_utime + self0.ru_stime)
     fig = figures_of(mode, engine, samples, began, ended, client_cpu, engine_cpu, rc)
     fig.client_requests, fig.top1 = client_view(out)
+    fig.load = (load0, os.getloadavg()[0])
+    if prof is not None and prof.exists():
+        import io as _io
+        import pstats
+
+        text = _io.StringIO()
+        stats = pstats.Stats(str(prof), stream=text)
+        stats.sort_stats("tottime").print_stats(30)
+        stats.sort_stats("cumulative").print_stats(40)
+        (work / f"{out.name}.prof.txt").write_text(text.getvalue(), encoding="utf-8")
+        print(f"profile: {work / (out.name + '.prof.txt')} (every thread, merged; seconds are wall)")
     served = [e for e in engine.log if e.status == 200]
     if served:
         first, last = min(e.arrival for e in served), max(e.sent for e in served)
@@ -596,33 +655,53 @@ def run_mode(
 
 
 class TreeCpu:
-    """Samples a process tree's user + system CPU seconds (reaped children included) every ``every`` s."""
+    """Samples a process tree's user + system CPU seconds (reaped children included) every ``every`` s.
+
+    Read from ``/proc`` (Linux; elsewhere there are no samples and the span's CPU is unknown).
+    """
+
+    _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
     def __init__(self, pid: int, every: float = 0.2) -> None:
-        import psutil
-
-        self._root = psutil.Process(pid)
+        self._pid = pid
         self.samples: list[tuple[float, float]] = []
         self._stop = threading.Event()
         self._every = every
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
 
-    def _read(self) -> float | None:
-        import psutil
-
-        total = 0.0
+    @classmethod
+    def _stat(cls, pid: str) -> tuple[int, float] | None:
+        """(parent pid, utime + stime + cutime + cstime in seconds) of one process, or None."""
         try:
-            procs = [self._root, *self._root.children(recursive=True)]
-        except psutil.Error:
+            text = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
             return None
-        for p in procs:
-            try:
-                t = p.cpu_times()
-            except psutil.Error:
-                continue
-            total += t.user + t.system + t.children_user + t.children_system
-        return total
+        fields = text[text.rindex(")") + 2 :].split()  # after "pid (comm) "
+        ppid = int(fields[1])
+        ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+        return ppid, ticks / cls._TICK
+
+    def _read(self) -> float | None:
+        stats: dict[int, tuple[int, float]] = {}
+        try:
+            names = [n for n in os.listdir("/proc") if n.isdigit()]
+        except OSError:
+            return None
+        for name in names:
+            st = self._stat(name)
+            if st is not None:
+                stats[int(name)] = st
+        if self._pid not in stats:
+            return None
+        tree, frontier = {self._pid}, [self._pid]
+        while frontier:
+            parent = frontier.pop()
+            for pid, (ppid, _) in stats.items():
+                if ppid == parent and pid not in tree:
+                    tree.add(pid)
+                    frontier.append(pid)
+        return sum(stats[pid][1] for pid in tree)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -685,7 +764,8 @@ def report(fig: Figures) -> list[str]:
     counted = fig.client_requests if fig.client_requests is not None else "?"
     return [
         f"{tag}: {fig.samples} samples, {fig.requests} requests ({kinds}; gge counted {counted}), "
-        f"{fig.failed} refused, images {formats}, {fig.body_mib:.0f} MiB sent, exit {fig.returncode}"
+        f"{fig.failed} refused, images {formats}, {fig.body_mib:.0f} MiB sent, exit {fig.returncode}, "
+        f"machine load {fig.load[0]:.1f} -> {fig.load[1]:.1f} on {os.cpu_count()} cores"
         + (f", Top-1 {fig.top1:g}" if fig.top1 is not None else ""),
         f"{tag}: wall {fig.wall_s:.1f} s, limit {fig.limit_s:.1f} s, startup {fig.startup_s:.1f} s, "
         f"tail {fig.tail_s:.1f} s, in flight mean {fig.mean_in_flight:.1f} peak {fig.peak_in_flight}, "
@@ -733,6 +813,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--log-dir", type=Path, default=None, help="keep request logs and gge's output here")
     parser.add_argument("--gge-root", type=Path, default=ROOT, help="the checkout whose eval.py runs")
+    parser.add_argument("--profile", action="store_true", help="cProfile every thread of gge (slower)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per gge run")
     args = parser.parse_args(argv)
     if args.quick:
@@ -769,6 +850,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         args.gge_arg,
                         args.timeout,
                         args.gge_root,
+                        args.profile,
                     )
                     results.append(fig)
                     for line in report(fig):
