@@ -34,8 +34,17 @@ budget curve of its own selection strategy, the pair of points of closest cost p
 Δ Top-1 with its paired interval and each run's cost; compare warns where the two runs' costs were
 measured on setups that make them another unit (or were replayed).
 
+Every comparison also says how the two runs' answers differ (:mod:`gge.compare.drift`): per
+benchmark the samples whose raw answers and candidates differ, the distance in original pixels
+between the runs' first candidates (min, median, p90, max), the samples where only one run has a
+point, the Top-1 and first-candidate hit flips each way and the first flips' raw answers
+(compare.json ``drift``); and whether the runs' recorded setups differ only by engine (backend,
+endpoint, dtype, library versions: two runs of one checkpoint through transformers and an endpoint,
+or two engines) or by more, which it names (compare.json ``setup``).
+
 The package: :mod:`gge.compare.runs` reads a run back (:func:`load_run`), :mod:`gge.compare.pairing`
-pairs two (:func:`compare_runs`), :mod:`gge.compare.matched` matches their budgets,
+pairs two (:func:`compare_runs`), :mod:`gge.compare.drift` measures how their answers differ,
+:mod:`gge.compare.matched` matches their budgets,
 :mod:`gge.compare.render` lays the document out and writes the files and :mod:`gge.compare.cli` is
 the command (:func:`run_compare`); the names are re-exported here.
 """
