@@ -1,0 +1,313 @@
+"""The windowed endpoint run end to end against a scripted chat-completions server on loopback.
+
+The server answers each request from its own content only (a point from the instruction, a ranking
+from the prompt, a P(Yes) from the marked image), after a delay drawn from the request's content, so
+requests finish out of the order they were sent; it records when each one arrived and was answered.
+Pinned: the windowed run and a window of 1 give the same per-sample records and documents; the
+pointwise critic, the sampling pair and the next benchmark's requests go out while another sample's
+proposer request is still unanswered (no batch, stage or benchmark barrier); a server that answers
+429 above its capacity shrinks the window and the run completes with every sample; a run killed by
+a failing server resumes to the fresh run's numbers.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from gge.benchmarks.loading import load_benchmarks
+from gge.errors import GgeError
+from gge.run.settings import bench_options, parse_args
+from gge.run.standalone import run
+
+
+def _h(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:12], 16)
+
+
+class Scripted(ThreadingHTTPServer):
+    """A chat-completions server whose answers depend on each request's content alone."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.lock = threading.Lock()
+        self.log: list[dict[str, Any]] = []  # per request: kind, key, arrived, answered, n
+        self.in_flight = 0
+        self.capacity: int | None = None  # above it: 429
+        self.refused = 0
+        self.slow_first = 0.0  # the first proposer request of ``slow_key`` is held (at most this long)
+        self.release_on = (0, 0)  # until a critic request with an image this size arrives
+        self.slow_key = ""
+        self.fail_after: int | None = None  # answers after which every request gets HTTP 400
+        self.answered = 0
+        self.delay_ms = 12
+        self.pairs = False  # hold each proposer request until a second one with its prompt and image
+        self.seen: dict[str, int] = {}
+        self.paired = threading.Condition(self.lock)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+def _kind(body: dict[str, Any], text: str) -> str:
+    if body.get("logprobs"):
+        return "judge"
+    if "Rank" in text:
+        return "rank"
+    return "propose"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Scripted
+
+    def do_POST(self) -> None:
+        srv = self.server
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        parts = body["messages"][-1]["content"]
+        text = next(p["text"] for p in parts if p["type"] == "text")
+        url = next(p["image_url"]["url"] for p in parts if p["type"] == "image_url")
+        kind = _kind(body, text)
+        arrived = time.monotonic()
+        with srv.lock:
+            first_propose = kind == "propose" and srv.slow_key in text
+            first_propose = first_propose and not any(srv.slow_key in e["key"] for e in srv.log)
+            entry = {"kind": kind, "key": text, "arrived": arrived, "answered": None, "n": body.get("n", 1)}
+            entry["size"] = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size
+            if srv.capacity is not None and srv.in_flight >= srv.capacity:
+                srv.refused += 1
+                refuse = True
+            else:
+                refuse = False
+                srv.in_flight += 1
+                srv.log.append(entry)
+                srv.paired.notify_all()
+            failing = srv.fail_after is not None and srv.answered >= srv.fail_after
+        if refuse:
+            self._send(429, {"error": {"message": "too many requests"}}, {"Retry-After": "0.02"})
+            return
+        if kind == "propose" and srv.pairs:
+            with srv.paired:
+                srv.seen[text + url] = srv.seen.get(text + url, 0) + 1
+                srv.paired.notify_all()
+                entry["together"] = srv.paired.wait_for(lambda: srv.seen[text + url] >= 2, timeout=5)
+        if first_propose and srv.slow_first:
+            with srv.paired:
+                entry["released"] = srv.paired.wait_for(
+                    lambda: any(e["kind"] == "judge" and e["size"] == srv.release_on for e in srv.log),
+                    timeout=srv.slow_first,
+                )
+        try:
+            time.sleep((2 + _h(text + url) % 4) * srv.delay_ms / 1000)
+            if failing:
+                self._send(400, {"error": {"message": "the server broke"}})
+                return
+            n = int(body.get("n", 1))
+            greedy = body.get("temperature", 0) == 0
+            if kind == "judge":
+                p = (_h(url) % 97) / 100 + 0.01
+                top = [{"token": "Yes", "logprob": _log(p)}, {"token": "No", "logprob": _log(1 - p)}]
+                choices = [
+                    {
+                        "message": {"content": "Yes"},
+                        "logprobs": {"content": [{"token": "Yes", "top_logprobs": top}]},
+                    }
+                ]
+            elif kind == "rank":
+                k = int(re.search(r"shows (\d+) numbered", text).group(1))  # type: ignore[union-attr]
+                order = sorted(range(1, k + 1), key=lambda i: _h(f"{text}{i}"))
+                choices = [{"message": {"content": ", ".join(map(str, order))}}]
+            else:
+                w, h = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size
+                choices = []
+                for i in range(n):
+                    seed = _h(text) if greedy else _h(f"{text}|{body.get('seed')}|{i}")
+                    choices.append({"message": {"content": f"({seed % w}, {(seed // w) % h})"}})
+            for i, c in enumerate(choices):
+                c["index"] = i
+            usage = {"prompt_tokens": 50 + len(text) % 7, "completion_tokens": 4 * len(choices)}
+            self._send(200, {"choices": choices, "usage": usage})
+        finally:
+            with srv.lock:
+                srv.in_flight -= 1
+                srv.answered += 1
+                entry["answered"] = time.monotonic()
+
+    def _send(self, code: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        payload = json.dumps(data).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def _log(p: float) -> float:
+    import math
+
+    return math.log(max(p, 1e-9))
+
+
+@pytest.fixture
+def server() -> Iterator[Scripted]:
+    srv = Scripted()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+BENCHES = "benchmarks=[screenspot_v2,screenspot_pro]"
+
+
+def _args(srv: Scripted, demo: Path, out: Path, *more: str) -> list[str]:
+    return [
+        f"data_root={demo}",
+        BENCHES,
+        "max_samples=6",
+        f"output_dir={out}",
+        "model=openai_api",
+        f"model.base_url={srv.url}",
+        "model.api_model=scripted",
+        "model.max_retries=8",
+        *more,
+    ]
+
+
+def _eval(srv: Scripted, demo: Path, out: Path, *more: str) -> tuple[dict[str, Any], str]:
+    printed = io.StringIO()
+    return run(parse_args(_args(srv, demo, out, *more)), out=printed), printed.getvalue()
+
+
+def _records(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The prediction log by sample, without what a run measures (seconds, window)."""
+    lines = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
+    for line in lines:
+        for c in line.get("cost", []):
+            for key in ("seconds", "prefill_seconds", "window"):
+                c.pop(key, None)
+    return {(r["benchmark"], r["id"]): r for r in lines}
+
+
+def _untimed(value: Any) -> Any:
+    """A document without what a run measures: every ``seconds`` figure (and the window's own record)."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if k not in ("seconds", "window")}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def _figures(doc: dict[str, Any]) -> dict[str, Any]:
+    """What a run found, per benchmark, its token costs included, without its timing."""
+    return {name: _untimed(entry) for name, entry in doc["benchmarks"].items()}
+
+
+MODES = {
+    "sampling+pointwise": ["model.proposer=sampling", "model.critic=pointwise", "k=3"],
+    "single_pass+listwise": ["model.proposer=single_pass", "model.critic=listwise", "k=3"],
+    "greedy+zoom": ["model.proposer=greedy", "model.critic=none", "model.refine=zoom"],
+}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_the_window_changes_no_result(mode: str, server: Scripted, demo_suite: Path, tmp_path: Path) -> None:
+    one, _ = _eval(server, demo_suite, tmp_path / "one", *MODES[mode], "model.concurrency=1")
+    wide, _ = _eval(server, demo_suite, tmp_path / "wide", *MODES[mode])
+    assert _records(tmp_path / "one") == _records(tmp_path / "wide")
+    assert _figures(one) == _figures(wide)
+    assert len(_records(tmp_path / "wide")) == 12
+    assert one["cost"]["window"]["mode"] == "fixed" and one["cost"]["window"]["peak_in_flight"] == 1
+    assert wide["cost"]["window"]["mode"] == "adaptive" and wide["cost"]["window"]["start"] == 64
+    # the ledger records the window each request went out under
+    lines = [json.loads(x) for x in (tmp_path / "wide" / "predictions.jsonl").read_text().splitlines()]
+    assert {c["window"] for r in lines for c in r["cost"]} >= {64}
+
+
+def test_greedy_points_are_the_servers(server: Scripted, demo_suite: Path, tmp_path: Path) -> None:
+    """The greedy answers are the points the server derived from each prompt (computed here from its log)."""
+    _eval(server, demo_suite, tmp_path / "g", "model.proposer=greedy", "model.critic=none")
+    asked = sorted(
+        (float(_h(e["key"]) % e["size"][0]), float((_h(e["key"]) // e["size"][0]) % e["size"][1]))
+        for e in server.log
+    )
+    got = sorted(tuple(r["candidates"][0]) for r in _records(tmp_path / "g").values())
+    assert len(asked) == 12 and got == asked
+
+
+def test_no_barrier_between_samples_stages_or_benchmarks(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    server.slow_first, server.release_on = 30.0, (3840, 1080)  # a screenspot_pro screenshot
+    cfg = parse_args(_args(server, demo_suite, tmp_path / "o"))
+    first = load_benchmarks(["screenspot_v2"], demo_suite, bench_options(cfg), max_samples=1).samples
+    server.slow_key = "Instruction: " + first["screenspot_v2"][0].instruction
+    _eval(server, demo_suite, tmp_path / "o", "model.proposer=sampling", "model.critic=pointwise", "k=3")
+    slow = next(e for e in server.log if server.slow_key in e["key"] and "released" in e)
+    # the second benchmark's critic requests went out while the first benchmark's first sample's
+    # proposer request was unanswered: no batch, stage or benchmark barrier
+    assert slow["released"] is True
+    log = [json.loads(x) for x in (tmp_path / "o" / "predictions.rank0.jsonl").read_text().splitlines()]
+    order = [(r["benchmark"], r["id"]) for r in log]
+    held = order.index(("screenspot_v2", first["screenspot_v2"][0].id))
+    assert held > 0 and len(order) == 12  # others finished first; every sample is logged
+    assert sorted(e["n"] for e in server.log if e["key"] == slow["key"]) == [1, 2]
+
+
+def test_a_sampling_pair_goes_out_together(server: Scripted, demo_suite: Path, tmp_path: Path) -> None:
+    """The server holds each proposer request until its pair arrives (5 s at most): none waits alone."""
+    server.pairs = True
+    _eval(server, demo_suite, tmp_path / "o", "model.proposer=sampling", "model.critic=none", "k=3")
+    proposes = [e for e in server.log if e["kind"] == "propose"]
+    assert len(proposes) == 24 and sorted({e["n"] for e in proposes}) == [1, 2]
+    assert all(e["together"] for e in proposes)
+
+
+def test_429_shrinks_the_window_and_nothing_is_lost(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    plain, _ = _eval(server, demo_suite, tmp_path / "plain", *MODES["sampling+pointwise"])
+    server.capacity = 3
+    busy, _ = _eval(server, demo_suite, tmp_path / "busy", *MODES["sampling+pointwise"])
+    assert server.refused > 0
+    window = busy["cost"]["window"]
+    assert window["overloads"] == server.refused and window["decreases"] >= 1
+    assert window["final"] < window["start"]
+    assert _records(tmp_path / "busy") == _records(tmp_path / "plain")
+    assert _figures(busy) == _figures(plain)
+
+
+def test_a_killed_windowed_run_resumes_to_the_fresh_numbers(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    fresh, _ = _eval(server, demo_suite, tmp_path / "fresh", *MODES["sampling+pointwise"])
+    server.fail_after = len(server.log) + 25  # the second run's server breaks after 25 answers
+    with pytest.raises(GgeError, match="HTTP 400"):
+        _eval(server, demo_suite, tmp_path / "again", *MODES["sampling+pointwise"])
+    kept = (tmp_path / "again" / "predictions.rank0.jsonl").read_text().splitlines()
+    assert 0 < len(kept) < 12
+    server.fail_after = None
+    again, printed = _eval(server, demo_suite, tmp_path / "again", *MODES["sampling+pointwise"])
+    assert f"resuming: {len(kept)} samples already finished" in printed
+    assert _records(tmp_path / "again") == _records(tmp_path / "fresh")
+    assert _figures(again) == _figures(fresh)
