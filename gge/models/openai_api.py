@@ -662,7 +662,6 @@ class OpenAIBackend:
             parts = [replace(request, num_sequences=1, do_sample=False, greedy_first=False)]
             if request.num_sequences > 1:
                 parts.append(replace(request, num_sequences=request.num_sequences - 1, greedy_first=False))
-        self.image_url(request)  # encoded once, before the parts go out, for both to send
         asked: list[list[dict[str, Any]]] = [[] for _ in parts]
 
         def ask(i: int) -> tuple[list[str], list[bool], CostRecord]:

@@ -127,6 +127,7 @@ class RequestWindow:
         self._baseline: float | None = None
         self._answers = 0
         self._slow_start = True
+        self._decreases = 0
         self._peak = 0
         self._sent = 0
         self._overloads = 0
@@ -211,7 +212,10 @@ class RequestWindow:
             return
         self._epoch += 1
         self._slow_start = False
+        before = self.limit
         self._limit = max(1.0, self._limit * factor)
+        if self.limit < before:
+            self._decreases += 1
 
     def owns(self, ticket: Ticket) -> bool:
         """Whether a server's "too busy" answer to this try is the window's to answer, not the request's.
@@ -234,6 +238,6 @@ class RequestWindow:
                 "mean_in_flight": round(self._area / self._busy, 2) if self._busy > 0 else 0.0,
                 "sent": self._sent,
                 "overloads": self._overloads,
-                "decreases": self._epoch,
+                "decreases": self._decreases,
                 "busy_seconds": round(self._busy, 3),
             }

@@ -307,20 +307,22 @@ def _simulate(latencies: list[float], start: float, top: float) -> tuple[list[in
     """The adaptive rules on answers one at a time: the limit after each, and the decreases.
 
     Smoothed latency s = 0.9 s + 0.1 x (the first answer: s = x); from the 8th answer on, the
-    baseline is the lowest s so far; s above 3x the baseline takes 10% off, otherwise the limit grows
-    by 1 (slow start, until the first decrease) or by 1/limit.
+    baseline is the lowest s so far; s above 3x the baseline takes 10% off (counted as a decrease
+    where the whole-request limit went down), otherwise the limit grows by 1 (slow start, until the
+    rule first fires) or by 1/limit.
     """
-    limit, smooth, lows, decreases = start, 0.0, [], 0
+    limit, smooth, lows, decreases, slow_start = start, 0.0, [], 0, True
     limits = []
     for k, x in enumerate(latencies):
         smooth = x if k == 0 else 0.9 * smooth + 0.1 * x
         if k + 1 >= 8:
             lows.append(smooth)
         if lows and smooth > 3.0 * min(lows):
-            limit = max(1.0, limit * 0.9)
-            decreases += 1
+            before = max(1, int(limit))
+            limit, slow_start = max(1.0, limit * 0.9), False
+            decreases += max(1, int(limit)) < before  # a decrease is a limit that went down
         else:
-            limit = min(top, limit + (1.0 if decreases == 0 else 1.0 / limit))
+            limit = min(top, limit + (1.0 if slow_start else 1.0 / limit))
         limits.append(max(1, int(limit)))
     return limits, decreases
 
@@ -450,3 +452,17 @@ def test_history_records_each_change_of_the_limit_with_its_time() -> None:
     _answer(window, clock, 0.125)  # 3.245: 3 at 1.625 s
     assert int(2.0 + 1 / 2.0 + 1 / 2.5 + 1 / 2.9) == 3
     assert window.history == [(0.0, 2), (0.25, 3), (0.5, 4), (1.25, 2), (1.625, 3)]
+
+
+def test_an_overload_at_one_request_is_no_decrease() -> None:
+    """At the floor the limit cannot go down: three overloads there count as overloads, not decreases."""
+    window = RequestWindow(2, adaptive=True, max_limit=2)
+    ticket = window.acquire()
+    assert ticket is not None
+    window.release(ticket, "overload")  # 2 -> 1: a decrease
+    for _ in range(3):
+        ticket = window.acquire()
+        assert ticket is not None
+        window.release(ticket, "overload")
+    summary = window.summary()
+    assert (summary["final"], summary["overloads"], summary["decreases"]) == (1, 4, 1)
