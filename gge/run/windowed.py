@@ -35,14 +35,14 @@ Example:
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from PIL import Image
 
-from gge.benchmarks.images import decode_image
+from gge.benchmarks.images import decode_image, open_image
 from gge.errors import GgeError
 from gge.models.base import Capabilities, capabilities
 from gge.scoring.scoring import score_sample
@@ -141,8 +141,20 @@ def evaluate_windowed(
                 state["in_progress"] -= 1
                 cond.notify_all()
 
-    pool = ThreadPoolExecutor(max_workers=max(1, most), thread_name_prefix="gge-sample")
-    futures: list[Future[None]] = []
+    # The sample threads start before any work: a thread started while others decode and encode
+    # waits for the GIL, which made a submit loop spend seconds starting its threads.
+    todo: queue.SimpleQueue[tuple[int, Sample] | None] = queue.SimpleQueue()
+
+    def work() -> None:
+        while (job := todo.get()) is not None:
+            run(*job)
+
+    threads = [
+        threading.Thread(target=work, name=f"gge-sample-{n}", daemon=True)
+        for n in range(max(1, min(most, len(samples))))
+    ]
+    for thread in threads:
+        thread.start()
     try:
         for i, sample in enumerate(samples):
             with cond:
@@ -151,7 +163,7 @@ def evaluate_windowed(
                 if failures:
                     break
                 state["in_progress"] += 1
-            futures.append(pool.submit(run, i, sample))
+            todo.put((i, sample))
         with cond:
             while state["in_progress"] > 0:
                 cond.wait(0.05)
@@ -159,9 +171,12 @@ def evaluate_windowed(
         _cancel(policy)
         with logged:
             stopped.set()
-        pool.shutdown(wait=False, cancel_futures=True)
         raise
-    pool.shutdown(wait=True)
+    finally:
+        for _ in threads:
+            todo.put(None)
+    for thread in threads:
+        thread.join()
     if failures:
         raise failures[0]
     return [r for r in results if r is not None]
@@ -173,6 +188,46 @@ def _cancel(policy: object, on: bool = True) -> None:
         stop(on)
 
 
+def _open(sample: Sample, max_pixels: int | None) -> Image.Image:
+    """The sample's screenshot: an RGB file opened lazily (decoded when first needed), else decoded now.
+
+    An endpoint that sends the screenshot unchanged sends its file's bytes
+    (:mod:`gge.models.encoding`): its pixels are then never decoded at all. A file in another mode, or
+    one to downscale (``decode_max_pixels``), is decoded as the batched loop decodes it
+    (:func:`gge.benchmarks.images.decode_image`), so the model sees the same pixels either way.
+
+    Raises:
+        GgeError: The screenshot cannot be read (naming the benchmark, the sample and the path).
+    """
+    if max_pixels is None:
+        try:
+            image = open_image(sample.image_path)
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+            image = None  # decode_image says why, as the batched loop does
+        if image is not None:
+            if image.mode == "RGB":
+                return image
+            image.close()
+    return decode_image(sample, max_pixels=max_pixels)
+
+
+def _fails_to_load(image: Image.Image) -> bool:
+    """Whether a lazily opened screenshot is what failed: its pixels cannot be decoded."""
+    try:
+        image.load()
+    except (OSError, SyntaxError, ValueError):
+        return True
+    return False
+
+
+def _unreadable(sample: Sample, what: str, k: int, cluster_radius: float, strict: bool) -> SampleResult:
+    """The counted failure of a sample whose screenshot cannot be read (or the run's, when strict)."""
+    if strict:
+        raise GgeError(f"{what} (strict_images=true)")
+    pred = Prediction(sample.benchmark, sample.id, image_error=what)
+    return score_sample(sample, pred, k=k, cluster_radius=cluster_radius)
+
+
 def _one(
     caps: Capabilities,
     sample: Sample,
@@ -181,17 +236,21 @@ def _one(
     decode_max_pixels: int | None,
     strict_images: bool,
 ) -> SampleResult:
-    """Decode, ask and score one sample."""
+    """Open, ask and score one sample."""
     assert caps.predict_images is not None
-    image: Image.Image | None = None
     try:
-        image = decode_image(sample, max_pixels=decode_max_pixels)
+        image = _open(sample, decode_max_pixels)
     except GgeError as e:
-        if strict_images:
-            raise GgeError(f"{e} (strict_images=true)") from None
-        pred = Prediction(sample.benchmark, sample.id, image_error=str(e))
-        return score_sample(sample, pred, k=k, cluster_radius=cluster_radius)
-    out = caps.predict_images([sample], [image])
+        return _unreadable(sample, str(e), k, cluster_radius, strict_images)
+    try:
+        out = caps.predict_images([sample], [image])
+    except (OSError, SyntaxError, ValueError) as e:
+        if not _fails_to_load(image):
+            raise
+        what = f"{sample.benchmark}: sample {sample.id}: cannot read image {sample.image_path}: {e}"
+        return _unreadable(sample, what, k, cluster_radius, strict_images)
+    finally:
+        image.close()
     if len(out) != 1:
         raise GgeError(f"the model returned {len(out)} predictions for 1 sample")
     pred = out[0]
