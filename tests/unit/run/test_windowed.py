@@ -1,0 +1,135 @@
+"""The windowed loop on its own: screenshots opened lazily, unreadable ones counted, order kept."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from gge.errors import GgeError
+from gge.run.windowed import evaluate_windowed
+from gge.types import Box, Candidate, Prediction, Sample
+
+
+class Reader:
+    """A concurrent policy that reads each screenshot's top-left pixel, answering at its brightness."""
+
+    needs_images = True
+    concurrent = True
+
+    def __init__(self, hold: threading.Event | None = None) -> None:
+        self.hold = hold
+        self.modes: list[str] = []
+
+    def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
+        raise AssertionError("the windowed loop hands screenshots")
+
+    def predict_images(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Prediction]:
+        (sample,), (image,) = samples, images
+        if self.hold is not None and sample.id == "0":
+            assert self.hold.wait(5)  # the first sample finishes after the others
+        self.modes.append(image.mode)
+        value = np.asarray(image)[0, 0, 0]
+        return [Prediction(sample.benchmark, sample.id, (Candidate((float(value), 1.0)),))]
+
+
+def _sample(folder: Path, i: int, image: Image.Image, name: str | None = None) -> Sample:
+    path = folder / (name or f"{i}.png")
+    image.save(path)
+    return Sample("b", str(i), str(path), image.size, "click", Box(0, 0, 10, 10))
+
+
+def test_results_come_back_in_sample_order_whatever_order_they_finish(tmp_path: Path) -> None:
+    hold = threading.Event()
+    samples = [_sample(tmp_path, i, Image.new("RGB", (16, 8), (i * 40, 0, 0))) for i in range(5)]
+    finished: list[str] = []
+
+    def logged(result: object) -> None:
+        finished.append(result.id)  # type: ignore[attr-defined]
+        if len(finished) == 4:
+            hold.set()
+
+    results = evaluate_windowed(Reader(hold), samples, k=1, on_result=logged)
+    assert finished[-1] == "0" and sorted(finished) == ["0", "1", "2", "3", "4"]
+    assert [r.id for r in results] == ["0", "1", "2", "3", "4"]
+    assert [r.candidates[0].point for r in results] == [(i * 40.0, 1.0) for i in range(5)]
+    assert [r.top1["first"] for r in results] == [
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]  # x = 0, 40, ...: only 0 in box
+
+
+def test_a_palette_screenshot_is_decoded_to_rgb_as_the_batched_loop_does(tmp_path: Path) -> None:
+    image = Image.new("RGB", (16, 8), (200, 10, 10)).convert("P")
+    policy = Reader()
+    (result,) = evaluate_windowed(policy, [_sample(tmp_path, 0, image)], k=1)
+    assert policy.modes == ["RGB"]
+    red = image.convert("RGB").getpixel((0, 0))
+    assert isinstance(red, tuple) and result.candidates[0].point == (float(red[0]), 1.0)
+
+
+def _truncated(tmp_path: Path) -> Sample:
+    sample = _sample(tmp_path, 0, Image.effect_noise((64, 64), 50).convert("RGB"))
+    data = Path(sample.image_path).read_bytes()
+    Path(sample.image_path).write_bytes(data[: len(data) // 2])  # the header reads, the pixels do not
+    with Image.open(sample.image_path) as im:
+        assert im.size == (64, 64)
+    return sample
+
+
+def test_a_truncated_screenshot_is_the_samples_counted_failure(tmp_path: Path) -> None:
+    sample = _truncated(tmp_path)
+    (result,) = evaluate_windowed(Reader(), [sample], k=1)
+    assert result.image_error is not None and sample.image_path in result.image_error
+    assert result.image_error.startswith("b: sample 0: cannot read image") and not result.top1["first"]
+
+
+def test_strict_images_stops_at_a_truncated_screenshot(tmp_path: Path) -> None:
+    sample = _truncated(tmp_path)
+    with pytest.raises(GgeError, match=r"cannot read image .* \(strict_images=true\)"):
+        evaluate_windowed(Reader(), [sample], k=1, strict_images=True)
+
+
+def test_a_missing_screenshot_is_counted_with_the_loaders_message(tmp_path: Path) -> None:
+    sample = Sample("b", "7", str(tmp_path / "gone.png"), (10, 10), "click", Box(0, 0, 1, 1))
+    (result,) = evaluate_windowed(Reader(), [sample], k=1)
+    assert result.image_error is not None and result.image_error.startswith("b: sample 7: cannot read image")
+
+
+def test_a_policy_that_is_not_concurrent_is_refused() -> None:
+    class Plain:
+        needs_images = True
+
+        def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
+            return []
+
+        def predict_images(
+            self, samples: Sequence[Sample], images: Sequence[Image.Image]
+        ) -> list[Prediction]:
+            return []
+
+    with pytest.raises(GgeError, match="does not declare concurrent"):
+        evaluate_windowed(Plain(), [], k=1)
+
+
+def test_the_first_failure_stops_the_run_and_is_raised(tmp_path: Path) -> None:
+    class Breaks(Reader):
+        def predict_images(
+            self, samples: Sequence[Sample], images: Sequence[Image.Image]
+        ) -> list[Prediction]:
+            if samples[0].id == "2":
+                raise GgeError("POST http://x: HTTP 400: refused")
+            return super().predict_images(samples, images)
+
+    samples = [_sample(tmp_path, i, Image.new("RGB", (4, 4))) for i in range(4)]
+    done: list[str] = []
+    with pytest.raises(GgeError, match="HTTP 400"):
+        evaluate_windowed(Breaks(), samples, k=1, on_result=lambda r: done.append(r.id))
+    assert "2" not in done
