@@ -12,20 +12,14 @@ a failing server resumes to the fresh run's numbers.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import io
 import json
-import re
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
+from scripted_endpoint import Scripted, h, serving
 
 from gge.benchmarks.loading import load_benchmarks
 from gge.errors import GgeError
@@ -33,148 +27,10 @@ from gge.run.settings import bench_options, parse_args
 from gge.run.standalone import run
 
 
-def _h(text: str) -> int:
-    return int(hashlib.sha256(text.encode()).hexdigest()[:12], 16)
-
-
-class Scripted(ThreadingHTTPServer):
-    """A chat-completions server whose answers depend on each request's content alone."""
-
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.lock = threading.Lock()
-        self.log: list[dict[str, Any]] = []  # per request: kind, key, arrived, answered, n
-        self.in_flight = 0
-        self.capacity: int | None = None  # above it: 429
-        self.refused = 0
-        self.slow_first = 0.0  # the first proposer request of ``slow_key`` is held (at most this long)
-        self.release_on = (0, 0)  # until a critic request with an image this size arrives
-        self.slow_key = ""
-        self.fail_after: int | None = None  # answers after which every request gets HTTP 400
-        self.answered = 0
-        self.delay_ms = 12
-        self.pairs = False  # hold each proposer request until a second one with its prompt and image
-        self.seen: dict[str, int] = {}
-        self.paired = threading.Condition(self.lock)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-
-def _kind(body: dict[str, Any], text: str) -> str:
-    if body.get("logprobs"):
-        return "judge"
-    if "Rank" in text:
-        return "rank"
-    return "propose"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Scripted
-
-    def do_POST(self) -> None:
-        srv = self.server
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        parts = body["messages"][-1]["content"]
-        text = next(p["text"] for p in parts if p["type"] == "text")
-        url = next(p["image_url"]["url"] for p in parts if p["type"] == "image_url")
-        kind = _kind(body, text)
-        arrived = time.monotonic()
-        with srv.lock:
-            first_propose = kind == "propose" and srv.slow_key in text
-            first_propose = first_propose and not any(srv.slow_key in e["key"] for e in srv.log)
-            entry = {"kind": kind, "key": text, "arrived": arrived, "answered": None, "n": body.get("n", 1)}
-            entry["size"] = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size
-            if srv.capacity is not None and srv.in_flight >= srv.capacity:
-                srv.refused += 1
-                refuse = True
-            else:
-                refuse = False
-                srv.in_flight += 1
-                srv.log.append(entry)
-                srv.paired.notify_all()
-            failing = srv.fail_after is not None and srv.answered >= srv.fail_after
-        if refuse:
-            self._send(429, {"error": {"message": "too many requests"}}, {"Retry-After": "0.02"})
-            return
-        if kind == "propose" and srv.pairs:
-            with srv.paired:
-                srv.seen[text + url] = srv.seen.get(text + url, 0) + 1
-                srv.paired.notify_all()
-                entry["together"] = srv.paired.wait_for(lambda: srv.seen[text + url] >= 2, timeout=5)
-        if first_propose and srv.slow_first:
-            with srv.paired:
-                entry["released"] = srv.paired.wait_for(
-                    lambda: any(e["kind"] == "judge" and e["size"] == srv.release_on for e in srv.log),
-                    timeout=srv.slow_first,
-                )
-        try:
-            time.sleep((2 + _h(text + url) % 4) * srv.delay_ms / 1000)
-            if failing:
-                self._send(400, {"error": {"message": "the server broke"}})
-                return
-            n = int(body.get("n", 1))
-            greedy = body.get("temperature", 0) == 0
-            if kind == "judge":
-                p = (_h(url) % 97) / 100 + 0.01
-                top = [{"token": "Yes", "logprob": _log(p)}, {"token": "No", "logprob": _log(1 - p)}]
-                choices = [
-                    {
-                        "message": {"content": "Yes"},
-                        "logprobs": {"content": [{"token": "Yes", "top_logprobs": top}]},
-                    }
-                ]
-            elif kind == "rank":
-                k = int(re.search(r"shows (\d+) numbered", text).group(1))  # type: ignore[union-attr]
-                order = sorted(range(1, k + 1), key=lambda i: _h(f"{text}{i}"))
-                choices = [{"message": {"content": ", ".join(map(str, order))}}]
-            else:
-                w, h = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size
-                choices = []
-                for i in range(n):
-                    seed = _h(text) if greedy else _h(f"{text}|{body.get('seed')}|{i}")
-                    choices.append({"message": {"content": f"({seed % w}, {(seed // w) % h})"}})
-            for i, c in enumerate(choices):
-                c["index"] = i
-            usage = {"prompt_tokens": 50 + len(text) % 7, "completion_tokens": 4 * len(choices)}
-            self._send(200, {"choices": choices, "usage": usage})
-        finally:
-            with srv.lock:
-                srv.in_flight -= 1
-                srv.answered += 1
-                entry["answered"] = time.monotonic()
-
-    def _send(self, code: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        payload = json.dumps(data).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-def _log(p: float) -> float:
-    import math
-
-    return math.log(max(p, 1e-9))
-
-
 @pytest.fixture
 def server() -> Iterator[Scripted]:
-    srv = Scripted()
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with serving() as srv:
+        yield srv
 
 
 BENCHES = "benchmarks=[screenspot_v2,screenspot_pro]"
@@ -248,7 +104,7 @@ def test_greedy_points_are_the_servers(server: Scripted, demo_suite: Path, tmp_p
     """The greedy answers are the points the server derived from each prompt (computed here from its log)."""
     _eval(server, demo_suite, tmp_path / "g", "model.proposer=greedy", "model.critic=none")
     asked = sorted(
-        (float(_h(e["key"]) % e["size"][0]), float((_h(e["key"]) // e["size"][0]) % e["size"][1]))
+        (float(h(e["key"]) % e["size"][0]), float((h(e["key"]) // e["size"][0]) % e["size"][1]))
         for e in server.log
     )
     got = sorted(tuple(r["candidates"][0]) for r in _records(tmp_path / "g").values())
