@@ -701,7 +701,7 @@ class OpenAIBackend:
             if " HTTP 4" not in str(refused):
                 raise
             try:
-                self._post(self._body(replace(request, prefill=None), n=1, max_tokens=1), stop)
+                self._post(self._body(replace(request, prefill=None), n=1), stop)
             except GgeError:
                 raise refused from None
             raise self._fail(
