@@ -174,8 +174,27 @@ def _add_tokens(folder: Path, pieces: Sequence[str]) -> None:
     config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
+def _redraw(folder: Path, seed: int, std: float) -> None:
+    """Redraw the weight matrices of a saved checkpoint from N(0, std^2), seeded."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    model = AutoModelForImageTextToText.from_pretrained(folder, dtype=torch.float32)
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _, weight in sorted(model.named_parameters()):
+            if weight.dim() >= 2:
+                weight.copy_(torch.randn(weight.shape, generator=generator) * std)
+    model.save_pretrained(folder)
+
+
 def build_serve_qwen2_5_vl(
-    folder: Path, *, seed: int = 0, answer: str | None = None, pieces: Sequence[str] = ()
+    folder: Path,
+    *,
+    seed: int = 0,
+    answer: str | None = None,
+    pieces: Sequence[str] = (),
+    noise: float | None = None,
 ) -> Path:
     """A tiny Qwen2.5-VL that ``transformers serve --trust-remote-code`` serves.
 
@@ -186,6 +205,9 @@ def build_serve_qwen2_5_vl(
         answer: Program it to answer this text to any prompt (see :func:`program`).
         pieces: Texts added as single tokens first, so that ``answer``'s tokens all differ (e.g. the
             fixed parts of a tool call, whose JSON repeats quotes and colons).
+        noise: Redraw every weight matrix from N(0, noise^2) (seeded): ~0.2 makes a drift detector,
+            whose greedy answers change with a pixel or a rounding (the default init answers one
+            token over and over).
 
     Returns:
         ``folder``.
@@ -194,6 +216,8 @@ def build_serve_qwen2_5_vl(
 
     folder = Path(folder)
     build_tiny_qwen2_5_vl(folder, seed=seed)
+    if noise is not None:
+        _redraw(folder, seed, noise)
     if pieces:
         _add_tokens(folder, pieces)
     if answer is not None:
