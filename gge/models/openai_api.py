@@ -33,7 +33,6 @@ Example:
 from __future__ import annotations
 
 import base64
-import contextlib
 import email.utils
 import http.client
 import io
@@ -58,6 +57,14 @@ from PIL import Image
 from gge.errors import GgeError, TransientError
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
+from gge.models.openai_reading import (
+    MalformedAnswer,
+    ReadingRecord,
+    message_text,
+    prefill_refusal,
+    top_logprobs,
+    with_prefill,
+)
 from gge.types import CostRecord
 
 log = logging.getLogger(__name__)
@@ -517,71 +524,30 @@ class OpenAIBackend:
         return sorted(choices, key=lambda c: c["index"] if isinstance(c.get("index"), int) else 0)
 
     def _text(self, choice: dict[str, Any], i: int) -> str:
-        r"""The answer text of a choice: ``message.content``, with any parsed tool calls written back.
+        """The answer text of a choice; parsed tool calls are written back as Qwen text and counted.
 
-        A server that parses tool calls (``transformers serve`` for every Qwen model, vLLM started
-        with a tool-call parser) returns a Qwen ``<tool_call>...</tool_call>`` answer as
-        ``message.tool_calls`` and empty ``content``, even when the request has no ``tools``. gge's
-        parsers read the model's text, so each call is written back as the model writes it,
-        ``<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>``, after the content (one
-        newline apart), and counted (``tool_call_answers``, :meth:`_reading_record`).
+        See :func:`gge.models.openai_reading.message_text` (``transformers serve`` returns every
+        Qwen ``<tool_call>`` answer as ``message.tool_calls`` with empty ``content``).
         """
-        message = choice.get("message")
-        if not isinstance(message, dict) or ("content" not in message and "tool_calls" not in message):
-            raise self._fail(f"malformed response, choices[{i}] has no 'message.content'")
-        content = message.get("content")
-        if content is None:  # a refusal or a tool call: no text
-            content = ""
-        if not isinstance(content, str):
-            raise self._fail(f"malformed response, choices[{i}].message.content is not a string")
-        calls = message.get("tool_calls")
-        if calls is None or calls == []:
-            return content
-        if not isinstance(calls, list):
-            raise self._fail(f"malformed response, choices[{i}].message.tool_calls is not a list")
-        written = [self._tool_call_text(call, i) for call in calls]
-        self._note(tool_call_answers=1)
-        return "\n".join(([content] if content else []) + written)
+        try:
+            text, from_calls = message_text(choice.get("message"))
+        except MalformedAnswer as error:
+            raise self._fail(f"malformed response, choices[{i}]{error}") from None
+        if from_calls:
+            self._reading().tool_call_answer()
+        return text
 
-    def _tool_call_text(self, call: Any, i: int) -> str:
-        """One OpenAI tool call as the Qwen text it was parsed from (``arguments`` decoded when JSON)."""
-        function = call.get("function") if isinstance(call, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(name, str):
-            raise self._fail(f"malformed response, choices[{i}].message.tool_calls has no function name")
-        arguments: Any = function.get("arguments") if isinstance(function, dict) else None
-        if isinstance(arguments, str):
-            with contextlib.suppress(ValueError):  # not JSON: written back as the string it is
-                arguments = json.loads(arguments)
-        body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-        return f"<tool_call>\n{body}\n</tool_call>"
-
-    def _note(self, **changes: Any) -> None:
-        """Update what the answers showed about the server (:meth:`_reading_record`): ints add, others set."""
+    def _reading(self) -> ReadingRecord:
+        """What the answers showed about the server (created on first use)."""
         with self._lock:
-            record = self.__dict__.setdefault("_reading", self._reading_defaults())
-            for key, value in changes.items():
-                if isinstance(value, int) and not isinstance(value, bool):
-                    record[key] += value
-                else:
-                    record[key] = value
-
-    @staticmethod
-    def _reading_defaults() -> dict[str, Any]:
-        return {"n": None, "n_reasks": 0, "prefill": None, "tool_call_answers": 0}
+            record = self.__dict__.get("_reading_state")
+            if record is None:
+                record = self.__dict__["_reading_state"] = ReadingRecord()
+            return record
 
     def _reading_record(self) -> dict[str, Any]:
-        """What the server's answers showed about what it supports, for :meth:`settings`.
-
-        Keys: ``n`` (``"honoured"``: every answer had the choices asked for; ``"ignored"``: some had
-        fewer, and gge asked again for the rest; None: no request asked for more than one),
-        ``n_reasks`` (the requests sent for missing choices), ``prefill`` (``"continued"``: the
-        server took an assistant prefill; None: none was sent; a server that refuses one stops the
-        run, see :meth:`_ask`), ``tool_call_answers`` (answers that came back as ``tool_calls`` and
-        were written back as text, see :meth:`_text`). ``logprobs`` is recorded apart.
-        """
-        with self._lock:
-            return dict(self.__dict__.get("_reading") or self._reading_defaults())
+        """What the server's answers showed it supports, for :meth:`settings` (``ReadingRecord.as_dict``)."""
+        return self._reading().as_dict()
 
     @staticmethod
     def _usage_of(data: dict[str, Any]) -> dict[str, int]:
@@ -677,11 +643,13 @@ class OpenAIBackend:
             choices = self._choices(data)
             if not choices:
                 raise self._fail("malformed response, 'choices' is empty")
-            self._note_choices(want, len(choices), again=len(texts) > 0)
-            texts.extend(self._answer_text(c, i, request.prefill) for i, c in enumerate(choices[:want]))
+            self._reading().choices(want, len(choices), again=len(texts) > 0)
+            texts.extend(
+                with_prefill(self._text(c, i), request.prefill) for i, c in enumerate(choices[:want])
+            )
             cut.extend(c.get("finish_reason") == "length" for c in choices[:want])
         if request.prefill:
-            self._note(prefill="continued")
+            self._reading().prefill_continued()
         return texts, cut
 
     def _post_prefilled(self, request: GenerationRequest, want: int, stop: threading.Event) -> dict[str, Any]:
@@ -690,49 +658,16 @@ class OpenAIBackend:
         Where a request with a prefill is refused (HTTP 4xx), the same request is sent once without
         the prefill: if that one is answered, the prefill was what the server refused.
         """
-        body = self._body(request, n=want)
-        if not request.prefill:
-            return self._post(body, stop)
         try:
-            return self._post(body, stop)
-        except TransientError:
-            raise
+            return self._post(self._body(request, n=want), stop)
         except GgeError as refused:
-            if " HTTP 4" not in str(refused):
+            if not request.prefill or isinstance(refused, TransientError) or " HTTP 4" not in str(refused):
                 raise
             try:
                 self._post(self._body(replace(request, prefill=None), n=1), stop)
             except GgeError:
                 raise refused from None
-            raise self._fail(
-                f"the server refused the assistant prefill (model.prompts.prefill={request.prefill!r:.60}, "
-                f"sent as an assistant message with continue_final_message) but answers without it: "
-                f"{str(refused).split('): ', 1)[-1]}; serve the model with an engine that continues a "
-                "final assistant message (vLLM, SGLang) or set model.prompts.prefill=null (the answers "
-                "are then not the preset's protocol)"
-            ) from None
-
-    def _note_choices(self, want: int, got: int, *, again: bool) -> None:
-        """Record whether the server honoured ``n`` (``"ignored"`` sticks once seen)."""
-        with self._lock:
-            record = self.__dict__.setdefault("_reading", self._reading_defaults())
-            if again:
-                record["n_reasks"] += 1
-            if want > 1 and got < want:
-                record["n"] = "ignored"
-            elif want > 1 and record["n"] is None:
-                record["n"] = "honoured"
-
-    def _answer_text(self, choice: dict[str, Any], i: int, prefill: str | None) -> str:
-        """The prefill (the text the answer continues), then the choice's text.
-
-        A tool call written back from ``tool_calls`` that already starts with the prefill (a server
-        that parsed prefill and answer together) is not prefixed again.
-        """
-        text = self._text(choice, i)
-        if not prefill or (text.startswith(prefill) and text.startswith("<tool_call>")):
-            return text
-        return prefill + text
+            raise self._fail(prefill_refusal(request.prefill, str(refused).split("): ", 1)[-1])) from None
 
     def _yes_one(
         self, request: GenerationRequest, word: str, stop: threading.Event
@@ -746,7 +681,7 @@ class OpenAIBackend:
         choices = self._choices(data)
         if not choices:
             raise self._fail("malformed response, 'choices' is empty")
-        top = self._top_logprobs(choices[0])
+        top = top_logprobs(choices[0])
         if top is None:
             with self._lock:
                 self.logprobs = "unavailable"
@@ -757,28 +692,3 @@ class OpenAIBackend:
         # fsum of no terms is the float 0.0 (the built-in sum's is the int 0)
         p = math.fsum(math.exp(lp) for token, lp in top if token.strip().lower() == word)
         return min(1.0, p), cost
-
-    @staticmethod
-    def _top_logprobs(choice: dict[str, Any]) -> list[tuple[str, float]] | None:
-        """The first token's top log-probabilities as (token, logprob), or None if there are none."""
-        logprobs = choice.get("logprobs")
-        if not isinstance(logprobs, dict):
-            return None
-        content = logprobs.get("content")
-        if isinstance(content, list) and content and isinstance(content[0], dict):
-            first = content[0]
-            entries = first.get("top_logprobs")
-            if not isinstance(entries, list) or not entries:  # only the sampled token
-                entries = [first]
-            out = [
-                (e["token"], float(e["logprob"]))
-                for e in entries
-                if isinstance(e, dict)
-                and isinstance(e.get("token"), str)
-                and isinstance(e.get("logprob"), int | float)
-            ]
-            return out or None
-        legacy = logprobs.get("top_logprobs")  # completions style: [{token: logprob, ...}, ...]
-        if isinstance(legacy, list) and legacy and isinstance(legacy[0], dict):
-            return [(t, float(v)) for t, v in legacy[0].items() if isinstance(v, int | float)] or None
-        return None
