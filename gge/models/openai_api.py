@@ -40,9 +40,7 @@ Example:
 
 from __future__ import annotations
 
-import email.utils
 import http.client
-import ipaddress
 import json
 import logging
 import math
@@ -62,89 +60,25 @@ from gge.errors import GgeError, TransientError
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
 from gge.models.encoding import ImageUrls
+from gge.models.openai_http import MAX_DELAY_S, Retryable, is_loopback, retry_after, server_message, truncate
+from gge.models.openai_reading import (
+    WINDOW_KEY,
+    MalformedAnswer,
+    ReadingRecord,
+    message_text,
+    prefill_refusal,
+    request_cost,
+    top_logprobs,
+    usage_of,
+    with_prefill,
+)
 from gge.models.window import RequestWindow
 from gge.types import CostRecord
 
 log = logging.getLogger(__name__)
 
-MAX_DELAY_S = 60.0
-"""The longest wait between two tries, whatever the backoff or a ``Retry-After`` header asks."""
-
-_MESSAGE_CHARS = 300
-"""How much of a server's error message goes into a GgeError."""
-
-_WINDOW_KEY = "_gge_window"
-"""Where :meth:`OpenAIBackend._post` notes, in an answer, the window its request was sent under."""
-
 _DEFAULT_MIN_PIXELS = 56 * 56
 _DEFAULT_MAX_PIXELS = 14 * 14 * 4 * 1280
-
-
-class _Retryable(Exception):
-    """One failed try that may succeed when repeated (429, 5xx, connection error, timeout)."""
-
-    def __init__(
-        self, what: str, retry_after: float | None = None, overload: bool = False, busy: bool = False
-    ) -> None:
-        super().__init__(what)
-        self.what = what
-        self.retry_after = retry_after
-        self.overload = overload  # a sign of load: the window shrinks (429, 503, 504, a timeout)
-        self.busy = busy  # the server said so at once (429, 503): retried uncounted while the window shrinks
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date); None if absent or bad."""
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when is None:
-            return None
-        seconds = when.timestamp() - time.time()
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-def _server_message(body: bytes) -> str:
-    """The error message of a server's answer: ``error.message`` (or ``message``/``detail``) or the text."""
-    text = body.decode("utf-8", errors="replace").strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text
-    if isinstance(data, dict):
-        err = data.get("error", data)
-        if isinstance(err, dict):
-            for key in ("message", "detail", "msg"):
-                if isinstance(err.get(key), str):
-                    return str(err[key])
-        elif isinstance(err, str):
-            return err
-        if isinstance(data.get("detail"), str):
-            return str(data["detail"])
-    return text
-
-
-def _truncate(text: str, limit: int = _MESSAGE_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _is_loopback(host: str | None) -> bool:
-    if not host:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class OpenAIBackend:
@@ -243,12 +177,13 @@ class OpenAIBackend:
         self.image_format = self._images.image_format
         self.jpeg_quality = self._images.jpeg_quality
         self._cancelled = threading.Event()
+        self._reading_state = ReadingRecord()
         self.extra_body = dict(extra_body or {})
         self.logprobs: str | None = None
         self._lock = threading.Lock()
         self._usage = {"prompt_tokens": 0, "completion_tokens": 0, "requests": 0, "retries": 0}
         # A local server is never reached through a proxy; anything else follows the environment.
-        handlers = [urllib.request.ProxyHandler({})] if _is_loopback(parsed.hostname) else []
+        handlers = [urllib.request.ProxyHandler({})] if is_loopback(parsed.hostname) else []
         self._opener = urllib.request.build_opener(*handlers)
 
     # -- Backend API ----------------------------------------------------------------------------
@@ -356,7 +291,9 @@ class OpenAIBackend:
         ``window`` is ``fixed`` (``concurrency`` requests in flight) or ``adaptive`` (up to
         ``max_concurrency``); ``images`` counts how the request images were made (encoded once each,
         or sent as their file's own bytes) and the seconds spent encoding. What the window did is
-        results.json ``cost.window`` (:meth:`window_summary`).
+        results.json ``cost.window`` (:meth:`window_summary`). ``answers`` is what the server's
+        answers showed it supports (:class:`~gge.models.openai_reading.ReadingRecord`: ``n`` honoured
+        or ignored and re-asked, a prefill continued, tool-call answers written back as text).
         """
         with self._lock:
             usage = dict(self._usage)
@@ -385,6 +322,7 @@ class OpenAIBackend:
             },
             "extra_body": dict(self.extra_body),
             "logprobs": self.logprobs,
+            "answers": self._reading_record(),
             "usage": usage,
         }
 
@@ -492,7 +430,7 @@ class OpenAIBackend:
         return kind(self._redact(f"POST {self.url} (model {self.model!r}): {what}"))
 
     def _post_once(self, payload: bytes) -> dict[str, Any]:
-        """One try: the parsed JSON answer, or _Retryable, or GgeError (refused / malformed)."""
+        """One try: the parsed JSON answer, or Retryable, or GgeError (refused / malformed)."""
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         key = os.environ.get(self.api_key_env)
         if key:
@@ -506,32 +444,32 @@ class OpenAIBackend:
                 body = e.read()
             except (OSError, http.client.HTTPException):
                 body = b""
-            message = _truncate(self._redact(_server_message(body)) or str(e.reason))
+            message = truncate(self._redact(server_message(body)) or str(e.reason))
             what = f"HTTP {e.code}: {message}"
             if e.code == 429 or e.code >= 500:
-                raise _Retryable(
+                raise Retryable(
                     what,
-                    _retry_after(e.headers.get("Retry-After") if e.headers else None),
+                    retry_after(e.headers.get("Retry-After") if e.headers else None),
                     overload=e.code in (429, 503, 504),
                     busy=e.code in (429, 503),
                 ) from None
             raise self._fail(what) from None
         except TimeoutError:
-            raise _Retryable(f"timed out after {self.timeout_s:g} s", overload=True) from None
+            raise Retryable(f"timed out after {self.timeout_s:g} s", overload=True) from None
         except urllib.error.URLError as e:
             if isinstance(e.reason, TimeoutError):
-                raise _Retryable(f"timed out after {self.timeout_s:g} s", overload=True) from None
-            raise _Retryable(f"connection error: {e.reason}") from None
+                raise Retryable(f"timed out after {self.timeout_s:g} s", overload=True) from None
+            raise Retryable(f"connection error: {e.reason}") from None
         except (OSError, http.client.HTTPException) as e:
-            raise _Retryable(f"connection error: {type(e).__name__}: {e}") from None
+            raise Retryable(f"connection error: {type(e).__name__}: {e}") from None
         try:
             data = json.loads(raw)
         except ValueError:
             raise self._fail(
-                f"malformed response, not JSON: {_truncate(raw.decode('utf-8', 'replace'))!r}"
+                f"malformed response, not JSON: {truncate(raw.decode('utf-8', 'replace'))!r}"
             ) from None
         if not isinstance(data, dict):
-            raise self._fail(f"malformed response, expected a JSON object, got {_truncate(str(data))!r}")
+            raise self._fail(f"malformed response, expected a JSON object, got {truncate(str(data))!r}")
         return data
 
     def _pause(self, delay: float, stop: threading.Event) -> bool:
@@ -554,7 +492,7 @@ class OpenAIBackend:
                 raise self._fail("cancelled: the run is stopping")
             try:
                 data = self._post_once(payload)
-            except _Retryable as e:
+            except Retryable as e:
                 self.window.release(ticket, "overload" if e.overload else "error")
                 owned = e.busy and self.window.owns(ticket)
                 if attempt == self.max_retries and not owned:
@@ -578,7 +516,7 @@ class OpenAIBackend:
                 self.window.release(ticket, "error")
                 raise
             self.window.release(ticket, "ok")
-            data[_WINDOW_KEY] = ticket.limit
+            data[WINDOW_KEY] = ticket.limit
             usage = data.get("usage")
             with self._lock:
                 self._usage["requests"] += 1
@@ -591,69 +529,30 @@ class OpenAIBackend:
     def _choices(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         choices = data.get("choices")
         if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
-            raise self._fail(f"malformed response, missing 'choices' list: {_truncate(json.dumps(data))!r}")
+            raise self._fail(f"malformed response, missing 'choices' list: {truncate(json.dumps(data))!r}")
         return sorted(choices, key=lambda c: c["index"] if isinstance(c.get("index"), int) else 0)
 
     def _text(self, choice: dict[str, Any], i: int) -> str:
-        message = choice.get("message")
-        if not isinstance(message, dict) or "content" not in message:
-            raise self._fail(f"malformed response, choices[{i}] has no 'message.content'")
-        content = message["content"]
-        if content is None:  # a refusal or a tool call: no text
-            return ""
-        if not isinstance(content, str):
-            raise self._fail(f"malformed response, choices[{i}].message.content is not a string")
-        return content
+        """The answer text of a choice; parsed tool calls are written back as Qwen text and counted.
 
-    @staticmethod
-    def _usage_of(data: dict[str, Any]) -> dict[str, int]:
-        usage = data.get("usage")
-        if not isinstance(usage, dict):
-            return {}
-        return {
-            k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens") if isinstance(usage.get(k), int)
-        }
-
-    @staticmethod
-    def _cached_of(data: dict[str, Any]) -> int | None:
-        """``usage.prompt_tokens_details.cached_tokens`` of an answer, or None where not reported."""
-        usage = data.get("usage")
-        details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
-        cached = details.get("cached_tokens") if isinstance(details, dict) else None
-        return cached if isinstance(cached, int) and not isinstance(cached, bool) else None
-
-    @staticmethod
-    def _cost(stage: str, answers: list[dict[str, Any]], began: float) -> CostRecord:
-        """The cost of one request from its answers' ``usage`` (summed), timed from ``began``.
-
-        One answer of c choices computed its prompt once for c answers: as on the transformers
-        one-prefill path, its prompt counts c times in ``input_tokens``, and the c - 1 copies the
-        choices shared count as cached, on top of what the server says its cache served (so the
-        tokens computed, ``total_tokens``, are the server's own).
+        See :func:`gge.models.openai_reading.message_text` (``transformers serve`` returns every
+        Qwen ``<tool_call>`` answer as ``message.tool_calls`` with empty ``content``).
         """
-        usages = [OpenAIBackend._usage_of(a) for a in answers]
-        cached = [OpenAIBackend._cached_of(a) for a in answers]
-        choices = [max(1, len(a.get("choices") or [])) for a in answers]
+        try:
+            text, from_calls = message_text(choice.get("message"))
+        except MalformedAnswer as error:
+            raise self._fail(f"malformed response, choices[{i}]{error}") from None
+        if from_calls:
+            self._reading().tool_call_answer()
+        return text
 
-        def total(key: str, times: list[int] | None = None) -> int | None:
-            values = [u.get(key) for u in usages]
-            if None in values:
-                return None
-            weights = times or [1] * len(values)
-            return sum(int(v or 0) * w for v, w in zip(values, weights, strict=True))
+    def _reading(self) -> ReadingRecord:
+        """What the answers showed about the server."""
+        return self._reading_state
 
-        shared = [(c - 1) * int(u.get("prompt_tokens") or 0) for u, c in zip(usages, choices, strict=True)]
-        reported = None if None in cached else sum(c for c in cached if c is not None)
-        more = sum(shared)
-        windows = [a[_WINDOW_KEY] for a in answers if isinstance(a.get(_WINDOW_KEY), int)]
-        return CostRecord(
-            stage,
-            input_tokens=total("prompt_tokens", choices),
-            output_tokens=total("completion_tokens"),
-            cached_tokens=(None if more == 0 else more) if reported is None else reported + more,
-            seconds=time.perf_counter() - began,
-            window=max(windows) if windows else None,
-        )
+    def _reading_record(self) -> dict[str, Any]:
+        """What the server's answers showed it supports, for :meth:`settings` (``ReadingRecord.as_dict``)."""
+        return self._reading().as_dict()
 
     def _generate_one(self, request: GenerationRequest, stop: threading.Event) -> Generation:
         began = time.perf_counter()
@@ -667,7 +566,7 @@ class OpenAIBackend:
         def ask(i: int) -> tuple[list[str], list[bool], CostRecord]:
             part_began = time.perf_counter()
             more, more_cut = self._ask(parts[i], stop, asked[i])
-            return more, more_cut, self._cost("propose", asked[i], part_began)
+            return more, more_cut, request_cost("propose", asked[i], time.perf_counter() - part_began)
 
         if len(parts) == 1:
             done = [ask(0)]
@@ -689,30 +588,58 @@ class OpenAIBackend:
         answers = [a for part_answers in asked for a in part_answers]
         usage: dict[str, int] = {}
         for data in answers:
-            for k, v in self._usage_of(data).items():
+            for k, v in usage_of(data).items():
                 usage[k] = usage.get(k, 0) + v
         split = tuple(part_costs) if len(part_costs) > 1 else ()
-        return Generation(texts, usage, cut, self._cost("propose", answers, began), split)
+        whole = request_cost("propose", answers, time.perf_counter() - began)
+        return Generation(texts, usage, cut, whole, split)
 
     def _ask(
         self, request: GenerationRequest, stop: threading.Event, answers: list[dict[str, Any]]
     ) -> tuple[list[str], list[bool]]:
-        """The ``num_sequences`` texts of one request and whether each was cut; answers appended."""
+        """The ``num_sequences`` texts of one request and whether each was cut; answers appended.
+
+        A server that ignores ``n`` returns fewer choices: gge asks again for the rest (recorded as
+        ``n: "ignored"`` with the extra requests in ``n_reasks``). A server that refuses the
+        assistant prefill (``transformers serve`` answers HTTP 422 to ``continue_final_message``)
+        stops the run with one line naming ``model.prompts.prefill`` and the server's answer: the
+        prefill is part of the preset's protocol, and answers without it are not the protocol's.
+        """
         n = request.num_sequences
         texts: list[str] = []
         cut: list[bool] = []
-        # A server that ignores ``n`` returns fewer choices; ask again for the rest.
         while len(texts) < n:
             want = n - len(texts)
-            data = self._post(self._body(request, n=want), stop)
+            data = self._post_prefilled(request, want, stop)
             answers.append(data)
             choices = self._choices(data)
             if not choices:
                 raise self._fail("malformed response, 'choices' is empty")
-            prefill = request.prefill or ""
-            texts.extend(prefill + self._text(c, i) for i, c in enumerate(choices[:want]))
+            self._reading().choices(want, len(choices), again=len(texts) > 0)
+            texts.extend(
+                with_prefill(self._text(c, i), request.prefill) for i, c in enumerate(choices[:want])
+            )
             cut.extend(c.get("finish_reason") == "length" for c in choices[:want])
+        if request.prefill:
+            self._reading().prefill_continued()
         return texts, cut
+
+    def _post_prefilled(self, request: GenerationRequest, want: int, stop: threading.Event) -> dict[str, Any]:
+        """POST a request for ``want`` choices; a 4xx refusal of its prefill becomes a one-line error.
+
+        Where a request with a prefill is refused (HTTP 4xx), the same request is sent once without
+        the prefill: if that one is answered, the prefill was what the server refused.
+        """
+        try:
+            return self._post(self._body(request, n=want), stop)
+        except GgeError as refused:
+            if not request.prefill or isinstance(refused, TransientError) or " HTTP 4" not in str(refused):
+                raise
+            try:
+                self._post(self._body(replace(request, prefill=None), n=1), stop)
+            except GgeError:
+                raise refused from None
+            raise self._fail(prefill_refusal(request.prefill, str(refused).split("): ", 1)[-1])) from None
 
     def _yes_one(
         self, request: GenerationRequest, word: str, stop: threading.Event
@@ -722,11 +649,11 @@ class OpenAIBackend:
             request, max_tokens=1, temperature=0.0, top_p=1.0, n=1, logprobs=True, top_logprobs=20
         )
         data = self._post(body, stop)
-        cost = self._cost("judge", [data], began)
+        cost = request_cost("judge", [data], time.perf_counter() - began)
         choices = self._choices(data)
         if not choices:
             raise self._fail("malformed response, 'choices' is empty")
-        top = self._top_logprobs(choices[0])
+        top = top_logprobs(choices[0])
         if top is None:
             with self._lock:
                 self.logprobs = "unavailable"
@@ -734,30 +661,6 @@ class OpenAIBackend:
         with self._lock:
             if self.logprobs is None:
                 self.logprobs = "available"
-        p = sum(math.exp(lp) for token, lp in top if token.strip().lower() == word)
+        # fsum of no terms is the float 0.0 (the built-in sum's is the int 0)
+        p = math.fsum(math.exp(lp) for token, lp in top if token.strip().lower() == word)
         return min(1.0, p), cost
-
-    @staticmethod
-    def _top_logprobs(choice: dict[str, Any]) -> list[tuple[str, float]] | None:
-        """The first token's top log-probabilities as (token, logprob), or None if there are none."""
-        logprobs = choice.get("logprobs")
-        if not isinstance(logprobs, dict):
-            return None
-        content = logprobs.get("content")
-        if isinstance(content, list) and content and isinstance(content[0], dict):
-            first = content[0]
-            entries = first.get("top_logprobs")
-            if not isinstance(entries, list) or not entries:  # only the sampled token
-                entries = [first]
-            out = [
-                (e["token"], float(e["logprob"]))
-                for e in entries
-                if isinstance(e, dict)
-                and isinstance(e.get("token"), str)
-                and isinstance(e.get("logprob"), int | float)
-            ]
-            return out or None
-        legacy = logprobs.get("top_logprobs")  # completions style: [{token: logprob, ...}, ...]
-        if isinstance(legacy, list) and legacy and isinstance(legacy[0], dict):
-            return [(t, float(v)) for t, v in legacy[0].items() if isinstance(v, int | float)] or None
-        return None
