@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from gge.benchmarks.base import TableSpec
@@ -186,38 +188,49 @@ def gallery_entries(
             by_bench.setdefault(r.benchmark, []).append((kind, r))
         else:
             by_bench.setdefault(r.benchmark, [])
-    out: list[dict[str, Any]] = []
+    chosen: list[tuple[str, str, SampleResult, Sample | None]] = []
     for bench, misses in by_bench.items():
-        spec = tables.get(bench)
         for kind, r in _select_round_robin(misses, limit_per_benchmark):
             sample = samples.get((r.benchmark, r.id))
             if sample is None and r.region is not None and r.image_size is not None and r.image_path:
                 sample = Sample(r.benchmark, r.id, r.image_path, r.image_size, "", r.region, r.labels)
-            drawn = overlay_data_uri(sample, r, strategy, max_width=max_width) if sample else None
-            pick = r.picks.get(strategy)
-            out.append(
-                {
-                    "benchmark": bench,
-                    "id": r.id,
-                    "instruction": sample.instruction if sample is not None else "",
-                    "kind": kind,
-                    "cell": cell_of(sample.labels if sample is not None else r.labels, spec),
-                    "thumb": drawn[0] if drawn else None,
-                    "thumb_size": list(drawn[1]) if drawn else None,
-                    "raw": r.raw,
-                    "critic_raw": r.critic_raw,
-                    "candidates": len(r.candidates),
-                    "hit_ranks": [i for i, hit in enumerate(r.hits, start=1) if hit],
-                    "pick": {
-                        "rank": pick_rank(r, strategy),
-                        "point": _point(pick.point) if pick is not None else None,
-                        "hit": bool(r.top1.get(strategy, False)),
-                    },
-                    "oracle": any(r.hits),
-                    "format_error": r.format_error,
-                    "image_error": r.image_error,
-                }
-            )
+            chosen.append((bench, kind, r, sample))
+
+    def draw(job: tuple[str, str, SampleResult, Sample | None]) -> tuple[str, tuple[int, int]] | None:
+        _, _, r, sample = job
+        return overlay_data_uri(sample, r, strategy, max_width=max_width) if sample else None
+
+    # The screenshots are decoded on every core (Pillow decodes and resizes without the GIL): the
+    # gallery is most of a large run's report time.
+    with ThreadPoolExecutor(max_workers=max(1, min(len(chosen), os.cpu_count() or 1))) as pool:
+        overlays = list(pool.map(draw, chosen))
+    out: list[dict[str, Any]] = []
+    for (bench, kind, r, sample), drawn in zip(chosen, overlays, strict=True):
+        spec = tables.get(bench)
+        pick = r.picks.get(strategy)
+        out.append(
+            {
+                "benchmark": bench,
+                "id": r.id,
+                "instruction": sample.instruction if sample is not None else "",
+                "kind": kind,
+                "cell": cell_of(sample.labels if sample is not None else r.labels, spec),
+                "thumb": drawn[0] if drawn else None,
+                "thumb_size": list(drawn[1]) if drawn else None,
+                "raw": r.raw,
+                "critic_raw": r.critic_raw,
+                "candidates": len(r.candidates),
+                "hit_ranks": [i for i, hit in enumerate(r.hits, start=1) if hit],
+                "pick": {
+                    "rank": pick_rank(r, strategy),
+                    "point": _point(pick.point) if pick is not None else None,
+                    "hit": bool(r.top1.get(strategy, False)),
+                },
+                "oracle": any(r.hits),
+                "format_error": r.format_error,
+                "image_error": r.image_error,
+            }
+        )
     return out
 
 
