@@ -16,7 +16,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,7 +43,7 @@ class Scripted(ThreadingHTTPServer):
         self.capacity: int | None = None  # above it: 429
         self.refused = 0
         self.slow_first = 0.0  # the first proposer request of ``slow_key`` is held (at most this long)
-        self.release_on = (0, 0)  # until a critic request with an image this size arrives
+        self.release_on: Callable[[dict[str, Any]], bool] = lambda entry: False  # until a request like this
         self.slow_key = ""
         self.fail_after: int | None = None  # answers after which every request gets HTTP 400
         self.answered = 0
@@ -101,7 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
         if first_propose and srv.slow_first:
             with srv.paired:
                 entry["released"] = srv.paired.wait_for(
-                    lambda: any(e["kind"] == "judge" and e["size"] == srv.release_on for e in srv.log),
+                    lambda: any(srv.release_on(e) for e in srv.log),
                     timeout=srv.slow_first,
                 )
         try:

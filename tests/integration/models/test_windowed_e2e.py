@@ -114,7 +114,8 @@ def test_greedy_points_are_the_servers(server: Scripted, demo_suite: Path, tmp_p
 def test_no_barrier_between_samples_stages_or_benchmarks(
     server: Scripted, demo_suite: Path, tmp_path: Path
 ) -> None:
-    server.slow_first, server.release_on = 30.0, (3840, 1080)  # a screenspot_pro screenshot
+    server.slow_first = 30.0  # until a critic request about a screenspot_pro screenshot arrives
+    server.release_on = lambda e: e["kind"] == "judge" and e["size"] == (3840, 1080)
     cfg = parse_args(_args(server, demo_suite, tmp_path / "o"))
     first = load_benchmarks(["screenspot_v2"], demo_suite, bench_options(cfg), max_samples=1).samples
     server.slow_key = "Instruction: " + first["screenspot_v2"][0].instruction
@@ -128,6 +129,21 @@ def test_no_barrier_between_samples_stages_or_benchmarks(
     held = order.index(("screenspot_v2", first["screenspot_v2"][0].id))
     assert held > 0 and len(order) == 12  # others finished first; every sample is logged
     assert sorted(e["n"] for e in server.log if e["key"] == slow["key"]) == [1, 2]
+
+
+def test_refine_requests_go_out_while_another_sample_is_still_proposing(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    """The first sample's proposer request is held until a refine request (a crop) arrives."""
+    cfg = parse_args(_args(server, demo_suite, tmp_path / "o"))
+    first = load_benchmarks(["screenspot_v2"], demo_suite, bench_options(cfg), max_samples=1).samples
+    server.slow_key = "Instruction: " + first["screenspot_v2"][0].instruction
+    screens = {(390, 844), (3840, 1080)}  # the two benchmarks' screenshots: anything else is a crop
+    server.slow_first = 30.0
+    server.release_on = lambda e: e["kind"] == "propose" and e["size"] not in screens
+    _eval(server, demo_suite, tmp_path / "o", *MODES["greedy+zoom"])
+    slow = next(e for e in server.log if server.slow_key in e["key"] and "released" in e)
+    assert slow["released"] is True
 
 
 def test_a_sampling_pair_goes_out_together(server: Scripted, demo_suite: Path, tmp_path: Path) -> None:
@@ -166,4 +182,39 @@ def test_a_killed_windowed_run_resumes_to_the_fresh_numbers(
     again, printed = _eval(server, demo_suite, tmp_path / "again", *MODES["sampling+pointwise"])
     assert f"resuming: {len(kept)} samples already finished" in printed
     assert _records(tmp_path / "again") == _records(tmp_path / "fresh")
+    assert _figures(again) == _figures(fresh)
+
+
+def test_a_windowed_run_killed_by_sigkill_resumes_to_the_fresh_numbers(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    """``python eval.py`` killed (SIGKILL) mid-run; the same command again finishes what it left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    mode = MODES["sampling+pointwise"]
+    fresh, _ = _eval(server, demo_suite, tmp_path / "fresh", *mode)
+    before = server.answered
+    server.delay_ms = 80  # 160-400 ms a request: the run is still going when it is killed
+    root = Path(__file__).resolve().parents[3]
+    command = [sys.executable, str(root / "eval.py"), *_args(server, demo_suite, tmp_path / "killed", *mode)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = tmp_path / "killed" / "predictions.rank0.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and len(log.read_text().splitlines()) >= 4:
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    kept = len([x for x in log.read_text().splitlines() if x.endswith("}")])
+    assert 4 <= kept < 12 and server.answered > before
+    again, printed = _eval(server, demo_suite, tmp_path / "killed", *mode)
+    assert f"resuming: {kept} samples already finished" in printed
+    assert _records(tmp_path / "killed") == _records(tmp_path / "fresh")
     assert _figures(again) == _figures(fresh)
