@@ -442,11 +442,28 @@ def setup_text(cost: CostSetup) -> str:
         >>> setup_text({"source": "measured", "hardware": "AMD EPYC x 2 cores", "device": "cpu",
         ...     "backend": "demo", "dtype": "float32", "batch_size": 16, "batch_grouping": "image size"})
         'Costs: measured on AMD EPYC x 2 cores (cpu, float32), backend demo, batch 16 (grouped by image size)'
+        >>> window = {"mode": "adaptive", "start": 64, "max": 256, "final": 96, "peak_in_flight": 96,
+        ...     "mean_in_flight": 61.5, "sent": 900, "overloads": 0, "decreases": 0, "busy_seconds": 7.5}
+        >>> text = setup_text({"source": "measured", "hardware": "AMD EPYC x 2 cores", "device": "cpu",
+        ...     "backend": "openai", "dtype": None, "batch_size": 1, "batch_grouping": "image size",
+        ...     "window": window})
+        >>> for part in text.split(", backend openai, ")[1].split(", "):
+        ...     print(part)
+        one request window: adaptive 64 -> 96 (at most 256)
+        61.5 requests in flight on average
+        96 at most
+        0 overloads
     """
     if cost["source"] == "replayed":
         return f"Costs: {cost['hardware']}"
     kind = ", ".join(x for x in (cost["device"], cost["dtype"]) if x)
-    return (
-        f"Costs: measured on {cost['hardware']} ({kind}), backend {cost['backend']}, "
-        f"batch {cost['batch_size']} (grouped by {cost['batch_grouping']})"
-    )
+    head = f"Costs: measured on {cost['hardware']} ({kind}), backend {cost['backend']}, "
+    window = cost.get("window")
+    if window is not None:
+        moved = f"{window['start']} -> {window['final']} (at most {window['max']})"
+        size = moved if window["mode"] == "adaptive" else str(window["start"])
+        return (
+            f"{head}one request window: {window['mode']} {size}, {window['mean_in_flight']:g} requests "
+            f"in flight on average, {window['peak_in_flight']} at most, {window['overloads']} overloads"
+        )
+    return f"{head}batch {cost['batch_size']} (grouped by {cost['batch_grouping']})"
