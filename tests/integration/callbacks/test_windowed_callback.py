@@ -39,6 +39,7 @@ def _fit(demo: Path, out: Path, srv: Scripted, **kw: object) -> dict[str, float]
     return {k: float(v) for k, v in metrics if k.startswith("grounding/") and "seconds" not in k}
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 def test_two_ranks_give_the_single_process_numbers(demo_suite: Path, tmp_path: Path) -> None:
     with serving() as srv:

@@ -26,6 +26,8 @@ from gge.errors import GgeError
 from gge.run.settings import bench_options, parse_args
 from gge.run.standalone import run
 
+pytestmark = pytest.mark.slow  # each runs gge end to end against the server (5-15 s)
+
 
 @pytest.fixture
 def server() -> Iterator[Scripted]:
