@@ -65,6 +65,7 @@ import os
 import random
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -607,6 +608,7 @@ def run_mode(
 ) -> Figures:
     """One gge run against the engine; its figures."""
     out = work / f"out_{mode}_C{engine.slots}_L{engine.latency:g}"
+    shutil.rmtree(out, ignore_errors=True)  # a fresh run each time, never a resumed one
     prof = work / f"{out.name}.prof" if profile else None
     cmd = client_command(port, mode, records, out, extra, root, prof)
     engine.log = []
@@ -759,6 +761,7 @@ def report(fig: Figures) -> list[str]:
     cpu_1080 = cpu_ms_per_1080p(fig)
     cpu_1080_all = fig.client_cpu_s / fig.pixels_1080p * 1000 if fig.pixels_1080p else math.nan
     wall_bound = fig.wall_s / fig.bound_s
+    span = max(fig.wall_s - fig.startup_s - fig.tail_s, 1e-9)
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(fig.kinds.items()))
     formats = ", ".join(f"{k} {v}" for k, v in sorted(fig.formats.items())) or "none"
     counted = fig.client_requests if fig.client_requests is not None else "?"
@@ -786,6 +789,8 @@ def report(fig: Figures) -> list[str]:
         f"ratio: {tag}: client CPU ms per 1080p request = {cpu_1080:.1f} (target <= {TARGET_CPU_MS:.1f}: "
         f"{verdict(cpu_1080 <= TARGET_CPU_MS)})",
         f"ratio: {tag}: client CPU ms per request = {cpu_span_req:.1f} (whole process: {cpu_req:.1f})",
+        f"ratio: {tag}: client cores busy over the span = {fig.client_cpu_span_s / span:.2f} "
+        f"(of {os.cpu_count()}; machine load {fig.load[0]:.1f} -> {fig.load[1]:.1f})",
         f"ratio: {tag}: startup / wall = {fig.startup_s / fig.wall_s:.2f}, tail / wall = "
         f"{fig.tail_s / fig.wall_s:.2f}",
     ]
