@@ -29,7 +29,7 @@ Example:
     ...     def predict_images(self, samples, images):
     ...         return [Prediction(s.benchmark, s.id, (Candidate((5.0, 5.0)),)) for s in samples]
     >>> samples = [Sample("b", str(i), path, (10, 10), "click", Box(0, 0, 9, 9)) for i in range(3)]
-    >>> [(r.id, r.top1) for r in evaluate_windowed(Centre(), samples, k=1)]
+    >>> [(r.id, r.top1["first"]) for r in evaluate_windowed(Centre(), samples, k=1)]
     [('0', True), ('1', True), ('2', True)]
 """
 
