@@ -16,7 +16,8 @@
 
 :class:`ImageUrls` keeps each image's data URL while the image lives, so every request that sends
 the same image object (a sampling proposer's greedy and sampled requests, a retry, a re-ask for
-missing choices) encodes it once.
+missing choices) encodes it once; and the data URLs of the last 16 screenshot files sent as they
+are, so the samples that share a screenshot (several instructions on one screen) read it once.
 
 Example:
     >>> from PIL import Image
@@ -30,11 +31,13 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import struct
 import threading
 import time
 import weakref
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +52,8 @@ FORMATS = ("png", "jpeg")
 _MIME = {"png": "image/png", "jpeg": "image/jpeg"}
 _FILE_FORMATS = {"PNG": "png", "JPEG": "jpeg"}
 _PNG_LEVEL = 1
+_RECENT_FILES = 16
+"""Screenshot files whose data URLs are kept (benchmarks ask several instructions per screenshot)."""
 
 
 def _chunk(tag: bytes, body: bytes) -> bytes:
@@ -116,7 +121,9 @@ def file_format(path: str, size: tuple[int, int]) -> str | None:
             fmt = _FILE_FORMATS.get(im.format or "")
             if fmt is None or im.size != size or im.mode not in ("RGB", "L"):
                 return None
-            if im.getexif().get(0x0112, 1) != 1:
+            # A PNG's getexif() decodes the whole image to look past its pixels: read only the
+            # eXIf chunk met before them (a later one is as rare as it is ignored by servers)
+            if (fmt == "jpeg" or "exif" in im.info) and im.getexif().get(0x0112, 1) != 1:
                 return None
             return fmt
     except (OSError, ValueError, SyntaxError):
@@ -163,6 +170,7 @@ class ImageUrls:
         self._lock = threading.Lock()
         self._urls: dict[int, str] = {}
         self._pending: dict[int, threading.Event] = {}
+        self._files: OrderedDict[tuple[str, int, int], str] = OrderedDict()  # recent files' URLs
 
     def url(self, image: Image.Image, file: str | None = None) -> str:
         """The data URL of ``image``; ``file``: the screenshot file it is, unchanged, if it is one.
@@ -203,21 +211,33 @@ class ImageUrls:
         return url
 
     def _forget(self, key: int) -> None:
-        with self._lock:
-            self._urls.pop(key, None)
+        # No lock: a finalizer may run in a thread that holds it (a garbage collection inside url()),
+        # and one dict operation is atomic.
+        self._urls.pop(key, None)
 
     def _make(self, image: Image.Image, file: str | None) -> str:
         fmt = file_format(file, image.size) if file is not None else None
         if file is not None and fmt is not None and (fmt == "jpeg" or fmt == self.image_format):
-            with open(file, "rb") as f:
-                data = f.read()
+            stat = os.stat(file)
+            key = (file, stat.st_mtime_ns, stat.st_size)
             with self._lock:
                 self.counts.file_bytes += 1
-        else:
-            began = time.perf_counter()
-            fmt = self.image_format
-            data = encode_png(image) if fmt == "png" else encode_jpeg(image, self.jpeg_quality)
+                known = self._files.get(key)
+                if known is not None:  # another instruction on the same screenshot
+                    self._files.move_to_end(key)
+                    return known
+            with open(file, "rb") as f:
+                data = f.read()
+            url = f"data:{_MIME[fmt]};base64,{base64.b64encode(data).decode('ascii')}"
             with self._lock:
-                self.counts.encoded += 1
-                self.counts.encode_seconds += time.perf_counter() - began
+                self._files[key] = url
+                while len(self._files) > _RECENT_FILES:
+                    self._files.popitem(last=False)
+            return url
+        began = time.perf_counter()
+        fmt = self.image_format
+        data = encode_png(image) if fmt == "png" else encode_jpeg(image, self.jpeg_quality)
+        with self._lock:
+            self.counts.encoded += 1
+            self.counts.encode_seconds += time.perf_counter() - began
         return f"data:{_MIME[fmt]};base64,{base64.b64encode(data).decode('ascii')}"

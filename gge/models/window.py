@@ -8,7 +8,9 @@ work on and never more.
 - **adaptive** (``model.concurrency`` unset): AIMD, as TCP does. The window starts at
   :data:`ADAPTIVE_START` and, until its first decrease, grows by one request per answer (slow start:
   it doubles every round trip while the server keeps up); after that by one request per window of
-  answers (``+1/limit`` per answer); never above ``max_limit``. An overload (HTTP 429, 503 or 504, a
+  answers (``+1/limit`` per answer); never above ``max_limit``, and only on the answers to requests
+  sent while the window was full (a client that does not fill its window learns nothing about the
+  server from it). An overload (HTTP 429, 503 or 504, a
   timeout) halves it. Latency that has grown past :data:`LATENCY_FACTOR` times the lowest the run has
   seen (the server is queueing the requests, not serving them: more in flight only makes each one
   wait longer) takes off a tenth. At most one decrease per round trip: the answers to requests sent
@@ -201,7 +203,7 @@ class RequestWindow:
                 )
             if self._baseline is not None and self._latency > LATENCY_FACTOR * self._baseline:
                 self._decrease(ticket, 0.9)
-            else:
+            elif ticket.in_flight >= ticket.limit:  # grown only while the window was full
                 step = 1.0 if self._slow_start else 1.0 / self._limit
                 self._limit = min(float(self.max_limit), self._limit + step)
         if self.limit != before:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
@@ -31,6 +32,7 @@ from gge.documents.records import record_key
 from gge.errors import GgeError, TransientError
 
 __all__ = [
+    "GroupedLog",
     "MalformedLine",
     "PredictionLog",
     "Records",
@@ -393,3 +395,80 @@ def _fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+class GroupedLog:
+    """A :class:`PredictionLog` written by a thread of its own, each group of waiting records at once.
+
+    :meth:`put` returns at once; the writer takes every record waiting and appends them in one write
+    and one fsync (a group commit), so the many threads of a windowed run never wait on each other's
+    fsync, and a record is on disk one fsync after it was put. :meth:`close` writes what is waiting,
+    then closes the log; a failure to write is raised there (and by the next :meth:`put`).
+
+    Args:
+        log: The log to write to.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "predictions.rank0.jsonl"
+        >>> grouped = GroupedLog(PredictionLog(path))
+        >>> for i in range(3):
+        ...     grouped.put({"benchmark": "b", "id": str(i)})
+        >>> grouped.close()
+        >>> [json.loads(x)["id"] for x in path.read_text().splitlines()]
+        ['0', '1', '2']
+    """
+
+    def __init__(self, log: PredictionLog) -> None:
+        self.log = log
+        self._waiting: list[dict[str, Any]] = []
+        self._cond = threading.Condition()
+        self._closing = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._write, name="gge-log", daemon=True)
+        self._thread.start()
+
+    def put(self, record: dict[str, Any]) -> None:
+        """Queue one record (:func:`gge.documents.records.encode`) to be appended.
+
+        Raises:
+            ValueError: for a record without ``benchmark`` and ``id`` (checked now, as
+                :meth:`PredictionLog.append` would).
+            OSError: the writer failed on an earlier group.
+        """
+        if not isinstance(record, dict) or "benchmark" not in record or "id" not in record:
+            raise ValueError(f"a prediction record needs 'benchmark' and 'id': {record!r}")
+        with self._cond:
+            if self._error is not None:
+                raise self._error
+            self._waiting.append(record)
+            self._cond.notify()
+
+    def _write(self) -> None:
+        while True:
+            with self._cond:
+                while not self._waiting and not self._closing:
+                    self._cond.wait()
+                group, self._waiting = self._waiting, []
+                if not group and self._closing:
+                    return
+            try:
+                self.log.append(group)
+            except BaseException as e:  # said by the next put, and by close
+                with self._cond:
+                    self._error = e
+                return
+
+    def close(self) -> None:
+        """Write what is waiting, stop the writer, close the log.
+
+        Raises:
+            OSError: a group could not be written.
+        """
+        with self._cond:
+            self._closing = True
+            self._cond.notify()
+        self._thread.join()
+        self.log.close()
+        if self._error is not None:
+            raise self._error

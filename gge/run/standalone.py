@@ -463,7 +463,7 @@ def _predict_windowed(
     resumes from them as one evaluated through Lightning does.
     """
     from gge.documents.records import encode
-    from gge.run.predlog import PredictionLog, rank_log_path
+    from gge.run.predlog import GroupedLog, PredictionLog, rank_log_path
 
     cfg = run.cfg
     samples = run.loaded.samples
@@ -471,7 +471,7 @@ def _predict_windowed(
     results_path = run.output_dir / "results.json"
     if results_path.exists():
         results_path.unlink()  # a stale file must not pass for this run's
-    log = PredictionLog(rank_log_path(run.output_dir, 0))
+    log = GroupedLog(PredictionLog(rank_log_path(run.output_dir, 0)))  # no thread waits on an fsync
     try:
         local = evaluate_windowed(
             run.policy,
@@ -480,7 +480,7 @@ def _predict_windowed(
             cluster_radius=run.radius,
             decode_max_pixels=cfg.decode_max_pixels,
             strict_images=bool(cfg.strict_images),
-            on_result=lambda r: log.append([encode(r)]),
+            on_result=lambda r: log.put(encode(r)),
         )
     except KeyboardInterrupt:
         log.close()

@@ -736,3 +736,33 @@ def test_each_request_s_seconds_are_its_own_time_on_a_scripted_clock(
         ("judge", 1.0, 0, 0),
     ]
     assert clock.readings == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "m", "n": 2, "messages": [{"role": "user", "content": "plain"}]},
+        {
+            "model": "m",
+            "messages": [
+                {"role": "system", "content": 'a NUL \u0000gge-0 and "quotes" \\ é'},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "image_url", "image_url": {"url": "data:image/png;base64,QUJD+/=="}},
+                        {"type": "text", "text": "ünïcode \u0000gge-x-0"},
+                        {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/4AAQ"}},
+                        {"type": "image_url", "image_url": {"url": 'data:odd"url\\'}},  # escaped as JSON
+                    ],
+                },
+                {"role": "assistant", "content": "Point:"},
+            ],
+            "continue_final_message": True,
+        },
+    ],
+)
+def test_a_request_body_is_the_json_of_the_request(body: dict[str, Any]) -> None:
+    """The bytes sent parse to the body (data URLs put in whole, everything else as JSON writes it)."""
+    from gge.models.openai_api import _payload
+
+    assert json.loads(_payload(body)) == body

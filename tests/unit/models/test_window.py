@@ -6,6 +6,7 @@ as the module's docstring states them, not read back from the window.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 
@@ -33,11 +34,30 @@ class FakeClock:
 
 
 def _answer(window: RequestWindow, clock: FakeClock, latency: float, outcome: Outcome = "ok") -> None:
-    """One request, alone in flight: sent now, answered ``latency`` seconds later."""
+    """One request sent while the window was full (the others of that round are not modelled): sent
+    now, answered ``latency`` seconds later."""
     ticket = window.acquire()
     assert ticket is not None
     clock.advance(latency)
-    window.release(ticket, outcome)
+    window.release(dataclasses.replace(ticket, in_flight=ticket.limit), outcome)
+
+
+def test_answers_to_a_window_that_was_not_full_do_not_grow_it() -> None:
+    """A client that keeps 1 of 8 places busy learns nothing about the server: the window stays 8."""
+    clock = FakeClock()
+    window = RequestWindow(8, adaptive=True, max_limit=64, clock=clock)
+    for _ in range(20):
+        ticket = window.acquire()
+        assert ticket is not None and ticket.in_flight == 1
+        clock.advance(0.5)
+        window.release(ticket, "ok")
+    assert window.limit == 8
+    tickets = [window.acquire() for _ in range(8)]  # the 8th fills it: its answer grows it by one
+    assert [t.in_flight for t in tickets if t is not None] == list(range(1, 9))
+    for ticket in tickets:
+        assert ticket is not None
+        window.release(ticket, "ok")
+    assert window.limit == 9
 
 
 # -- a fixed window --------------------------------------------------------------------------------
