@@ -133,3 +133,40 @@ def test_the_first_failure_stops_the_run_and_is_raised(tmp_path: Path) -> None:
     with pytest.raises(GgeError, match="HTTP 400"):
         evaluate_windowed(Breaks(), samples, k=1, on_result=lambda r: done.append(r.id))
     assert "2" not in done
+
+
+def test_the_grouped_log_writes_every_record_once_from_many_threads(tmp_path: Path) -> None:
+    import json
+
+    from gge.run.predlog import GroupedLog, PredictionLog
+
+    path = tmp_path / "predictions.rank0.jsonl"
+    log = GroupedLog(PredictionLog(path))
+
+    def put(t: int) -> None:
+        for i in range(50):
+            log.put({"benchmark": "b", "id": f"{t}-{i}"})
+
+    threads = [threading.Thread(target=put, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    log.close()
+    ids = [json.loads(line)["id"] for line in path.read_text().splitlines()]
+    assert sorted(ids) == sorted(f"{t}-{i}" for t in range(8) for i in range(50))
+    with pytest.raises(ValueError, match="needs 'benchmark' and 'id'"):
+        GroupedLog(PredictionLog(tmp_path / "other.jsonl")).put({"id": "1"})
+
+
+def test_the_grouped_log_says_a_failed_write_at_close_and_at_the_next_put(tmp_path: Path) -> None:
+    from gge.run.predlog import GroupedLog, PredictionLog
+
+    folder = tmp_path / "a-folder.jsonl"
+    folder.mkdir()  # the log's path is a folder: the writer's open fails
+    log = GroupedLog(PredictionLog(folder))
+    log.put({"benchmark": "b", "id": "1"})
+    with pytest.raises(IsADirectoryError):
+        log.close()
+    with pytest.raises(IsADirectoryError):
+        log.put({"benchmark": "b", "id": "2"})
