@@ -42,15 +42,19 @@ Figures per mode and setting (from the engine's log, this process's clocks and `
   bottleneck), per request.
 
 Lines with a target end in ``PASS`` or ``FAIL``; every ratio line starts with ``ratio:``. ``--json
-PATH`` writes every figure; ``--log-dir DIR`` each run's request log (JSONL) and gge's output.
+PATH`` writes every figure; ``--log-dir DIR`` each run's request log (JSONL) and gge's output;
+``--gge-root CHECKOUT`` runs another checkout's ``eval.py`` (a BEFORE run of ``git archive <commit>``);
+``--profile`` runs it with every thread under its own cProfile (merged; wall seconds, so a thread's
+wait for the GIL shows as time in the function that waited).
 
     python bench/endpoint_throughput.py [--quick] [--samples 1000] [--samples-small 400]
-        [--settings 64:0.5,16:2] [--modes greedy,...] [--latency fixed|lognormal] [--json PATH]
-        [--gge-arg KEY=VALUE ...]
+        [--settings 64:0.5,16:2] [--modes greedy,...] [--latency fixed|lognormal] [--sigma 0.5]
+        [--gge-arg KEY=VALUE ...] [--gge-root CHECKOUT] [--profile] [--json PATH] [--log-dir DIR]
 
-``--samples-small`` is the sample count for settings whose greedy limit at ``--samples`` would be
-long (C < 64). ``--quick`` is the smoke run: 12 samples, C=4, L=0.05 s. Exits 0 when a target is
-missed: it is a report. Full run: about 10-60 minutes on 2 cores, depending on how fast gge is.
+``--samples-small`` is the sample count for settings with C < 64 (their limit is long: 400 greedy
+samples at C=16, L=2 s are 50 s). ``--quick`` is the smoke run: 12 samples, C=4, L=0.05 s. Exits 0
+when a target is missed: it is a report. A full run (every mode, both settings) took about 40
+minutes on 2 shared cores.
 """
 
 from __future__ import annotations
