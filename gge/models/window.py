@@ -56,8 +56,10 @@ DEFAULT_MAX = 256
 """The most requests an adaptive window keeps in flight by default (``model.max_concurrency``): vLLM's
 default ``max_num_seqs``; beyond it a server only queues."""
 
-LATENCY_FACTOR = 3.0
-"""An answer this many times slower than the run's fastest (smoothed) latency means queueing."""
+LATENCY_FACTOR = 2.0
+"""A smoothed latency this many times the run's lowest means queueing: a continuous-batching server
+slows each request down a little as it batches more of them, but not twice over unless it queues them
+(and a request the client holds in a server's queue holds its images in the client's memory)."""
 
 _EWMA = 0.1
 """Weight of the newest answer in the smoothed latency."""
@@ -124,6 +126,8 @@ class RequestWindow:
         self._clock = clock or time.perf_counter
         self._cond = threading.Condition()
         self.in_flight = 0
+        self.waiting = 0
+        """Tries waiting for a place now (requests ready to go: the demand beyond the window)."""
         self._epoch = 0
         self._latency: float | None = None
         self._baseline: float | None = None
@@ -162,10 +166,14 @@ class RequestWindow:
             The place, to hand back to :meth:`release`; None when ``cancelled`` was set first.
         """
         with self._cond:
-            while self.in_flight >= self.limit:
-                if cancelled is not None and cancelled.is_set():
-                    return None
-                self._cond.wait(0.1 if cancelled is not None else None)
+            self.waiting += 1
+            try:
+                while self.in_flight >= self.limit:
+                    if cancelled is not None and cancelled.is_set():
+                        return None
+                    self._cond.wait(0.1 if cancelled is not None else None)
+            finally:
+                self.waiting -= 1
             self._tick()
             self.in_flight += 1
             self._sent += 1

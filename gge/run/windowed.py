@@ -9,9 +9,11 @@ handed to ``on_result`` (the prediction log), whatever the other samples are doi
 for a batch, a stage or a benchmark: the endpoint's request window (:mod:`gge.models.window`) is the
 only limit, and it is kept full from the first request to the last.
 
-Memory stays bounded: at most the window's limit plus :data:`PREFETCH` samples are in progress at
-once (each holding its decoded screenshot), so the next samples are decoded and their images encoded
-while the window's requests are out, and no more.
+Memory stays bounded: a sample starts only while fewer than :data:`PREFETCH` requests are waiting
+for a place in the window (the demand beyond it), and never more than the window's limit plus
+:data:`PREFETCH` samples are in progress. So the next samples are decoded and their images encoded
+while the window's requests are out, and no more: a stage that sends several requests per sample (a
+pointwise critic's K judges) fills the window with fewer samples in memory.
 
 Results are order-independent: each sample's result depends on its own answers only, and the list
 returned is in sample order whatever order the samples finished in (the log's order may differ).
@@ -110,8 +112,12 @@ def evaluate_windowed(
         raise GgeError(f"{caps.type_name} does not declare concurrent: it cannot run windowed")
     window = _window(policy)
 
-    def room() -> int:
-        return (int(window.limit) if window is not None else _NO_WINDOW) + max(0, prefetch)
+    def room(in_progress: int) -> bool:
+        """Whether another sample may start: the window's demand is short of its limit plus prefetch."""
+        if window is None:
+            return in_progress < _NO_WINDOW + max(0, prefetch)
+        waiting = int(getattr(window, "waiting", 0))
+        return in_progress < int(window.limit) + max(0, prefetch) and waiting < max(1, prefetch)
 
     most = (int(window.max_limit) if window is not None else _NO_WINDOW) + max(0, prefetch)
     results: list[SampleResult | None] = [None] * len(samples)
@@ -158,7 +164,7 @@ def evaluate_windowed(
     try:
         for i, sample in enumerate(samples):
             with cond:
-                while not failures and state["in_progress"] >= room():
+                while not failures and not room(state["in_progress"]):
                     cond.wait(0.05)
                 if failures:
                     break

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from gge.errors import GgeError
-from gge.models.window import Outcome, RequestWindow, Ticket
+from gge.models import window as window_module
+from gge.models.window import LATENCY_FACTOR, Outcome, RequestWindow, Ticket
 
 WAIT_S = 5.0
 """How long a test waits for a thread's step before it fails (never reached when the window works)."""
@@ -327,9 +328,9 @@ def _simulate(latencies: list[float], start: float, top: float) -> tuple[list[in
     """The adaptive rules on answers one at a time: the limit after each, and the decreases.
 
     Smoothed latency s = 0.9 s + 0.1 x (the first answer: s = x); from the 8th answer on, the
-    baseline is the lowest s so far; s above 3x the baseline takes 10% off (counted as a decrease
-    where the whole-request limit went down), otherwise the limit grows by 1 (slow start, until the
-    rule first fires) or by 1/limit.
+    baseline is the lowest s so far; s above LATENCY_FACTOR x the baseline takes 10% off (counted as
+    a decrease where the whole-request limit went down), otherwise the limit grows by 1 (slow start,
+    until the rule first fires) or by 1/limit.
     """
     limit, smooth, lows, decreases, slow_start = start, 0.0, [], 0, True
     limits = []
@@ -337,7 +338,7 @@ def _simulate(latencies: list[float], start: float, top: float) -> tuple[list[in
         smooth = x if k == 0 else 0.9 * smooth + 0.1 * x
         if k + 1 >= 8:
             lows.append(smooth)
-        if lows and smooth > 3.0 * min(lows):
+        if lows and smooth > LATENCY_FACTOR * min(lows):
             before = max(1, int(limit))
             limit, slow_start = max(1.0, limit * 0.9), False
             decreases += max(1, int(limit)) < before  # a decrease is a limit that went down
@@ -347,6 +348,18 @@ def _simulate(latencies: list[float], start: float, top: float) -> tuple[list[in
     return limits, decreases
 
 
+def test_the_default_latency_factor_is_two() -> None:
+    """Twice the lowest smoothed latency is queueing (a batching server is slower, not twice)."""
+    assert LATENCY_FACTOR == 2.0
+
+
+@pytest.fixture
+def factor_three(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The latency rule's arithmetic worked by hand with a factor of 3."""
+    monkeypatch.setattr(window_module, "LATENCY_FACTOR", 3.0)
+
+
+@pytest.mark.usefixtures("factor_three")
 def test_latency_three_times_the_lowest_smoothed_takes_a_tenth_off() -> None:
     clock = FakeClock()
     window = RequestWindow(50, adaptive=True, max_limit=200, clock=clock)
@@ -384,6 +397,7 @@ def test_latency_three_times_the_lowest_smoothed_takes_a_tenth_off() -> None:
         [1.0] * 7 + [30.0],  # s = 3.9 on the 8th: the baseline starts there, with s itself
     ],
 )
+@pytest.mark.usefixtures("factor_three")
 def test_slow_answers_in_the_warm_up_do_not_decrease(latencies: list[float]) -> None:
     clock = FakeClock()
     window = RequestWindow(20, adaptive=True, max_limit=200, clock=clock)
