@@ -83,6 +83,121 @@ def encode_png(image: Image.Image) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", data) + _chunk(b"IEND", b"")
 
 
+_BLOCK_ROWS = 16
+"""Rows per independently compressed part of a PNG that marked copies of its image reuse."""
+
+_ADLER_BASE = 65521
+
+
+def adler32_combine(first: int, second: int, second_length: int) -> int:
+    """The Adler-32 of two byte strings joined, from each one's Adler-32 and the second's length.
+
+    Example:
+        >>> adler32_combine(zlib.adler32(b"ab"), zlib.adler32(b"cde"), 3) == zlib.adler32(b"abcde")
+        True
+    """
+    a1, b1 = first & 0xFFFF, first >> 16
+    a2, b2 = second & 0xFFFF, second >> 16
+    a = (a1 + a2 - 1) % _ADLER_BASE
+    b = (b1 + b2 + second_length * (a1 - 1)) % _ADLER_BASE
+    return (b << 16) | a
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Rows of a PNG compressed on their own: raw deflate ending on a full flush, and their checksum."""
+
+    data: bytes
+    adler: int
+    length: int
+
+
+def _rows(pixels: np.ndarray, start: int, stop: int) -> bytes:
+    """The PNG scanlines of rows ``start:stop`` (filter type 0 before each row)."""
+    block = pixels[start:stop]
+    rows = np.empty((block.shape[0], block.shape[1] * 3 + 1), np.uint8)
+    rows[:, 0] = 0
+    rows[:, 1:] = block.reshape(block.shape[0], -1)
+    return rows.tobytes()
+
+
+def _part(raw: bytes) -> _Part:
+    compressor = zlib.compressobj(_PNG_LEVEL, zlib.DEFLATED, -15)
+    return _Part(compressor.compress(raw) + compressor.flush(zlib.Z_FULL_FLUSH), zlib.adler32(raw), len(raw))
+
+
+def _parts(pixels: np.ndarray) -> list[_Part]:
+    """An RGB image's scanlines in parts of :data:`_BLOCK_ROWS` rows, each compressed on its own."""
+    return [_part(_rows(pixels, y, y + _BLOCK_ROWS)) for y in range(0, pixels.shape[0], _BLOCK_ROWS)]
+
+
+def _png_of_parts(width: int, height: int, parts: list[_Part]) -> bytes:
+    """The PNG whose one zlib stream is the parts' deflate joined (each part starts afresh)."""
+    adler = 1
+    for part in parts:
+        adler = adler32_combine(adler, part.adler, part.length)
+    tail = zlib.compressobj(_PNG_LEVEL, zlib.DEFLATED, -15).flush(zlib.Z_FINISH)  # the final empty block
+    stream = b"\x78\x01" + b"".join(p.data for p in parts) + tail + adler.to_bytes(4, "big")
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", stream) + _chunk(b"IEND", b"")
+
+
+def _changed_rows(pixels: np.ndarray, before: np.ndarray) -> np.ndarray:
+    """The rows where two images of one shape differ (compared 8 bytes at a time where rows allow)."""
+    height = pixels.shape[0]
+    a, b = pixels.reshape(height, -1), before.reshape(height, -1)
+    if a.shape[1] % 8 == 0 and a.flags.c_contiguous and b.flags.c_contiguous:
+        a, b = a.view(np.uint64), b.view(np.uint64)
+    return np.flatnonzero((a != b).any(axis=1))
+
+
+def encode_png_like(image: Image.Image, base: np.ndarray, base_parts: list[_Part]) -> bytes:
+    """A lossless PNG of ``image``, a copy of ``base`` changed in a few rows (a candidate's marker).
+
+    The rows are compared with ``base``'s: the parts without a changed row are ``base_parts`` as they
+    are, the others are compressed again. The file decodes to ``image``'s pixels exactly, whatever
+    changed where (a wrong ``base`` only makes more parts to compress).
+
+    Args:
+        image: An RGB image of ``base``'s size.
+        base: The pixels of the image it was copied from.
+        base_parts: ``base``'s parts (:func:`_parts`).
+
+    Returns:
+        The PNG file's bytes.
+    """
+    pixels = np.asarray(image)
+    changed = _changed_rows(pixels, base)
+    touched = set((changed // _BLOCK_ROWS).tolist())
+    parts = [
+        _part(_rows(pixels, i * _BLOCK_ROWS, (i + 1) * _BLOCK_ROWS)) if i in touched else part
+        for i, part in enumerate(base_parts)
+    ]
+    return _png_of_parts(image.size[0], image.size[1], parts)
+
+
+_MARKED_FROM: weakref.WeakValueDictionary[int, Image.Image] = weakref.WeakValueDictionary()
+_MARK_KEY = "gge_marked_from"
+
+
+def note_copy(copy: Image.Image, base: Image.Image) -> None:
+    """Note that ``copy`` is ``base`` with a few rows drawn on (a marked view): its PNG reuses base's.
+
+    The note is an ``info`` entry holding a number (the image still pickles); the base is found again
+    while it lives. Whatever is noted, the PNG made is ``copy``'s exactly (:func:`encode_png_like`).
+    """
+    _MARKED_FROM[id(base)] = base
+    copy.info[_MARK_KEY] = id(base)
+
+
+def _noted_base(image: Image.Image) -> Image.Image | None:
+    key = image.info.get(_MARK_KEY)
+    base = _MARKED_FROM.get(key) if isinstance(key, int) else None
+    if base is None or base is image or base.size != image.size or base.mode != "RGB" or image.mode != "RGB":
+        return None
+    return base
+
+
 def encode_jpeg(image: Image.Image, quality: int) -> bytes:
     """A JPEG of the image at ``quality`` (RGB; 4:2:0 subsampling, PIL's default).
 
@@ -171,6 +286,7 @@ class ImageUrls:
         self._urls: dict[int, str] = {}
         self._pending: dict[int, threading.Event] = {}
         self._files: OrderedDict[tuple[str, int, int], str] = OrderedDict()  # recent files' URLs
+        self._parts: dict[int, tuple[np.ndarray, list[_Part]]] = {}  # images marked copies come from
 
     def url(self, image: Image.Image, file: str | None = None) -> str:
         """The data URL of ``image``; ``file``: the screenshot file it is, unchanged, if it is one.
@@ -210,6 +326,21 @@ class ImageUrls:
         weakref.finalize(image, self._forget, key)
         return url
 
+    def _base_parts(self, base: Image.Image) -> tuple[np.ndarray, list[_Part]]:
+        """The pixels and PNG parts of an image marked copies are made of (made once while it lives)."""
+        key = id(base)
+        with self._lock:
+            known = self._parts.get(key)
+        if known is not None:
+            return known
+        pixels = np.asarray(base)
+        made = (pixels, _parts(pixels))
+        with self._lock:
+            if key not in self._parts:
+                self._parts[key] = made
+                weakref.finalize(base, self._parts.pop, key, None)
+            return self._parts[key]
+
     def _forget(self, key: int) -> None:
         # No lock: a finalizer may run in a thread that holds it (a garbage collection inside url()),
         # and one dict operation is atomic.
@@ -236,7 +367,11 @@ class ImageUrls:
             return url
         began = time.perf_counter()
         fmt = self.image_format
-        data = encode_png(image) if fmt == "png" else encode_jpeg(image, self.jpeg_quality)
+        base = _noted_base(image) if fmt == "png" else None
+        if base is not None:
+            data = encode_png_like(image, *self._base_parts(base))
+        else:
+            data = encode_png(image) if fmt == "png" else encode_jpeg(image, self.jpeg_quality)
         with self._lock:
             self.counts.encoded += 1
             self.counts.encode_seconds += time.perf_counter() - began

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 from PIL import Image, ImageDraw, ImageFont
 
+from gge.models.encoding import note_copy
+
 SHAPES = ("circle", "cross", "square")
 
 DEFAULT_COLORS = ("#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#9a6324")
@@ -72,6 +74,8 @@ def draw_markers(
         A new RGB image; the input is not modified.
     """
     out = image.convert("RGB") if image.mode != "RGB" else image.copy()
+    if image.mode == "RGB":
+        note_copy(out, image)  # an endpoint's PNG of it reuses the screenshot's unchanged rows
     draw = ImageDraw.Draw(out)
     r = max(2.0, style.size * max(out.size))
     width = max(1, round(r / 4))

@@ -495,3 +495,73 @@ def test_a_judge_request_for_a_matching_file_sends_the_files_bytes(server: Serve
     mime, data = _split_url(url)
     assert data == _file_bytes(path) and mime == _mime_of(data) == "image/jpeg"
     assert backend.settings()["images"]["file_bytes"] == 1
+
+
+# -- marked copies: a PNG made of the screenshot's unchanged parts ---------------------------------
+
+
+def _decoded(data: bytes) -> np.ndarray:
+    with Image.open(io.BytesIO(data)) as im:
+        im.load()
+        assert im.format == "PNG"
+        return np.asarray(im.convert("RGB"))
+
+
+@pytest.mark.parametrize(
+    ("size", "rows"),
+    [
+        ((37, 50), [0]),  # the first row
+        ((37, 50), [49]),  # the last row, in the last (partial) part of 2 rows
+        ((40, 33), [15, 16]),  # on both sides of a part boundary
+        ((24, 70), list(range(70))),  # every row
+        ((24, 70), []),  # nothing changed
+    ],
+)
+def test_a_marked_copy_decodes_to_its_own_pixels(size: tuple[int, int], rows: list[int]) -> None:
+    from gge.models.encoding import _parts, encode_png_like
+
+    rng = np.random.default_rng(len(rows))
+    base = Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8))
+    copy = np.asarray(base).copy()
+    for y in rows:
+        copy[y, rng.integers(0, size[0])] ^= 0x5A
+    marked = Image.fromarray(copy)
+    pixels = np.asarray(base)
+    data = encode_png_like(marked, pixels, _parts(pixels))
+    assert np.array_equal(_decoded(data), copy)
+
+
+def test_a_copy_noted_against_the_wrong_base_still_decodes_to_its_own_pixels() -> None:
+    """The rows are compared, never trusted: an unrelated 'base' only costs more compression."""
+    from gge.models.encoding import note_copy
+
+    rng = np.random.default_rng(3)
+    base = Image.fromarray(rng.integers(0, 256, (40, 30, 3), dtype=np.uint8))
+    other = Image.fromarray(rng.integers(0, 256, (40, 30, 3), dtype=np.uint8))
+    note_copy(other, base)
+    urls = ImageUrls()
+    assert np.array_equal(_decoded(_payload_of(urls.url(other))), np.asarray(other))
+
+
+def _payload_of(url: str) -> bytes:
+    return base64.b64decode(url.split(",", 1)[1])
+
+
+def test_marked_views_reuse_the_screenshots_parts_and_decode_exactly() -> None:
+    """A pointwise critic's K marked views: each PNG is its own pixels, its unchanged parts the base's."""
+    from gge.models.markers import MarkerStyle, draw_markers
+
+    rng = np.random.default_rng(5)
+    screen = Image.fromarray(rng.integers(0, 256, (160, 200, 3), dtype=np.uint8))
+    urls = ImageUrls()
+    views = [draw_markers(screen, [(20.0 + 30 * i, 15.0 + 25 * i)], MarkerStyle()) for i in range(5)]
+    payloads = [_payload_of(urls.url(v)) for v in views]
+    for view, data in zip(views, payloads, strict=True):
+        assert np.array_equal(_decoded(data), np.asarray(view))
+    assert urls.counts.encoded == 5
+    # the first view's marker is drawn near the top: the screenshot's bottom part goes in as it was
+    # compressed for the screenshot, and the part under the marker does not
+    from gge.models.encoding import _parts
+
+    parts = _parts(np.asarray(screen))
+    assert parts[-1].data in payloads[0] and parts[0].data not in payloads[0]
