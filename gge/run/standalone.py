@@ -464,6 +464,7 @@ def _predict_windowed(
     """
     from gge.documents.records import encode
     from gge.run.predlog import GroupedLog, PredictionLog, rank_log_path
+    from gge.scoring.budget import prime_budget
 
     cfg = run.cfg
     samples = run.loaded.samples
@@ -471,6 +472,11 @@ def _predict_windowed(
     results_path = run.output_dir / "results.json"
     if results_path.exists():
         results_path.unlink()  # a stale file must not pass for this run's
+    first = run.kind.analysis_options(cfg.model, run.policy).get("exchangeable_from")
+
+    def prime(result: SampleResult) -> None:
+        prime_budget(result, k=run.k, exchangeable_from=first, cluster_radius=run.radius)
+
     log = GroupedLog(PredictionLog(rank_log_path(run.output_dir, 0)))  # no thread waits on an fsync
     try:
         local = evaluate_windowed(
@@ -481,6 +487,7 @@ def _predict_windowed(
             decode_max_pixels=cfg.decode_max_pixels,
             strict_images=bool(cfg.strict_images),
             on_result=lambda r: log.put(encode(r)),
+            on_scored=prime,  # the budget curves' per-sample work, done while the run goes on
         )
     except KeyboardInterrupt:
         log.close()

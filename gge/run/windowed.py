@@ -80,6 +80,7 @@ def evaluate_windowed(
     strict_images: bool = False,
     on_result: Callable[[SampleResult], None] | None = None,
     prefetch: int = PREFETCH,
+    on_scored: Callable[[SampleResult], None] | None = None,
 ) -> list[SampleResult]:
     """Evaluate samples each on its own thread, as many at once as the request window keeps busy.
 
@@ -100,6 +101,9 @@ def evaluate_windowed(
         on_result: Called with each sample's result as it finishes (from the sample's thread, one
             call at a time): the prediction log.
         prefetch: Samples in progress beyond the window's limit.
+        on_scored: Called with each sample's result in its own thread, before ``on_result`` and not
+            one call at a time: work on the finished sample that the report would otherwise do at
+            the end (:func:`gge.scoring.budget.prime_budget`).
 
     Returns:
         One result per sample, in sample order.
@@ -131,6 +135,8 @@ def evaluate_windowed(
     def run(i: int, sample: Sample) -> None:
         try:
             result = _one(caps, sample, k, cluster_radius, decode_max_pixels, strict_images)
+            if on_scored is not None:
+                on_scored(result)
             with logged:
                 if stopped.is_set():
                     return
