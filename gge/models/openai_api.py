@@ -524,11 +524,12 @@ class OpenAIBackend:
     def _post(self, body: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
         """POST with retries: exponential backoff (or ``Retry-After``) on retryable failures."""
         payload = _payload(body)
+        kind = (body.get("max_tokens"), len(payload).bit_length())  # latencies compared within a kind
         attempt = 0  # the tries that failed on their own (an overload the window shrinks for is not one)
         while True:
             if stop.is_set() or self._cancelled.is_set():
                 raise self._fail("cancelled after another request failed")
-            ticket = self.window.acquire(self._cancelled)
+            ticket = self.window.acquire(self._cancelled, kind=kind)
             if ticket is None:
                 raise self._fail("cancelled: the run is stopping")
             try:

@@ -12,9 +12,10 @@ work on and never more.
   sent while the window was full (a client that does not fill its window learns nothing about the
   server from it). An overload (HTTP 429, 503 or 504, a
   timeout) halves it. Latency that has grown past :data:`LATENCY_FACTOR` times the lowest the run has
-  seen (the server is queueing the requests, not serving them: more in flight only makes each one
-  wait longer) takes off a tenth. At most one decrease per round trip: the answers to requests sent
-  before the last decrease do not decrease it again.
+  seen for requests of the same kind (the server is queueing the requests, not serving them: more in
+  flight only makes each one wait longer) takes off a tenth, but never below where the window
+  started: only a server that says it is overloaded takes it lower. At most one decrease per round
+  trip: the answers to requests sent before the last decrease do not decrease it again.
 
 The window records what it did: its limit over time, the requests in flight (peak, and mean over the
 time any request was in flight), and the decreases. :meth:`RequestWindow.summary` is results.json
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -80,12 +81,14 @@ class Ticket:
         epoch: The window's decrease count then (a later decrease is not this try's to repeat).
         limit: The window's limit when it was taken (the ledger's ``window``).
         in_flight: Requests in flight with it (itself included).
+        kind: The request's kind, whose latencies alone are compared with each other.
     """
 
     sent: float
     epoch: int
     limit: int
     in_flight: int = 1
+    kind: Hashable = None
 
 
 class RequestWindow:
@@ -97,6 +100,8 @@ class RequestWindow:
         adaptive: Grow on answers and shrink on overloads and queueing latency.
         max_limit: The most an adaptive window grows to (default :data:`DEFAULT_MAX`).
         clock: The time source (tests pass their own).
+        latency_floor: The least the latency rule takes an adaptive window down to (default: where it
+            started; an overload takes it lower, down to one request).
 
     Raises:
         GgeError: A limit below 1.
@@ -109,6 +114,7 @@ class RequestWindow:
         adaptive: bool = False,
         max_limit: int | None = None,
         clock: Callable[[], float] | None = None,
+        latency_floor: int | None = None,
     ) -> None:
         top = DEFAULT_MAX if max_limit is None else int(max_limit)
         if top < 1:
@@ -129,9 +135,10 @@ class RequestWindow:
         self.waiting = 0
         """Tries waiting for a place now (requests ready to go: the demand beyond the window)."""
         self._epoch = 0
-        self._latency: float | None = None
-        self._baseline: float | None = None
-        self._answers = 0
+        self._latency: dict[Hashable, float] = {}
+        self._baseline: dict[Hashable, float] = {}
+        self._answers: dict[Hashable, int] = {}
+        self.latency_floor = self.start if latency_floor is None else max(1, int(latency_floor))
         self._slow_start = True
         self._decreases = 0
         self._peak = 0
@@ -156,11 +163,14 @@ class RequestWindow:
             self._busy += now - self._last
         self._last = now
 
-    def acquire(self, cancelled: threading.Event | None = None) -> Ticket | None:
+    def acquire(self, cancelled: threading.Event | None = None, kind: Hashable = None) -> Ticket | None:
         """Wait for a place in the window and take it.
 
         Args:
             cancelled: Stop waiting when this is set (returns None).
+            kind: What kind of request it is (an endpoint: its token budget and body size): latency
+                is compared within a kind only, as a one-token judge of a small screenshot is not a
+                256-token answer about a 4K one.
 
         Returns:
             The place, to hand back to :meth:`release`; None when ``cancelled`` was set first.
@@ -178,7 +188,7 @@ class RequestWindow:
             self.in_flight += 1
             self._sent += 1
             self._peak = max(self._peak, self.in_flight)
-            return Ticket(self._clock(), self._epoch, self.limit, self.in_flight)
+            return Ticket(self._clock(), self._epoch, self.limit, self.in_flight, kind)
 
     def release(self, ticket: Ticket, outcome: Outcome) -> None:
         """Give a place back, with what became of its try (an adaptive window learns from it).
@@ -201,29 +211,31 @@ class RequestWindow:
         if outcome == "overload":
             self._decrease(ticket, 0.5)
         elif outcome == "ok":
+            kind = ticket.kind
             latency = self._clock() - ticket.sent
-            smooth = self._latency
-            self._latency = latency if smooth is None else (1 - _EWMA) * smooth + _EWMA * latency
-            self._answers += 1
-            if self._answers >= _WARMUP:
-                self._baseline = (
-                    self._latency if self._baseline is None else min(self._baseline, self._latency)
-                )
-            if self._baseline is not None and self._latency > LATENCY_FACTOR * self._baseline:
-                self._decrease(ticket, 0.9)
+            smooth = self._latency.get(kind)
+            now = latency if smooth is None else (1 - _EWMA) * smooth + _EWMA * latency
+            self._latency[kind] = now
+            self._answers[kind] = self._answers.get(kind, 0) + 1
+            if self._answers[kind] >= _WARMUP:
+                self._baseline[kind] = min(self._baseline.get(kind, now), now)
+            lowest = self._baseline.get(kind)
+            if lowest is not None and now > LATENCY_FACTOR * lowest:
+                if self._limit > self.latency_floor:
+                    self._decrease(ticket, 0.9, floor=self.latency_floor)
             elif ticket.in_flight >= ticket.limit:  # grown only while the window was full
                 step = 1.0 if self._slow_start else 1.0 / self._limit
                 self._limit = min(float(self.max_limit), self._limit + step)
         if self.limit != before:
             self.history.append((round(self._clock() - self._t0, 3), self.limit))
 
-    def _decrease(self, ticket: Ticket, factor: float) -> None:
+    def _decrease(self, ticket: Ticket, factor: float, floor: int = 1) -> None:
         if ticket.epoch != self._epoch:  # sent before the last decrease: already answered for
             return
         self._epoch += 1
         self._slow_start = False
         before = self.limit
-        self._limit = max(1.0, self._limit * factor)
+        self._limit = max(float(floor), 1.0, self._limit * factor)
         if self.limit < before:
             self._decreases += 1
 

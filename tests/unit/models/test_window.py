@@ -362,7 +362,7 @@ def factor_three(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("factor_three")
 def test_latency_three_times_the_lowest_smoothed_takes_a_tenth_off() -> None:
     clock = FakeClock()
-    window = RequestWindow(50, adaptive=True, max_limit=200, clock=clock)
+    window = RequestWindow(50, adaptive=True, max_limit=200, clock=clock, latency_floor=1)
     # eight answers of 1 s (the warm-up: baseline 1.0; slow start: 58), then one of 30 s:
     # s = 0.9 + 3.0 = 3.9 > 3
     for _ in range(8):
@@ -400,7 +400,7 @@ def test_latency_three_times_the_lowest_smoothed_takes_a_tenth_off() -> None:
 @pytest.mark.usefixtures("factor_three")
 def test_slow_answers_in_the_warm_up_do_not_decrease(latencies: list[float]) -> None:
     clock = FakeClock()
-    window = RequestWindow(20, adaptive=True, max_limit=200, clock=clock)
+    window = RequestWindow(20, adaptive=True, max_limit=200, clock=clock, latency_floor=1)
     for x in latencies:
         _answer(window, clock, x)
     assert window.summary()["decreases"] == 0
@@ -416,7 +416,7 @@ def test_the_latency_rule_against_a_simulation_of_random_latencies() -> None:
     ]
     limits, decreases = _simulate(latencies, 30.0, 100.0)
     clock = FakeClock()
-    window = RequestWindow(30, adaptive=True, max_limit=100, clock=clock)
+    window = RequestWindow(30, adaptive=True, max_limit=100, clock=clock, latency_floor=1)
     got = []
     for x in latencies:
         _answer(window, clock, x)
@@ -500,3 +500,37 @@ def test_an_overload_at_one_request_is_no_decrease() -> None:
         window.release(ticket, "overload")
     summary = window.summary()
     assert (summary["final"], summary["overloads"], summary["decreases"]) == (1, 4, 1)
+
+
+def test_the_latency_rule_stops_where_the_window_started() -> None:
+    """Slow answers take it back to its start at most; an overload takes it lower."""
+    clock = FakeClock()
+    window = RequestWindow(20, adaptive=True, max_limit=100, clock=clock)
+    for _ in range(8):
+        _answer(window, clock, 1.0)  # slow start: 28, the baseline 1 s
+    for _ in range(40):
+        _answer(window, clock, 30.0)  # queueing: a tenth off each time, down to 20 and no lower
+    assert window.limit == 20
+    _answer(window, clock, 1.0, "overload")
+    assert window.limit == 10
+
+
+def test_latencies_are_compared_within_a_kind() -> None:
+    """A steady slow kind (4K screenshots) after a fast one (small screenshots) is no queueing."""
+    clock = FakeClock()
+    window = RequestWindow(10, adaptive=True, max_limit=100, clock=clock, latency_floor=1)
+    for i in range(40):
+        kind, latency = ("small", 0.2) if i < 20 else ("4k", 3.0)
+        ticket = window.acquire(kind=kind)
+        assert ticket is not None
+        clock.advance(latency)
+        window.release(dataclasses.replace(ticket, in_flight=ticket.limit), "ok")
+    assert window.summary()["decreases"] == 0 and window.limit == 50  # slow start, +1 per answer
+    # the same latencies with no kind: the 4K answers read as queueing after the small ones
+    mixed = RequestWindow(10, adaptive=True, max_limit=100, clock=clock, latency_floor=1)
+    for i in range(40):
+        ticket = mixed.acquire()
+        assert ticket is not None
+        clock.advance(0.2 if i < 20 else 3.0)
+        mixed.release(dataclasses.replace(ticket, in_flight=ticket.limit), "ok")
+    assert mixed.limit < 50
