@@ -33,6 +33,7 @@ import io
 import math
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import IO, Any
@@ -213,18 +214,21 @@ class _ParquetHandle:
             n += self.file.metadata.row_group(i).num_rows
         self.starts, self.rows = starts, n
         self.last: tuple[int, str, Any] | None = None
+        self.lock = threading.Lock()
 
     def cell(self, row: int, column: str) -> Any:
         """The value at ``row`` of ``column``, reading only the row group that holds it."""
         if not 0 <= row < self.rows:
             raise OSError(f"row {row} is not in the file ({self.rows} rows)")
         group = bisect.bisect_right(self.starts, row) - 1
-        if self.last is None or self.last[:2] != (group, column):
-            if column not in self.file.schema_arrow.names:
-                raise OSError(f"no column '{column}'")
-            table = self.file.read_row_group(group, columns=[column])
-            self.last = (group, column, table.column(0))
-        return self.last[2][row - self.starts[group]].as_py()
+        with self.lock:  # the windowed run's sample threads share one handle: one read at a time
+            last = self.last
+            if last is None or last[:2] != (group, column):
+                if column not in self.file.schema_arrow.names:
+                    raise OSError(f"no column '{column}'")
+                table = self.file.read_row_group(group, columns=[column])
+                last = self.last = (group, column, table.column(0))
+            return last[2][row - self.starts[group]].as_py()
 
 
 _PARQUET: dict[tuple[int, str], _ParquetHandle] = {}

@@ -11,8 +11,11 @@
 - **the file's own bytes**: where the image sent is the screenshot itself (no resize, no marker) and
   its file is a plain RGB or greyscale PNG or JPEG without an EXIF rotation, the file is sent
   unchanged: no encoding at all, and exactly what an official evaluation that sends the file sends.
-  A PNG file is sent so under ``png`` only (``jpeg`` asks for the smaller request); a JPEG file
-  always (re-encoding it could only lose more).
+  A file is sent so only in the format asked: a PNG file under ``png``, a JPEG file under ``jpeg``
+  (a JPEG file under ``png`` is decoded by gge and sent as a PNG of those pixels: another decoder, a
+  server's, may upsample its chroma otherwise); and only whole (a PNG that ends with its IEND chunk,
+  a JPEG with its end-of-image marker): a truncated file is decoded, and fails as the sample's
+  counted unreadable screenshot.
 
 :class:`ImageUrls` keeps each image's data URL while the image lives, so every request that sends
 the same image object (a sampling proposer's greedy and sampled requests, a retry, a re-ask for
@@ -215,6 +218,13 @@ def encode_jpeg(image: Image.Image, quality: int) -> bytes:
     return buf.getvalue()
 
 
+def _whole(data: bytes, fmt: str) -> bool:
+    """Whether a PNG or JPEG file's bytes end as a whole file does (its IEND chunk, its EOI marker)."""
+    if fmt == "png":
+        return data.endswith(b"IEND\xaeB`\x82")
+    return b"\xff\xd9" in data[-4096:]  # some cameras append bytes after the marker
+
+
 def file_format(path: str, size: tuple[int, int]) -> str | None:
     """``png`` or ``jpeg`` if the screenshot file at ``path`` can be sent as it is for an image of ``size``.
 
@@ -287,6 +297,7 @@ class ImageUrls:
         self._pending: dict[int, threading.Event] = {}
         self._files: OrderedDict[tuple[str, int, int], str] = OrderedDict()  # recent files' URLs
         self._parts: dict[int, tuple[np.ndarray, list[_Part]]] = {}  # images marked copies come from
+        self._making: dict[int, threading.Event] = {}
 
     def url(self, image: Image.Image, file: str | None = None) -> str:
         """The data URL of ``image``; ``file``: the screenshot file it is, unchanged, if it is one.
@@ -312,8 +323,11 @@ class ImageUrls:
         if waiting is not None:
             waiting.wait()
             with self._lock:
-                self.counts.reused += 1
-                return self._urls[key]
+                known = self._urls.get(key)
+                if known is not None:
+                    self.counts.reused += 1
+                    return known
+            return self.url(image, file)  # the first encoding failed: this call tries (and says why)
         try:
             url = self._make(image, file)
         except BaseException:
@@ -331,15 +345,24 @@ class ImageUrls:
         key = id(base)
         with self._lock:
             known = self._parts.get(key)
-        if known is not None:
-            return known
-        pixels = np.asarray(base)
-        made = (pixels, _parts(pixels))
-        with self._lock:
-            if key not in self._parts:
+            if known is not None:
+                return known
+            making = self._making.get(key)
+            if making is None:
+                self._making[key] = threading.Event()
+        if making is not None:  # another judge of the same sample is compressing it: wait for it
+            making.wait()
+            return self._base_parts(base)
+        try:
+            pixels = np.asarray(base)
+            made = (pixels, _parts(pixels))
+            with self._lock:
                 self._parts[key] = made
                 weakref.finalize(base, self._parts.pop, key, None)
-            return self._parts[key]
+            return made
+        finally:
+            with self._lock:
+                self._making.pop(key).set()
 
     def _forget(self, key: int) -> None:
         # No lock: a finalizer may run in a thread that holds it (a garbage collection inside url()),
@@ -348,7 +371,7 @@ class ImageUrls:
 
     def _make(self, image: Image.Image, file: str | None) -> str:
         fmt = file_format(file, image.size) if file is not None else None
-        if file is not None and fmt is not None and (fmt == "jpeg" or fmt == self.image_format):
+        if file is not None and fmt is not None and fmt == self.image_format:
             stat = os.stat(file)
             key = (file, stat.st_mtime_ns, stat.st_size)
             with self._lock:
@@ -359,12 +382,15 @@ class ImageUrls:
                     return known
             with open(file, "rb") as f:
                 data = f.read()
-            url = f"data:{_MIME[fmt]};base64,{base64.b64encode(data).decode('ascii')}"
+            if _whole(data, fmt):
+                url = f"data:{_MIME[fmt]};base64,{base64.b64encode(data).decode('ascii')}"
+                with self._lock:
+                    self._files[key] = url
+                    while len(self._files) > _RECENT_FILES:
+                        self._files.popitem(last=False)
+                return url
             with self._lock:
-                self._files[key] = url
-                while len(self._files) > _RECENT_FILES:
-                    self._files.popitem(last=False)
-            return url
+                self.counts.file_bytes -= 1  # cut short: encoded from its pixels (which fail to load)
         began = time.perf_counter()
         fmt = self.image_format
         base = _noted_base(image) if fmt == "png" else None

@@ -45,13 +45,11 @@ import json
 import logging
 import math
 import os
-import re
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -62,7 +60,15 @@ from gge.errors import GgeError, TransientError
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
 from gge.models.encoding import ImageUrls
-from gge.models.openai_http import MAX_DELAY_S, Retryable, is_loopback, retry_after, server_message, truncate
+from gge.models.openai_http import (
+    MAX_DELAY_S,
+    Retryable,
+    is_loopback,
+    request_body,
+    retry_after,
+    server_message,
+    truncate,
+)
 from gge.models.openai_reading import (
     WINDOW_KEY,
     MalformedAnswer,
@@ -81,45 +87,6 @@ log = logging.getLogger(__name__)
 
 _DEFAULT_MIN_PIXELS = 56 * 56
 _DEFAULT_MAX_PIXELS = 14 * 14 * 4 * 1280
-
-
-def _payload(body: dict[str, Any]) -> bytes:
-    """The JSON bytes of a request body, its image data URLs put in as they are.
-
-    A base64 data URL is ASCII without a character JSON escapes, so it goes into the bytes whole
-    instead of through the JSON encoder (megabytes scanned, and copied twice, while every other thread
-    waits for the GIL). The result parses to ``body``.
-    """
-    urls: list[str] = []
-    tag = f"\u0000gge-{uuid.uuid4().hex}-"
-
-    def holder(part: Any) -> Any:
-        if (
-            isinstance(part, dict)
-            and part.get("type") == "image_url"
-            and isinstance(part.get("image_url"), dict)
-        ):
-            url = part["image_url"].get("url")
-            if isinstance(url, str) and url.startswith("data:") and _JSON_SAFE.fullmatch(url):
-                urls.append(url)
-                return {**part, "image_url": {**part["image_url"], "url": f"{tag}{len(urls) - 1}"}}
-        return part
-
-    messages = [
-        {**m, "content": [holder(p) for p in m["content"]]}
-        if isinstance(m, dict) and isinstance(m.get("content"), list)
-        else m
-        for m in body.get("messages", [])
-    ]
-    text = json.dumps({**body, "messages": messages} if "messages" in body else body).encode("utf-8")
-    escaped = json.dumps(tag)[1:-1].encode("ascii")  # the tag as the encoder wrote it
-    for i, url in enumerate(urls):
-        text = text.replace(b'"' + escaped + str(i).encode() + b'"', b'"' + url.encode("ascii") + b'"', 1)
-    return text
-
-
-_JSON_SAFE = re.compile(r"[A-Za-z0-9+/=:;,._-]*")
-"""The characters of a data URL that JSON writes as they are."""
 
 
 class OpenAIBackend:
@@ -523,7 +490,7 @@ class OpenAIBackend:
 
     def _post(self, body: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
         """POST with retries: exponential backoff (or ``Retry-After``) on retryable failures."""
-        payload = _payload(body)
+        payload = request_body(body)
         kind = (body.get("max_tokens"), len(payload).bit_length())  # latencies compared within a kind
         attempt = 0  # the tries that failed on their own (an overload the window shrinks for is not one)
         while True:

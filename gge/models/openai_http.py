@@ -18,7 +18,10 @@ import email.utils
 import ipaddress
 import json
 import math
+import re
 import time
+import uuid
+from typing import Any
 
 MAX_DELAY_S = 60.0
 """The longest wait between two tries, whatever the backoff or a ``Retry-After`` header asks."""
@@ -94,3 +97,42 @@ def is_loopback(host: str | None) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def request_body(body: dict[str, Any]) -> bytes:
+    """The JSON bytes of a request body, its image data URLs put in as they are.
+
+    A base64 data URL is ASCII without a character JSON escapes, so it goes into the bytes whole
+    instead of through the JSON encoder (megabytes scanned, and copied twice, while every other thread
+    waits for the GIL). The result parses to ``body``.
+    """
+    urls: list[str] = []
+    tag = f"\u0000gge-{uuid.uuid4().hex}-"
+
+    def holder(part: Any) -> Any:
+        if (
+            isinstance(part, dict)
+            and part.get("type") == "image_url"
+            and isinstance(part.get("image_url"), dict)
+        ):
+            url = part["image_url"].get("url")
+            if isinstance(url, str) and url.startswith("data:") and _JSON_SAFE.fullmatch(url):
+                urls.append(url)
+                return {**part, "image_url": {**part["image_url"], "url": f"{tag}{len(urls) - 1}"}}
+        return part
+
+    messages = [
+        {**m, "content": [holder(p) for p in m["content"]]}
+        if isinstance(m, dict) and isinstance(m.get("content"), list)
+        else m
+        for m in body.get("messages", [])
+    ]
+    text = json.dumps({**body, "messages": messages} if "messages" in body else body).encode("utf-8")
+    escaped = json.dumps(tag)[1:-1].encode("ascii")  # the tag as the encoder wrote it
+    for i, url in enumerate(urls):
+        text = text.replace(b'"' + escaped + str(i).encode() + b'"', b'"' + url.encode("ascii") + b'"', 1)
+    return text
+
+
+_JSON_SAFE = re.compile(r"[A-Za-z0-9+/=:;,._-]*")
+"""The characters of a data URL that JSON writes as they are."""

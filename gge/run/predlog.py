@@ -466,6 +466,8 @@ class GroupedLog:
             OSError: a group could not be written.
         """
         with self._cond:
+            if self._closing:  # closed already: said then
+                return
             self._closing = True
             self._cond.notify()
         self._thread.join()

@@ -93,6 +93,9 @@ def _fingerprint(kind: ModelKind, cfg: DictConfig, loads: Mapping[str, LoadedBen
     assert isinstance(model, dict)
     for key in _NOT_PREDICTIVE:
         model.pop(key, None)
+    if model.get("image_format", "png") == "png":  # lossless: as the runs before the option sent
+        model.pop("image_format", None)
+        model.pop("jpeg_quality", None)
     files: dict[str, Any] = {}
     for key, path in kind.fingerprint_files(cfg).items():
         if path:
@@ -467,6 +470,12 @@ def _predict_windowed(
     from gge.scoring.budget import prime_budget
 
     cfg = run.cfg
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 or not _is_launcher_rank():
+        raise GgeError(
+            f"model={cfg.model.name} (model.backend=openai) runs in one process: its request window is "
+            "its parallelism (model.concurrency). Start it with python eval.py, without torchrun or "
+            "another launcher"
+        )
     samples = run.loaded.samples
     todo = [s for name, group in samples.items() for s in group if s.id not in done_ids.get(name, ())]
     results_path = run.output_dir / "results.json"
@@ -493,7 +502,7 @@ def _predict_windowed(
         log.close()
         raise _interrupted(run) from None
     finally:
-        log.close()
+        log.close()  # a no-op after the one above
     order = [s for group in run.loaded.samples.values() for s in group]
     finalize(merge_results([local], order))
     return True

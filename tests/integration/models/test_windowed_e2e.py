@@ -220,3 +220,51 @@ def test_a_windowed_run_killed_by_sigkill_resumes_to_the_fresh_numbers(
     assert f"resuming: {kept} samples already finished" in printed
     assert _records(tmp_path / "killed") == _records(tmp_path / "fresh")
     assert _figures(again) == _figures(fresh)
+
+
+def test_the_windowed_loop_and_the_batched_loop_score_alike(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    """One endpoint policy through evaluate_windowed and through evaluate_batches: the same results."""
+    from dataclasses import replace
+
+    from gge.models.openai_api import OpenAIBackend
+    from gge.models.policy import AdapterSettings, GroundingPolicy
+    from gge.run.data import make_loader
+    from gge.run.evaluate import evaluate_batches
+    from gge.run.windowed import evaluate_windowed
+
+    cfg = parse_args(_args(server, demo_suite, tmp_path / "o"))
+    loaded = load_benchmarks(
+        ["screenspot_v2", "screenspot_pro"], demo_suite, bench_options(cfg), max_samples=4
+    )
+    samples = [s for group in loaded.samples.values() for s in group]
+    settings = AdapterSettings(proposer="sampling", critic="pointwise", k=3)
+
+    def policy() -> GroundingPolicy:
+        return GroundingPolicy(OpenAIBackend(server.url, "scripted"), settings)
+
+    windowed = evaluate_windowed(policy(), samples, k=3)
+    batched = []
+    for group in loaded.samples.values():
+        batched += evaluate_batches(policy(), make_loader(group, rank=0, world=1, batch_size=3), k=3)
+
+    def untimed(results: list[Any]) -> dict[tuple[str, str], Any]:
+        return {(r.benchmark, r.id): replace(r, costs=()) for r in results}
+
+    assert len(windowed) == 8 and untimed(windowed) == untimed(batched)
+    tokens = {
+        (r.benchmark, r.id): [(c.stage, c.input_tokens, c.output_tokens) for c in r.costs] for r in windowed
+    }
+    assert tokens == {
+        (r.benchmark, r.id): [(c.stage, c.input_tokens, c.output_tokens) for c in r.costs] for r in batched
+    }
+
+
+def test_an_endpoint_run_under_a_launcher_is_refused(
+    server: Scripted, demo_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(GgeError, match="runs in one process: its request window is its parallelism"):
+        _eval(server, demo_suite, tmp_path / "o", "model.proposer=greedy", "model.critic=none")
+    assert not any(e["kind"] == "propose" for e in server.log)

@@ -302,10 +302,29 @@ def test_under_jpeg_a_png_file_is_re_encoded_and_a_jpeg_file_sent_as_it_is(tmp_p
     mime, data = _split_url(urls.url(jpg_image, file=jpg))
     assert mime == _mime_of(data) == "image/jpeg" and data == _file_bytes(jpg)
     assert (urls.counts.file_bytes, urls.counts.encoded) == (1, 1)
-    # and under png too: re-encoding a JPEG could only lose more
+    # under png a JPEG file goes as a PNG of the pixels gge decoded (a server's decoder may differ)
     lossless = ImageUrls("png")
     mime, data = _split_url(lossless.url(jpg_image, file=jpg))
-    assert mime == _mime_of(data) == "image/jpeg" and data == _file_bytes(jpg)
+    assert mime == _mime_of(data) == "image/png"
+    with Image.open(io.BytesIO(data)) as back:
+        assert np.array_equal(np.asarray(back.convert("RGB")), np.asarray(jpg_image))
+    assert (lossless.counts.file_bytes, lossless.counts.encoded) == (0, 1)
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG"])
+def test_a_truncated_file_is_not_sent_as_its_bytes(tmp_path: Path, fmt: str) -> None:
+    """Its header reads, its pixels do not: encoded instead, which fails to load (a counted failure)."""
+    path = Path(_save(tmp_path / f"shot.{fmt.lower()}", _noise((64, 64), seed=4), fmt))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with Image.open(path) as im:
+        lazy_size = im.size
+    urls = ImageUrls("png" if fmt == "PNG" else "jpeg")
+    with Image.open(path) as lazy:
+        assert lazy.size == lazy_size
+        with pytest.raises(OSError):
+            urls.url(lazy, file=str(path))
+    assert urls.counts.file_bytes == 0
 
 
 def test_an_entry_is_dropped_once_its_image_is_garbage_collected() -> None:
@@ -489,7 +508,7 @@ def test_a_judge_request_for_a_matching_file_sends_the_files_bytes(server: Serve
     path = _save(tmp_path / "shot.jpg", _noise((30, 20), seed=8), "JPEG", quality=85)
     with Image.open(path) as im:
         image = im.convert("RGB")
-    backend = _backend(server)
+    backend = _backend(server, image_format="jpeg")
     backend.yes_probability([_request(image, image_file=path)], "yes", "no")
     [url] = server.image_urls()
     mime, data = _split_url(url)
@@ -529,6 +548,11 @@ def test_a_marked_copy_decodes_to_its_own_pixels(size: tuple[int, int], rows: li
     pixels = np.asarray(base)
     data = encode_png_like(marked, pixels, _parts(pixels))
     assert np.array_equal(_decoded(data), copy)
+    # the one zlib stream, its final block and Adler-32 trailer checked as libpng checks them
+    idat = data[data.index(b"IDAT") + 4 : data.index(b"IEND") - 8]
+    rows = zlib.decompress(idat)
+    expected = b"".join(b"\x00" + copy[y].tobytes() for y in range(size[1]))
+    assert rows == expected
 
 
 def test_a_copy_noted_against_the_wrong_base_still_decodes_to_its_own_pixels() -> None:

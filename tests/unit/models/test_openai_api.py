@@ -763,6 +763,6 @@ def test_each_request_s_seconds_are_its_own_time_on_a_scripted_clock(
 )
 def test_a_request_body_is_the_json_of_the_request(body: dict[str, Any]) -> None:
     """The bytes sent parse to the body (data URLs put in whole, everything else as JSON writes it)."""
-    from gge.models.openai_api import _payload
+    from gge.models.openai_http import request_body
 
-    assert json.loads(_payload(body)) == body
+    assert json.loads(request_body(body)) == body
