@@ -10,13 +10,12 @@ for a batch, a stage or a benchmark: the endpoint's request window (:mod:`gge.mo
 only limit, and it is kept full from the first request to the last.
 
 Memory stays bounded: a sample starts only while fewer than :data:`PREFETCH` requests are waiting
-for a place in the window (the demand beyond it), and while the samples in progress are at most
-:data:`PREFETCH` more than the requests out (each sample out has at least one): at most
-:data:`PREFETCH` samples are being prepared (decoded, marked, encoded) at once, however slow the
-client, and never more than the window's limit plus :data:`PREFETCH` are in progress. So the next
-samples are decoded and their images encoded
+for a place in the window (the demand beyond it), and never more than the window's limit plus
+:data:`PREFETCH` samples are in progress. So the next samples are decoded and their images encoded
 while the window's requests are out, and no more: a stage that sends several requests per sample (a
-pointwise critic's K judges) fills the window with fewer samples in memory.
+pointwise critic's K judges) fills the window with fewer samples in memory. (Bounding the samples
+being prepared to a few more than the requests out, tried too, halved the requests a greedy run kept
+in flight: preparing a sample waits for the GIL among the others.)
 
 Results are order-independent: each sample's result depends on its own answers only, and the list
 returned is in sample order whatever order the samples finished in (the log's order may differ).
@@ -151,9 +150,7 @@ def evaluate_windowed(
         if window is None:
             return in_progress < _NO_WINDOW + max(0, prefetch)
         waiting = int(getattr(window, "waiting", 0))
-        out = int(getattr(window, "in_flight", 0)) + waiting  # every sample out has a request here
-        ahead = max(1, prefetch)
-        return in_progress < min(int(window.limit), out) + ahead and waiting < ahead
+        return in_progress < int(window.limit) + max(0, prefetch) and waiting < max(1, prefetch)
 
     most = (int(window.max_limit) if window is not None else _NO_WINDOW) + max(0, prefetch)
     results: list[SampleResult | None] = [None] * len(samples)
