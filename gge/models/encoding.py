@@ -63,6 +63,12 @@ def _chunk(tag: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body))
 
 
+def _png_file(width: int, height: int, colour: int, stream: bytes) -> bytes:
+    """A PNG file of 8-bit samples (``colour`` 0: greyscale, 2: RGB) whose one IDAT is ``stream``."""
+    header = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", stream) + _chunk(b"IEND", b"")
+
+
 def encode_png(image: Image.Image) -> bytes:
     """A lossless PNG of an RGB (or greyscale) image: filter type 0 on every row, zlib level 1.
 
@@ -80,10 +86,7 @@ def encode_png(image: Image.Image) -> bytes:
     rows = np.empty((height, width * channels + 1), np.uint8)
     rows[:, 0] = 0  # filter type None
     rows[:, 1:] = pixels.reshape(height, width * channels)
-    colour = 0 if channels == 1 else 2
-    header = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
-    data = zlib.compress(rows.tobytes(), _PNG_LEVEL)
-    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", data) + _chunk(b"IEND", b"")
+    return _png_file(width, height, 0 if channels == 1 else 2, zlib.compress(rows.tobytes(), _PNG_LEVEL))
 
 
 _BLOCK_ROWS = 16
@@ -141,8 +144,7 @@ def _png_of_parts(width: int, height: int, parts: list[_Part]) -> bytes:
         adler = adler32_combine(adler, part.adler, part.length)
     tail = zlib.compressobj(_PNG_LEVEL, zlib.DEFLATED, -15).flush(zlib.Z_FINISH)  # the final empty block
     stream = b"\x78\x01" + b"".join(p.data for p in parts) + tail + adler.to_bytes(4, "big")
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", stream) + _chunk(b"IEND", b"")
+    return _png_file(width, height, 2, stream)
 
 
 def _changed_rows(pixels: np.ndarray, before: np.ndarray) -> np.ndarray:

@@ -305,6 +305,12 @@ def _move_out(path: Path, data: bytes, bad: list[tuple[int, int]]) -> None:
     _fsync_dir(path.parent)
 
 
+def _check_record(record: Any) -> None:
+    """Refuse a record that is not a dict with ``benchmark`` and ``id`` (ValueError)."""
+    if not isinstance(record, dict) or "benchmark" not in record or "id" not in record:
+        raise ValueError(f"a prediction record needs 'benchmark' and 'id': {record!r}")
+
+
 class PredictionLog:
     """An append-only JSONL log of result records (one process per file: one file per rank).
 
@@ -355,8 +361,7 @@ class PredictionLog:
         """
         lines = []
         for rec in records:
-            if not isinstance(rec, dict) or "benchmark" not in rec or "id" not in rec:
-                raise ValueError(f"a prediction record needs 'benchmark' and 'id': {rec!r}")
+            _check_record(rec)
             lines.append(json.dumps(rec, ensure_ascii=False) + "\n")
         if not lines:
             return
@@ -436,8 +441,7 @@ class GroupedLog:
                 :meth:`PredictionLog.append` would).
             OSError: the writer failed on an earlier group.
         """
-        if not isinstance(record, dict) or "benchmark" not in record or "id" not in record:
-            raise ValueError(f"a prediction record needs 'benchmark' and 'id': {record!r}")
+        _check_record(record)
         with self._cond:
             if self._error is not None:
                 raise self._error

@@ -422,7 +422,17 @@ def _predict(
     this one process instead, without torch or Lightning: its request window is its parallelism.
     A results.json left in the output folder is removed first (rank 0): it must not pass for this run's.
     """
-    if is_windowed(run.policy):
+    windowed = is_windowed(run.policy)
+    if windowed and (int(os.environ.get("WORLD_SIZE", "1")) > 1 or not _is_launcher_rank()):
+        raise GgeError(
+            f"model={run.cfg.model.name} (model.backend=openai) runs in one process: its request window "
+            "is its parallelism (model.concurrency). Start it with python eval.py, without torchrun or "
+            "another launcher"
+        )
+    results_path = run.output_dir / "results.json"
+    if results_path.exists() and _is_launcher_rank():
+        results_path.unlink()  # a stale file must not pass for this run's
+    if windowed:
         return _predict_windowed(run, done_ids, finalize)
     from gge.run.lightning import GroundingEvalModule
 
@@ -441,9 +451,6 @@ def _predict(
         strict_images=bool(cfg.strict_images),
         on_gathered=finalize,
     )
-    results_path = run.output_dir / "results.json"
-    if results_path.exists() and _is_launcher_rank():
-        results_path.unlink()  # a stale file must not pass for this run's
     trainer = _trainer(cfg)
     handler = signal.getsignal(signal.SIGINT)
     try:
@@ -470,17 +477,8 @@ def _predict_windowed(
     from gge.scoring.budget import prime_budget
 
     cfg = run.cfg
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1 or not _is_launcher_rank():
-        raise GgeError(
-            f"model={cfg.model.name} (model.backend=openai) runs in one process: its request window is "
-            "its parallelism (model.concurrency). Start it with python eval.py, without torchrun or "
-            "another launcher"
-        )
     samples = run.loaded.samples
     todo = [s for name, group in samples.items() for s in group if s.id not in done_ids.get(name, ())]
-    results_path = run.output_dir / "results.json"
-    if results_path.exists():
-        results_path.unlink()  # a stale file must not pass for this run's
     first = run.kind.analysis_options(cfg.model, run.policy).get("exchangeable_from")
 
     def prime(result: SampleResult) -> None:

@@ -49,6 +49,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -530,9 +531,15 @@ def prime_budget(
     """
     if k <= 1:
         return
-    plan = subset_plan(k, exchangeable_from)
+    plan = _plan_of(k, exchangeable_from)
     hits = sample_hits(result, plan, cluster_radius=cluster_radius)
     _PRIMED[_primed_key(result, plan, cluster_radius)] = (result, hits)
+
+
+@functools.lru_cache(maxsize=8)
+def _plan_of(k: int, first_slot: int | None) -> Plan:
+    """The default plan of a K and first slot, built once for the samples a run primes."""
+    return subset_plan(k, first_slot)
 
 
 def _primed_key(result: SampleResult, plan: Plan, cluster_radius: float) -> _PrimedKey:
