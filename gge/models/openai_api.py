@@ -246,10 +246,11 @@ class OpenAIBackend:
         details), image tokens None (not reported apart); and its ``seconds`` the request's own wall
         time, retries and their waits included. With ``concurrency`` above 1 the requests overlap:
         each one's seconds are its latency, and their sum is more than the batch's wall time. A
-        ``greedy_first`` request is two requests one after the other (the greedy answer, then the
-        K-1 samples; a server with a prefix cache serves the second prompt from it and says so in
-        its cached tokens): their tokens and seconds are summed into the one generation's cost, as
-        are the follow-up requests to a server that returned fewer choices than asked.
+        ``greedy_first`` request is two requests sent together (the greedy answer and the K-1
+        samples; one after the other under a window of one, greedy first; a server with a prefix
+        cache may serve one prompt from the other and say so in its cached tokens): their tokens and
+        seconds are summed into the one generation's cost, as are the follow-up requests to a server
+        that returned fewer choices than asked.
 
         Args:
             requests: Prompts with their images (already at :meth:`seen_size`).
@@ -577,8 +578,8 @@ class OpenAIBackend:
             more, more_cut = self._ask(parts[i], stop, asked[i])
             return more, more_cut, request_cost("propose", asked[i], time.perf_counter() - part_began)
 
-        if len(parts) == 1:
-            done = [ask(0)]
+        if len(parts) == 1 or self.window.max_limit == 1:  # a window of one sends in order, as _map does
+            done = [ask(i) for i in range(len(parts))]
         else:
             with ThreadPoolExecutor(max_workers=len(parts), thread_name_prefix="gge-openai-part") as pool:
                 futures = [pool.submit(ask, i) for i in range(len(parts))]
