@@ -108,6 +108,8 @@ def test_a_fixed_window_never_lets_more_than_its_limit_in() -> None:
         go[first].set()
         with lock:
             assert lock.wait_for(gone(first), WAIT_S)
+        threads[first].join(WAIT_S)  # its release() done: the window's count no longer holds it
+        assert not threads[first].is_alive()
         released += 1
     for t in threads:
         t.join(WAIT_S)
