@@ -3,7 +3,8 @@
 It answers a point from the prompt (greedy) or from the prompt, seed and choice (sampled), a ranking
 from the prompt, a P(Yes) from the marked image, after a delay drawn from the request's content, so
 requests finish out of the order they were sent; it records when each one arrived and was answered,
-and can hold, refuse (429 above a capacity) or fail (HTTP 400 after some answers) requests.
+and can hold, refuse (429 above a capacity) or fail (HTTP 400 after some answers, all requests or
+one sample's) requests.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ class Scripted(ThreadingHTTPServer):
         self.release_on: Callable[[dict[str, Any]], bool] = lambda entry: False  # until a request like this
         self.slow_key = ""
         self.fail_after: int | None = None  # answers after which every request gets HTTP 400
+        # with fail_key: only proposer requests with it fail, each once fail_after answers are in (waits 30 s)
+        self.fail_key = ""
+        self.held_key = ""  # proposer requests with it are held until ``unheld`` is set (120 s at most)
+        self.unheld = threading.Event()
         self.answered = 0
         self.delay_ms = 12
         self.pairs = False  # hold each proposer request until a second one with its prompt and image
@@ -89,7 +94,9 @@ class _Handler(BaseHTTPRequestHandler):
                 srv.in_flight += 1
                 srv.log.append(entry)
                 srv.paired.notify_all()
-            failing = srv.fail_after is not None and srv.answered >= srv.fail_after
+            keyed = kind == "propose" and bool(srv.fail_key) and srv.fail_key in text
+            failing = srv.fail_after is not None and srv.answered >= srv.fail_after and not srv.fail_key
+            held = kind == "propose" and bool(srv.held_key) and srv.held_key in text
         if refuse:
             self._send(429, {"error": {"message": "too many requests"}}, {"Retry-After": "0.02"})
             return
@@ -104,6 +111,12 @@ class _Handler(BaseHTTPRequestHandler):
                     lambda: any(srv.release_on(e) for e in srv.log),
                     timeout=srv.slow_first,
                 )
+        if keyed and srv.fail_after is not None:
+            with srv.paired:
+                srv.paired.wait_for(lambda: srv.answered >= (srv.fail_after or 0), timeout=30)
+            failing = True
+        if held:
+            entry["held"] = srv.unheld.wait(120)
         try:
             time.sleep((2 + h(text + url) % 4) * srv.delay_ms / 1000)
             if failing:
@@ -139,6 +152,7 @@ class _Handler(BaseHTTPRequestHandler):
                 srv.in_flight -= 1
                 srv.answered += 1
                 entry["answered"] = time.monotonic()
+                srv.paired.notify_all()
 
     def _send(self, code: int, data: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(data).encode()

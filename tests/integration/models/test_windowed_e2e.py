@@ -171,16 +171,27 @@ def test_429_shrinks_the_window_and_nothing_is_lost(
     assert _figures(busy) == _figures(plain)
 
 
+def _first_key(srv: Scripted, demo: Path, tmp_path: Path) -> str:
+    """What the scripted server finds in the first screenspot_v2 sample's proposer prompt."""
+    cfg = parse_args(_args(srv, demo, tmp_path / "o"))
+    first = load_benchmarks(["screenspot_v2"], demo, bench_options(cfg), max_samples=1).samples
+    return "Instruction: " + first["screenspot_v2"][0].instruction
+
+
 def test_a_killed_windowed_run_resumes_to_the_fresh_numbers(
     server: Scripted, demo_suite: Path, tmp_path: Path
 ) -> None:
     fresh, _ = _eval(server, demo_suite, tmp_path / "fresh", *MODES["sampling+pointwise"])
-    server.fail_after = len(server.log) + 25  # the second run's server breaks after 25 answers
+    # the second run's server fails the first sample's proposer requests once every other sample's
+    # requests (as many as the fresh run's) are answered: the run stops with 11 samples finished
+    server.fail_key = _first_key(server, demo_suite, tmp_path)
+    others = sum(server.fail_key not in e["key"] for e in server.log)
+    server.fail_after = server.answered + others
     with pytest.raises(GgeError, match="HTTP 400"):
         _eval(server, demo_suite, tmp_path / "again", *MODES["sampling+pointwise"])
     kept = (tmp_path / "again" / "predictions.rank0.jsonl").read_text().splitlines()
-    assert 0 < len(kept) < 12
-    server.fail_after = None
+    assert len(kept) == 11  # every sample that finished before the failure is logged
+    server.fail_after, server.fail_key = None, ""
     again, printed = _eval(server, demo_suite, tmp_path / "again", *MODES["sampling+pointwise"])
     assert f"resuming: {len(kept)} samples already finished" in printed
     assert _records(tmp_path / "again") == _records(tmp_path / "fresh")
@@ -200,7 +211,7 @@ def test_a_windowed_run_killed_by_sigkill_resumes_to_the_fresh_numbers(
     mode = MODES["sampling+pointwise"]
     fresh, _ = _eval(server, demo_suite, tmp_path / "fresh", *mode)
     before = server.answered
-    server.delay_ms = 80  # 160-400 ms a request: the run is still going when it is killed
+    server.held_key = _first_key(server, demo_suite, tmp_path)  # that sample cannot finish before the kill
     root = Path(__file__).resolve().parents[3]
     command = [sys.executable, str(root / "eval.py"), *_args(server, demo_suite, tmp_path / "killed", *mode)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -214,6 +225,8 @@ def test_a_windowed_run_killed_by_sigkill_resumes_to_the_fresh_numbers(
     assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    server.held_key = ""
+    server.unheld.set()
     kept = len([x for x in log.read_text().splitlines() if x.endswith("}")])
     assert 4 <= kept < 12 and server.answered > before
     again, printed = _eval(server, demo_suite, tmp_path / "killed", *mode)
