@@ -38,8 +38,9 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+import pytest
 from tiny_checkpoints import (
     _CORPUS,
     _PRETOKENIZE_REGEX,
@@ -81,6 +82,23 @@ def skip_reason(env: str, engine: str) -> str:
     if not value:
         return f"{env} (a Python with {engine}) is not set; .ci/run builds one"
     return f"{env}={value} is not an executable Python"
+
+
+REQUIRE_ENV = "GGE_REQUIRE_ENGINES"
+"""Set to 1 (``.ci/run`` does): an engine whose Python is there but which does not start fails its tests."""
+
+
+def not_started(engine: str, error: Exception) -> NoReturn:
+    """Skip, or fail where ``GGE_REQUIRE_ENGINES=1``: the engine is installed but did not start.
+
+    Raises:
+        pytest.skip.Exception: The engine did not start (a developer's machine).
+        pytest.fail.Exception: The engine did not start where it must (CI).
+    """
+    what = f"{engine} could not start: {str(error).splitlines()[0]}"
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{what} ({REQUIRE_ENV}=1)\n{error}")
+    pytest.skip(what)
 
 
 # -- programming a checkpoint ---------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from engine_checkpoints import (
     EngineError,
     build_serve_qwen2_5_vl,
     engine_python,
+    not_started,
     skip_reason,
     start_transformers_serve,
 )
@@ -97,7 +98,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     try:
         server = start_transformers_serve(python, tmp_path_factory.mktemp("serve"))
     except EngineError as error:
-        pytest.skip(f"transformers serve could not start: {str(error).splitlines()[0]}")
+        not_started("transformers serve", error)
     yield server
     server.stop()
 

@@ -29,6 +29,7 @@ from engine_checkpoints import (
     EngineError,
     build_vllm_idefics3,
     engine_python,
+    not_started,
     skip_reason,
     start_vllm,
 )
@@ -67,7 +68,7 @@ def engine(checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     try:
         server = start_vllm(python, checkpoint, tmp_path_factory.mktemp("vllm"))
     except EngineError as error:
-        pytest.skip(f"vLLM could not start: {str(error).splitlines()[0]}")
+        not_started("vLLM", error)
     yield server
     server.stop()
 
