@@ -39,7 +39,7 @@ class Scripted(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.lock = threading.Lock()
-        self.log: list[dict[str, Any]] = []  # per request: kind, key, arrived, answered, n
+        self.log: list[dict[str, Any]] = []  # per request: kind, key, arrived, answered, n, size, format
         self.in_flight = 0
         self.capacity: int | None = None  # above it: 429
         self.refused = 0
@@ -85,7 +85,8 @@ class _Handler(BaseHTTPRequestHandler):
             first_propose = kind == "propose" and srv.slow_key in text
             first_propose = first_propose and not any(srv.slow_key in e["key"] for e in srv.log)
             entry = {"kind": kind, "key": text, "arrived": arrived, "answered": None, "n": body.get("n", 1)}
-            entry["size"] = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size
+            sent = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+            entry["size"], entry["format"], entry["media"] = sent.size, sent.format, url.split(";", 1)[0]
             if srv.capacity is not None and srv.in_flight >= srv.capacity:
                 srv.refused += 1
                 refuse = True

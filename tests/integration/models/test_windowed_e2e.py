@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -202,7 +203,6 @@ def test_a_windowed_run_killed_by_sigkill_resumes_to_the_fresh_numbers(
     server: Scripted, demo_suite: Path, tmp_path: Path
 ) -> None:
     """``python eval.py`` killed (SIGKILL) mid-run; the same command again finishes what it left."""
-    import os
     import signal
     import subprocess
     import sys
@@ -281,3 +281,34 @@ def test_an_endpoint_run_under_a_launcher_is_refused(
     with pytest.raises(GgeError, match="runs in one process: its request window is its parallelism"):
         _eval(server, demo_suite, tmp_path / "o", "model.proposer=greedy", "model.critic=none")
     assert not any(e["kind"] == "propose" for e in server.log)
+
+
+def test_eval_py_sends_jpeg_when_asked_and_loads_no_torch(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    """``python eval.py ... model.image_format=jpeg`` as a user runs it: the server decodes a JPEG of the
+    screenshot's own size in every request (proposals and marked critic views), results.json records
+    the format and quality, and the process never imports torch or Lightning (``-X importtime``)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    more = [*MODES["sampling+pointwise"], "model.image_format=jpeg", "model.jpeg_quality=80"]
+    command = [sys.executable, "-X", "importtime", str(root / "eval.py")]
+    command += _args(server, demo_suite, tmp_path / "o", *more)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(server.log) > 12 and {e["kind"] for e in server.log} == {"propose", "judge"}
+    assert {(e["format"], e["media"]) for e in server.log} == {("JPEG", "data:image/jpeg")}
+    assert {e["size"] for e in server.log} == {(390, 844), (3840, 1080)}  # the two benchmarks' screenshots
+    doc = json.loads((tmp_path / "o" / "results.json").read_text())
+    backend = doc["model"]["backend"]
+    assert (backend["image_format"], backend["jpeg_quality"]) == ("jpeg", 80)
+    imported = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "json" in imported  # the listing is there
+    assert not imported & {"torch", "lightning", "pytorch_lightning", "transformers"}
