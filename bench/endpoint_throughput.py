@@ -390,6 +390,7 @@ class Figures:
     client_cpu_span_s: float = math.nan
     load: tuple[float, float] = (math.nan, math.nan)
     cpu_trace: list[tuple[float, float]] = field(default_factory=list)
+    peak_rss_mib: float = math.nan  # gge's main process (VmHWM), sampled with its CPU
 
     @property
     def bound_s(self) -> float:
@@ -638,6 +639,7 @@ def run_mode(
     fig = figures_of(mode, engine, samples, began, ended, client_cpu, engine_cpu, rc)
     fig.client_requests, fig.top1 = client_view(out)
     fig.load = (load0, os.getloadavg()[0])
+    fig.peak_rss_mib = tree.peak_rss_kb / 1024 if tree.peak_rss_kb else math.nan
     if prof is not None and prof.exists():
         import io as _io
         import pstats
@@ -671,6 +673,7 @@ class TreeCpu:
     def __init__(self, pid: int, every: float = 0.2) -> None:
         self._pid = pid
         self.samples: list[tuple[float, float]] = []
+        self.peak_rss_kb = 0  # the root process's VmHWM at the last sample that read it
         self._stop = threading.Event()
         self._every = every
         self._thread = threading.Thread(target=self._loop, daemon=True)
@@ -700,6 +703,12 @@ class TreeCpu:
                 stats[int(name)] = st
         if self._pid not in stats:
             return None
+        try:
+            status = Path(f"/proc/{self._pid}/status").read_text()
+            hwm = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+            self.peak_rss_kb = max(self.peak_rss_kb, int(hwm.split()[1]))
+        except (OSError, StopIteration, ValueError, IndexError):
+            pass
         tree, frontier = {self._pid}, [self._pid]
         while frontier:
             parent = frontier.pop()
@@ -772,7 +781,8 @@ def report(fig: Figures) -> list[str]:
     return [
         f"{tag}: {fig.samples} samples, {fig.requests} requests ({kinds}; gge counted {counted}), "
         f"{fig.failed} refused, images {formats}, {fig.body_mib:.0f} MiB sent, exit {fig.returncode}, "
-        f"machine load {fig.load[0]:.1f} -> {fig.load[1]:.1f} on {os.cpu_count()} cores"
+        f"machine load {fig.load[0]:.1f} -> {fig.load[1]:.1f} on {os.cpu_count()} cores, "
+        f"gge peak RSS {fig.peak_rss_mib:.0f} MiB"
         + (f", Top-1 {fig.top1:g}" if fig.top1 is not None else ""),
         f"{tag}: wall {fig.wall_s:.1f} s, limit {fig.limit_s:.1f} s, startup {fig.startup_s:.1f} s, "
         f"tail {fig.tail_s:.1f} s, in flight mean {fig.mean_in_flight:.1f} peak {fig.peak_in_flight}, "
