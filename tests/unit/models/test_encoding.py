@@ -81,8 +81,8 @@ def test_encode_png_is_lossless(size: tuple[int, int], mode: str) -> None:
     assert np.array_equal(np.asarray(back), np.asarray(image))
 
 
-def test_encode_png_writes_unfiltered_rows_at_a_fast_deflate_level() -> None:
-    """The fast encoder: filter type 0 on every row, a fast deflate level (its zlib header says which)."""
+def test_encode_png_writes_unfiltered_rows_at_zlib_level_1() -> None:
+    """The fast encoder: filter type 0 on every row, zlib's fastest level (its header says which)."""
     image = _noise((13, 4))
     data = encode_png(image)
     chunks, at = [], len(PNG_MAGIC)
@@ -94,8 +94,7 @@ def test_encode_png_writes_unfiltered_rows_at_a_fast_deflate_level() -> None:
         at += 12 + length
     assert [tag for tag, _ in chunks] == [b"IHDR", b"IDAT", b"IEND"]
     idat = chunks[1][1]
-    # deflate with a 32 KiB window, a valid header check, FLEVEL 0 or 1: fastest (zlib 1) or fast (ISA-L 1)
-    assert idat[0] == 0x78 and (idat[0] * 256 + idat[1]) % 31 == 0 and idat[1] >> 6 <= 1
+    assert idat[0] == 0x78 and idat[1] >> 6 == 0  # deflate, FLEVEL 0: the fastest (level 1)
     rows = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(4, 1 + 13 * 3)
     assert (rows[:, 0] == 0).all()
     assert np.array_equal(rows[:, 1:].reshape(4, 13, 3), np.asarray(image))
