@@ -126,7 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
             n = int(body.get("n", 1))
             greedy = body.get("temperature", 0) == 0
             if kind == "judge":
-                p = (h(url) % 97) / 100 + 0.01
+                p = (h(_pixels(url)) % 97) / 100 + 0.01  # from what the model sees, not the file's bytes
                 top = [{"token": "Yes", "logprob": _log(p)}, {"token": "No", "logprob": _log(1 - p)}]
                 choices = [
                     {
@@ -167,6 +167,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:
         pass
+
+
+def _pixels(url: str) -> str:
+    """A digest of the pixels a data URL's image decodes to (two encodings of one image agree)."""
+    with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as image:
+        return hashlib.sha256(image.convert("RGB").tobytes()).hexdigest() + str(image.size)
 
 
 def _log(p: float) -> float:
