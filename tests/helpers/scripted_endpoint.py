@@ -39,14 +39,15 @@ class Scripted(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.lock = threading.Lock()
-        self.log: list[dict[str, Any]] = []  # per request: kind, key, arrived, answered, n, size, format
+        # per request: kind, key, arrived, answered, n, size, format, media (and what a hold or pair did)
+        self.log: list[dict[str, Any]] = []
         self.in_flight = 0
         self.capacity: int | None = None  # above it: 429
         self.refused = 0
         self.slow_first = 0.0  # the first proposer request of ``slow_key`` is held (at most this long)
         self.release_on: Callable[[dict[str, Any]], bool] = lambda entry: False  # until a request like this
         self.slow_key = ""
-        self.fail_after: int | None = None  # answers after which every request gets HTTP 400
+        self.fail_after: int | None = None  # answers after which requests get HTTP 400 (all, or fail_key's)
         # with fail_key: only proposer requests with it fail, each once fail_after answers are in (waits 30 s)
         self.fail_key = ""
         self.held_key = ""  # proposer requests with it are held until ``unheld`` is set (120 s at most)
