@@ -15,7 +15,7 @@ image is refused with HTTP 400).
 
 The client is gge as a user runs it: ``python eval.py model=openai_api model.base_url=... benchmarks=[records]
 bench.records.path=...`` in a subprocess (start-up measured), over a records file of ``--samples``
-rows on a few screenshots reused across rows (UI screens drawn by :mod:`gge.demo.screens` at
+rows on a few screenshots reused across rows (UI screens drawn by :mod:`gge.benchmarks.demo.screens` at
 1920x1080, 2560x1440 and 3840x2160, RGB, each with a photo-like panel so that a PNG costs what a real
 screenshot's does), once per mode:
 
@@ -470,7 +470,7 @@ def write_records(folder: Path, samples: int) -> Path:
     import numpy as np
     from PIL import Image
 
-    from gge.demo.screens import ScreenSpec, render
+    from gge.benchmarks.demo.screens import ScreenSpec, render
 
     folder.mkdir(parents=True, exist_ok=True)
     targets: list[tuple[str, tuple[int, int], list[tuple[str, tuple[int, int, int, int]]]]] = []

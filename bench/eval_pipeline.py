@@ -415,7 +415,7 @@ def callback_cost(root: Path, repeats: int, steps: int) -> CallbackCost:
     if cls is None:
         return CallbackCost(note)
     demo = root / "demo"
-    from gge.demo import write_demo_suite
+    from gge.benchmarks.demo import write_demo_suite
 
     write_demo_suite(demo)
     epochs = 4

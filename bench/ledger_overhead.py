@@ -74,7 +74,7 @@ QUICK_SAMPLES = 6
 
 def demo_run(output_dir: Path, max_samples: int | None) -> tuple[float, dict[str, Any]]:
     """``python eval.py``'s default job into ``output_dir``: wall seconds and the results document."""
-    from gge.demo import demo_root
+    from gge.benchmarks.demo import demo_root
 
     demo_root(0)  # the bundled suite, generated now if missing (not the subject)
     argv = [f"output_dir={output_dir}"] + ([f"max_samples={max_samples}"] if max_samples else [])
@@ -87,7 +87,7 @@ def demo_run(output_dir: Path, max_samples: int | None) -> tuple[float, dict[str
 
 def read_results(output_dir: Path, document: Mapping[str, Any]) -> dict[str, list[SampleResult]]:
     """The run's results per benchmark: its predictions.jsonl scored against the same samples."""
-    from gge.demo import demo_root
+    from gge.benchmarks.demo import demo_root
 
     root = demo_root(0)
     records = read_records([output_dir / "predictions.jsonl"], repair=False)

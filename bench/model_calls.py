@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"
 from tiny_checkpoints import build_tiny_qwen2_5_vl
 
 from gge.benchmarks import get_benchmark
+from gge.benchmarks.demo import write_demo_suite
 from gge.benchmarks.images import decode_image
-from gge.demo import write_demo_suite
 from gge.models.base import Generation, GenerationRequest, Proposal
 from gge.models.hf import TransformersBackend
 from gge.models.policy import AdapterSettings, GroundingPolicy

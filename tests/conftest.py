@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 @pytest.fixture(scope="session")
 def demo_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from gge.demo import write_demo_suite
+    from gge.benchmarks.demo import write_demo_suite
 
     return write_demo_suite(tmp_path_factory.mktemp("demo"), seed=0)
 

@@ -8,7 +8,7 @@ everywhere.
 
 Example:
     >>> import tempfile
-    >>> from gge.demo import write_demo_suite
+    >>> from gge.benchmarks.demo import write_demo_suite
     >>> root = write_demo_suite(Path(tempfile.mkdtemp()), per_benchmark=12)
     >>> loaded = load_benchmarks(["osworld_g"], root, max_samples=1)
     >>> [len(v) for v in loaded.samples.values()], loaded.subset()["benchmarks"]["osworld_g"]["total"]

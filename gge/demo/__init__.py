@@ -1,27 +1,4 @@
-"""A synthetic demo suite: the six benchmarks in their official layouts and a replay file.
+"""The demo policy: its training script (:mod:`gge.demo.train`) and the checkpoint it ships.
 
-The names are imported lazily: importing :mod:`gge.demo` does not draw the suite's modules (pillow, fonts).
-
-Example:
-    >>> from gge.demo import demo_root, write_demo_suite
-    >>> callable(write_demo_suite) and callable(demo_root)
-    True
+The synthetic suite it trains and is evaluated on is :mod:`gge.benchmarks.demo`.
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from gge.demo.suite import demo_root, write_demo_suite
-
-__all__ = ["demo_root", "write_demo_suite"]
-
-
-def __getattr__(name: str) -> Any:
-    """Import :mod:`gge.demo.suite` on first use of one of its exported names."""
-    if name in __all__:
-        from gge.demo import suite
-
-        return getattr(suite, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 The shape of a proposer/critic RL recipe (COPC-style) in miniature, on 2 CPU cores in a few minutes:
 
-- **Data.** Training screens are the synthetic suite (:func:`gge.demo.suite.write_demo_suite`)
+- **Data.** Training screens are the synthetic suite (:func:`gge.benchmarks.demo.suite.write_demo_suite`)
   drawn with other seeds (:data:`TRAIN_SEEDS`) than the evaluation split (seed 0, the suite
   ``python eval.py`` evaluates), read back through gge's own benchmark loaders; samples whose target
   is absent are left out (the demo model never abstains).
@@ -45,9 +45,9 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from gge.benchmarks import DEFAULT_BENCHMARKS
+from gge.benchmarks.demo.suite import cache_dir, write_demo_suite
+from gge.benchmarks.demo.suite.constants import BENCHMARKS as SUITE_BENCHMARKS
 from gge.benchmarks.loading import load_benchmarks
-from gge.demo.suite import cache_dir, write_demo_suite
-from gge.demo.suite.constants import BENCHMARKS as SUITE_BENCHMARKS
 from gge.models.demo import DemoNet, DemoPolicy, View, cell_points, make_view, sample_cells, save_checkpoint
 from gge.types import Absent, Region, Sample
 

@@ -402,7 +402,7 @@ def default_data_root(seed: int, out: TextIO | None) -> Path:
     Returns:
         The demo suite's folder.
     """
-    from gge.demo import demo_root  # the synthetic suite (floor 1, beside the benchmarks), drawn on first use
+    from gge.benchmarks.demo import demo_root  # the synthetic suite, drawn on first use
 
     root = demo_root(seed)
     if out is not None:

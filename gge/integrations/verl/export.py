@@ -562,7 +562,7 @@ def export_verl(
 
     Example:
         >>> import tempfile
-        >>> from gge.demo import write_demo_suite
+        >>> from gge.benchmarks.demo import write_demo_suite
         >>> root = write_demo_suite(Path(tempfile.mkdtemp()), per_benchmark=12)
         >>> files = export_verl(["osworld_g"], root, Path(tempfile.mkdtemp()), max_samples=2)
         >>> [f.name for f in files]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-import gge.demo
+import gge.benchmarks.demo
 from gge.cli.eval import main
 
 pytestmark = [pytest.mark.usefixtures("one_thread_per_module"), pytest.mark.slow]  # runs of ~5 s
@@ -26,7 +26,7 @@ DEMO_LINE = "data_root not set: using the synthetic demo suite"
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo suite, 12 samples per benchmark."""
-    from gge.demo import write_demo_suite
+    from gge.benchmarks.demo import write_demo_suite
 
     return write_demo_suite(tmp_path_factory.mktemp("suite"), seed=0, per_benchmark=12)
 
@@ -40,7 +40,7 @@ def demo_calls(suite: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls.append(seed)
         return suite
 
-    monkeypatch.setattr(gge.demo, "demo_root", fake)
+    monkeypatch.setattr(gge.benchmarks.demo, "demo_root", fake)
     return calls
 
 

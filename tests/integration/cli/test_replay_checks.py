@@ -28,7 +28,7 @@ N = 12
 @pytest.fixture(scope="module")
 def suites(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Two demo suites of other seeds: the same ids, other screenshots."""
-    from gge.demo import write_demo_suite
+    from gge.benchmarks.demo import write_demo_suite
 
     root = tmp_path_factory.mktemp("suites")
     return (

@@ -54,7 +54,7 @@ END = "]}}\n</tool_call>"
 ANSWER = CALL + "25, 17" + END
 POINT = (25, 17)  # in pixels of the smart_resize'd screenshot (the preset's abs_resized)
 
-# The demo records (gge.demo.suite.records_demo): id -> (image size, the target region read off the
+# The demo records (gge.benchmarks.demo.suite.records_demo): id -> (image size, the target region read off the
 # records file by hand, in original pixels: a box (x1, y1, x2, y2), a polygon, or None when absent).
 RECORDS: dict[str, tuple[tuple[int, int], Any]] = {
     "demo_0": ((320, 200), (8, 8, 48, 28)),
@@ -114,7 +114,7 @@ def checkpoints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from gge.demo.suite.records_demo import write_records_demo
+    from gge.benchmarks.demo.suite.records_demo import write_records_demo
 
     root = tmp_path_factory.mktemp("records_demo")
     write_records_demo(root)

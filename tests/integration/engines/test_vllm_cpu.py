@@ -75,7 +75,7 @@ def engine(checkpoint: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from gge.demo.suite.records_demo import write_records_demo
+    from gge.benchmarks.demo.suite.records_demo import write_records_demo
 
     root = tmp_path_factory.mktemp("records_demo")
     write_records_demo(root)

@@ -23,9 +23,9 @@ from paths import ROOT
 from PIL import Image
 
 from gge.benchmarks.base import BenchmarkOptions
+from gge.benchmarks.demo.suite.records_demo import SCREENS, write_records_demo
 from gge.benchmarks.images import image_bytes
 from gge.benchmarks.records import RecordsBenchmark, RecordsOptions
-from gge.demo.suite.records_demo import SCREENS, write_records_demo
 from gge.errors import GgeError
 from gge.scoring.metrics import benchmark_metrics
 from gge.scoring.scoring import score_sample

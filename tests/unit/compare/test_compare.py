@@ -478,7 +478,7 @@ def test_refuses_other_screenshots_behind_the_same_ids(
     demo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Two ScreenSpot-v2 runs on different demo screens that share ids: their samples digests differ."""
-    from gge.demo import write_demo_suite
+    from gge.benchmarks.demo import write_demo_suite
 
     other = write_demo_suite(tmp_path / "other-suite", seed=1)
     for name, root in (("here", demo_suite), ("there", other)):

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from gge.demo import demo_root, write_demo_suite
-from gge.demo import suite as demo_suite
-from gge.demo.suite import generate as suite_generate
+from gge.benchmarks.demo import demo_root, write_demo_suite
+from gge.benchmarks.demo import suite as demo_suite
+from gge.benchmarks.demo.suite import generate as suite_generate
 
 NAMES = (
     "screenspot_v2",

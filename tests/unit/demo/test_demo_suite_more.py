@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from gge.demo import write_demo_suite
-from gge.demo.suite import generate as suite_generate
+from gge.benchmarks.demo import write_demo_suite
+from gge.benchmarks.demo.suite import generate as suite_generate
 
 SIX = ("screenspot_v2", "screenspot_pro", "osworld_g", "ui_vision", "mmbench_gui", "ui_i2e_bench")
 

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("one_thread_per_module")
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from gge.demo import write_demo_suite
+    from gge.benchmarks.demo import write_demo_suite
 
     return write_demo_suite(tmp_path_factory.mktemp("demo"), per_benchmark=12, seed=0)
 

@@ -2,7 +2,7 @@
 
 ScreenSpot (v1), showdown-clicks, CAGUI grounding and VenusBench-GD (FORMATS.md, sections 7-10). They
 draw from their own random streams (``_rng(seed, <benchmark>)``) and their own screen keys, and run after
-the six writers of :mod:`~gge.demo.suite.writers`, so the six folders keep their bytes.
+the six writers of :mod:`~gge.benchmarks.demo.suite.writers`, so the six folders keep their bytes.
 :data:`MORE_WRITERS` lists them in writing order. Showdown frames are WebP, CAGUI screenshots JPEG
 (Pillow's wheels write both: ``PIL.features.check("webp")``); a screenshot shown by several records is
 encoded once and its bytes written to each record's file (the releases give every click or line its
@@ -22,12 +22,12 @@ import numpy as np
 from PIL import Image
 
 from gge.benchmarks.base import normalized_box
-from gge.demo.screens.elements import Element, Screen, ScreenSpec, _rng
-from gge.demo.screens.icons import ICONS
-from gge.demo.screens.layouts import render
-from gge.demo.suite.cases import Case, _allocate, _dump, _ints, _pick, _save_png, _styles, _token
-from gge.demo.suite.instructions import KIND_CN, chinese_instruction, describe, instruction
-from gge.demo.suite.writers import _absent_element
+from gge.benchmarks.demo.screens.elements import Element, Screen, ScreenSpec, _rng
+from gge.benchmarks.demo.screens.icons import ICONS
+from gge.benchmarks.demo.screens.layouts import render
+from gge.benchmarks.demo.suite.cases import Case, _allocate, _dump, _ints, _pick, _save_png, _styles, _token
+from gge.benchmarks.demo.suite.instructions import KIND_CN, chinese_instruction, describe, instruction
+from gge.benchmarks.demo.suite.writers import _absent_element
 from gge.types import Absent, Box, Region
 
 _SSV1: tuple[tuple[str, str, float, ScreenSpec], ...] = (
@@ -278,4 +278,4 @@ MORE_WRITERS: tuple[tuple[str, Callable[[Path, int, int], list[Case]]], ...] = (
     ("cagui_grounding", _write_cagui_grounding),
     ("venusbench_gd", _write_venusbench_gd),
 )
-"""The four writers, in writing order (after the six of :data:`~gge.demo.suite.writers._WRITERS`)."""
+"""The four writers, in writing order (after the six of :data:`~.writers._WRITERS`)."""

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gge.demo.screens.elements import Element, Screen
-from gge.demo.screens.icons import ICONS
+from gge.benchmarks.demo.screens.elements import Element, Screen
+from gge.benchmarks.demo.screens.icons import ICONS
 
 KIND_WORD = {
     "button": "button",

@@ -1,8 +1,8 @@
 """The desktop, web and phone layouts of the demo screens, and :func:`render`, which draws one screen.
 
-:func:`render` lays a :class:`~gge.demo.screens.elements.ScreenSpec` out from a seeded random generator,
-draws it in a flat palette image (small PNGs) and returns every clickable element with its pixel box, so
-that a benchmark record can point at a drawn element whose text matches its instruction.
+:func:`render` lays a :class:`~gge.benchmarks.demo.screens.elements.ScreenSpec` out from a seeded random
+generator, draws it in a flat palette image (small PNGs) and returns every clickable element with its
+pixel box, so that a benchmark record can point at a drawn element whose text matches its instruction.
 
 Example:
     >>> spec = ScreenSpec("demo", "phone", "android", (360, 780), "m_settings", "light")
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gge.demo.screens.elements import Element, Screen, ScreenSpec, _Canvas, _rng
+from gge.benchmarks.demo.screens.elements import Element, Screen, ScreenSpec, _Canvas, _rng
 
 
 def _form(c: _Canvas, x1: int, y1: int, x2: int, y2: int, area: str, heading: str) -> int:

@@ -1,12 +1,12 @@
 """A small synthetic demo suite: the benchmarks in their official layouts, plus a replay file.
 
-:func:`write_demo_suite` draws GUI-like screenshots (:mod:`gge.demo.screens`), writes a few dozen
-samples of each benchmark exactly as FORMATS.md lays the official release out (so that gge's loaders read
-them unchanged), and writes ``predictions.jsonl``: the candidates and critic scores of a simulated
-proposer/critic model, in original-image pixels, for every sample of the six benchmarks (the four added
-after them, :data:`~gge.demo.suite.writers_more.MORE_WRITERS`, have folders but no replay lines, so that
-the replay file and the six folders keep their bytes). :func:`demo_root` keeps one generated
-copy per generator version and seed in the user's cache.
+:func:`write_demo_suite` draws GUI-like screenshots (:mod:`gge.benchmarks.demo.screens`), writes a few
+dozen samples of each benchmark exactly as FORMATS.md lays the official release out (so that gge's
+loaders read them unchanged), and writes ``predictions.jsonl``: the candidates and critic scores of a
+simulated proposer/critic model, in original-image pixels, for every sample of the six benchmarks (the
+four added after them, :data:`~gge.benchmarks.demo.suite.writers_more.MORE_WRITERS`, have folders but no
+replay lines, so that the replay file and the six folders keep their bytes). :func:`demo_root` keeps one
+generated copy per generator version and seed in the user's cache.
 
 The simulated model is fixed by the seed and tuned so that the demo tables are informative: some
 candidate hits more often than the first one (Oracle@5 above first-candidate accuracy), and the critic's
@@ -19,7 +19,7 @@ Example:
     >>> sorted(p.name for p in root.iterdir())[:3]
     ['cagui_grounding', 'demo_manifest.json', 'mmbench_gui']
 
-Command line: ``python -m gge.demo.suite --out DIR [--seed N]``.
+Command line: ``python -m gge.benchmarks.demo.suite --out DIR [--seed N]``.
 """
 
 from __future__ import annotations
@@ -33,12 +33,19 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gge.demo.suite.cases import Case, _dump
-from gge.demo.suite.constants import BENCHMARKS, FOLDERS, MAX_PER_BENCHMARK, MIN_PER_BENCHMARK, VERSION, K
-from gge.demo.suite.records_demo import write_records_demo
-from gge.demo.suite.simulation import expected_scores, simulate
-from gge.demo.suite.writers import _WRITERS
-from gge.demo.suite.writers_more import MORE_WRITERS
+from gge.benchmarks.demo.suite.cases import Case, _dump
+from gge.benchmarks.demo.suite.constants import (
+    BENCHMARKS,
+    FOLDERS,
+    MAX_PER_BENCHMARK,
+    MIN_PER_BENCHMARK,
+    VERSION,
+    K,
+)
+from gge.benchmarks.demo.suite.records_demo import write_records_demo
+from gge.benchmarks.demo.suite.simulation import expected_scores, simulate
+from gge.benchmarks.demo.suite.writers import _WRITERS
+from gge.benchmarks.demo.suite.writers_more import MORE_WRITERS
 
 
 def write_demo_suite(out: Path, seed: int = 0, per_benchmark: int = 36) -> Path:
@@ -148,7 +155,7 @@ def _files(root: Path) -> Iterable[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m gge.demo.suite --out DIR [--seed N] [--per-benchmark N]``.
+    """Command line: ``python -m gge.benchmarks.demo.suite --out DIR [--seed N] [--per-benchmark N]``.
 
     Args:
         argv: Arguments (default: ``sys.argv[1:]``).
@@ -156,7 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         Exit code 0.
     """
-    parser = argparse.ArgumentParser(prog="python -m gge.demo.suite", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m gge.benchmarks.demo.suite", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--out", type=Path, required=True, help="folder to write the suite into")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     parser.add_argument("--per-benchmark", type=int, default=36, help="samples per benchmark (default 36)")

@@ -2,7 +2,7 @@
 
 Each writer draws its screens and writes a benchmark's samples exactly as FORMATS.md lays the official
 release out (so that gge's loaders read them unchanged), and returns the written samples as
-:class:`~gge.demo.suite.cases.Case` records; :data:`_WRITERS` lists them in writing order.
+:class:`~gge.benchmarks.demo.suite.cases.Case` records; :data:`_WRITERS` lists them in writing order.
 """
 
 from __future__ import annotations
@@ -15,11 +15,22 @@ from typing import Any
 
 import numpy as np
 
-from gge.demo.screens.elements import Element, Screen, ScreenSpec, _rng
-from gge.demo.screens.layouts import render
-from gge.demo.screens.profiles import PROFILES
-from gge.demo.suite.cases import Case, _allocate, _box, _dump, _ints, _pick, _save_png, _styles, _token, _xyxy
-from gge.demo.suite.instructions import (
+from gge.benchmarks.demo.screens.elements import Element, Screen, ScreenSpec, _rng
+from gge.benchmarks.demo.screens.layouts import render
+from gge.benchmarks.demo.screens.profiles import PROFILES
+from gge.benchmarks.demo.suite.cases import (
+    Case,
+    _allocate,
+    _box,
+    _dump,
+    _ints,
+    _pick,
+    _save_png,
+    _styles,
+    _token,
+    _xyxy,
+)
+from gge.benchmarks.demo.suite.instructions import (
     basic_instruction,
     chinese_instruction,
     describe,

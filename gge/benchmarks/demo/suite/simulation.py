@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from gge.demo.screens.elements import _rng
-from gge.demo.suite.cases import Case, _fbox
-from gge.demo.suite.constants import K, Point
+from gge.benchmarks.demo.screens.elements import _rng
+from gge.benchmarks.demo.suite.cases import Case, _fbox
+from gge.benchmarks.demo.suite.constants import K, Point
 from gge.types import Absent, Box, Polygon, Region
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from gge.demo.screens.elements import Element, Screen
+from gge.benchmarks.demo.screens.elements import Element, Screen
 from gge.types import Box, Region
 
 

@@ -1,17 +1,18 @@
 """A small synthetic demo suite: the benchmarks in their official layouts, plus a replay file.
 
-Modules: :mod:`~gge.demo.suite.constants`, :mod:`~gge.demo.suite.instructions` (instruction texts),
-:mod:`~gge.demo.suite.cases` (the written sample and the writers' helpers), :mod:`~gge.demo.suite.writers`
-(the six benchmark writers), :mod:`~gge.demo.suite.writers_more` (the four added after them),
-:mod:`~gge.demo.suite.simulation` (the simulated proposer/critic) and
-:mod:`~gge.demo.suite.generate` (:func:`write_demo_suite`, :func:`demo_root` and the command line,
-``python -m gge.demo.suite``).
+Modules: :mod:`~gge.benchmarks.demo.suite.constants`, :mod:`~gge.benchmarks.demo.suite.instructions`
+(instruction texts), :mod:`~gge.benchmarks.demo.suite.cases` (the written sample and the writers'
+helpers), :mod:`~gge.benchmarks.demo.suite.writers` (the six benchmark writers),
+:mod:`~gge.benchmarks.demo.suite.writers_more` (the four added after them),
+:mod:`~gge.benchmarks.demo.suite.simulation` (the simulated proposer/critic) and
+:mod:`~gge.benchmarks.demo.suite.generate` (:func:`write_demo_suite`, :func:`demo_root` and the command
+line, ``python -m gge.benchmarks.demo.suite``).
 """
 
 from __future__ import annotations
 
-from gge.demo.suite.cases import Case
-from gge.demo.suite.constants import (
+from gge.benchmarks.demo.suite.cases import Case
+from gge.benchmarks.demo.suite.constants import (
     BENCHMARKS,
     FOLDERS,
     MAX_PER_BENCHMARK,
@@ -20,8 +21,8 @@ from gge.demo.suite.constants import (
     K,
     Point,
 )
-from gge.demo.suite.generate import cache_dir, demo_root, main, write_demo_suite
-from gge.demo.suite.instructions import (
+from gge.benchmarks.demo.suite.generate import cache_dir, demo_root, main, write_demo_suite
+from gge.benchmarks.demo.suite.instructions import (
     FUNCTION,
     KIND_CN,
     KIND_WORD,
@@ -32,7 +33,7 @@ from gge.demo.suite.instructions import (
     instruction,
     spatial_instruction,
 )
-from gge.demo.suite.simulation import (
+from gge.benchmarks.demo.suite.simulation import (
     DIFFICULTY,
     FORMAT_ERROR_RATE,
     Difficulty,
@@ -40,7 +41,7 @@ from gge.demo.suite.simulation import (
     official_hit,
     simulate,
 )
-from gge.demo.suite.writers import OSWORLD_CATEGORIES, UI_VISION_CATEGORIES, UI_VISION_SETTINGS
+from gge.benchmarks.demo.suite.writers import OSWORLD_CATEGORIES, UI_VISION_CATEGORIES, UI_VISION_SETTINGS
 
 __all__ = [
     "BENCHMARKS",

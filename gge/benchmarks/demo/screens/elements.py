@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from gge.demo.screens.icons import ICONS
-from gge.demo.screens.profiles import PROFILES
-from gge.demo.screens.themes import _COLOR, _PALETTE_BYTES, PALETTE, THEMES
+from gge.benchmarks.demo.screens.icons import ICONS
+from gge.benchmarks.demo.screens.profiles import PROFILES
+from gge.benchmarks.demo.screens.themes import _COLOR, _PALETTE_BYTES, PALETTE, THEMES
 
 Box = tuple[int, int, int, int]
 """A drawn box ``(x1, y1, x2, y2)``: inclusive pixel extents, as PIL fills them."""
