@@ -86,7 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
             first_propose = kind == "propose" and srv.slow_key in text
             first_propose = first_propose and not any(srv.slow_key in e["key"] for e in srv.log)
             entry = {"kind": kind, "key": text, "arrived": arrived, "answered": None, "n": body.get("n", 1)}
-            sent = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+            sent = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))  # decoded once, read lazily
             entry["size"], entry["format"], entry["media"] = sent.size, sent.format, url.split(";", 1)[0]
             if srv.capacity is not None and srv.in_flight >= srv.capacity:
                 srv.refused += 1
@@ -127,7 +127,7 @@ class _Handler(BaseHTTPRequestHandler):
             n = int(body.get("n", 1))
             greedy = body.get("temperature", 0) == 0
             if kind == "judge":
-                p = (h(_pixels(url)) % 97) / 100 + 0.01  # from what the model sees, not the file's bytes
+                p = (h(_pixels(sent)) % 97) / 100 + 0.01  # from what the model sees, not the file's bytes
                 top = [{"token": "Yes", "logprob": _log(p)}, {"token": "No", "logprob": _log(1 - p)}]
                 choices = [
                     {
@@ -140,7 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
                 order = sorted(range(1, k + 1), key=lambda i: h(f"{text}{i}"))
                 choices = [{"message": {"content": ", ".join(map(str, order))}}]
             else:
-                width, height = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size
+                width, height = entry["size"]
                 choices = []
                 for i in range(n):
                     seed = h(text) if greedy else h(f"{text}|{body.get('seed')}|{i}")
@@ -170,10 +170,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def _pixels(url: str) -> str:
-    """A digest of the pixels a data URL's image decodes to (two encodings of one image agree)."""
-    with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as image:
-        return hashlib.sha256(image.convert("RGB").tobytes()).hexdigest() + str(image.size)
+def _pixels(image: Image.Image) -> str:
+    """A digest of the pixels an image decodes to (two encodings of one image agree)."""
+    return hashlib.sha256(image.convert("RGB").tobytes()).hexdigest() + str(image.size)
 
 
 def _log(p: float) -> float:
