@@ -26,6 +26,7 @@ from gge.benchmarks.loading import load_benchmarks
 from gge.errors import GgeError
 from gge.run.settings import bench_options, parse_args
 from gge.run.standalone import run
+from gge.types import Sample
 
 pytestmark = pytest.mark.slow  # each runs gge end to end against the server (5-15 s)
 
@@ -82,6 +83,18 @@ def _figures(doc: dict[str, Any]) -> dict[str, Any]:
     return {name: _untimed(entry) for name, entry in doc["benchmarks"].items()}
 
 
+def _first(srv: Scripted, demo: Path, tmp_path: Path) -> Sample:
+    """The first screenspot_v2 sample of the runs these tests make."""
+    cfg = parse_args(_args(srv, demo, tmp_path / "o"))
+    loaded = load_benchmarks(["screenspot_v2"], demo, bench_options(cfg), max_samples=1)
+    return loaded.samples["screenspot_v2"][0]
+
+
+def _first_key(srv: Scripted, demo: Path, tmp_path: Path, first: Sample | None = None) -> str:
+    """What the scripted server finds in the first screenspot_v2 sample's proposer prompt."""
+    return "Instruction: " + (first or _first(srv, demo, tmp_path)).instruction
+
+
 MODES = {
     "sampling+pointwise": ["model.proposer=sampling", "model.critic=pointwise", "k=3"],
     "single_pass+listwise": ["model.proposer=single_pass", "model.critic=listwise", "k=3"],
@@ -119,9 +132,8 @@ def test_no_barrier_between_samples_stages_or_benchmarks(
 ) -> None:
     server.slow_first = 30.0  # until a critic request about a screenspot_pro screenshot arrives
     server.release_on = lambda e: e["kind"] == "judge" and e["size"] == (3840, 1080)
-    cfg = parse_args(_args(server, demo_suite, tmp_path / "o"))
-    first = load_benchmarks(["screenspot_v2"], demo_suite, bench_options(cfg), max_samples=1).samples
-    server.slow_key = "Instruction: " + first["screenspot_v2"][0].instruction
+    first = _first(server, demo_suite, tmp_path)
+    server.slow_key = _first_key(server, demo_suite, tmp_path, first)
     _eval(server, demo_suite, tmp_path / "o", "model.proposer=sampling", "model.critic=pointwise", "k=3")
     slow = next(e for e in server.log if server.slow_key in e["key"] and "released" in e)
     # the second benchmark's critic requests went out while the first benchmark's first sample's
@@ -129,7 +141,7 @@ def test_no_barrier_between_samples_stages_or_benchmarks(
     assert slow["released"] is True
     log = [json.loads(x) for x in (tmp_path / "o" / "predictions.rank0.jsonl").read_text().splitlines()]
     order = [(r["benchmark"], r["id"]) for r in log]
-    held = order.index(("screenspot_v2", first["screenspot_v2"][0].id))
+    held = order.index(("screenspot_v2", first.id))
     assert held > 0 and len(order) == 12  # others finished first; every sample is logged
     assert sorted(e["n"] for e in server.log if e["key"] == slow["key"]) == [1, 2]
 
@@ -138,9 +150,7 @@ def test_refine_requests_go_out_while_another_sample_is_still_proposing(
     server: Scripted, demo_suite: Path, tmp_path: Path
 ) -> None:
     """The first sample's proposer request is held until a refine request (a crop) arrives."""
-    cfg = parse_args(_args(server, demo_suite, tmp_path / "o"))
-    first = load_benchmarks(["screenspot_v2"], demo_suite, bench_options(cfg), max_samples=1).samples
-    server.slow_key = "Instruction: " + first["screenspot_v2"][0].instruction
+    server.slow_key = _first_key(server, demo_suite, tmp_path)
     screens = {(390, 844), (3840, 1080)}  # the two benchmarks' screenshots: anything else is a crop
     server.slow_first = 30.0
     server.release_on = lambda e: e["kind"] == "propose" and e["size"] not in screens
@@ -170,13 +180,6 @@ def test_429_shrinks_the_window_and_nothing_is_lost(
     assert window["final"] < window["start"]
     assert _records(tmp_path / "busy") == _records(tmp_path / "plain")
     assert _figures(busy) == _figures(plain)
-
-
-def _first_key(srv: Scripted, demo: Path, tmp_path: Path) -> str:
-    """What the scripted server finds in the first screenspot_v2 sample's proposer prompt."""
-    cfg = parse_args(_args(srv, demo, tmp_path / "o"))
-    first = load_benchmarks(["screenspot_v2"], demo, bench_options(cfg), max_samples=1).samples
-    return "Instruction: " + first["screenspot_v2"][0].instruction
 
 
 def test_a_killed_windowed_run_resumes_to_the_fresh_numbers(
