@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from PIL import Image
 
+from gge.models.markers import MarkedView
 from gge.scoring.analysis import analysis_options
 from gge.types import Candidate, CostRecord, Prediction, Sample
 
@@ -293,6 +294,10 @@ class GenerationRequest:
         image_file: The screenshot file ``image`` is, unchanged (decoded at its own size, not resized
             or marked), or None: an endpoint may send the file's own bytes instead of encoding the
             image (:func:`gge.models.encoding.file_format` says when).
+        marks: A critic's markers drawn on ``image`` (:func:`gge.models.markers.mark_view`): the
+            model sees ``marks.image()``, not ``image``. Only a backend whose class sets
+            ``takes_marked_views = True`` is sent requests with marks (an endpoint then encodes the
+            marked rows alone); every other backend gets the marked image as ``image`` and None here.
     """
 
     image: Image.Image
@@ -307,6 +312,7 @@ class GenerationRequest:
     prefill: str | None = None
     greedy_first: bool = False
     image_file: str | None = None
+    marks: MarkedView | None = None
 
 
 @dataclass(frozen=True)

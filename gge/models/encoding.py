@@ -48,6 +48,7 @@ from PIL import Image
 
 from gge.benchmarks.images import open_image, split_ref
 from gge.errors import GgeError
+from gge.models.markers import MarkedView
 
 FORMATS = ("png", "jpeg")
 """The image formats a request can carry."""
@@ -90,7 +91,7 @@ def encode_png(image: Image.Image) -> bytes:
 
 
 _BLOCK_ROWS = 16
-"""Rows per independently compressed part of a PNG that marked copies of its image reuse."""
+"""Rows per independently compressed part of a PNG that marked views of its image reuse."""
 
 _ADLER_BASE = 65521
 
@@ -147,60 +148,32 @@ def _png_of_parts(width: int, height: int, parts: list[_Part]) -> bytes:
     return _png_file(width, height, 2, stream)
 
 
-def _changed_rows(pixels: np.ndarray, before: np.ndarray) -> np.ndarray:
-    """The rows where two images of one shape differ (compared 8 bytes at a time where rows allow)."""
-    height = pixels.shape[0]
-    a, b = pixels.reshape(height, -1), before.reshape(height, -1)
-    if a.shape[1] % 8 == 0 and a.flags.c_contiguous and b.flags.c_contiguous:
-        a, b = a.view(np.uint64), b.view(np.uint64)
-    return np.flatnonzero((a != b).any(axis=1))
-
-
-def encode_png_like(image: Image.Image, base: np.ndarray, base_parts: list[_Part]) -> bytes:
-    """A lossless PNG of ``image``, a copy of ``base`` changed in a few rows (a candidate's marker).
-
-    The rows are compared with ``base``'s: the parts without a changed row are ``base_parts`` as they
-    are, the others are compressed again. The file decodes to ``image``'s pixels exactly, whatever
-    changed where (a wrong ``base`` only makes more parts to compress).
+def encode_marked_png(view: MarkedView, base: np.ndarray, base_parts: list[_Part]) -> bytes:
+    """A lossless PNG of a marked view: the base's parts as they are, those under a band compressed again.
 
     Args:
-        image: An RGB image of ``base``'s size.
-        base: The pixels of the image it was copied from.
+        view: The view (:func:`gge.models.markers.mark_view`).
+        base: The pixels of ``view.base``.
         base_parts: ``base``'s parts (:func:`_parts`).
 
     Returns:
-        The PNG file's bytes.
+        The PNG file's bytes; it decodes to ``view.image()``'s pixels.
     """
-    pixels = np.asarray(image)
-    changed = _changed_rows(pixels, base)
-    touched = set((changed // _BLOCK_ROWS).tolist())
-    parts = [
-        _part(_rows(pixels, i * _BLOCK_ROWS, (i + 1) * _BLOCK_ROWS)) if i in touched else part
-        for i, part in enumerate(base_parts)
-    ]
-    return _png_of_parts(image.size[0], image.size[1], parts)
-
-
-_MARKED_FROM: weakref.WeakValueDictionary[int, Image.Image] = weakref.WeakValueDictionary()
-_MARK_KEY = "gge_marked_from"
-
-
-def note_copy(copy: Image.Image, base: Image.Image) -> None:
-    """Note that ``copy`` is ``base`` with a few rows drawn on (a marked view): its PNG reuses base's.
-
-    The note is an ``info`` entry holding a number (the image still pickles); the base is found again
-    while it lives. Whatever is noted, the PNG made is ``copy``'s exactly (:func:`encode_png_like`).
-    """
-    _MARKED_FROM[id(base)] = base
-    copy.info[_MARK_KEY] = id(base)
-
-
-def _noted_base(image: Image.Image) -> Image.Image | None:
-    key = image.info.get(_MARK_KEY)
-    base = _MARKED_FROM.get(key) if isinstance(key, int) else None
-    if base is None or base is image or base.size != image.size or base.mode != "RGB" or image.mode != "RGB":
-        return None
-    return base
+    touched: dict[int, np.ndarray] = {}  # part -> its rows, the bands written over the base's
+    for top, band in view.bands:
+        pixels = np.asarray(band)
+        stop = top + pixels.shape[0]
+        for i in range(top // _BLOCK_ROWS, (stop - 1) // _BLOCK_ROWS + 1):
+            start = i * _BLOCK_ROWS
+            rows = touched.get(i)
+            if rows is None:
+                rows = touched[i] = base[start : start + _BLOCK_ROWS].copy()
+            lo, hi = max(top, start), min(stop, start + _BLOCK_ROWS)
+            rows[lo - start : hi - start] = pixels[lo - top : hi - top]
+    parts = list(base_parts)
+    for i, rows in touched.items():
+        parts[i] = _part(_rows(rows, 0, rows.shape[0]))
+    return _png_of_parts(view.size[0], view.size[1], parts)
 
 
 def encode_jpeg(image: Image.Image, quality: int) -> bytes:
@@ -298,16 +271,17 @@ class ImageUrls:
         self._urls: dict[int, str] = {}
         self._pending: dict[int, threading.Event] = {}
         self._files: OrderedDict[tuple[str, int, int], str] = OrderedDict()  # recent files' URLs
-        self._parts: dict[int, tuple[np.ndarray, list[_Part]]] = {}  # images marked copies come from
+        self._parts: dict[int, tuple[np.ndarray, list[_Part]]] = {}  # images marked views are drawn on
         self._making: dict[int, threading.Event] = {}
 
-    def url(self, image: Image.Image, file: str | None = None) -> str:
+    def url(self, image: Image.Image | MarkedView, file: str | None = None) -> str:
         """The data URL of ``image``; ``file``: the screenshot file it is, unchanged, if it is one.
 
         Concurrent calls for one image wait for the first one's encoding instead of repeating it.
 
         Args:
-            image: The image the request sends.
+            image: The image the request sends, or a marked view (sent as its whole marked image; a
+                PNG of it reuses its screenshot's compressed rows outside the marked bands).
             file: The path of a screenshot whose decoded pixels ``image`` is, as they are (no resize,
                 no marker), or None.
 
@@ -343,7 +317,7 @@ class ImageUrls:
         return url
 
     def _base_parts(self, base: Image.Image) -> tuple[np.ndarray, list[_Part]]:
-        """The pixels and PNG parts of an image marked copies are made of (made once while it lives)."""
+        """The pixels and PNG parts of an image marked views are drawn on (made once while it lives)."""
         key = id(base)
         with self._lock:
             known = self._parts.get(key)
@@ -371,7 +345,14 @@ class ImageUrls:
         # and one dict operation is atomic.
         self._urls.pop(key, None)
 
-    def _make(self, image: Image.Image, file: str | None) -> str:
+    def _make(self, image: Image.Image | MarkedView, file: str | None) -> str:
+        began = time.perf_counter()
+        if isinstance(image, MarkedView):
+            if self.image_format == "png":
+                data = encode_marked_png(image, *self._base_parts(image.base))
+            else:
+                data = encode_jpeg(image.image(), self.jpeg_quality)
+            return self._encoded(data, began)
         fmt = file_format(file, image.size) if file is not None else None
         if file is not None and fmt is not None and fmt == self.image_format:
             stat = os.stat(file)
@@ -394,13 +375,11 @@ class ImageUrls:
             with self._lock:
                 self.counts.file_bytes -= 1  # cut short: encoded from its pixels (which fail to load)
         began = time.perf_counter()
-        fmt = self.image_format
-        base = _noted_base(image) if fmt == "png" else None
-        if base is not None:
-            data = encode_png_like(image, *self._base_parts(base))
-        else:
-            data = encode_png(image) if fmt == "png" else encode_jpeg(image, self.jpeg_quality)
+        data = encode_png(image) if self.image_format == "png" else encode_jpeg(image, self.jpeg_quality)
+        return self._encoded(data, began)
+
+    def _encoded(self, data: bytes, began: float) -> str:
         with self._lock:
             self.counts.encoded += 1
             self.counts.encode_seconds += time.perf_counter() - began
-        return f"data:{_MIME[fmt]};base64,{base64.b64encode(data).decode('ascii')}"
+        return f"data:{_MIME[self.image_format]};base64,{base64.b64encode(data).decode('ascii')}"

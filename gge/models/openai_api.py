@@ -126,6 +126,8 @@ class OpenAIBackend:
 
     concurrent = True
     """Its calls may come from many threads at once: they share its request window."""
+    takes_marked_views = True
+    """A critic's marked views come as marks on the screenshot (``GenerationRequest.marks``)."""
 
     def __init__(
         self,
@@ -427,8 +429,11 @@ class OpenAIBackend:
         """The data URL of a request's image, made once per image (:class:`~gge.models.encoding.ImageUrls`).
 
         The screenshot file's own bytes where the request says the image is that file unchanged
-        (``GenerationRequest.image_file``) and its format allows; otherwise ``image_format``.
+        (``GenerationRequest.image_file``) and its format allows; otherwise ``image_format``. A
+        request with marks sends its marked view (``GenerationRequest.marks``), never the bare image.
         """
+        if request.marks is not None:
+            return self._images.url(request.marks)
         return self._images.url(request.image, request.image_file)
 
     def _redact(self, text: str) -> str:

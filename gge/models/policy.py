@@ -50,7 +50,7 @@ from gge.benchmarks.images import open_image
 from gge.errors import GgeError
 from gge.geometry import CONVENTIONS, smart_resize, to_original
 from gge.models.base import Backend, Generation, GenerationRequest, Judgement, Proposal
-from gge.models.markers import MarkerStyle, draw_markers
+from gge.models.markers import MarkedView, MarkerStyle, mark_view
 from gge.models.parsing import parse_points, parse_ranking
 from gge.models.prompts import PLACEHOLDERS as PLACEHOLDERS
 from gge.models.prompts import PROMPT_FIELDS as PROMPT_FIELDS
@@ -171,6 +171,19 @@ class RequestSpec:
     messages: list[dict[str, Any]]
     prefill: str | None
     generation: dict[str, Any]
+
+
+def _marked_request(
+    backend: Backend, view: MarkedView, messages: list[dict[str, Any]], **generation: Any
+) -> GenerationRequest:
+    """A critic's request for a marked view, as the backend takes it.
+
+    As marks on the screenshot where its class says ``takes_marked_views`` (no copy of the whole
+    screenshot is made), else as the whole marked image.
+    """
+    if getattr(type(backend), "takes_marked_views", False) is True:
+        return GenerationRequest(view.base, messages, marks=view, **generation)
+    return GenerationRequest(view.image(), messages, **generation)
 
 
 def answer_candidates(
@@ -531,9 +544,10 @@ class GroundingPolicy:
                 view = self._view(backend, images[i])
                 sx, sy = view.size[0] / samples[i].image_size[0], view.size[1] / samples[i].image_size[1]
                 pts = [proposals[i].candidates[j].point for j in js]
-                drawn = draw_markers(view, [(p[0] * sx, p[1] * sy) for p in pts if p is not None], s.markers)
+                drawn = mark_view(view, [(p[0] * sx, p[1] * sy) for p in pts if p is not None], s.markers)
                 messages = self.critic_messages("rank_list", samples[i], view.size, len(js))
-                requests.append(GenerationRequest(drawn, messages, max_new_tokens=s.critic_max_new_tokens))
+                budget = s.critic_max_new_tokens
+                requests.append(_marked_request(backend, drawn, messages, max_new_tokens=budget))
                 marked.append(js)
             gens, rank_costs = self._generate(backend, requests, "rank")
             for (i, js), gen, cost in zip(todo, gens, rank_costs, strict=True):
@@ -555,8 +569,8 @@ class GroundingPolicy:
             for j in js:
                 p = proposals[i].candidates[j].point
                 assert p is not None
-                drawn = draw_markers(view, [(p[0] * sx, p[1] * sy)], s.markers)
-                requests.append(GenerationRequest(drawn, messages, max_new_tokens=1))
+                drawn = mark_view(view, [(p[0] * sx, p[1] * sy)], s.markers)
+                requests.append(_marked_request(backend, drawn, messages, max_new_tokens=1))
             probs, judge_costs = self._yes_probability(backend, requests)
             scores = [None] * len(proposals[i].candidates)
             for j, prob in zip(js, probs, strict=True):

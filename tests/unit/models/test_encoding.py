@@ -527,44 +527,45 @@ def _decoded(data: bytes) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    ("size", "rows"),
+    ("size", "bands"),
     [
-        ((37, 50), [0]),  # the first row
-        ((37, 50), [49]),  # the last row, in the last (partial) part of 2 rows
-        ((40, 33), [15, 16]),  # on both sides of a part boundary
-        ((24, 70), list(range(70))),  # every row
-        ((24, 70), []),  # nothing changed
+        ((37, 50), [(0, 1)]),  # the first row
+        ((37, 50), [(49, 1)]),  # the last row, in the last (partial) part of 2 rows
+        ((40, 33), [(15, 2)]),  # on both sides of a part boundary
+        ((40, 33), [(3, 2), (10, 3), (30, 3)]),  # two bands in one part, one in the last part
+        ((24, 70), [(0, 70)]),  # every row
+        ((24, 70), []),  # nothing marked
     ],
 )
-def test_a_marked_copy_decodes_to_its_own_pixels(size: tuple[int, int], rows: list[int]) -> None:
-    from gge.models.encoding import _parts, encode_png_like
+def test_a_marked_view_decodes_to_its_own_pixels(size: tuple[int, int], bands: list[tuple[int, int]]) -> None:
+    from gge.models.encoding import _parts, encode_marked_png
+    from gge.models.markers import MarkedView
 
-    rng = np.random.default_rng(len(rows))
+    rng = np.random.default_rng(len(bands))
     base = Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8))
-    copy = np.asarray(base).copy()
-    for y in rows:
-        copy[y, rng.integers(0, size[0])] ^= 0x5A
-    marked = Image.fromarray(copy)
+    expected = np.asarray(base).copy()
+    drawn = []
+    for top, height in bands:
+        band = rng.integers(0, 256, (height, size[0], 3), dtype=np.uint8)
+        expected[top : top + height] = band
+        drawn.append((top, Image.fromarray(band)))
     pixels = np.asarray(base)
-    data = encode_png_like(marked, pixels, _parts(pixels))
-    assert np.array_equal(_decoded(data), copy)
+    data = encode_marked_png(MarkedView(base, tuple(drawn)), pixels, _parts(pixels))
+    assert np.array_equal(_decoded(data), expected)
     # the one zlib stream, its final block and Adler-32 trailer checked as libpng checks them
     idat = data[data.index(b"IDAT") + 4 : data.index(b"IEND") - 8]
     rows = zlib.decompress(idat)
-    expected = b"".join(b"\x00" + copy[y].tobytes() for y in range(size[1]))
-    assert rows == expected
+    assert rows == b"".join(b"\x00" + expected[y].tobytes() for y in range(size[1]))
 
 
-def test_a_copy_noted_against_the_wrong_base_still_decodes_to_its_own_pixels() -> None:
-    """The rows are compared, never trusted: an unrelated 'base' only costs more compression."""
-    from gge.models.encoding import note_copy
+def test_a_marked_view_goes_as_its_whole_image_in_jpeg() -> None:
+    from gge.models.markers import MarkerStyle, mark_view
 
-    rng = np.random.default_rng(3)
-    base = Image.fromarray(rng.integers(0, 256, (40, 30, 3), dtype=np.uint8))
-    other = Image.fromarray(rng.integers(0, 256, (40, 30, 3), dtype=np.uint8))
-    note_copy(other, base)
-    urls = ImageUrls()
-    assert np.array_equal(_decoded(_payload_of(urls.url(other))), np.asarray(other))
+    screen = Image.fromarray(np.random.default_rng(4).integers(0, 256, (60, 90, 3), dtype=np.uint8))
+    view = mark_view(screen, [(40.0, 30.0)], MarkerStyle())
+    urls = ImageUrls("jpeg", 85)
+    assert _payload_of(urls.url(view)) == encode_jpeg(view.image(), 85)
+    assert urls.url(view) == urls.url(view) and (urls.counts.encoded, urls.counts.reused) == (1, 2)
 
 
 def _payload_of(url: str) -> bytes:
@@ -573,15 +574,15 @@ def _payload_of(url: str) -> bytes:
 
 def test_marked_views_reuse_the_screenshots_parts_and_decode_exactly() -> None:
     """A pointwise critic's K marked views: each PNG is its own pixels, its unchanged parts the base's."""
-    from gge.models.markers import MarkerStyle, draw_markers
+    from gge.models.markers import MarkerStyle, mark_view
 
     rng = np.random.default_rng(5)
     screen = Image.fromarray(rng.integers(0, 256, (160, 200, 3), dtype=np.uint8))
     urls = ImageUrls()
-    views = [draw_markers(screen, [(20.0 + 30 * i, 15.0 + 25 * i)], MarkerStyle()) for i in range(5)]
+    views = [mark_view(screen, [(20.0 + 30 * i, 15.0 + 25 * i)], MarkerStyle()) for i in range(5)]
     payloads = [_payload_of(urls.url(v)) for v in views]
     for view, data in zip(views, payloads, strict=True):
-        assert np.array_equal(_decoded(data), np.asarray(view))
+        assert np.array_equal(_decoded(data), np.asarray(view.image()))
     assert urls.counts.encoded == 5
     # the first view's marker is drawn near the top: the screenshot's bottom part goes in as it was
     # compressed for the screenshot, and the part under the marker does not

@@ -373,6 +373,21 @@ def test_jpeg_images(server: FakeServer) -> None:
     assert backend.settings()["image_format"] == "jpeg"
 
 
+def test_a_request_with_marks_sends_the_marked_view_never_the_bare_screenshot(server: FakeServer) -> None:
+    from gge.models.markers import MarkerStyle, draw_markers, mark_view
+
+    backend = _backend(server)
+    req = _request(backend)
+    view = mark_view(req.image, [(20.0, 24.0)], MarkerStyle())
+    marked = GenerationRequest(req.image, req.messages, marks=view)
+    assert backend.generate([marked])[0].texts == ["click OK#0"]
+    (part,) = [p for p in server.bodies[0]["messages"][-1]["content"] if p["type"] == "image_url"]
+    data = base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
+    with Image.open(io.BytesIO(data)) as sent:
+        pixels = sent.convert("RGB").tobytes()
+    assert pixels == draw_markers(req.image, [(20.0, 24.0)], MarkerStyle()).tobytes() != req.image.tobytes()
+
+
 def test_seen_size() -> None:
     def seen(w: int, h: int, **kwargs: Any) -> tuple[int, int]:
         return OpenAIBackend("http://127.0.0.1:1/v1", MODEL, **kwargs).seen_size(w, h)

@@ -181,6 +181,36 @@ def test_listwise_critic_draws_markers_where_the_candidates_are() -> None:
     assert not pred.critic_format_error and pred.critic_raw == "3, 1"
 
 
+class TakesMarks(Scripted):
+    """A backend that declares it takes marked views (as an endpoint does)."""
+
+    takes_marked_views = True
+
+
+@pytest.mark.parametrize("critic", ["listwise", "pointwise"])
+def test_a_backend_that_takes_marks_gets_the_view_and_its_marks_and_others_the_marked_image(
+    critic: str,
+) -> None:
+    style = MarkerStyle(numbered=False, size=0.02)
+    settings = AdapterSettings(convention="abs_resized", k=2, critic=critic, markers=style)
+    answers, yes = [["(60, 35) (150, 80)"], ["2, 1"]], [0.3, 0.6]
+    calls = []
+    for backend in (
+        Scripted([list(a) for a in answers], yes=list(yes)),
+        TakesMarks([list(a) for a in answers], yes=list(yes)),
+    ):
+        GroundingPolicy(backend, settings).predict_images([_sample()], [_img()])
+        calls.append(backend.generate_calls[1] if critic == "listwise" else backend.yes_calls[0])
+    plain, marked = calls
+    points = [[(60.0, 35.0), (150.0, 80.0)]] if critic == "listwise" else [[(60.0, 35.0)], [(150.0, 80.0)]]
+    assert len(plain) == len(marked) == len(points)
+    for pts, p, m in zip(points, plain, marked, strict=True):
+        drawn = draw_markers(_img((200, 100)), pts, style)
+        assert p.marks is None and p.image.tobytes() == drawn.tobytes()
+        assert m.marks is not None and m.marks.image().tobytes() == drawn.tobytes()
+        assert m.image.tobytes() == _img((200, 100)).tobytes() and m.marks.base is m.image
+
+
 def test_listwise_unparseable_ranking_falls_back_to_proposer_order() -> None:
     backend = Scripted([["(60, 35) (10, 10)"], ["the first one looks fine"]])
     policy = GroundingPolicy(backend, AdapterSettings(convention="abs_resized", k=2))
