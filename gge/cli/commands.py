@@ -2,6 +2,7 @@
 
 ``gge eval key=value ...`` evaluates a model (the same as ``python eval.py key=value ...``; plain
 ``gge key=value ...`` does too); ``gge compare A B`` pairs two runs (:mod:`gge.compare`);
+``gge import FORMAT FILE`` reads another harness's published log (:mod:`gge.cli.importing`);
 ``gge export verl``, ``gge summarize-verl`` (:mod:`gge.integrations.verl`) and ``gge watch``
 (:mod:`gge.integrations.watch`) serve trainers gge has no callback in. A new
 subcommand is one function taking its arguments and returning an exit code, plus one line in
@@ -10,7 +11,7 @@ and exits with 2.
 
 Example:
     >>> sorted(COMMANDS)
-    ['compare', 'eval', 'export', 'summarize-verl', 'watch']
+    ['compare', 'eval', 'export', 'import', 'summarize-verl', 'watch']
     >>> main(["--help"])  # doctest: +ELLIPSIS
     usage: gge <command> [arguments]
     ...
@@ -108,6 +109,12 @@ def _summarize_verl(args: list[str]) -> int:
     return summarize_main(args)
 
 
+def _import(args: list[str]) -> int:
+    from gge.cli.importing import import_main
+
+    return import_main(args)
+
+
 def _watch(args: list[str]) -> int:
     from gge.integrations.watch import watch_main
 
@@ -128,6 +135,11 @@ COMMANDS: dict[str, Command] = {
             "summarize-verl",
             "verl's dumped validation generations -> results.json, tables, report (--help)",
             _summarize_verl,
+        ),
+        Command(
+            "import",
+            "another harness's prediction log as replay lines: gge import FORMAT FILE ... (--help)",
+            _import,
         ),
         Command("watch", "evaluate each checkpoint a trainer saves: gge watch DIR ... (--help)", _watch),
     )

@@ -1,0 +1,72 @@
+"""``gge import FORMAT FILE --benchmark B --out preds.jsonl``: a published log as a replay file.
+
+The log's lines are matched to the benchmark's release samples (:mod:`gge.models.imported`) and
+written as replay lines (``python eval.py model=replay model.predictions=preds.jsonl ...`` scores
+them); the summary says what matched, what did not (each line named), which samples are not in the
+file, and where gge's rule gives another verdict than the log's own, with the cause the log shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from gge.benchmarks import get_benchmark
+from gge.benchmarks.loading import load_benchmarks
+from gge.errors import GgeError
+from gge.models.imported import import_log
+from gge.models.imported.formats import FORMATS
+
+
+def import_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``gge import``.
+
+    Example:
+        >>> ns = import_parser().parse_args(["gelato", "g.json", "--benchmark", "osworld_g", "--out", "p"])
+        >>> ns.format, ns.benchmark, ns.data_root
+        ('gelato', 'osworld_g', None)
+    """
+    p = argparse.ArgumentParser(
+        prog="gge import",
+        description=(
+            "Read a prediction log another harness published, match each line to its benchmark "
+            "sample (by id, else screenshot file name and instruction, the log's box breaking ties; "
+            "an unmatched or ambiguous line is listed, never guessed) and write gge replay lines. "
+            "Says which samples are not in the file and where gge's rule gives another verdict than "
+            "the log's, and why where the log shows it."
+        ),
+    )
+    p.add_argument("format", choices=sorted(FORMATS), help="the log's format")
+    p.add_argument("file", help="the log file")
+    p.add_argument("--benchmark", required=True, help="the benchmark the log is of (a gge benchmark name)")
+    p.add_argument("--data-root", default=None, help="folder holding the benchmark's folder (as data_root)")
+    p.add_argument("--root", default=None, help="the benchmark's own folder (as bench.<name>.root)")
+    p.add_argument("--out", required=True, help="the replay file to write (refused if it exists)")
+    p.add_argument("--force", action="store_true", help="overwrite --out")
+    return p
+
+
+def import_main(args: list[str]) -> int:
+    """Run ``gge import``; returns the exit code (0)."""
+    ns = import_parser().parse_args(args)
+    out = Path(ns.out)
+    if out.exists() and not ns.force:
+        raise GgeError(f"{out} exists: gge import does not overwrite a replay file (--force to replace it)")
+    bench = get_benchmark(ns.benchmark)
+    options = {ns.benchmark: bench.options_type(root=ns.root)} if ns.root else {}
+    loaded = load_benchmarks(
+        [ns.benchmark], Path(ns.data_root) if ns.data_root else None, options, out=sys.stdout
+    )
+    report = import_log(ns.format, ns.file, loaded.samples[ns.benchmark])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for record in report.records:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    tmp.replace(out)
+    for line in report.summary():
+        print(line)
+    print(f"wrote {len(report.records)} replay lines to {out}")
+    return 0

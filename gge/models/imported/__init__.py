@@ -1,0 +1,238 @@
+"""Published prediction logs read into gge's replay format (``gge import``).
+
+:data:`~gge.models.imported.formats.FORMATS` names the formats read; each line is matched to its
+release sample (:mod:`gge.models.imported.lines`) and written as a replay line whose candidate is
+the log's point, with the log's own verdict kept beside it (``imported``). :func:`import_log` also
+scores each matched point by gge's rule for the benchmark and counts where that verdict differs
+from the log's, naming why where the log shows it (its box is not the release's target).
+
+Example:
+    >>> import json, tempfile, os
+    >>> from gge.types import Box, Sample
+    >>> folder = tempfile.mkdtemp()
+    >>> log = os.path.join(folder, "g.json")
+    >>> result = {"img_filename": "a.png", "instruction": "click OK", "response": "(2, 2)",
+    ...           "is_correct": True, "predicted_click": [2, 2], "bbox": [1, 1, 4, 4]}
+    >>> with open(log, "w") as f:
+    ...     json.dump({"sample_results": [result]}, f)
+    >>> s = Sample("b", "a-0", "/d/a.png", (10, 10), "click OK", Box(1, 1, 4, 4))
+    >>> report = import_log("gelato", log, [s])
+    >>> report.records[0]["candidates"], report.agree, report.disagree
+    ([[2.0, 2.0]], 1, [])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gge.errors import GgeError, unknown_name
+from gge.models.imported.formats import FORMATS
+from gge.models.imported.lines import LogLine, Matched, match_lines, region_agrees
+from gge.types import Absent, Sample
+
+SHOWN = 5
+"""Ids or lines named in a summary line before "+N more"."""
+
+CAUSES = {
+    "data": "the log's box is not the release's target",
+    "rounded": "the log stores its point in whole pixels, within a pixel of the target's edge",
+    "rule": "the same point and target",
+}
+"""Why a log's verdict and gge's differ, as far as the log shows."""
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A matched line whose verdict by gge's rule is not the log's.
+
+    Attributes:
+        sample: The sample's id.
+        line: The log's line.
+        log: The log's verdict.
+        gge: gge's verdict on the same point.
+        cause: A key of :data:`CAUSES`: ``data`` (the log's box is not the release's target),
+            ``rounded`` (the log's point is whole pixels at the target's edge: the harness judged
+            the point before rounding it) or ``rule`` (same point and target, another verdict).
+    """
+
+    sample: str
+    line: int
+    log: bool
+    gge: bool
+    cause: str
+
+
+@dataclass
+class ImportReport:
+    """What ``gge import`` read, matched and found.
+
+    Attributes:
+        format: The format's name.
+        path: The log file.
+        benchmark: The benchmark its lines were matched to.
+        read: The lines read, in file order.
+        matched: The matching (:class:`~gge.models.imported.lines.Matched`).
+        records: The replay lines, in sample order.
+        agree: Matched lines whose verdict gge's rule gives too.
+        disagree: The others.
+        unjudged: Matched lines the log gives no verdict for.
+        hits: Matched lines that hit by gge's rule.
+        samples: The benchmark's samples (the release's denominator).
+    """
+
+    format: str
+    path: Path
+    benchmark: str
+    read: list[LogLine]
+    matched: Matched
+    records: list[dict[str, Any]] = field(default_factory=list)
+    agree: int = 0
+    disagree: list[Disagreement] = field(default_factory=list)
+    unjudged: int = 0
+    hits: int = 0
+    samples: int = 0
+
+    def headlines(self) -> str:
+        """The log's own accuracy and gge's, each with its denominator named (two decimals)."""
+        counted = [ln for ln in self.read if ln.counted and ln.correct is not None]
+        own = sum(1 for ln in counted if ln.correct)
+        hits = self.hits
+        n, total = len(self.records), self.samples
+        parts = []
+        if counted:
+            parts.append(
+                f"the log's own: {_pct(own, len(counted))} ({own}/{len(counted)} of its counted lines)"
+            )
+        parts.append(f"gge's rule: {_pct(hits, n)} ({hits}/{n} matched lines)")
+        if total != n:
+            parts.append(f"{_pct(hits, total)} over the release's {total} samples (not in the file: a miss)")
+        return "accuracy: " + "; ".join(parts)
+
+    def summary(self) -> list[str]:
+        """The report as lines for a terminal: counts first, then what to look at, each named."""
+        m = self.matched
+        out = [
+            f"gge import {self.format}: {self.path}: {len(self.read)} lines, {len(m.lines)} matched to "
+            f"{self.benchmark} samples ({m.interchangeable} among interchangeable samples), "
+            f"{len(m.unmatched)} unmatched, {len(m.ambiguous)} ambiguous; "
+            f"{len(m.missing)} samples not in the file"
+        ]
+        for line, why in m.unmatched[:SHOWN]:
+            out.append(f"  unmatched {line.where}: {why}")
+        if len(m.unmatched) > SHOWN:
+            out.append(f"  +{len(m.unmatched) - SHOWN} more unmatched lines")
+        for line, ids in m.ambiguous[:SHOWN]:
+            out.append(f"  ambiguous {line.where}: fits {', '.join(ids[:SHOWN])} (never guessed)")
+        if len(m.ambiguous) > SHOWN:
+            out.append(f"  +{len(m.ambiguous) - SHOWN} more ambiguous lines")
+        if m.missing:
+            out.append(f"  not in the file: {_named(m.missing)}")
+        out.append(self.headlines())
+        judged = self.agree + len(self.disagree)
+        said = f"the log's own verdicts: gge's rule gives the same on {self.agree} of {judged} matched lines"
+        if self.unjudged:
+            said += f" ({self.unjudged} lines carry no verdict)"
+        out.append(said)
+        for cause, what in CAUSES.items():
+            ids = [d.sample for d in self.disagree if d.cause == cause]
+            if ids:
+                out.append(f"  {len(ids)} differ where {what}: {_named(ids)}")
+        return out
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{100.0 * k / n:.2f}%" if n else "n/a"
+
+
+def _named(ids: Sequence[str]) -> str:
+    more = f" +{len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
+    return ", ".join(ids[:SHOWN]) + more
+
+
+def gge_verdict(sample: Sample, line: LogLine) -> bool:
+    """Whether the line's answer hits the sample by gge's rule for its benchmark.
+
+    A point hits a box or polygon as the benchmark's official test says; a refusal hits only an
+    absent target that counts abstentions (:class:`gge.types.Absent`).
+    """
+    if line.point is not None:
+        return sample.region.contains(*line.point)
+    return line.refused and isinstance(sample.region, Absent) and sample.region.abstention_hits
+
+
+def _cause(sample: Sample, line: LogLine) -> str:
+    """Why the log's verdict is not gge's, as far as the line shows (a key of :data:`CAUSES`)."""
+    if line.box is not None and not region_agrees(sample.region, line.box):
+        return "data"
+    box = sample.region.pixel_box()
+    if line.point is not None and box is not None and all(float(v).is_integer() for v in line.point):
+        x, y = line.point
+        x1, y1, x2, y2 = box
+        if min(abs(x - x1), abs(x - x2), abs(y - y1), abs(y - y2)) <= 1:
+            return "rounded"
+    return "rule"
+
+
+def _record(benchmark: str, sample: Sample, line: LogLine, fmt: str, path: Path) -> dict[str, Any]:
+    if line.point is not None:
+        candidate: Any = [line.point[0], line.point[1]]
+    else:
+        candidate = None if line.refused else "unparsed"
+    return {
+        "benchmark": benchmark,
+        "id": sample.id,
+        "candidates": [candidate],
+        "raw": line.raw,
+        "format_error": line.format_error or candidate == "unparsed",
+        "imported": {
+            "format": fmt,
+            "file": str(path),
+            "line": line.line,
+            "correct": line.correct,
+            "counted": line.counted,
+        },
+    }
+
+
+def import_log(fmt: str, path: str | Path, samples: Sequence[Sample]) -> ImportReport:
+    """Read a published log, match its lines to ``samples`` and check its verdicts by gge's rule.
+
+    Args:
+        fmt: A name in :data:`~gge.models.imported.formats.FORMATS`.
+        path: The log file.
+        samples: One benchmark's samples, as the release has them.
+
+    Returns:
+        The report, with the replay lines (``records``) of the matched samples in sample order.
+
+    Raises:
+        GgeError: an unknown format, a file that is not one, or a line at fault (named).
+    """
+    if fmt not in FORMATS:
+        raise unknown_name("log format", fmt, FORMATS)
+    file = Path(path)
+    lines = FORMATS[fmt](file)
+    benchmark = samples[0].benchmark if samples else ""
+    matched = match_lines(lines, samples)
+    report = ImportReport(fmt, file, benchmark, lines, matched, samples=len(samples))
+    for sample in samples:
+        line = matched.lines.get(sample.id)
+        if line is None:
+            continue
+        report.records.append(_record(benchmark, sample, line, fmt, file))
+        ours = gge_verdict(sample, line)
+        report.hits += ours
+        if line.correct is None:
+            report.unjudged += 1
+            continue
+        if ours == line.correct:
+            report.agree += 1
+            continue
+        report.disagree.append(Disagreement(sample.id, line.line, line.correct, ours, _cause(sample, line)))
+    if not matched.lines and lines:
+        first, why = matched.unmatched[0] if matched.unmatched else (lines[0], "ambiguous")
+        raise GgeError(f"{first.where}: no line of the log matches a {benchmark} sample ({why})")
+    return report

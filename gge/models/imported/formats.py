@@ -1,0 +1,206 @@
+"""The published log formats gge reads, each into :class:`~gge.models.imported.lines.LogLine`.
+
+- ``sspro_log``: the official ScreenSpot-Pro script's ``--log_path`` JSON
+  (likaixin2000/ScreenSpot-Pro-GUI-Grounding, ``eval_screenspot_pro.py`` and
+  ``eval_screenspot_pro_parallel.py``, read at bd8bbbb): ``{"details": [...], "metrics": {...}}``,
+  one record per sample with ``id`` (absent before commit 7e6cc78 and from the parallel script),
+  ``img_path``, ``prompt_to_evaluate``, ``gt_type``, ``bbox`` (x1, y1, x2, y2 pixels, positives only),
+  ``pred`` (original pixels or null), ``raw_response`` and ``correctness`` (``correct``, ``wrong``,
+  ``wrong_format``). The same reader takes its variants: the same records one per line (OmniParser's
+  ``eval/logs_sspro_omniv2.json``, with ``idx``), forks' renamed keys (``image_path``, ``language``,
+  ``gt_bbox``), and the MAI-UI evaluation's outputs (Tongyi-MAI/MAI-UI ``evaluation/grounding``, read
+  at 4dd07b9: ``eval_local.py`` writes this JSON; ``eval_server.py`` writes JSONL lines of the input
+  annotation, ``img_filename``, ``instruction``, ``bbox``, plus ``pred``, ``pred_norm``, ``raw_response``
+  and ``correctness`` with ``incorrect`` for a miss).
+- ``gelato``: Gelato's ``evaluation/run_grounding_eval.py`` log (mlfoundations/Gelato, read at
+  1f83dad): ``{"accuracy", "correct", "total", ..., "sample_results": [...], "metadata": {...}}``, each
+  result with ``img_filename``, ``instruction``, ``response``, ``is_correct``, ``predicted_click``
+  (original pixels or null), ``error_msg`` and ``bbox`` (x1, y1, x2, y2 pixels, a flat polygon, or
+  ``[0, 0, 0, 0]`` for a refusal item); no sample id. A response containing "refusal" with no click
+  is the model's refusal.
+
+Every format's point is in the screenshot's original pixels, as these logs store it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from gge.errors import GgeError
+from gge.models.imported.lines import LogLine
+
+_KEPT = ("gt_type", "ui_type", "lang", "language", "instruction_style")
+"""Fields of a ScreenSpot-Pro script record kept beside the line (what was asked)."""
+_VERDICTS = {"correct": True, "wrong": False, "incorrect": False, "wrong_format": False}
+
+
+def _records(path: Path) -> tuple[Any, list[tuple[int, Any]] | None]:
+    """The file's one JSON value, or its JSON lines as ``(line, value)`` when it is JSONL."""
+    if not path.is_file():
+        raise GgeError(f"{path}: no such log file")
+    text = path.read_bytes().decode("utf-8", errors="strict") if path.stat().st_size else ""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError:
+        pass
+    out = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except json.JSONDecodeError as e:
+            raise GgeError(f"{path}:{n}: neither one JSON document nor JSON lines: {e.msg}") from None
+    return None, out
+
+
+def _first(record: Mapping[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if key in record:
+            return record[key]
+    return None
+
+
+def _point(value: Any, where: str, key: str) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list | tuple)
+        or len(value) != 2
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+    ):
+        raise GgeError(f"{where}: {key} must be [x, y] (two finite numbers) or null, got {value!r:.80}")
+    return (float(value[0]), float(value[1]))
+
+
+def _box(value: Any, where: str, key: str) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list | tuple)
+        or len(value) < 4
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    ):
+        raise GgeError(f"{where}: {key} must be a list of at least 4 numbers, got {value!r:.80}")
+    return tuple(float(v) for v in value)
+
+
+def _text(value: Any, where: str, key: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise GgeError(f"{where}: {key} must be a string, got {value!r:.80}")
+    return value
+
+
+def _raw(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _sspro_line(record: Any, where: str, line: int) -> LogLine:
+    if not isinstance(record, dict):
+        raise GgeError(f"{where}: a record must be a JSON object, got {record!r:.60}")
+    if "correctness" not in record:
+        raise GgeError(f"{where}: no 'correctness' (the official ScreenSpot-Pro script's verdict)")
+    verdict = record["correctness"]
+    if verdict not in _VERDICTS:
+        raise GgeError(f"{where}: correctness must be one of {', '.join(_VERDICTS)}, got {verdict!r:.40}")
+    ident = record.get("id")
+    gt_type = record.get("gt_type", "positive")
+    point = _point(record.get("pred"), where, "pred")
+    negative = gt_type == "negative"
+    return LogLine(
+        where=where,
+        line=line,
+        id=None if ident is None else str(ident),
+        image=_text(_first(record, "img_path", "image_path", "img_filename"), where, "img_path"),
+        instruction=_text(_first(record, "prompt_to_evaluate", "instruction"), where, "prompt_to_evaluate"),
+        box=_box(_first(record, "bbox", "gt_bbox"), where, "bbox"),
+        point=point,
+        raw=_raw(record.get("raw_response")),
+        correct=_VERDICTS[verdict],
+        format_error=verdict == "wrong_format",
+        refused=negative and verdict == "correct",
+        fields={k: record[k] for k in _KEPT if k in record},
+    )
+
+
+def read_sspro_log(path: Path) -> list[LogLine]:
+    """The official ScreenSpot-Pro script's log and its variants (module docstring).
+
+    Args:
+        path: The log file (JSON with ``details``, or JSON lines of the same records).
+
+    Returns:
+        Its lines in file order.
+
+    Raises:
+        GgeError: naming the file, the line or record, and the key at fault.
+    """
+    whole, jsonl = _records(path)
+    if jsonl is not None:
+        return [_sspro_line(r, f"{path}:{n}", n) for n, r in jsonl]
+    if isinstance(whole, dict) and isinstance(whole.get("details"), list):
+        return [_sspro_line(r, f"{path}: details[{i}]", i + 1) for i, r in enumerate(whole["details"])]
+    if isinstance(whole, list):
+        return [_sspro_line(r, f"{path}: [{i}]", i + 1) for i, r in enumerate(whole)]
+    raise GgeError(f"{path}: not a ScreenSpot-Pro script log (a JSON object with 'details', or its records)")
+
+
+def read_gelato(path: Path) -> list[LogLine]:
+    """A Gelato grounding evaluation log (module docstring).
+
+    Args:
+        path: The ``grounding_eval_*.json`` file.
+
+    Returns:
+        Its ``sample_results`` in file order.
+
+    Raises:
+        GgeError: naming the file, the record and the key at fault.
+    """
+    whole, jsonl = _records(path)
+    if jsonl is not None or not isinstance(whole, dict) or not isinstance(whole.get("sample_results"), list):
+        raise GgeError(f"{path}: not a Gelato log (a JSON object with 'sample_results')")
+    out = []
+    for i, record in enumerate(whole["sample_results"]):
+        where = f"{path}: sample_results[{i}]"
+        if not isinstance(record, dict):
+            raise GgeError(f"{where}: a result must be a JSON object, got {record!r:.60}")
+        for key in ("img_filename", "instruction", "is_correct"):
+            if key not in record:
+                raise GgeError(f"{where}: no {key!r}")
+        if not isinstance(record["is_correct"], bool):
+            raise GgeError(f"{where}: is_correct must be true or false, got {record['is_correct']!r:.40}")
+        point = _point(record.get("predicted_click"), where, "predicted_click")
+        response = _raw(record.get("response"))
+        refused = point is None and "refusal" in response.lower()
+        out.append(
+            LogLine(
+                where=where,
+                line=i + 1,
+                id=None,
+                image=_text(record["img_filename"], where, "img_filename"),
+                instruction=_text(record["instruction"], where, "instruction"),
+                box=_box(record.get("bbox"), where, "bbox"),
+                point=point,
+                raw=response,
+                correct=record["is_correct"],
+                format_error=point is None and not refused,
+                refused=refused,
+            )
+        )
+    return out
+
+
+FORMATS: dict[str, Callable[[Path], list[LogLine]]] = {
+    "sspro_log": read_sspro_log,
+    "gelato": read_gelato,
+}
+"""The formats ``gge import`` reads, by name."""
