@@ -82,6 +82,7 @@ from gge.report.html_format import (
     esc,
 )
 from gge.report.markdown import bootstrap_label, subset_text
+from gge.report.numbers import fmt_headline
 from gge.report.svg import Series, grouped_bars_svg, line_chart_svg, stacked_bars_svg
 
 
@@ -249,7 +250,7 @@ def _headline(entry: BenchmarkEntry, k: int) -> str:
         if not caveat
         else f'headline ({esc(rule)}; <span class="warning">not official: {esc(caveat)}</span>)'
     )
-    bits = [f"{named}: Top-1 <b>{_pct(top1)}</b>"]
+    bits = [f"{named}: Top-1 <b>{fmt_headline(_num(top1))}</b>"]
     boot = entry.get("headline_interval")
     if boot is not None and boot["top1"] is not None:
         of = "" if rule == "micro" else "micro Top-1 "
@@ -257,7 +258,7 @@ def _headline(entry: BenchmarkEntry, k: int) -> str:
             f' <span class="ci">({of}{_ci(boot["top1"], signed=False)} {esc(bootstrap_label(boot))})</span>'
         )
     if not one:
-        bits += [f"Oracle@{k} <b>{_pct(oracle)}</b>", f"gap {_pct(_gap(top1, oracle))}"]
+        bits += [f"Oracle@{k} <b>{fmt_headline(_num(oracle))}</b>", f"gap {_pct(_gap(top1, oracle))}"]
     line2 = [f"n = {_count(entry['samples'])}"]
     figures = [("Top-1", micro["top1"], intervals["top1"])]
     if not one:

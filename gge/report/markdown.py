@@ -27,6 +27,7 @@ from gge.documents.results import (
 )
 from gge.report.cost_tables import Section, cost_sections
 from gge.report.numbers import fmt as fmt
+from gge.report.numbers import fmt_headline
 from gge.report.numbers import fmt_signed as fmt_signed
 from gge.types import STRATEGIES
 
@@ -157,13 +158,14 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
         if not caveat
         else f"Headline ({off['rule']}; not official: {caveat})"
     )
-    head = f"- {named}: Top-1 **{fmt(off['top1'])}**{top1_ci}"
+    head = f"- {named}: Top-1 **{fmt_headline(off['top1'])}**{top1_ci}"
     if not one:
         o_top1, o_oracle = off["top1"], oracle_at(off, k)
         gap = None if o_top1 is None or o_oracle is None else o_oracle - o_top1
         given = f"{fmt(entry['top1_given_oracle'])}%" + ("" if is_micro else " (micro)")
+        oracle_ci = interval(oracle_at(ci, k)) if is_micro else ""
         head += (
-            f" · Oracle@{k} **{fmt(o_oracle)}**{interval(oracle_at(ci, k)) if is_micro else ''}{wilson}"
+            f" · Oracle@{k} **{fmt_headline(o_oracle)}**{oracle_ci}{wilson}"
             f" · critic gap {fmt(gap)} · P(Top-1 hit | Oracle@{k} hit) {given}"
         )
     else:
@@ -371,17 +373,17 @@ def render_summary(
     for name, e in entries.items():
         off = e["official"]
         rule = f"{off['rule']} (not official)" if caveats[name] else off["rule"]
-        row = [titles[name], str(e["samples"]), rule, fmt(off["top1"])]
+        row = [titles[name], str(e["samples"]), rule, fmt_headline(off["top1"])]
         if not one:
             top1, oracle = off["top1"], oracle_at(off, k)
-            row += [fmt(oracle), fmt(None if top1 is None or oracle is None else oracle - top1)]
+            row += [fmt_headline(oracle), fmt(None if top1 is None or oracle is None else oracle - top1)]
         rows.append([*row, str(e["format_errors"]), str(len(e["image_errors"]))])
     unofficial = [name for name in mean["benchmarks"] if caveats.get(name)]
     if len(entries) > 1:
         n = len(mean["benchmarks"])
         label = f"mean of {n}" + (f" ({len(unofficial)} not official)" if unofficial else "")
-        row = [label, "", "unweighted", fmt(mean["top1"])]
-        rows.append(row + ([] if one else [fmt(oracle_at(mean, k)), ""]) + ["", ""])
+        row = [label, "", "unweighted", fmt_headline(mean["top1"])]
+        rows.append(row + ([] if one else [fmt_headline(oracle_at(mean, k)), ""]) + ["", ""])
     notes = "".join(f"\n- {titles[name]}: not official: {c}" for name, c in caveats.items() if c)
     if unofficial and len(entries) > 1:
         which = ", ".join(titles[name] for name in unofficial)

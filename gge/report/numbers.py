@@ -21,6 +21,16 @@ def fmt(value: float | None) -> str:
     return DASH if value is None else f"{value:.1f}"
 
 
+def fmt_headline(value: float | None) -> str:
+    """A headline percentage with two decimals, as papers print theirs (67.19 beside 67.19, not 67.2).
+
+    Example:
+        >>> fmt_headline(67.1875), fmt_headline(100.0), fmt_headline(None)
+        ('67.19', '100.00', '–')
+    """
+    return DASH if value is None else f"{value:.2f}"
+
+
 def fmt_signed(value: float | None) -> str:
     """A difference in points with its sign and one decimal, or an en dash.
 

@@ -67,10 +67,19 @@ def test_summary_table_counts_image_errors_beside_format_errors() -> None:
         "format errors",
         "image errors",
     ]
-    assert rows[1] == ["Macro", "4", "macro_group", "66.7", "83.3", "16.7", "0", "0"]
-    assert rows[2] == ["Micro", "5", "micro", "40.0", "40.0", "0.0", "1", "2"]
+    assert rows[1] == [
+        "Macro",
+        "4",
+        "macro_group",
+        "66.67",
+        "83.33",
+        "16.7",
+        "0",
+        "0",
+    ]  # headlines: 2 decimals
+    assert rows[2] == ["Micro", "5", "micro", "40.00", "40.00", "0.0", "1", "2"]
     mean_top1, mean_oracle = (MACRO_TOP1 + 40.0) / 2, (MACRO_ORACLE + 40.0) / 2
-    assert rows[3] == ["mean of 2", "", "unweighted", fmt(mean_top1), fmt(mean_oracle), "", "", ""]
+    assert rows[3] == ["mean of 2", "", "unweighted", f"{mean_top1:.2f}", f"{mean_oracle:.2f}", "", "", ""]
 
 
 def test_benchmark_section_counts_image_errors_beside_format_errors() -> None:
@@ -86,7 +95,7 @@ def test_benchmark_section_leads_with_the_official_headline_then_micro() -> None
     lines = text.splitlines()
     assert lines[0] == "## Macro — 4 samples · Top-1 by `critic` · K=2"
     assert lines[2] == (
-        "- Official headline (macro_group): Top-1 **66.7** · Oracle@2 **83.3** · critic gap 16.7 · "
+        "- Official headline (macro_group): Top-1 **66.67** · Oracle@2 **83.33** · critic gap 16.7 · "
         "P(Top-1 hit | Oracle@2 hit) 66.7% (micro)"
     )
     # micro: 2 of 4 picks hit, 3 of 4 samples have a hitting answer; Wilson intervals beside them
@@ -97,7 +106,7 @@ def test_benchmark_section_leads_with_the_official_headline_then_micro() -> None
     # a micro headline carries the intervals itself, and no separate micro line
     micro = render_benchmark("Micro", _entries()["micro"], k=2, strategy="critic").splitlines()
     assert micro[2].startswith(
-        f"- Official headline (micro): Top-1 **40.0** {_ci(2, 5)} · Oracle@2 **40.0** "
+        f"- Official headline (micro): Top-1 **40.00** {_ci(2, 5)} · Oracle@2 **40.00** "
     )
     assert not any(x.startswith("- Micro") for x in micro)
 
@@ -112,7 +121,7 @@ def test_a_one_answer_run_is_top1_only_in_report_md() -> None:
     text = render_benchmark("Macro", entry, k=1, strategy="critic")
     lines = text.splitlines()
     assert lines[0] == "## Macro — 3 samples · one answer per sample (Top-1 only)"
-    assert lines[2] == "- Official headline (macro_group): Top-1 **75.0**"  # (1 + 1/2) / 2
+    assert lines[2] == "- Official headline (macro_group): Top-1 **75.00**"  # (1 + 1/2) / 2
     assert lines[3] == f"- Micro (hits over samples): Top-1 66.7 {_ci(2, 3)} (95% Wilson)"
     for absent in ("Oracle", "selection", "critic gap", "Critic's gain", "K=", "critic miss"):
         assert absent not in text, absent
@@ -125,7 +134,7 @@ def test_a_one_answer_run_is_top1_only_in_report_md() -> None:
     rows = _md_rows(summary)
     assert rows == [
         ["benchmark", "samples", "official rule", "Top-1", "format errors", "image errors"],
-        ["Macro", "3", "macro_group", "75.0", "0", "0"],
+        ["Macro", "3", "macro_group", "75.00", "0", "0"],
     ]
 
 
@@ -159,7 +168,7 @@ def test_html_summary_counts_image_errors_and_leads_with_the_headline() -> None:
     )
     assert "<td>5</td><td>micro</td><td>40.0</td><td>40.0</td><td>0.0</td><td>1</td><td>2</td>" in summary
     # the section's headline is the official figure, the micro mean follows with its interval
-    assert "official (macro_group): Top-1 <b>66.7</b> · Oracle@2 <b>83.3</b> · gap 16.7" in page
+    assert "official (macro_group): Top-1 <b>66.67</b> · Oracle@2 <b>83.33</b> · gap 16.7" in page
     assert (
         f"micro Top-1 50.0 (95% CI {_ci(2, 4)})" in page
         and f"micro Oracle@2 75.0 (95% CI {_ci(3, 4)})" in page
@@ -187,7 +196,7 @@ def test_html_of_a_one_answer_run_is_top1_only() -> None:
     assert "<td>x</td><td>1</td><td>100.0</td></tr>" in page  # the 1-D table: n and Top-1
     assert '<td>y</td><td><span title="n=2">50.0</span></td>' in page  # the 2-D grid: Top-1 cells
     assert "(Top-1, %)" in page
-    assert "official (macro_group): Top-1 <b>75.0</b></p>" in page
+    assert "official (macro_group): Top-1 <b>75.00</b></p>" in page
 
 
 def test_html_subset_banner() -> None:

@@ -130,16 +130,18 @@ def test_the_declared_interval_beside_the_official_headline() -> None:
     doc = document(screenspot_pro={"headline_interval": interval([52.31, 60.77])})
     lines = render_benchmark("S", doc["benchmarks"]["screenspot_pro"], k=3, strategy="critic").splitlines()
     assert lines[2] == (
-        f"- Official headline (micro): Top-1 **56.4** [52.3, 60.8] {BOOT} · Oracle@3 **79.0** [40.0, 80.0] "
+        f"- Official headline (micro): Top-1 **56.43** [52.3, 60.8] {BOOT} · Oracle@3 **78.96** [40.0, 80.0] "
         "(95% Wilson) · critic gap 22.5 · P(Top-1 hit | Oracle@3 hit) 77.7%"
     )
     one = render_benchmark("S", doc["benchmarks"]["screenspot_pro"], k=1, strategy="critic").splitlines()
-    assert one[2] == f"- Official headline (micro): Top-1 **56.4** [52.3, 60.8] {BOOT}"
+    assert one[2] == f"- Official headline (micro): Top-1 **56.43** [52.3, 60.8] {BOOT}"
     page = render_report_html(doc, [])
-    assert f'official (micro): Top-1 <b>56.4</b> <span class="ci">([52.3, 60.8] {BOOT})</span>' in page
+    assert f'official (micro): Top-1 <b>56.43</b> <span class="ci">([52.3, 60.8] {BOOT})</span>' in page
     # the other benchmark declares none: its lines are the Wilson ones
     other = render_benchmark("O", doc["benchmarks"]["osworld_g"], k=3, strategy="critic").splitlines()
-    assert other[2].startswith("- Official headline (micro): Top-1 **20.0** [30.1, 70.2] · Oracle@3 **30.0**")
+    assert other[2].startswith(
+        "- Official headline (micro): Top-1 **20.00** [30.1, 70.2] · Oracle@3 **30.00**"
+    )
     assert BOOT not in other[2] and page.count(BOOT) == 1
 
 
@@ -159,7 +161,7 @@ def test_a_headline_with_a_caveat_never_reads_as_official() -> None:
 
     doc = document(osworld_g={"load": {"variant": OSWORLD_VARIANT, "headline_caveat": CAVEAT}})
     lines = render_benchmark("OSWorld-G", doc["benchmarks"]["osworld_g"], k=3, strategy="critic").splitlines()
-    assert lines[2].startswith(f"- Headline (micro; not official: {CAVEAT}): Top-1 **20.0**")
+    assert lines[2].startswith(f"- Headline (micro; not official: {CAVEAT}): Top-1 **20.00**")
     titles = {"screenspot_pro": "ScreenSpot-Pro", "osworld_g": "OSWorld-G"}
     summary = render_summary(titles, doc["benchmarks"], doc["mean"], k=3)
     rows = {line.split("|")[1].strip(): line for line in summary.splitlines() if line.startswith("| ")}
@@ -171,13 +173,13 @@ def test_a_headline_with_a_caveat_never_reads_as_official() -> None:
     assert "| mean of 2 (1 not official) |" in summary.replace("  ", "")
     page = render_report_html(doc, [])
     escaped = html.escape(CAVEAT, quote=True)
-    headline = f'headline (micro; <span class="warning">not official: {escaped}</span>): Top-1 <b>20.0</b>'
+    headline = f'headline (micro; <span class="warning">not official: {escaped}</span>): Top-1 <b>20.00</b>'
     assert headline in page
     assert page.count("(not official)</span>") == 1  # the summary row of OSWorld-G only
     assert "<td>mean of 2 headlines (1 not official)</td>" in page and "official headlines</td>" not in page
     # the other benchmark keeps its official line
     other = render_benchmark("S", doc["benchmarks"]["screenspot_pro"], k=3, strategy="critic").splitlines()
-    assert other[2].startswith("- Official headline (micro): Top-1 **56.4**")
+    assert other[2].startswith("- Official headline (micro): Top-1 **56.43**")
 
 
 def test_the_loaders_caveats(demo_suite: Any) -> None:
