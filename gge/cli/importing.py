@@ -18,6 +18,7 @@ from gge.benchmarks.loading import load_benchmarks
 from gge.errors import GgeError
 from gge.models.imported import import_log
 from gge.models.imported.formats import FORMATS
+from gge.models.imported.reread import reading
 
 
 def import_parser() -> argparse.ArgumentParser:
@@ -43,6 +44,16 @@ def import_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", required=True, help="the benchmark the log is of (a gge benchmark name)")
     p.add_argument("--data-root", default=None, help="folder holding the benchmark's folder (as data_root)")
     p.add_argument("--root", default=None, help="the benchmark's own folder (as bench.<name>.root)")
+    p.add_argument(
+        "--preset",
+        default=None,
+        help="read each raw answer again with this preset's parser and convention, and write those points",
+    )
+    p.add_argument(
+        "--convention",
+        default=None,
+        help="the raw answers' coordinate convention (overrides the preset's; alone: gge's default parser)",
+    )
     p.add_argument("--out", required=True, help="the replay file to write (refused if it exists)")
     p.add_argument("--force", action="store_true", help="overwrite --out")
     return p
@@ -59,7 +70,8 @@ def import_main(args: list[str]) -> int:
     loaded = load_benchmarks(
         [ns.benchmark], Path(ns.data_root) if ns.data_root else None, options, out=sys.stdout
     )
-    report = import_log(ns.format, ns.file, loaded.samples[ns.benchmark])
+    how = None if ns.preset is None and ns.convention is None else reading(ns.preset, ns.convention)
+    report = import_log(ns.format, ns.file, loaded.samples[ns.benchmark], how)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as f:

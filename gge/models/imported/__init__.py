@@ -31,6 +31,7 @@ from typing import Any
 from gge.errors import GgeError, unknown_name
 from gge.models.imported.formats import FORMATS
 from gge.models.imported.lines import LogLine, Matched, match_lines, region_agrees
+from gge.models.imported.reread import Reading, Reread
 from gge.types import Absent, Sample
 
 SHOWN = 5
@@ -79,8 +80,10 @@ class ImportReport:
         agree: Matched lines whose verdict gge's rule gives too.
         disagree: The others.
         unjudged: Matched lines the log gives no verdict for.
-        hits: Matched lines that hit by gge's rule.
+        hits: Matched lines whose written point hits by gge's rule.
         samples: The benchmark's samples (the release's denominator).
+        reread: With a reading, how the raw answers read again compare with the log's points (the
+            replay lines then carry the points read again).
     """
 
     format: str
@@ -94,6 +97,7 @@ class ImportReport:
     unjudged: int = 0
     hits: int = 0
     samples: int = 0
+    reread: Reread | None = None
 
     def headlines(self) -> str:
         """The log's own accuracy and gge's, each with its denominator named (two decimals)."""
@@ -140,6 +144,8 @@ class ImportReport:
             ids = [d.sample for d in self.disagree if d.cause == cause]
             if ids:
                 out.append(f"  {len(ids)} differ where {what}: {_named(ids)}")
+        if self.reread is not None:
+            out += self.reread.summary()
         return out
 
 
@@ -152,15 +158,16 @@ def _named(ids: Sequence[str]) -> str:
     return ", ".join(ids[:SHOWN]) + more
 
 
-def gge_verdict(sample: Sample, line: LogLine) -> bool:
-    """Whether the line's answer hits the sample by gge's rule for its benchmark.
+def hits(sample: Sample, point: tuple[float, float] | None, refused: bool) -> bool:
+    """Whether an answer hits the sample by gge's rule for its benchmark.
 
     A point hits a box or polygon as the benchmark's official test says; a refusal hits only an
-    absent target that counts abstentions (:class:`gge.types.Absent`).
+    absent target that counts abstentions (:class:`gge.types.Absent`); no point and no refusal never
+    hits.
     """
-    if line.point is not None:
-        return sample.region.contains(*line.point)
-    return line.refused and isinstance(sample.region, Absent) and sample.region.abstention_hits
+    if point is not None:
+        return sample.region.contains(*point)
+    return refused and isinstance(sample.region, Absent) and sample.region.abstention_hits
 
 
 def _cause(sample: Sample, line: LogLine) -> str:
@@ -176,9 +183,17 @@ def _cause(sample: Sample, line: LogLine) -> str:
     return "rule"
 
 
-def _record(benchmark: str, sample: Sample, line: LogLine, fmt: str, path: Path) -> dict[str, Any]:
-    if line.point is not None:
-        candidate: Any = [line.point[0], line.point[1]]
+def _record(
+    benchmark: str,
+    sample: Sample,
+    line: LogLine,
+    point: tuple[float, float] | None,
+    reread: bool,
+    fmt: str,
+    path: Path,
+) -> dict[str, Any]:
+    if point is not None:
+        candidate: Any = [point[0], point[1]]
     else:
         candidate = None if line.refused else "unparsed"
     return {
@@ -186,24 +201,29 @@ def _record(benchmark: str, sample: Sample, line: LogLine, fmt: str, path: Path)
         "id": sample.id,
         "candidates": [candidate],
         "raw": line.raw,
-        "format_error": line.format_error or candidate == "unparsed",
+        "format_error": candidate == "unparsed" or (not reread and line.format_error),
         "imported": {
             "format": fmt,
             "file": str(path),
             "line": line.line,
             "correct": line.correct,
             "counted": line.counted,
+            "point": None if line.point is None else list(line.point),
         },
     }
 
 
-def import_log(fmt: str, path: str | Path, samples: Sequence[Sample]) -> ImportReport:
+def import_log(
+    fmt: str, path: str | Path, samples: Sequence[Sample], reading: Reading | None = None
+) -> ImportReport:
     """Read a published log, match its lines to ``samples`` and check its verdicts by gge's rule.
 
     Args:
         fmt: A name in :data:`~gge.models.imported.formats.FORMATS`.
         path: The log file.
         samples: One benchmark's samples, as the release has them.
+        reading: Read each raw answer again this way (:func:`~gge.models.imported.reread.reading`)
+            and write the points read (a refusal the log records stays one); None: the log's points.
 
     Returns:
         The report, with the replay lines (``records``) of the matched samples in sample order.
@@ -218,13 +238,18 @@ def import_log(fmt: str, path: str | Path, samples: Sequence[Sample]) -> ImportR
     benchmark = samples[0].benchmark if samples else ""
     matched = match_lines(lines, samples)
     report = ImportReport(fmt, file, benchmark, lines, matched, samples=len(samples))
+    report.reread = None if reading is None else Reread(reading)
     for sample in samples:
         line = matched.lines.get(sample.id)
         if line is None:
             continue
-        report.records.append(_record(benchmark, sample, line, fmt, file))
-        ours = gge_verdict(sample, line)
-        report.hits += ours
+        point, reread = line.point, False
+        if report.reread is not None and reading is not None and not line.refused:
+            point, reread = reading.point(line, sample), True
+            report.reread.add(sample, line, point)
+        report.records.append(_record(benchmark, sample, line, point, reread, fmt, file))
+        report.hits += hits(sample, point, line.refused)
+        ours = hits(sample, line.point, line.refused)
         if line.correct is None:
             report.unjudged += 1
             continue

@@ -194,6 +194,7 @@ def read_gelato(path: Path) -> list[LogLine]:
                 correct=record["is_correct"],
                 format_error=point is None and not refused,
                 refused=refused,
+                fields={"resized": record["resized_resolution"]} if "resized_resolution" in record else {},
             )
         )
     return out

@@ -1,0 +1,91 @@
+"""``gge import --preset/--convention``: raw answers read again, set against the log's own points."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gge.errors import GgeError
+from gge.models.imported import import_log
+from gge.models.imported.reread import reading
+from gge.types import Box, Sample
+
+SIZE = (100, 80)
+
+
+def _samples(n: int) -> list[Sample]:
+    return [Sample("b", f"s-{i}", f"/d/{i}.png", SIZE, f"click {i}", Box(10, 10, 30, 30)) for i in range(n)]
+
+
+def _gelato(tmp_path: Path, rows: list[tuple[str, list[float] | None, list[int] | None]]) -> Path:
+    results = []
+    for i, (response, click, resized) in enumerate(rows):
+        row = {
+            "img_filename": f"{i}.png",
+            "instruction": f"click {i}",
+            "response": response,
+            "is_correct": click is not None and 10 <= click[0] <= 30 and 10 <= click[1] <= 30,
+            "predicted_click": click,
+            "bbox": [10, 10, 30, 30],
+        }
+        if resized is not None:
+            row["resized_resolution"] = resized
+        results.append(row)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"sample_results": results}))
+    return path
+
+
+def test_norm_1000_answers_read_again_and_a_point_the_harness_found_in_no_point(tmp_path: Path) -> None:
+    log = _gelato(
+        tmp_path,
+        [
+            ("(200, 250)", [20.0, 20.0], None),  # 200/1000 x 100, 250/1000 x 80: the log's own
+            ("(150, 150)", [15.0, 12.0], None),  # (15, 12) exactly, as the log says
+            ("I would click the icon", [0.0, 0.0], None),  # the harness made (0, 0) of no point
+        ],
+    )
+    report = import_log("gelato", log, _samples(3), reading("qwen3_vl"))
+    assert report.reread is not None
+    # (150, 150) in norm_1000 is (15, 12) exactly: the same; the third has no point in it
+    assert (report.reread.lines, report.reread.same) == (3, 2)
+    assert report.reread.differ == [("s-2", None)]
+    by_id = {r["id"]: r for r in report.records}
+    assert by_id["s-0"]["candidates"] == [[20.0, 20.0]] and by_id["s-0"]["imported"]["point"] == [20.0, 20.0]
+    assert by_id["s-2"]["candidates"] == ["unparsed"] and by_id["s-2"]["format_error"] is True
+    assert report.hits == 2  # (20, 20) and (15, 12) hit the box; the unread answer does not
+    text = "\n".join(report.summary())
+    assert "raw answers read again (preset qwen3_vl): 2 of 3 points are the log's own" in text
+    assert "1 differ; 1 where one side has no point: s-2" in text
+
+
+def test_resized_pixel_answers_show_a_frame_bug_and_a_clamp(tmp_path: Path) -> None:
+    # each line records its frame: the screenshot was resized to 50x40 (half) before the model saw it
+    log = _gelato(
+        tmp_path,
+        [
+            ("(10, 10)", [20.0, 20.0], [50, 40]),  # mapped to original pixels: the log's own
+            ("(12, 9)", [12.0, 9.0], [50, 40]),  # the log kept the resized-frame point: a frame bug
+            ("(60, 10)", [100.0, 20.0], [50, 40]),  # (120, 20) is off the screen; the log clamped it
+        ],
+    )
+    report = import_log("gelato", log, _samples(3), reading(convention="abs_resized"))
+    rr = report.reread
+    assert rr is not None and rr.same == 1
+    assert [sid for sid, _ in rr.differ] == ["s-1", "s-2"]
+    assert rr.differ[0][1] == pytest.approx(((24 - 12) ** 2 + (18 - 9) ** 2) ** 0.5)
+    assert rr.frame == ["s-1"] and rr.clamped == ["s-2"]
+    # the replay lines carry what the model said: (24, 18) hits, the log's (12, 9) did not
+    assert [r["candidates"] for r in report.records] == [[[20.0, 20.0]], [[24.0, 18.0]], [[120.0, 20.0]]]
+    assert report.hits == 2
+
+
+def test_a_reading_needs_a_preset_or_a_known_convention() -> None:
+    with pytest.raises(GgeError, match="needs --preset NAME or --convention NAME"):
+        reading()
+    with pytest.raises(GgeError, match="unknown convention 'norm_100'"):
+        reading(convention="norm_100")
+    assert reading("ui_tars_1_5").convention == "abs_resized"
+    assert reading("ui_tars_1_5", "norm_1000").convention == "norm_1000"
