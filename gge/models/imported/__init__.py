@@ -24,7 +24,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +235,11 @@ def import_log(
         raise unknown_name("log format", fmt, FORMATS)
     file = Path(path)
     lines = FORMATS[fmt](file)
+    if reading is None and any(ln.fields.get("needs_reading") for ln in lines):
+        raise GgeError(
+            f"{file}: a {fmt} log keeps the model's raw answers but no parsed point: "
+            "name --preset NAME or --convention NAME to read them"
+        )
     benchmark = samples[0].benchmark if samples else ""
     matched = match_lines(lines, samples)
     report = ImportReport(fmt, file, benchmark, lines, matched, samples=len(samples))
@@ -243,13 +248,17 @@ def import_log(
         line = matched.lines.get(sample.id)
         if line is None:
             continue
-        point, reread = line.point, False
+        point, reread, refused = line.point, False, line.refused
         if report.reread is not None and reading is not None and not line.refused:
-            point, reread = reading.point(line, sample), True
-            report.reread.add(sample, line, point)
+            (point, refused), reread = reading.read(line, sample), True
+            if not line.fields.get("needs_reading"):
+                report.reread.add(sample, line, point)
+        line = replace(line, refused=refused)
         report.records.append(_record(benchmark, sample, line, point, reread, fmt, file))
-        report.hits += hits(sample, point, line.refused)
-        ours = hits(sample, line.point, line.refused)
+        report.hits += hits(sample, point, refused)
+        # the log's verdict is of its own point, or of the raw answer where it keeps no point
+        judged = point if line.fields.get("needs_reading") else line.point
+        ours = hits(sample, judged, refused)
         if line.correct is None:
             report.unjudged += 1
             continue

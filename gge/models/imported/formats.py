@@ -19,7 +19,13 @@
   ``[0, 0, 0, 0]`` for a refusal item); no sample id. A response containing "refusal" with no click
   is the model's refusal.
 
-Every format's point is in the screenshot's original pixels, as these logs store it.
+- ``clawgui``: ClawGUI-Eval's ``predictions.jsonl`` or ``predictions_judge.jsonl`` (ZJU-REAL/ClawGUI
+  ``clawgui-eval``, read at d990d3e): each line the input sample (``id``, ``question``, ``answer``:
+  x1, y1, x2, y2 pixels or a flat polygon, ``image``, ``image_size``) plus the raw answer under
+  ``<model_type>_infer`` and, once judged, ``correct`` (and on OSWorld-G ``counted_in_accuracy``). It
+  keeps no parsed point: its answers are read with ``--preset``/``--convention``.
+
+Every other format's point is in the screenshot's original pixels, as these logs store it.
 """
 
 from __future__ import annotations
@@ -200,8 +206,56 @@ def read_gelato(path: Path) -> list[LogLine]:
     return out
 
 
+def read_clawgui(path: Path) -> list[LogLine]:
+    """ClawGUI-Eval's predictions, judged or not (module docstring); the points are read from raw text.
+
+    Args:
+        path: ``predictions.jsonl`` or ``predictions_judge.jsonl`` (or its ``.json`` list).
+
+    Returns:
+        Its lines in file order, each without a point (:attr:`LogLine.point` None).
+
+    Raises:
+        GgeError: naming the file, the line and the key at fault.
+    """
+    whole, jsonl = _records(path)
+    if jsonl is None:
+        if not isinstance(whole, list):
+            raise GgeError(f"{path}: not a ClawGUI-Eval predictions file (JSON lines, or a JSON list)")
+        jsonl = [(i + 1, r) for i, r in enumerate(whole)]
+    out = []
+    for n, record in jsonl:
+        where = f"{path}:{n}"
+        if not isinstance(record, dict):
+            raise GgeError(f"{where}: a line must be a JSON object, got {record!r:.60}")
+        raw_keys = [k for k in record if k.endswith("_infer")]
+        if len(raw_keys) != 1:
+            raise GgeError(f"{where}: expected one '<model_type>_infer' answer, found {raw_keys or 'none'}")
+        correct = record.get("correct")
+        if correct is not None and not isinstance(correct, bool):
+            raise GgeError(f"{where}: correct must be true or false, got {correct!r:.40}")
+        counted = record.get("counted_in_accuracy", True)
+        out.append(
+            LogLine(
+                where=where,
+                line=n,
+                id=None if record.get("id") is None else str(record["id"]),
+                image=_text(record.get("image"), where, "image"),
+                instruction=_text(record.get("question"), where, "question"),
+                box=_box(record.get("answer"), where, "answer"),
+                point=None,
+                raw=_raw(record[raw_keys[0]]),
+                correct=correct,
+                counted=counted is not False,
+                fields={"needs_reading": True},
+            )
+        )
+    return out
+
+
 FORMATS: dict[str, Callable[[Path], list[LogLine]]] = {
     "sspro_log": read_sspro_log,
     "gelato": read_gelato,
+    "clawgui": read_clawgui,
 }
 """The formats ``gge import`` reads, by name."""

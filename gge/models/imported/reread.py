@@ -68,6 +68,14 @@ class Reading:
 
     def point(self, line: LogLine, sample: Sample) -> tuple[float, float] | None:
         """The line's raw answer read again, in the sample's original pixels (None: no point in it)."""
+        return self.read(line, sample)[0]
+
+    def read(self, line: LogLine, sample: Sample) -> tuple[tuple[float, float] | None, bool]:
+        """The line's raw answer read again: its point in original pixels, and whether it abstains.
+
+        An abstention is an answer the preset's parser reads as "not there" (a point with both
+        coordinates negative); it has no point and is no format error.
+        """
         frame = self.frame(sample, line) if self.convention == "abs_resized" else sample.image_size
         (candidate,) = answer_candidates(
             [line.raw],
@@ -78,7 +86,7 @@ class Reading:
             image_size=sample.image_size,
             frame=frame,
         )
-        return candidate.point
+        return candidate.point, candidate.point is None and candidate.parsed
 
 
 def reading(preset: str | None = None, convention: str | None = None) -> Reading:
@@ -165,6 +173,8 @@ class Reread:
 
     def summary(self) -> list[str]:
         """Lines for the import summary."""
+        if not self.lines:
+            return [f"raw answers read ({self.reading.name}): the log keeps no point of its own to compare"]
         same = f"{self.same} of {self.lines} points are the log's own"
         out = [f"raw answers read again ({self.reading.name}): {same}"]
         distances = sorted(d for _, d in self.differ if d is not None)

@@ -89,3 +89,39 @@ def test_a_reading_needs_a_preset_or_a_known_convention() -> None:
         reading(convention="norm_100")
     assert reading("ui_tars_1_5").convention == "abs_resized"
     assert reading("ui_tars_1_5", "norm_1000").convention == "norm_1000"
+
+
+def test_clawgui_lines_keep_no_point_and_are_read_from_their_raw_answers(tmp_path: Path) -> None:
+    from gge.types import Absent
+
+    samples = [*_samples(2), Sample("b", "r-0", "/d/r.png", SIZE, "add a name", Absent())]
+
+    def line(
+        sid: str, image: str, question: str, answer: list[int], raw: str, ok: bool, counted: bool
+    ) -> str:
+        return json.dumps(
+            {"id": sid, "question": question, "answer": answer, "image": f"image/ss/{image}",
+             "image_size": list(SIZE), "qwen3vl_infer": raw, "correct": ok, "counted_in_accuracy": counted}
+        )  # fmt: skip
+
+    path = tmp_path / "predictions_judge.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                line("c0", "0.png", "click 0", [10, 10, 30, 30], "(200, 250)", True, True),  # (20, 20): a hit
+                line(
+                    "c1", "1.png", "click 1", [10, 10, 30, 30], "(900, 900)", False, True
+                ),  # (90, 72): a miss
+                line("c2", "r.png", "add a name", [0, 0, 0, 0], "[-1, -1]", True, False),  # a refusal
+            ]
+        )
+        + "\n"
+    )
+    with pytest.raises(GgeError, match="keeps the model's raw answers but no parsed point: name --preset"):
+        import_log("clawgui", path, samples)
+    report = import_log("clawgui", path, samples, reading("qwen3_vl"))
+    assert {sid: ln.line for sid, ln in report.matched.lines.items()} == {"s-0": 1, "s-1": 2, "r-0": 3}
+    assert [r["candidates"] for r in report.records] == [[[20.0, 20.0]], [[90.0, 72.0]], [None]]
+    assert report.agree == 3 and report.hits == 2  # the hit and the refusal of an absent target
+    assert report.records[2]["imported"]["counted"] is False
+    assert "the log keeps no point of its own to compare" in "\n".join(report.summary())
