@@ -41,6 +41,7 @@ CAUSES = {
     "data": "the log's box is not the release's target",
     "rounded": "the log stores its point in whole pixels, within a pixel of the target's edge",
     "rule": "the same point and target",
+    "reading": "gge's reading of the raw answer (the log keeps no point of its own)",
 }
 """Why a log's verdict and gge's differ, as far as the log shows."""
 
@@ -56,7 +57,8 @@ class Disagreement:
         gge: gge's verdict on the same point.
         cause: A key of :data:`CAUSES`: ``data`` (the log's box is not the release's target),
             ``rounded`` (the log's point is whole pixels at the target's edge: the harness judged
-            the point before rounding it) or ``rule`` (same point and target, another verdict).
+            the point before rounding it), ``rule`` (same point and target, another verdict) or
+            ``reading`` (a log without points: gge read the raw answer otherwise than the harness).
     """
 
     sample: str
@@ -164,6 +166,14 @@ def hits(sample: Sample, point: tuple[float, float] | None, refused: bool) -> bo
     A point hits a box or polygon as the benchmark's official test says; a refusal hits only an
     absent target that counts abstentions (:class:`gge.types.Absent`); no point and no refusal never
     hits.
+
+    Args:
+        sample: The sample.
+        point: The answer's point in original pixels, or None.
+        refused: The answer says the target is not there.
+
+    Returns:
+        Whether it hits.
     """
     if point is not None:
         return sample.region.contains(*point)
@@ -178,7 +188,8 @@ def _cause(sample: Sample, line: LogLine) -> str:
     if line.point is not None and box is not None and all(float(v).is_integer() for v in line.point):
         x, y = line.point
         x1, y1, x2, y2 = box
-        if min(abs(x - x1), abs(x - x2), abs(y - y1), abs(y - y2)) <= 1:
+        near = x1 - 1 <= x <= x2 + 1 and y1 - 1 <= y <= y2 + 1  # on the box or a pixel off it
+        if near and min(abs(x - x1), abs(x - x2), abs(y - y1), abs(y - y2)) <= 1:
             return "rounded"
     return "rule"
 
@@ -249,23 +260,27 @@ def import_log(
         if line is None:
             continue
         point, reread, refused = line.point, False, line.refused
-        if report.reread is not None and reading is not None and not line.refused:
+        keeps_raw = bool(line.raw.strip()) or bool(line.fields.get("needs_reading"))
+        if report.reread is not None and reading is not None and not line.refused and keeps_raw:
             (point, refused), reread = reading.read(line, sample), True
             if not line.fields.get("needs_reading"):
                 report.reread.add(sample, line, point)
-        line = replace(line, refused=refused)
-        report.records.append(_record(benchmark, sample, line, point, reread, fmt, file))
+        report.records.append(
+            _record(benchmark, sample, replace(line, refused=refused), point, reread, fmt, file)
+        )
         report.hits += hits(sample, point, refused)
-        # the log's verdict is of its own point, or of the raw answer where it keeps no point
-        judged = point if line.fields.get("needs_reading") else line.point
-        ours = hits(sample, judged, refused)
         if line.correct is None:
             report.unjudged += 1
             continue
+        # the log judged its own point, or the raw answer where it keeps no point (read by gge here)
+        if line.fields.get("needs_reading"):
+            ours, cause = hits(sample, point, refused), "reading"
+        else:
+            ours, cause = hits(sample, line.point, line.refused), _cause(sample, line)
         if ours == line.correct:
             report.agree += 1
             continue
-        report.disagree.append(Disagreement(sample.id, line.line, line.correct, ours, _cause(sample, line)))
+        report.disagree.append(Disagreement(sample.id, line.line, line.correct, ours, cause))
     if not matched.lines and lines:
         first, why = matched.unmatched[0] if matched.unmatched else (lines[0], "ambiguous")
         raise GgeError(f"{first.where}: no line of the log matches a {benchmark} sample ({why})")

@@ -48,7 +48,12 @@ def _records(path: Path) -> tuple[Any, list[tuple[int, Any]] | None]:
     """The file's one JSON value, or its JSON lines as ``(line, value)`` when it is JSONL."""
     if not path.is_file():
         raise GgeError(f"{path}: no such log file")
-    text = path.read_bytes().decode("utf-8", errors="strict") if path.stat().st_size else ""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise GgeError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    if not text.strip():
+        raise GgeError(f"{path}: the log is empty")
     try:
         return json.loads(text), None
     except json.JSONDecodeError:
@@ -64,14 +69,15 @@ def _records(path: Path) -> tuple[Any, list[tuple[int, Any]] | None]:
     return None, out
 
 
-def _first(record: Mapping[str, Any], *keys: str) -> Any:
+def _pick(record: Mapping[str, Any], *keys: str) -> tuple[str, Any]:
+    """The first of ``keys`` the record has and its value (the first key and None when it has none)."""
     for key in keys:
         if key in record:
-            return record[key]
-    return None
+            return key, record[key]
+    return keys[0], None
 
 
-def _point(value: Any, where: str, key: str) -> tuple[float, float] | None:
+def _point(value: Any, key: str, where: str) -> tuple[float, float] | None:
     if value is None:
         return None
     if (
@@ -83,19 +89,19 @@ def _point(value: Any, where: str, key: str) -> tuple[float, float] | None:
     return (float(value[0]), float(value[1]))
 
 
-def _box(value: Any, where: str, key: str) -> tuple[float, ...] | None:
+def _box(value: Any, key: str, where: str) -> tuple[float, ...] | None:
     if value is None:
         return None
     if (
         not isinstance(value, list | tuple)
         or len(value) < 4
-        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value)
     ):
-        raise GgeError(f"{where}: {key} must be a list of at least 4 numbers, got {value!r:.80}")
+        raise GgeError(f"{where}: {key} must be a list of at least 4 finite numbers, got {value!r:.80}")
     return tuple(float(v) for v in value)
 
 
-def _text(value: Any, where: str, key: str) -> str | None:
+def _text(value: Any, key: str, where: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
@@ -115,19 +121,22 @@ def _sspro_line(record: Any, where: str, line: int) -> LogLine:
     if "correctness" not in record:
         raise GgeError(f"{where}: no 'correctness' (the official ScreenSpot-Pro script's verdict)")
     verdict = record["correctness"]
-    if verdict not in _VERDICTS:
+    if not isinstance(verdict, str) or verdict not in _VERDICTS:
         raise GgeError(f"{where}: correctness must be one of {', '.join(_VERDICTS)}, got {verdict!r:.40}")
     ident = record.get("id")
     gt_type = record.get("gt_type", "positive")
-    point = _point(record.get("pred"), where, "pred")
+    point = _point(record.get("pred"), "pred", where)
+    image_key, image = _pick(record, "img_path", "image_path", "img_filename")
+    instruction_key, instruction = _pick(record, "prompt_to_evaluate", "instruction")
+    box_key, box = _pick(record, "bbox", "gt_bbox")
     negative = gt_type == "negative"
     return LogLine(
         where=where,
         line=line,
         id=None if ident is None else str(ident),
-        image=_text(_first(record, "img_path", "image_path", "img_filename"), where, "img_path"),
-        instruction=_text(_first(record, "prompt_to_evaluate", "instruction"), where, "prompt_to_evaluate"),
-        box=_box(_first(record, "bbox", "gt_bbox"), where, "bbox"),
+        image=_text(image, image_key, where),
+        instruction=_text(instruction, instruction_key, where),
+        box=_box(box, box_key, where),
         point=point,
         raw=_raw(record.get("raw_response")),
         correct=_VERDICTS[verdict],
@@ -150,6 +159,8 @@ def read_sspro_log(path: Path) -> list[LogLine]:
         GgeError: naming the file, the line or record, and the key at fault.
     """
     whole, jsonl = _records(path)
+    if isinstance(whole, dict) and "correctness" in whole:  # a one-line JSONL log
+        jsonl = [(1, whole)]
     if jsonl is not None:
         return [_sspro_line(r, f"{path}:{n}", n) for n, r in jsonl]
     if isinstance(whole, dict) and isinstance(whole.get("details"), list):
@@ -184,7 +195,7 @@ def read_gelato(path: Path) -> list[LogLine]:
                 raise GgeError(f"{where}: no {key!r}")
         if not isinstance(record["is_correct"], bool):
             raise GgeError(f"{where}: is_correct must be true or false, got {record['is_correct']!r:.40}")
-        point = _point(record.get("predicted_click"), where, "predicted_click")
+        point = _point(record.get("predicted_click"), "predicted_click", where)
         response = _raw(record.get("response"))
         refused = point is None and "refusal" in response.lower()
         out.append(
@@ -192,15 +203,15 @@ def read_gelato(path: Path) -> list[LogLine]:
                 where=where,
                 line=i + 1,
                 id=None,
-                image=_text(record["img_filename"], where, "img_filename"),
-                instruction=_text(record["instruction"], where, "instruction"),
-                box=_box(record.get("bbox"), where, "bbox"),
+                image=_text(record["img_filename"], "img_filename", where),
+                instruction=_text(record["instruction"], "instruction", where),
+                box=_box(record.get("bbox"), "bbox", where),
                 point=point,
                 raw=response,
                 correct=record["is_correct"],
                 format_error=point is None and not refused,
                 refused=refused,
-                fields={"resized": record["resized_resolution"]} if "resized_resolution" in record else {},
+                fields=_resized(record, where),
             )
         )
     return out
@@ -219,6 +230,8 @@ def read_clawgui(path: Path) -> list[LogLine]:
         GgeError: naming the file, the line and the key at fault.
     """
     whole, jsonl = _records(path)
+    if isinstance(whole, dict) and any(k.endswith("_infer") for k in whole):  # a one-line JSONL file
+        jsonl = [(1, whole)]
     if jsonl is None:
         if not isinstance(whole, list):
             raise GgeError(f"{path}: not a ClawGUI-Eval predictions file (JSON lines, or a JSON list)")
@@ -235,22 +248,40 @@ def read_clawgui(path: Path) -> list[LogLine]:
         if correct is not None and not isinstance(correct, bool):
             raise GgeError(f"{where}: correct must be true or false, got {correct!r:.40}")
         counted = record.get("counted_in_accuracy", True)
+        if not isinstance(counted, bool):
+            raise GgeError(f"{where}: counted_in_accuracy must be true or false, got {counted!r:.40}")
         out.append(
             LogLine(
                 where=where,
                 line=n,
                 id=None if record.get("id") is None else str(record["id"]),
-                image=_text(record.get("image"), where, "image"),
-                instruction=_text(record.get("question"), where, "question"),
-                box=_box(record.get("answer"), where, "answer"),
+                image=_text(record.get("image"), "image", where),
+                instruction=_text(record.get("question"), "question", where),
+                box=_box(record.get("answer"), "answer", where),
                 point=None,
                 raw=_raw(record[raw_keys[0]]),
                 correct=correct,
-                counted=counted is not False,
+                counted=counted,
                 fields={"needs_reading": True},
             )
         )
     return out
+
+
+def _resized(record: Mapping[str, Any], where: str) -> dict[str, object]:
+    """A Gelato result's ``resized_resolution`` (the frame of its pixel answers), checked."""
+    if record.get("resized_resolution") is None:
+        return {}
+    value = record["resized_resolution"]
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
+    ):
+        raise GgeError(
+            f"{where}: resized_resolution must be [width, height] (positive integers), got {value!r:.60}"
+        )
+    return {"resized": value}
 
 
 FORMATS: dict[str, Callable[[Path], list[LogLine]]] = {

@@ -3,9 +3,10 @@
 A line is matched to the release's sample by its id where it has one and the id's sample agrees
 with what the line says (its screenshot's file name and its instruction, where it records them);
 else by screenshot file name and instruction, the longest shared path tail and then the log's own box
-breaking ties. A line that matches no sample, or several that differ, is listed by line number and
-never guessed; lines whose candidates are the same screenshot, instruction and box are matched in
-order (either way scores the same) and counted. A sample no line matched is *not in the file*.
+breaking ties. A line that matches no sample, or several that differ (whichever of them earlier lines
+took), is listed by line number and never guessed; lines whose candidates are the same screenshot,
+instruction and box are matched in order (either way scores the same) and counted. A sample no line
+matched is *not in the file*.
 
 Example:
     >>> from gge.types import Box, Sample
@@ -127,6 +128,11 @@ def _key(sample: Sample) -> tuple[str, str]:
     return (file_name(sample.image_path), same_text(sample.instruction))
 
 
+def _shape(sample: Sample) -> tuple[str, str, str]:
+    """What a line can tell samples apart by: the screenshot, the instruction and the target."""
+    return (sample.image_path, same_text(sample.instruction), repr(sample.region))
+
+
 def _disagreement(line: LogLine, sample: Sample) -> str | None:
     """How a line that names a sample's id says otherwise about it, or None."""
     if line.image is not None and file_name(line.image) != file_name(sample.image_path):
@@ -178,18 +184,18 @@ def match_lines(lines: Sequence[LogLine], samples: Sequence[Sample]) -> Matched:
         if len(candidates) > 1 and line.box is not None:
             fitting = [c for c in candidates if region_agrees(c.region, line.box)]
             candidates = fitting or candidates
-        free = [c for c in candidates if c.id not in taken]
         if not candidates:
             out.unmatched.append((line, why))
             continue
+        if len({_shape(c) for c in candidates}) > 1:
+            out.ambiguous.append((line, [c.id for c in candidates]))  # never settled by elimination
+            continue
+        free = [c for c in candidates if c.id not in taken]
         if not free:
             first = taken[candidates[0].id]
             out.unmatched.append((line, f"its sample {candidates[0].id} is already line {first.line}'s"))
             continue
-        if len({(_key(c), repr(c.region)) for c in free}) > 1:
-            out.ambiguous.append((line, [c.id for c in free]))
-            continue
-        if len(candidates) > 1 and len({(_key(c), repr(c.region)) for c in candidates}) == 1:
+        if len(candidates) > 1:
             out.interchangeable += 1
         taken[free[0].id] = line
     out.lines = {s.id: taken[s.id] for s in samples if s.id in taken}

@@ -4,8 +4,11 @@ A log that keeps the model's text is re-scored from what the model said, not onl
 harness's parse: each raw answer is read as gge reads that preset's answers
 (:func:`gge.models.policy.answer_candidates`: its parser, ``box_pairs`` and coordinate convention)
 and mapped to original pixels. An ``abs_resized`` answer is read in the frame the log records for its
-line (Gelato's ``resized_resolution``) or else the preset's own resize of the screenshot (its
-``patch_factor``, ``min_pixels`` and ``max_pixels``: :func:`gge.geometry.smart_resize`).
+line (Gelato's ``resized_resolution``), else in the frame gge's own run of the preset uses
+(:meth:`gge.models.policy.GroundingPolicy.prompt_size`): the screenshot resized by
+:func:`gge.geometry.smart_resize` with the preset's ``patch_factor`` and ``min_pixels`` and its
+``prompt_max_pixels``, else its ``max_pixels``, else the Qwen-VL processors' default
+(:data:`PROCESSOR_MAX_PIXELS`). The summary names the frame rule used.
 
 Each re-read point is set against the log's own: equal (within half a pixel), or differing by how
 many pixels, or by the ratio between the frame and the screenshot (the log mapped its point in the
@@ -34,6 +37,9 @@ from gge.types import Sample
 SAME_PX = 0.5
 """Pixels within which a re-read point is the log's own."""
 
+PROCESSOR_MAX_PIXELS = 16384 * 28 * 28
+"""The Qwen-VL image processors' default pixel ceiling (12,845,056): a preset that sets none sees this."""
+
 
 @dataclass(frozen=True)
 class Reading:
@@ -53,7 +59,15 @@ class Reading:
     box_pairs: bool = False
     factor: int = 28
     min_pixels: int = 56 * 56
-    max_pixels: int = 14 * 14 * 4 * 1280
+    max_pixels: int = PROCESSOR_MAX_PIXELS
+
+    @property
+    def described(self) -> str:
+        """The reading as the summary names it, with the frame rule of ``abs_resized`` answers."""
+        if self.convention != "abs_resized":
+            return self.name
+        rule = f"factor {self.factor}, min_pixels {self.min_pixels}, max_pixels {self.max_pixels}"
+        return f"{self.name}; frame: the log's resized size, else smart_resize {rule}"
 
     def frame(self, sample: Sample, line: LogLine) -> tuple[int, int]:
         """The size the line's ``abs_resized`` coordinates refer to: the log's record, else the resize."""
@@ -113,13 +127,14 @@ def reading(preset: str | None = None, convention: str | None = None) -> Reading
 
     m = preset_config(preset)
     name = f"preset {preset}" + ("" if convention is None else f", convention {convention}")
+    ceiling = m.prompt_max_pixels if m.prompt_max_pixels is not None else m.max_pixels
     return Reading(
         name,
         convention or str(m.convention),
         bool(m.box_pairs),
-        int(m.patch_factor),
-        int(m.min_pixels),
-        int(m.max_pixels) if m.max_pixels is not None else 14 * 14 * 4 * 1280,
+        int(m.patch_factor) if m.patch_factor is not None else 28,
+        int(m.min_pixels) if m.min_pixels is not None else 56 * 56,
+        int(ceiling) if ceiling is not None else PROCESSOR_MAX_PIXELS,
     )
 
 
@@ -174,9 +189,10 @@ class Reread:
     def summary(self) -> list[str]:
         """Lines for the import summary."""
         if not self.lines:
-            return [f"raw answers read ({self.reading.name}): the log keeps no point of its own to compare"]
+            none = "the log keeps no point of its own to compare"
+            return [f"raw answers read ({self.reading.described}): {none}"]
         same = f"{self.same} of {self.lines} points are the log's own"
-        out = [f"raw answers read again ({self.reading.name}): {same}"]
+        out = [f"raw answers read again ({self.reading.described}): {same}"]
         distances = sorted(d for _, d in self.differ if d is not None)
         if self.differ:
             ids = ", ".join(sid for sid, _ in self.differ[:5]) + (
@@ -187,8 +203,8 @@ class Reread:
                 if distances
                 else ""
             )
-            none = sum(1 for _, d in self.differ if d is None)
-            some = f"; {none} where one side has no point" if none else ""
+            pointless = sum(1 for _, d in self.differ if d is None)
+            some = f"; {pointless} where one side has no point" if pointless else ""
             out.append(f"  {len(self.differ)} differ{spread}{some}: {ids}")
         if self.clamped:
             what = "are answers outside the screenshot that the log clamped to its edge"

@@ -208,3 +208,65 @@ def test_a_file_of_another_format_is_refused(tmp_path: Path) -> None:
         import_log("gelato", path, _samples())
     with pytest.raises(GgeError, match="unknown log format 'vlmeval'"):
         import_log("vlmeval", path, _samples())
+
+
+def test_a_line_that_earlier_lines_would_settle_by_elimination_is_still_ambiguous() -> None:
+    samples = _samples()
+    with_box = LogLine(
+        "log:1", 1, None, "x/app_d/shot.png", "click the tab", (0, 0, 10, 10), (5.0, 5.0), "", True
+    )
+    no_box = LogLine("log:2", 2, None, "x/app_d/shot.png", "click the tab", None, (75.0, 5.0), "", True)
+    m = match_lines([with_box, no_box], samples)
+    assert list(m.lines) == ["d-0"] and [(ln.line, ids) for ln, ids in m.ambiguous] == [(2, ["d-0", "d-1"])]
+
+
+def test_a_whole_pixel_point_far_from_the_target_is_not_called_rounded(tmp_path: Path) -> None:
+    details = [_sspro("imgs/app_a/shot.png", "open menu", [10, 10, 20, 20], [20, 60], "correct")]
+    report = import_log("sspro_log", _write(tmp_path, "log.json", {"details": details}), _samples())
+    assert [(d.sample, d.cause) for d in report.disagree] == [("a-0", "rule")]  # x on the edge, y 40 px below
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfe{}", r"log\.json: not UTF-8 text \(byte 0\)"),
+        (b"  \n", r"log\.json: the log is empty"),
+        (b'{"details": [{"img_path": "a.png", "correctness": ["correct"]}]}', r"correctness must be one of"),
+        (b'{"details": [{"img_path": "a.png", "correctness": "correct", "bbox": [1, 2, NaN, 4]}]}', "finite"),
+        (
+            b'{"details": [{"image_path": 7, "correctness": "correct"}]}',
+            r"details\[0\]: image_path must be a str",
+        ),
+    ],
+)
+def test_bad_bytes_and_values_are_one_line_errors(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "log.json"
+    path.write_bytes(content)
+    with pytest.raises(GgeError, match=message):
+        import_log("sspro_log", path, _samples())
+
+
+def test_a_one_line_jsonl_log_is_one_record(tmp_path: Path) -> None:
+    line = _sspro("imgs/app_a/shot.png", "open menu", [10, 10, 20, 20], [15, 15], "correct")
+    path = _write(tmp_path, "log.jsonl", [line], jsonl=True)
+    assert list(import_log("sspro_log", path, _samples()).matched.lines) == ["a-0"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"resized_resolution": [0, 40]}, "resized_resolution must be"),
+        ({"resized_resolution": "50x40"}, "resized_resolution must be"),
+    ],
+)
+def test_a_bad_gelato_frame_is_a_one_line_error(tmp_path: Path, extra: dict, message: str) -> None:
+    row = {
+        "img_filename": "shot.png",
+        "instruction": "x",
+        "is_correct": True,
+        "predicted_click": None,
+        **extra,
+    }
+    path = _write(tmp_path, "g.json", {"sample_results": [row]})
+    with pytest.raises(GgeError, match=r"g\.json: sample_results\[0\]: " + message):
+        import_log("gelato", path, _samples())

@@ -125,3 +125,50 @@ def test_clawgui_lines_keep_no_point_and_are_read_from_their_raw_answers(tmp_pat
     assert report.agree == 3 and report.hits == 2  # the hit and the refusal of an absent target
     assert report.records[2]["imported"]["counted"] is False
     assert "the log keeps no point of its own to compare" in "\n".join(report.summary())
+
+
+def test_a_preset_reads_resized_answers_in_the_frame_its_own_run_states(tmp_path: Path) -> None:
+    """qwen2_5_vl states the screenshot resized with its prompt_max_pixels (99999999): 5120x2880 is
+    5124x2884 (183 and 103 patches of 28), not the processor's 12.8 MP resize."""
+    sample = Sample("b", "s-0", "/d/0.png", (5120, 2880), "click 0", Box(0, 0, 5120, 2880))
+    log = tmp_path / "g.json"
+    row = {"img_filename": "0.png", "instruction": "click 0", "response": "(1000, 500)", "is_correct": True,
+           "predicted_click": [1000.0, 500.0], "bbox": [0, 0, 5120, 2880]}  # fmt: skip
+    log.write_text(json.dumps({"sample_results": [row]}))
+    report = import_log("gelato", log, [sample], reading("qwen2_5_vl"))
+    [[point]] = [r["candidates"] for r in report.records]
+    assert point == pytest.approx([1000 * 5120 / 5124, 500 * 2880 / 2884])
+    assert (
+        "frame: the log's resized size, else smart_resize factor 28, min_pixels 3136, max_pixels 99999999"
+        in ("\n".join(report.summary()))
+    )
+
+
+def test_a_line_without_raw_text_keeps_the_logs_point_when_answers_are_read_again(tmp_path: Path) -> None:
+    log = tmp_path / "g.json"
+    row = {"img_filename": "0.png", "instruction": "click 0", "response": "", "is_correct": True,
+           "predicted_click": [20.0, 20.0], "bbox": [10, 10, 30, 30]}  # fmt: skip
+    log.write_text(json.dumps({"sample_results": [row]}))
+    report = import_log("gelato", log, _samples(1), reading("qwen3_vl"))
+    assert report.records[0]["candidates"] == [[20.0, 20.0]] and report.hits == 1
+    assert report.reread is not None and report.reread.lines == 0
+
+
+def test_a_clawgui_verdict_gge_reads_otherwise_is_named_a_reading_difference(tmp_path: Path) -> None:
+    path = tmp_path / "predictions_judge.jsonl"
+    # the harness judged (150, 150) wrong (its parser read another point); gge reads (15, 12): a hit
+    path.write_text(
+        json.dumps(
+            {
+                "id": "c0",
+                "question": "click 0",
+                "answer": [10, 10, 30, 30],
+                "image": "image/0.png",
+                "qwen3vl_infer": "(150, 150)",
+                "correct": False,
+            }
+        )
+        + "\n"
+    )
+    report = import_log("clawgui", path, _samples(1), reading("qwen3_vl"))
+    assert [(d.sample, d.log, d.gge, d.cause) for d in report.disagree] == [("s-0", False, True, "reading")]
