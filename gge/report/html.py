@@ -147,10 +147,10 @@ def _summary(document: ResultsDocument) -> str:
             esc(rule)
             if not caveat
             else f'{esc(rule)} <span class="warning" title="{esc(caveat)}">(not official)</span>',
-            _pct(top1),
+            _headline(top1),
         ]
         if not one:
-            row += [_pct(oracle), _pct(_gap(top1, oracle))]
+            row += [_headline(oracle), _pct(_gap(top1, oracle))]
         rows.append([*row, _count(entry["format_errors"]), _count(entry["image_errors"])])
     mean = document["mean"]
     header = ["benchmark", "samples", "official rule", "Top-1"]
@@ -166,11 +166,13 @@ def _summary(document: ResultsDocument) -> str:
         else f"mean of {n} headlines ({unofficial} not official)"
     )
     oracle_cells = (
-        "" if one else f"<td>{_pct(oracle_at(mean, k))}</td><td>{_pct(_gap(m_top1, oracle_at(mean, k)))}</td>"
+        ""
+        if one
+        else f"<td>{_headline(oracle_at(mean, k))}</td><td>{_pct(_gap(m_top1, oracle_at(mean, k)))}</td>"
     )
     mean_row = (
         f'<tr class="mean"><td>{esc(label)}</td><td></td><td></td>'
-        f"<td>{_pct(m_top1)}</td>{oracle_cells}<td></td><td></td></tr>"
+        f"<td>{_headline(m_top1)}</td>{oracle_cells}<td></td><td></td></tr>"
     )
     table = table.replace("</tbody>", mean_row + "</tbody>")
     return f'<section id="summary"><h2>Summary</h2>{table}</section>'
@@ -239,7 +241,12 @@ def official_table_html(t: OfficialTable, k: int) -> str:
     return heading + table.replace("</tbody>", total + "</tbody>")
 
 
-def _headline(entry: BenchmarkEntry, k: int) -> str:
+def _headline(value: Any) -> str:
+    """A headline figure as report.md prints it (two decimals)."""
+    return fmt_headline(_num(value))
+
+
+def _headline_line(entry: BenchmarkEntry, k: int) -> str:
     rule, top1, oracle = _official(entry, k)
     one = _one_answer(k)
     intervals = entry["intervals"]
@@ -250,7 +257,7 @@ def _headline(entry: BenchmarkEntry, k: int) -> str:
         if not caveat
         else f'headline ({esc(rule)}; <span class="warning">not official: {esc(caveat)}</span>)'
     )
-    bits = [f"{named}: Top-1 <b>{fmt_headline(_num(top1))}</b>"]
+    bits = [f"{named}: Top-1 <b>{_headline(top1)}</b>"]
     boot = entry.get("headline_interval")
     if boot is not None and boot["top1"] is not None:
         of = "" if rule == "micro" else "micro Top-1 "
@@ -258,7 +265,7 @@ def _headline(entry: BenchmarkEntry, k: int) -> str:
             f' <span class="ci">({of}{_ci(boot["top1"], signed=False)} {esc(bootstrap_label(boot))})</span>'
         )
     if not one:
-        bits += [f"Oracle@{k} <b>{fmt_headline(_num(oracle))}</b>", f"gap {_pct(_gap(top1, oracle))}"]
+        bits += [f"Oracle@{k} <b>{_headline(oracle)}</b>", f"gap {_pct(_gap(top1, oracle))}"]
     line2 = [f"n = {_count(entry['samples'])}"]
     figures = [("Top-1", micro["top1"], intervals["top1"])]
     if not one:
@@ -465,7 +472,7 @@ def _benchmark_section(name: str, entry: BenchmarkEntry, document: ResultsDocume
     warning = f' <span class="warning copy-differs">{esc(copy)}</span>' if copy else ""
     return (
         f'<section class="bench" id="{_anchor(name)}"><h2>{esc(_title_of(name))} '
-        f'<span class="muted">({label})</span>{warning}</h2>{_headline(entry, k)}'
+        f'<span class="muted">({label})</span>{warning}</h2>{_headline_line(entry, k)}'
         f'<div class="grid">{grid}</div></section>'
     )
 

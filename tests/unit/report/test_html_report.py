@@ -176,13 +176,15 @@ def test_summary_and_official_tables() -> None:
     # one row per benchmark: official rule, Top-1, Oracle@K, gap, format errors, image errors; the mean
     assert "<th>format errors</th><th>image errors</th>" in summary
     assert (
-        "<td>10</td><td>micro</td><td>56.4</td><td>79.0</td><td>22.5</td><td>1</td><td>1</td></tr>" in summary
+        "<td>10</td><td>micro</td><td>56.43</td><td>78.96</td><td>22.5</td><td>1</td><td>1</td></tr>"
+        in summary
     )
     assert (
-        "<td>5</td><td>micro</td><td>20.0</td><td>30.0</td><td>10.0</td><td>1</td><td>1</td></tr>" in summary
+        "<td>5</td><td>micro</td><td>20.00</td><td>30.00</td><td>10.0</td><td>1</td><td>1</td></tr>"
+        in summary
     )
     assert "mean of 2 official headlines" in summary
-    assert "<td>38.2</td><td>54.5</td><td>16.3</td><td></td><td></td></tr>" in summary
+    assert "<td>38.22</td><td>54.48</td><td>16.3</td><td></td><td></td></tr>" in summary  # two decimals
     assert ">ScreenSpot-Pro</a>" in summary and ">OSWorld-G</a>" in summary  # registry titles
     assert "<b>protocol</b>: demo protocol" in page and "<b>model</b>: replay" in page
     # 2-D grid of "Top-1 / Oracle@K", 1-D list with counts
@@ -290,8 +292,8 @@ def test_report_from_a_real_demo_run(demo_suite: Path, tmp_path: Path) -> None:
         entry = doc["benchmarks"][name]
         k = doc["k"]
         off = entry["official"]
-        row = f"<td>{entry['samples']}</td><td>{off['rule']}</td><td>{off['top1']:.1f}</td>"
-        assert row + f"<td>{off[f'oracle@{k}']:.1f}</td>" in page
+        row = f"<td>{entry['samples']}</td><td>{off['rule']}</td><td>{off['top1']:.2f}</td>"
+        assert row + f"<td>{off[f'oracle@{k}']:.2f}</td>" in page
         assert f'id="bench-{name}"' in page
     assert "Outcomes" in page and "By target size" in page
     assert page.count('<figure class="card"') == misses

@@ -164,9 +164,10 @@ def test_html_summary_counts_image_errors_and_leads_with_the_headline() -> None:
     summary = _summary(page)
     assert "<th>gap</th><th>format errors</th><th>image errors</th>" in summary
     assert (
-        "<td>4</td><td>macro_group</td><td>66.7</td><td>83.3</td><td>16.7</td><td>0</td><td>0</td>" in summary
+        "<td>4</td><td>macro_group</td><td>66.67</td><td>83.33</td><td>16.7</td><td>0</td><td>0</td>"
+        in summary
     )
-    assert "<td>5</td><td>micro</td><td>40.0</td><td>40.0</td><td>0.0</td><td>1</td><td>2</td>" in summary
+    assert "<td>5</td><td>micro</td><td>40.00</td><td>40.00</td><td>0.0</td><td>1</td><td>2</td>" in summary
     # the section's headline is the official figure, the micro mean follows with its interval
     assert "official (macro_group): Top-1 <b>66.67</b> · Oracle@2 <b>83.33</b> · gap 16.7" in page
     assert (
@@ -189,7 +190,7 @@ def test_html_of_a_one_answer_run_is_top1_only() -> None:
     summary = _summary(page)
     header = re.findall(r"<th>([^<]*)</th>", summary)
     assert header == ["benchmark", "samples", "official rule", "Top-1", "format errors", "image errors"]
-    assert "<td>3</td><td>macro_group</td><td>75.0</td><td>0</td><td>0</td>" in summary
+    assert "<td>3</td><td>macro_group</td><td>75.00</td><td>0</td><td>0</td>" in summary
     for absent in ("Oracle", "Top-1 by selection strategy", "critic gain", "<b>selection</b>", "<b>K</b>"):
         assert absent not in page, absent
     assert "<b>one answer per sample</b> (Top-1 only)" in page
