@@ -306,6 +306,7 @@ class ImageUrls:
             return self.url(image, file)  # the first encoding failed: this call tries (and says why)
         try:
             url = self._make(image, file)
+            weakref.finalize(image, self._forget, key)  # before the entry: never one without its finalizer
         except BaseException:
             with self._lock:
                 self._pending.pop(key).set()
@@ -313,7 +314,6 @@ class ImageUrls:
         with self._lock:
             self._urls[key] = url
             self._pending.pop(key).set()
-        weakref.finalize(image, self._forget, key)
         return url
 
     def _base_parts(self, base: Image.Image) -> tuple[np.ndarray, list[_Part]]:

@@ -75,7 +75,9 @@ def _fewer_malloc_arenas() -> bool:
     pointwise at C=64 (DEVELOPERS.md): peak RSS 5.7 GB with the defaults, 4.2 GB with two arenas,
     at the same client CPU (13.5 and 13.3 ms per 1080p request). A fixed 128 KiB mmap threshold (every
     large buffer its own mapping, returned when freed) held 3.0 GB but cost 19.8 ms: a fresh
-    mapping's page faults on every buffer. Once per process; nothing where the C library is not glibc.
+    mapping's page faults on every buffer. Once per process, and for the rest of it (an evaluation in
+    a training process leaves the limit on); it bounds the arenas created after it, so it is set
+    before the run's request threads start. Nothing where the C library is not glibc.
 
     Returns:
         Whether the limit was set.
