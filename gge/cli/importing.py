@@ -16,8 +16,8 @@ from pathlib import Path
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.loading import load_benchmarks
 from gge.errors import GgeError
-from gge.models.imported import import_log
-from gge.models.imported.formats import FORMATS
+from gge.models.imported import format_names, import_log
+from gge.models.imported.generic import parse_columns
 from gge.models.imported.reread import reading
 
 
@@ -39,7 +39,7 @@ def import_parser() -> argparse.ArgumentParser:
             "the log's, and why where the log shows it."
         ),
     )
-    p.add_argument("format", choices=sorted(FORMATS), help="the log's format")
+    p.add_argument("format", choices=format_names(), help="the log's format")
     p.add_argument("file", help="the log file")
     p.add_argument("--benchmark", required=True, help="the benchmark the log is of (a gge benchmark name)")
     p.add_argument("--data-root", default=None, help="folder holding the benchmark's folder (as data_root)")
@@ -53,6 +53,11 @@ def import_parser() -> argparse.ArgumentParser:
         "--convention",
         default=None,
         help="the raw answers' coordinate convention (overrides the preset's; alone: gge's default parser)",
+    )
+    p.add_argument(
+        "--columns",
+        default=None,
+        help="generic only: field=column pairs (id, image, instruction, point or x and y, raw, correct, box)",
     )
     p.add_argument("--out", required=True, help="the replay file to write (refused if it exists)")
     p.add_argument("--force", action="store_true", help="overwrite --out")
@@ -71,7 +76,8 @@ def import_main(args: list[str]) -> int:
         [ns.benchmark], Path(ns.data_root) if ns.data_root else None, options, out=sys.stdout
     )
     how = None if ns.preset is None and ns.convention is None else reading(ns.preset, ns.convention)
-    report = import_log(ns.format, ns.file, loaded.samples[ns.benchmark], how)
+    columns = parse_columns(ns.columns) if ns.columns is not None else None
+    report = import_log(ns.format, ns.file, loaded.samples[ns.benchmark], how, columns)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as f:

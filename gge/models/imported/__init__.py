@@ -23,13 +23,14 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from gge.errors import GgeError, unknown_name
 from gge.models.imported.formats import FORMATS
+from gge.models.imported.generic import read_generic
 from gge.models.imported.lines import LogLine, Matched, match_lines, region_agrees
 from gge.models.imported.reread import Reading, Reread
 from gge.types import Absent, Sample
@@ -224,8 +225,21 @@ def _record(
     }
 
 
+GENERIC = "generic"
+"""The format whose columns the user declares (:mod:`gge.models.imported.generic`)."""
+
+
+def format_names() -> list[str]:
+    """Every format ``gge import`` reads, sorted."""
+    return sorted([*FORMATS, GENERIC])
+
+
 def import_log(
-    fmt: str, path: str | Path, samples: Sequence[Sample], reading: Reading | None = None
+    fmt: str,
+    path: str | Path,
+    samples: Sequence[Sample],
+    reading: Reading | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> ImportReport:
     """Read a published log, match its lines to ``samples`` and check its verdicts by gge's rule.
 
@@ -235,6 +249,7 @@ def import_log(
         samples: One benchmark's samples, as the release has them.
         reading: Read each raw answer again this way (:func:`~gge.models.imported.reread.reading`)
             and write the points read (a refusal the log records stays one); None: the log's points.
+        columns: ``generic`` only: field -> column (:func:`~gge.models.imported.generic.parse_columns`).
 
     Returns:
         The report, with the replay lines (``records``) of the matched samples in sample order.
@@ -242,10 +257,19 @@ def import_log(
     Raises:
         GgeError: an unknown format, a file that is not one, or a line at fault (named).
     """
-    if fmt not in FORMATS:
-        raise unknown_name("log format", fmt, FORMATS)
+    if fmt not in format_names():
+        raise unknown_name("log format", fmt, format_names())
     file = Path(path)
-    lines = FORMATS[fmt](file)
+    if fmt == GENERIC:
+        if not columns:
+            raise GgeError(
+                "gge import generic needs --columns field=column,... (id or image and instruction)"
+            )
+        lines = read_generic(file, columns)
+    elif columns:
+        raise GgeError(f"--columns is for gge import generic; a {fmt} log's columns are known")
+    else:
+        lines = FORMATS[fmt](file)
     if reading is None and any(ln.fields.get("needs_reading") for ln in lines):
         raise GgeError(
             f"{file}: a {fmt} log keeps the model's raw answers but no parsed point: "
