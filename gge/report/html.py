@@ -507,7 +507,7 @@ def render_report_html(
         ...                         {"screenspot_pro": results}, k=2, strategy="critic", protocol="p",
         ...                         model={}, config={})
         >>> page = render_report_html(doc, [])
-        >>> "<td>50.0</td><td>75.0</td><td>25.0</td>" in page, "<polyline" in page
+        >>> "<td>50.00</td><td>75.00</td><td>25.0</td>" in page, "<polyline" in page
         (True, True)
     """
     benchmarks = document["benchmarks"]
