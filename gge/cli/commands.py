@@ -2,7 +2,8 @@
 
 ``gge eval key=value ...`` evaluates a model (the same as ``python eval.py key=value ...``; plain
 ``gge key=value ...`` does too); ``gge compare A B`` pairs two runs (:mod:`gge.compare`);
-``gge import FORMAT FILE`` reads another harness's published log (:mod:`gge.cli.importing`);
+``gge import FORMAT FILE`` reads another harness's published log (:mod:`gge.cli.importing`) and
+``gge explain A B`` walks from one figure to another (:mod:`gge.cli.explaining`);
 ``gge export verl``, ``gge summarize-verl`` (:mod:`gge.integrations.verl`) and ``gge watch``
 (:mod:`gge.integrations.watch`) serve trainers gge has no callback in. A new
 subcommand is one function taking its arguments and returning an exit code, plus one line in
@@ -11,7 +12,7 @@ and exits with 2.
 
 Example:
     >>> sorted(COMMANDS)
-    ['compare', 'eval', 'export', 'import', 'summarize-verl', 'watch']
+    ['compare', 'eval', 'explain', 'export', 'import', 'summarize-verl', 'watch']
     >>> main(["--help"])  # doctest: +ELLIPSIS
     usage: gge <command> [arguments]
     ...
@@ -109,6 +110,12 @@ def _summarize_verl(args: list[str]) -> int:
     return summarize_main(args)
 
 
+def _explain(args: list[str]) -> int:
+    from gge.cli.explaining import explain_main
+
+    return explain_main(args)
+
+
 def _import(args: list[str]) -> int:
     from gge.cli.importing import import_main
 
@@ -135,6 +142,9 @@ COMMANDS: dict[str, Command] = {
             "summarize-verl",
             "verl's dumped validation generations -> results.json, tables, report (--help)",
             _summarize_verl,
+        ),
+        Command(
+            "explain", "why two figures for one checkpoint differ: gge explain A B ... (--help)", _explain
         ),
         Command(
             "import",

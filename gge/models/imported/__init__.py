@@ -181,6 +181,18 @@ def hits(sample: Sample, point: tuple[float, float] | None, refused: bool) -> bo
     return refused and isinstance(sample.region, Absent) and sample.region.abstention_hits
 
 
+def as_answer(point: tuple[float, float] | None, refused: bool) -> tuple[tuple[float, float] | None, bool]:
+    """A point as gge's replay reads it: one with both coordinates negative is an abstention.
+
+    Example:
+        >>> as_answer((-1.28, -0.72), False), as_answer((3.0, -1.0), False)
+        ((None, True), ((3.0, -1.0), False))
+    """
+    if point is not None and point[0] < 0 and point[1] < 0:
+        return None, True
+    return point, refused
+
+
 def _cause(sample: Sample, line: LogLine) -> str:
     """Why the log's verdict is not gge's, as far as the line shows (a key of :data:`CAUSES`)."""
     if line.box is not None and not region_agrees(sample.region, line.box):
@@ -221,6 +233,7 @@ def _record(
             "correct": line.correct,
             "counted": line.counted,
             "point": None if line.point is None else list(line.point),
+            "box": None if line.box is None else list(line.box),
         },
     }
 
@@ -292,15 +305,15 @@ def import_log(
         report.records.append(
             _record(benchmark, sample, replace(line, refused=refused), point, reread, fmt, file)
         )
-        report.hits += hits(sample, point, refused)
+        report.hits += hits(sample, *as_answer(point, refused))
         if line.correct is None:
             report.unjudged += 1
             continue
         # the log judged its own point, or the raw answer where it keeps no point (read by gge here)
         if line.fields.get("needs_reading"):
-            ours, cause = hits(sample, point, refused), "reading"
+            ours, cause = hits(sample, *as_answer(point, refused)), "reading"
         else:
-            ours, cause = hits(sample, line.point, line.refused), _cause(sample, line)
+            ours, cause = hits(sample, *as_answer(line.point, line.refused)), _cause(sample, line)
         if ours == line.correct:
             report.agree += 1
             continue

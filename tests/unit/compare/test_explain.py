@@ -1,0 +1,104 @@
+"""``gge explain``: a walk whose every cause is planted once, checked against a hand count."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gge.cli.commands import main
+from gge.compare.explain import Side, explain, read_side
+from gge.types import Box, Sample
+
+N = 10
+
+
+def _samples() -> list[Sample]:
+    return [
+        Sample("b", f"s{i}", f"/d/{i}.png", (100, 100), f"click {i}", Box(10, 10, 20, 20)) for i in range(N)
+    ]
+
+
+BOX = (10.0, 10.0, 20.0, 20.0)
+IN, OUT = (15.0, 15.0), (50.0, 50.0)
+
+
+def _a() -> Side:
+    """A harness's log: 9 lines (s9 not in the file), s8 not counted by it, one cause each on s1-s3."""
+    line = Side.Line
+    return Side(
+        "A",
+        {
+            "s0": line(IN, True, True, IN, BOX),
+            "s1": line(
+                (25.0, 15.0), True, True, (25.0, 15.0), (10.0, 10.0, 30.0, 20.0)
+            ),  # data: its box is wider
+            "s2": line((20.0, 15.0), False, True, (20.0, 15.0), BOX),  # rule: judged 20.4, logged 20
+            "s3": line(IN, False, True, OUT, BOX),  # parse: the raw answer read again is IN
+            "s4": line(IN, True, True, IN, BOX),
+            "s5": line(IN, True, True, IN, BOX),
+            "s6": line(OUT, False, True, OUT, BOX),
+            "s7": line(IN, True, True, IN, BOX),
+            "s8": line(OUT, False, False, OUT, BOX),  # not counted by the harness
+        },
+    )
+
+
+def _b() -> Side:
+    """A gge run of the same checkpoint: every sample; s5 answered elsewhere, s9 answered."""
+    points = {f"s{i}": IN for i in range(N)} | {
+        "s1": (25.0, 15.0),
+        "s2": (20.0, 15.0),
+        "s5": OUT,
+        "s6": OUT,
+        "s8": OUT,
+    }
+    return Side("B", {i: Side.Line(p, None, True, None, None) for i, p in points.items()})
+
+
+def test_each_planted_cause_is_its_own_step_and_the_steps_sum_to_the_difference() -> None:
+    walk = explain(_samples(), _a(), _b(), published=61.0)
+    # A printed 5 of its 8 counted lines (s0 s1 s4 s5 s7); B, a gge run, 6 of 10 (s0 s2 s3 s4 s7 s9)
+    assert walk.a_figure == 62.5 and walk.b_figure == 61.0
+    moved = {s.name: (s.points, s.to_hit, s.to_miss) for s in walk.steps}
+    assert moved["A: denominator"][0] == pytest.approx(50.0 - 62.5)  # 5 of 10: s8 and s9 now count
+    assert moved["A: data"] == (pytest.approx(-10.0), (), ("s1",))
+    assert moved["A: verdict rule"] == (pytest.approx(10.0), ("s2",), ())
+    assert moved["A: parse / frame"] == (pytest.approx(10.0), ("s3",), ())
+    assert moved["answer"] == (pytest.approx(0.0), ("s9",), ("s5",))
+    assert all(moved[name][0] == 0 for name in moved if name.startswith("B:"))  # a gge run: nothing to walk
+    assert moved["printed"][0] == pytest.approx(61.0 - 60.0)
+    assert walk.total == pytest.approx(61.0 - 62.5)
+    denominator = next(s for s in walk.steps if s.name == "A: denominator")
+    assert denominator.note == "(1 not in the file; 1 not counted by its harness: s9, s8)"
+
+
+def test_explain_reads_an_import_and_a_run_and_writes_its_documents(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an imported file as gge import writes it, and a run's predictions.jsonl (first candidate scored)
+    a = tmp_path / "a.jsonl"
+    rows = [
+        {"benchmark": "screenspot_v2", "id": "x", "candidates": [[1.0, 1.0]],
+         "imported": {"format": "gelato", "file": "g", "line": 1, "correct": True, "counted": True,
+                      "point": [1.0, 1.0], "box": None}},
+    ]  # fmt: skip
+    a.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    side = read_side(a, "screenspot_v2", "A")
+    assert side.imported and side.lines["x"] == Side.Line((1.0, 1.0), True, True, (1.0, 1.0), None)
+    from gge.benchmarks.demo import write_demo_suite
+
+    suite = write_demo_suite(tmp_path / "demo", per_benchmark=12)
+    out = tmp_path / "explained"
+    code = main(
+        ["explain", str(suite / "predictions.jsonl"), str(suite / "predictions.jsonl"), "--benchmark",
+         "screenspot_v2", "--data-root", str(suite), "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    doc = json.loads((out / "explain.json").read_text())
+    # one run against itself: the same figure, no step moves a sample
+    assert doc["a_figure"] == doc["b_figure"] and doc["total"] == 0
+    assert all(not s["to_hit"] and not s["to_miss"] for s in doc["steps"])
+    assert (out / "explain.md").read_text().startswith("# A -> B: screenspot_v2, 12 samples")
+    assert "difference +0.00 points, the steps' sum +0.00" in capsys.readouterr().out
