@@ -172,9 +172,13 @@ def _walk(samples: Sequence[Sample], side: Side) -> tuple[float, list[tuple[str,
     n = len(samples)
     lines = side.lines
     if side.imported:
-        counted = [s.id for s in samples if s.id in lines and lines[s.id].counted]
-        own = {s.id: bool(lines[s.id].own) for s in samples if s.id in lines and lines[s.id].counted}
-        printed = _pct(sum(own.values()), len(counted))
+        # the harness's figure: its verdicts over the lines it counted (a line without one it never judged)
+        own = {
+            s.id: bool(lines[s.id].own)
+            for s in samples
+            if s.id in lines and lines[s.id].counted and lines[s.id].own is not None
+        }
+        printed = _pct(sum(own.values()), len(own))
     else:
         own = {}
         for s in samples:
@@ -210,7 +214,9 @@ def _walk(samples: Sequence[Sample], side: Side) -> tuple[float, list[tuple[str,
 def _outside(side: Side, order: Sequence[str]) -> str:
     """What a side's own denominator leaves out: samples not in its file, lines it did not count."""
     absent = [i for i in order if i not in side.lines]
-    uncounted = [i for i in order if i in side.lines and not side.lines[i].counted]
+    uncounted = [
+        i for i in order if i in side.lines and (not side.lines[i].counted or side.lines[i].own is None)
+    ]
     if not side.imported or not (absent or uncounted):
         return ""
     parts = [f"{len(absent)} not in the file"] if absent else []

@@ -102,3 +102,14 @@ def test_explain_reads_an_import_and_a_run_and_writes_its_documents(
     assert all(not s["to_hit"] and not s["to_miss"] for s in doc["steps"])
     assert (out / "explain.md").read_text().startswith("# A -> B: screenspot_v2, 12 samples")
     assert "difference +0.00 points, the steps' sum +0.00" in capsys.readouterr().out
+
+
+def test_a_line_without_a_verdict_is_out_of_the_printed_figure_and_judged_by_gge_after() -> None:
+    line = Side.Line
+    a = Side("A", {"s0": line(IN, True, True, IN, BOX), "s1": line(IN, None, True, IN, BOX)})
+    b = Side("B", {"s0": line(IN, None, True, None, None), "s1": line(IN, None, True, None, None)})
+    walk = explain(_samples()[:2], a, b)
+    # A printed 1 of its 1 judged line; over the 2 samples gge judges s1 too (a hit): nothing else moves
+    assert walk.a_figure == 100.0 and walk.b_figure == 100.0 and walk.total == 0
+    assert [s.name for s in walk.steps if s.points] == []
+    assert walk.steps[0].note == "(1 not counted by its harness: s1)"
