@@ -57,6 +57,7 @@ class Side:
     Attributes:
         name: How the report names it.
         lines: Sample id -> its line.
+        scored_by: Which answer of a run's line gge scores (its selection's pick, or its first candidate).
     """
 
     class Line(NamedTuple):
@@ -71,10 +72,11 @@ class Side:
 
     name: str
     lines: dict[str, Line] = field(default_factory=dict)
+    scored_by: str = "its first candidate"
 
     @property
     def imported(self) -> bool:
-        """Whether the side carries a log's own verdicts (an import)."""
+        """Whether the side carries a log's own verdicts (an import of a log that judged its lines)."""
         return any(line.own is not None for line in self.lines.values())
 
 
@@ -123,7 +125,7 @@ class Explanation:
     def markdown(self, a: str, b: str) -> str:
         """The walk as markdown: the two figures, then one row per step that moves a sample."""
         rows = [
-            f"| {s.name} | {s.points:+.2f} | {len(s.to_hit)} | {len(s.to_miss)} | "
+            f"| {s.name} | {_signed(s.points)} | {len(s.to_hit)} | {len(s.to_miss)} | "
             f"{', '.join([*s.to_hit, *s.to_miss][:SHOWN])}{(' ' + s.note) if s.note else ''} |"
             for s in self.steps
             if s.points or s.to_hit or s.to_miss or s.note
@@ -133,7 +135,7 @@ class Explanation:
                 f"# {a} -> {b}: {self.benchmark}, {self.samples} samples",
                 "",
                 f"{a}: {self.a_figure:.2f} · {b}: {self.b_figure:.2f} · difference "
-                f"{self.b_figure - self.a_figure:+.2f} points, the steps' sum {self.total:+.2f}",
+                f"{_signed(self.b_figure - self.a_figure)} points, the steps' sum {_signed(self.total)}",
                 "",
                 "| step | points | to hit | to miss | first samples |",
                 "|---|---|---|---|---|",
@@ -163,29 +165,32 @@ class Explanation:
         }
 
 
+def _signed(value: float) -> str:
+    """Points with a sign and two decimals; a float-rounding residue reads as +0.00."""
+    return f"{(value if abs(value) >= 0.005 else 0.0):+.2f}"
+
+
 def _pct(k: float, n: int) -> float:
     return 100.0 * k / n if n else 0.0
 
 
-def _walk(samples: Sequence[Sample], side: Side) -> tuple[float, list[tuple[str, dict[str, bool]]], float]:
-    """A side's printed figure, its verdict vector after each step, and its own denominator's size."""
-    n = len(samples)
+def _walk(samples: Sequence[Sample], side: Side) -> tuple[float, list[tuple[str, dict[str, bool]]]]:
+    """A side's printed figure and its verdicts after each step."""
     lines = side.lines
-    if side.imported:
-        # the harness's figure: its verdicts over the lines it counted (a line without one it never judged)
-        own = {
-            s.id: bool(lines[s.id].own)
-            for s in samples
-            if s.id in lines and lines[s.id].counted and lines[s.id].own is not None
-        }
-        printed = _pct(sum(own.values()), len(own))
-    else:
-        own = {}
-        for s in samples:
-            line = lines.get(s.id)
-            own[s.id] = line is not None and hits(s, line.point, line.refused)
-        printed = _pct(sum(own.values()), n)
-    # 1. the same verdicts over the N samples; a line the harness did not count is judged by gge
+    judged = side.imported
+    # the printed figure: the log's verdicts over the lines its harness counted and judged; for a run
+    # (or a log without verdicts), gge's verdict of the point written, over the lines present
+    own: dict[str, bool] = {}
+    for s in samples:
+        line = lines.get(s.id)
+        if line is None:
+            continue
+        if not judged:
+            own[s.id] = hits(s, *as_answer(line.point, line.refused))
+        elif line.counted and line.own is not None:
+            own[s.id] = line.own
+    printed = _pct(sum(own.values()), len(own))
+    # 1. the same verdicts over the N samples; a line the harness did not count or judge is judged by gge
     v1 = {}
     for s in samples:
         line = lines.get(s.id)
@@ -197,30 +202,31 @@ def _walk(samples: Sequence[Sample], side: Side) -> tuple[float, list[tuple[str,
     v2, v3 = dict(v1), dict(v1)
     for s in samples:
         line = lines.get(s.id)
-        if line is None or not line.counted:
-            continue
-        point = line.log_point if line.log_point is not None else line.point
-        ours = hits(s, *as_answer(point, line.refused))
-        data = line.log_box is not None and not region_agrees(s.region, line.log_box)
-        if data:
+        if line is None or s.id not in own or not judged or line.log_point is None:
+            continue  # no verdict of the log's to replace, or no point of its own (its raw text: step 4)
+        ours = hits(s, *as_answer(line.log_point, line.refused))
+        if line.log_box is not None and not region_agrees(s.region, line.log_box):
             v2[s.id] = ours
         v3[s.id] = ours
     # 4. the point written (read again from the raw answer)
-    v4 = {s.id: s.id in lines and hits(s, lines[s.id].point, lines[s.id].refused) for s in samples}
-    steps = [("denominator", v1), ("data", v2), ("verdict rule", v3), ("parse / frame", v4)]
-    return printed, steps, float(n)
+    v4 = {
+        s.id: s.id in lines and hits(s, *as_answer(lines[s.id].point, lines[s.id].refused)) for s in samples
+    }
+    return printed, [("denominator", v1), ("data", v2), ("verdict rule", v3), ("parse / frame", v4)]
 
 
 def _outside(side: Side, order: Sequence[str]) -> str:
     """What a side's own denominator leaves out: samples not in its file, lines it did not count."""
     absent = [i for i in order if i not in side.lines]
-    uncounted = [
-        i for i in order if i in side.lines and (not side.lines[i].counted or side.lines[i].own is None)
-    ]
-    if not side.imported or not (absent or uncounted):
+    uncounted = (
+        [i for i in order if i in side.lines and (not side.lines[i].counted or side.lines[i].own is None)]
+        if side.imported
+        else []
+    )
+    if not (absent or uncounted):
         return ""
     parts = [f"{len(absent)} not in the file"] if absent else []
-    parts += [f"{len(uncounted)} not counted by its harness"] if uncounted else []
+    parts += [f"{len(uncounted)} not counted or judged by its harness"] if uncounted else []
     return "(" + "; ".join(parts) + ": " + ", ".join([*absent, *uncounted][:SHOWN]) + ")"
 
 
@@ -246,8 +252,8 @@ def explain(samples: Sequence[Sample], a: Side, b: Side, published: float | None
     """
     n = len(samples)
     order = [s.id for s in samples]
-    a_printed, a_steps, _ = _walk(samples, a)
-    b_printed, b_steps, _ = _walk(samples, b)
+    a_printed, a_steps = _walk(samples, a)
+    b_printed, b_steps = _walk(samples, b)
     steps: list[Step] = []
     # A: from its printed figure to gge's rule on its points over N
     previous_points = a_printed
@@ -294,19 +300,71 @@ def explain(samples: Sequence[Sample], a: Side, b: Side, published: float | None
     return Explanation(samples[0].benchmark if samples else "", n, a_printed, b_figure, steps)
 
 
+def _checked_point(value: Any, key: str, where: str, n: int) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) < n
+        or (n == 2 and len(value) != 2)
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+    ):
+        what = "[x, y]" if n == 2 else "a list of at least 4 numbers"
+        raise GgeError(f"{where}: imported.{key} must be {what} or null, got {value!r:.60}")
+    return tuple(float(v) for v in value)
+
+
+def _imported_line(block: Any, point: tuple[float, float] | None, refused: bool, where: str) -> Side.Line:
+    """A ``gge import`` line's ``imported`` block, checked key by key."""
+    if not isinstance(block, dict):
+        raise GgeError(f"{where}: imported must be an object, got {block!r:.60}")
+    own, counted = block.get("correct"), block.get("counted", True)
+    if own is not None and not isinstance(own, bool):
+        raise GgeError(f"{where}: imported.correct must be true, false or null, got {own!r:.40}")
+    if not isinstance(counted, bool):
+        raise GgeError(f"{where}: imported.counted must be true or false, got {counted!r:.40}")
+    log_point = _checked_point(block.get("point"), "point", where, 2)
+    log_box = _checked_point(block.get("box"), "box", where, 4)
+    return Side.Line(
+        point,
+        own,
+        counted,
+        None if log_point is None else (log_point[0], log_point[1]),
+        log_box,
+        refused,
+    )
+
+
+def _selection(file: Path) -> str | None:
+    """The selection strategy of the run whose predictions.jsonl this is (its results.json), or None."""
+    results = file.parent / "results.json"
+    if file.name != "predictions.jsonl" or not results.is_file():
+        return None
+    try:
+        strategy = json.loads(results.read_text(encoding="utf-8")).get("selection")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return strategy if isinstance(strategy, str) else None
+
+
 def read_side(path: str | Path, benchmark: str, name: str) -> Side:
     """A replay file's lines of one benchmark as a side (:class:`Side`).
 
+    A run's line is scored by its selection strategy's pick (the run's results.json ``selection``,
+    where the file is a run's ``predictions.jsonl``), else by its first candidate; an imported
+    line by the point written, beside the log's own verdict, point and box.
+
     Args:
-        path: A ``gge import`` output or a run's ``predictions.jsonl``.
+        path: A ``gge import`` output, or a run's folder or ``predictions.jsonl``.
         benchmark: The benchmark whose lines are read.
         name: How the report names the side.
 
     Returns:
-        The side.
+        The side (``scored_by`` says which answer of a run's line it scores).
 
     Raises:
-        GgeError: the file is missing, or a line is malformed (named by file and line).
+        GgeError: the file is missing, not UTF-8, or has no line for the benchmark; a line is
+            malformed or repeats an id (named by file, line and key).
     """
     from gge.documents.records import decode
 
@@ -315,34 +373,46 @@ def read_side(path: str | Path, benchmark: str, name: str) -> Side:
         file = file / "predictions.jsonl"
     if not file.is_file():
         raise GgeError(f"{file}: no such replay file")
+    strategy = _selection(file)
     side = Side(name)
-    with file.open(encoding="utf-8") as f:
-        for n, text in enumerate(f, start=1):
-            if not text.strip():
-                continue
-            where = f"{file}:{n}"
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
-            record = decode(obj, where)
-            if record.benchmark != benchmark:
-                continue
-            first = record.candidates[0] if record.candidates else None
-            point = first.point if first is not None else None
-            refused = first is not None and first.point is None and first.parsed
-            imported = obj.get("imported") if isinstance(obj, dict) else None
-            if isinstance(imported, dict):
-                log_point = imported.get("point")
-                log_box = imported.get("box")
-                side.lines[record.id] = Side.Line(
-                    point,
-                    imported.get("correct"),
-                    imported.get("counted", True) is not False,
-                    None if log_point is None else (float(log_point[0]), float(log_point[1])),
-                    None if log_box is None else tuple(float(v) for v in log_box),
-                    refused,
-                )
-            else:
-                side.lines[record.id] = Side.Line(point, None, True, None, None, refused)
+    seen: dict[str, int] = {}
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise GgeError(f"{file}: not UTF-8 text (byte {e.start})") from None
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{file}:{n}"
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
+        record = decode(obj, where)
+        if record.benchmark != benchmark:
+            continue
+        if record.id in seen:
+            raise GgeError(
+                f"{where}: a second line for {benchmark} {record.id} (the first at line {seen[record.id]})"
+            )
+        seen[record.id] = n
+        if strategy is not None and record.picks is not None and strategy in record.picks:
+            answer = record.picks[strategy]
+            side.scored_by = f"its {strategy} pick"
+            # a null pick is no pick or an abstention: the run's own verdict says which
+            top1 = record.top1 or {}
+            abstained = answer is None and top1.get(strategy) is True
+        else:
+            answer = record.candidates[0] if record.candidates else None
+            side.scored_by = "its first candidate"
+            abstained = False
+        point = answer.point if answer is not None else None
+        refused = abstained or (answer is not None and answer.point is None and answer.parsed)
+        block = obj.get("imported")
+        if block is not None:
+            side.lines[record.id] = _imported_line(block, point, refused, where)
+        else:
+            side.lines[record.id] = Side.Line(point, None, True, None, None, refused)
+    if not side.lines:
+        raise GgeError(f"{file}: no line for {benchmark}")
     return side

@@ -74,8 +74,15 @@ def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
         raise GgeError(f"{path}: the log is empty")
     if path.suffix.lower() in (".csv", ".tsv"):
         delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+        csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))  # a raw answer or an image may be long
         reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
-        return [(n + 2, row) for n, row in enumerate(reader)]  # line 1 is the header
+        rows: list[tuple[int, Mapping[str, Any]]] = []
+        try:
+            for record in reader:
+                rows.append((reader.line_num, record))  # the line the row ends on (the header is line 1)
+        except csv.Error as e:
+            raise GgeError(f"{path}:{reader.line_num}: not a {path.suffix[1:].upper()} row: {e}") from None
+        return rows
     try:
         whole = json.loads(text)
     except json.JSONDecodeError:
@@ -86,6 +93,11 @@ def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
         rows = [(1, whole)]
     else:
         rows = []
+        if text.lstrip().startswith("["):  # a JSON list that does not parse: say where
+            try:
+                json.loads(text)
+            except json.JSONDecodeError as e:
+                raise GgeError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
         for n, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:

@@ -9,6 +9,7 @@ import pytest
 
 from gge.cli.commands import main
 from gge.compare.explain import Side, explain, read_side
+from gge.errors import GgeError
 from gge.types import Box, Sample
 
 N = 10
@@ -71,7 +72,7 @@ def test_each_planted_cause_is_its_own_step_and_the_steps_sum_to_the_difference(
     assert moved["printed"][0] == pytest.approx(61.0 - 60.0)
     assert walk.total == pytest.approx(61.0 - 62.5)
     denominator = next(s for s in walk.steps if s.name == "A: denominator")
-    assert denominator.note == "(1 not in the file; 1 not counted by its harness: s9, s8)"
+    assert denominator.note == "(1 not in the file; 1 not counted or judged by its harness: s9, s8)"
 
 
 def test_explain_reads_an_import_and_a_run_and_writes_its_documents(
@@ -112,4 +113,77 @@ def test_a_line_without_a_verdict_is_out_of_the_printed_figure_and_judged_by_gge
     # A printed 1 of its 1 judged line; over the 2 samples gge judges s1 too (a hit): nothing else moves
     assert walk.a_figure == 100.0 and walk.b_figure == 100.0 and walk.total == 0
     assert [s.name for s in walk.steps if s.points] == []
-    assert walk.steps[0].note == "(1 not counted by its harness: s1)"
+    assert walk.steps[0].note == "(1 not counted or judged by its harness: s1)"
+
+
+def test_a_log_on_the_b_side_is_walked_back_step_by_step() -> None:
+    walk = explain(_samples(), Side("A", _b().lines), Side("B", _a().lines))
+    moved = {s.name: (s.points, s.to_hit, s.to_miss) for s in walk.steps}
+    # the run printed 60 over its 10 lines; the log 62.5 over its 8: the same causes, the other way
+    assert (walk.a_figure, walk.b_figure) == (60.0, 62.5)
+    assert moved["answer"] == (pytest.approx(0.0), ("s5",), ("s9",))
+    assert moved["B: parse / frame (back)"] == (pytest.approx(-10.0), (), ("s3",))
+    assert moved["B: verdict rule (back)"] == (pytest.approx(-10.0), (), ("s2",))
+    assert moved["B: data (back)"] == (pytest.approx(10.0), ("s1",), ())
+    assert moved["B: denominator (back)"][0] == pytest.approx(62.5 - 50.0)
+    assert walk.total == pytest.approx(2.5)
+
+
+def test_a_negative_point_on_a_refusal_item_is_an_abstention_by_gges_rule() -> None:
+    from gge.types import Absent
+
+    samples = [Sample("o", "r", "/r.png", (100, 100), "add a name", Absent())]
+    # the harness scored [-1, -1] as a point (wrong); gge reads it as an abstention, which hits
+    a = Side("A", {"r": Side.Line((-1.0, -1.0), False, True, (-1.0, -1.0), (0.0, 0.0, 0.0, 0.0))})
+    b = Side("B", {"r": Side.Line(None, None, True, None, None, refused=True)})
+    walk = explain(samples, a, b)
+    moved = {s.name: (s.points, s.to_hit) for s in walk.steps if s.points}
+    assert moved == {"A: verdict rule": (100.0, ("r",))} and walk.total == 100.0
+
+
+def _line(**imported: object) -> str:
+    block = {"correct": True, "counted": True, "point": [1.0, 1.0], "box": None} | imported
+    return json.dumps({"benchmark": "b", "id": "s0", "candidates": [[1.0, 1.0]], "imported": block})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_line(correct="false"), r"f\.jsonl:1: imported\.correct must be true, false or null"),
+        (_line(counted=0), r"f\.jsonl:1: imported\.counted must be true or false"),
+        (_line(point=[1.0]), r"f\.jsonl:1: imported\.point must be \[x, y\] or null"),
+        (_line(box=[1, 2, "x", 4]), r"f\.jsonl:1: imported\.box must be a list of at least 4 numbers"),
+        (
+            json.dumps({"benchmark": "b", "id": "s0", "candidates": [], "imported": 3}),
+            "imported must be an object",
+        ),
+        (_line() + "\n" + _line(), r"f\.jsonl:2: a second line for b s0 \(the first at line 1\)"),
+        (json.dumps({"benchmark": "other", "id": "s0", "candidates": []}), r"f\.jsonl: no line for b"),
+    ],
+)
+def test_a_bad_side_file_is_one_line_naming_file_line_and_key(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_text(text + "\n")
+    with pytest.raises(GgeError, match=message):
+        read_side(path, "b", "A")
+
+
+def test_a_run_side_is_scored_by_its_selection_and_over_its_own_samples(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps({"selection": "critic"}))
+    lines = [  # the critic picks the second candidate, which hits; the first misses
+        {"benchmark": "b", "id": f"s{i}", "candidates": [[50.0, 50.0], [15.0, 15.0]],
+         "picks": {"first": [50.0, 50.0], "critic": [15.0, 15.0]}}
+        for i in range(2)
+    ]  # fmt: skip
+    (run / "predictions.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    side = read_side(run, "b", "B")
+    assert side.scored_by == "its critic pick" and side.lines["s0"].point == IN
+    # a run over 2 of the 10 samples printed 100: the 8 it did not run are the denominator's, not the answer's
+    walk = explain(_samples(), Side("A", side.lines), side)
+    assert walk.a_figure == 100.0
+    assert walk.steps[0].name == "A: denominator" and walk.steps[0].points == pytest.approx(20.0 - 100.0)
+    assert walk.steps[0].note.startswith("(8 not in the file: s2, s3")

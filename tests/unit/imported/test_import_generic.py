@@ -82,3 +82,24 @@ def test_a_declared_column_a_row_lacks_names_the_line_and_the_column(tmp_path: P
         import_log("gelato", path, _samples(), columns={"id": "sid"})
     with pytest.raises(GgeError, match="needs --columns"):
         import_log("generic", path, _samples())
+
+
+def test_csv_rows_keep_their_line_numbers_and_long_cells(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    long_answer = "(20, 20) " + "x" * 200_000  # longer than the csv module's default field limit
+    path.write_text(
+        'id,answer\ns-0,"(15, 15)\nsecond line"\n\ns-1,"' + long_answer + '"\ns-2,\n',
+        encoding="utf-8-sig",  # with a byte-order mark, as spreadsheet programs write
+    )
+    columns = parse_columns("id=id,raw=answer")
+    report = import_log("generic", path, _samples(), reading(convention="abs_original"), columns)
+    # the first row spans lines 2-3, a blank line 4, the long row line 5, the empty answer line 6
+    assert {sid: ln.line for sid, ln in report.matched.lines.items()} == {"s-0": 3, "s-1": 5, "s-2": 6}
+    assert [r["candidates"] for r in report.records] == [[[15.0, 15.0]], [[20.0, 20.0]], ["unparsed"]]
+
+
+def test_a_broken_json_list_is_named_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text('[\n {"id": "s-0", "xy": [1, 1]},\n {"id": "s-1", "xy": [1, 1]\n]\n')
+    with pytest.raises(GgeError, match=r"p\.json:4: not JSON"):
+        import_log("generic", path, _samples(), columns=parse_columns("id=id,point=xy"))
