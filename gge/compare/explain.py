@@ -41,8 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gge.documents.records import decode, json_lines
 from gge.errors import GgeError
 from gge.models.imported import as_answer, hits
+from gge.models.imported.formats import utf8_text
 from gge.models.imported.lines import region_agrees
 from gge.types import Sample
 
@@ -366,8 +368,6 @@ def read_side(path: str | Path, benchmark: str, name: str) -> Side:
         GgeError: the file is missing, not UTF-8, or has no line for the benchmark; a line is
             malformed or repeats an id (named by file, line and key).
     """
-    from gge.documents.records import decode
-
     file = Path(path)
     if file.is_dir():
         file = file / "predictions.jsonl"
@@ -376,18 +376,7 @@ def read_side(path: str | Path, benchmark: str, name: str) -> Side:
     strategy = _selection(file)
     side = Side(name)
     seen: dict[str, int] = {}
-    try:
-        text = file.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise GgeError(f"{file}: not UTF-8 text (byte {e.start})") from None
-    for n, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        where = f"{file}:{n}"
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
+    for n, where, obj in json_lines(utf8_text(file), file):
         record = decode(obj, where)
         if record.benchmark != benchmark:
             continue

@@ -44,16 +44,49 @@ _KEPT = ("gt_type", "ui_type", "lang", "language", "instruction_style")
 _VERDICTS = {"correct": True, "wrong": False, "incorrect": False, "wrong_format": False}
 
 
-def _records(path: Path) -> tuple[Any, list[tuple[int, Any]] | None]:
-    """The file's one JSON value, or its JSON lines as ``(line, value)`` when it is JSONL."""
-    if not path.is_file():
-        raise GgeError(f"{path}: no such log file")
+def utf8_text(path: Path, encoding: str = "utf-8") -> str:
+    """A file's text, or one line naming the file and the first byte that is not UTF-8.
+
+    Args:
+        path: The file.
+        encoding: ``utf-8``, or ``utf-8-sig`` to drop a byte-order mark (spreadsheet exports).
+
+    Returns:
+        The text.
+
+    Raises:
+        GgeError: The file is not UTF-8.
+    """
     try:
-        text = path.read_bytes().decode("utf-8")
+        return path.read_bytes().decode(encoding)
     except UnicodeDecodeError as e:
         raise GgeError(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
+def read_log_text(path: Path, encoding: str = "utf-8") -> str:
+    """A log file's text: refused in one line when missing, not UTF-8 or empty.
+
+    Args:
+        path: The log file.
+        encoding: As :func:`utf8_text`.
+
+    Returns:
+        The text.
+
+    Raises:
+        GgeError: naming the file and what is wrong with it.
+    """
+    if not path.is_file():
+        raise GgeError(f"{path}: no such log file")
+    text = utf8_text(path, encoding)
     if not text.strip():
         raise GgeError(f"{path}: the log is empty")
+    return text
+
+
+def _records(path: Path) -> tuple[Any, list[tuple[int, Any]] | None]:
+    """The file's one JSON value, or its JSON lines as ``(line, value)`` when it is JSONL."""
+    text = read_log_text(path)
     try:
         return json.loads(text), None
     except json.JSONDecodeError:

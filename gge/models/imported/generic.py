@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gge.errors import GgeError
+from gge.models.imported.formats import read_log_text
 from gge.models.imported.lines import LogLine
 
 FIELDS = ("id", "image", "instruction", "point", "x", "y", "raw", "correct", "box")
@@ -64,14 +65,7 @@ def parse_columns(spec: str) -> dict[str, str]:
 
 
 def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
-    if not path.is_file():
-        raise GgeError(f"{path}: no such log file")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise GgeError(f"{path}: not UTF-8 text (byte {e.start})") from None
-    if not text.strip():
-        raise GgeError(f"{path}: the log is empty")
+    text = read_log_text(path, "utf-8-sig")
     if path.suffix.lower() in (".csv", ".tsv"):
         delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
         csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))  # a raw answer or an image may be long
@@ -85,7 +79,9 @@ def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
         return rows
     try:
         whole = json.loads(text)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as e:
+        if text.lstrip().startswith("["):  # a JSON list that does not parse: say where
+            raise GgeError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
         whole = None
     if isinstance(whole, list):
         rows = list(enumerate(whole, start=1))
@@ -93,11 +89,6 @@ def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
         rows = [(1, whole)]
     else:
         rows = []
-        if text.lstrip().startswith("["):  # a JSON list that does not parse: say where
-            try:
-                json.loads(text)
-            except json.JSONDecodeError as e:
-                raise GgeError(f"{path}:{e.lineno}: not JSON: {e.msg}") from None
         for n, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:

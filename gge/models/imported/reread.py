@@ -19,8 +19,8 @@ Example:
     >>> from gge.models.imported.lines import LogLine
     >>> r = reading("qwen3_vl")
     >>> s = Sample("b", "1", "/a.png", (2000, 1000), "x", Box(0, 0, 1, 1))
-    >>> r.point(LogLine("l:1", 1, None, None, None, None, None, "(500, 250)", None), s)
-    (1000.0, 250.0)
+    >>> r.read(LogLine("l:1", 1, None, None, None, None, None, "(500, 250)", None), s)
+    ((1000.0, 250.0), False)
 """
 
 from __future__ import annotations
@@ -79,10 +79,6 @@ class Reading:
             h, w, factor=self.factor, min_pixels=self.min_pixels, max_pixels=self.max_pixels
         )
         return (rw, rh)
-
-    def point(self, line: LogLine, sample: Sample) -> tuple[float, float] | None:
-        """The line's raw answer read again, in the sample's original pixels (None: no point in it)."""
-        return self.read(line, sample)[0]
 
     def read(self, line: LogLine, sample: Sample) -> tuple[tuple[float, float] | None, bool]:
         """The line's raw answer read again: its point in original pixels, and whether it abstains.
