@@ -376,6 +376,8 @@ class Prediction:
             not asked, the sample is a miss counted apart from format errors.
         costs: The cost ledger of its model requests (empty: nothing recorded).
         refine: The refine stage's answer, or None (no refine stage).
+        not_in_file: A replayed predictions file has no line for the sample: the model was not asked
+            there; a miss counted apart from format errors (the headline stays over every sample).
     """
 
     benchmark: str
@@ -389,6 +391,7 @@ class Prediction:
     image_error: str | None = None
     costs: tuple[CostRecord, ...] = ()
     refine: Refinement | None = None
+    not_in_file: bool = False
 
 
 STRATEGIES: tuple[str, ...] = ("critic", "first", "mean", "median", "geomedian", "medoid", "cluster")
@@ -419,6 +422,8 @@ class SampleResult:
         region: The sample's target (for target sizes and miss distances); None when unknown.
         costs: The cost ledger of the sample's model requests (empty: none recorded).
         refine: The refine stage's answer (its pick is ``picks["refined"]``), or None.
+        not_in_file: A replayed predictions file has no line for the sample (a miss, counted apart
+            from format errors).
     """
 
     benchmark: str
@@ -440,6 +445,7 @@ class SampleResult:
     region: Region | None = None
     costs: tuple[CostRecord, ...] = ()
     refine: Refinement | None = None
+    not_in_file: bool = False
 
     def hit_at(self, k: int) -> bool:
         """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""

@@ -26,6 +26,7 @@ from gge.documents.results import (
     CompareDocument,
     CompareEntry,
     CompareMean,
+    ErrorCounts,
     HeadlineDiff,
     PairedCell,
     PairedFigures,
@@ -408,7 +409,17 @@ def _compare_benchmark(
         "lost": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xa and not xb],
         "drift": benchmark_drift(pairs),
     }
+    entry = insert_after(entry, "image_errors", _not_in_file(pairs))
     return insert_after(entry, "top1", {key: heads[key] for key in keys[1:]}), notes
+
+
+def _not_in_file(pairs: Sequence[tuple[Line, Line]]) -> dict[str, ErrorCounts]:
+    """``{"not_in_file": {"a": n, "b": n}}`` where a side replayed a file without some samples' lines."""
+    counts: ErrorCounts = {
+        "a": sum(xa.not_in_file for xa, _ in pairs),
+        "b": sum(xb.not_in_file for _, xb in pairs),
+    }
+    return {"not_in_file": counts} if counts["a"] or counts["b"] else {}
 
 
 def _subset_note(side: str, run: Run) -> str | None:

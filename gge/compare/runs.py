@@ -48,6 +48,7 @@ class Line:
         target: The sample's target (scores a pick that is no candidate), or None where not recorded.
         size: The screenshot's (width, height), or None where not recorded.
         raw: The model's answer text as the line records it (``raw``; "" where absent).
+        not_in_file: The run replayed a file without a line for the sample (a miss).
     """
 
     id: str
@@ -64,6 +65,7 @@ class Line:
     target: Region | None = None
     size: tuple[int, int] | None = None
     raw: str = ""
+    not_in_file: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,7 @@ def _parse_line(obj: Any, where: str, lineno: int, selection: str) -> tuple[str,
         target=rec.target,
         size=rec.size,
         raw=rec.raw,
+        not_in_file=rec.not_in_file,
     )
     return rec.benchmark, line
 

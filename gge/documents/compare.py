@@ -309,6 +309,7 @@ class CompareEntry(TypedDict):
     micro: PairedFigures
     format_errors: ErrorCounts
     image_errors: ErrorCounts
+    not_in_file: NotRequired[ErrorCounts]  # only where a side replayed a file without some samples' lines
     tables: list[PairedTable]
     won: list[str]
     lost: list[str]

@@ -95,6 +95,8 @@ class PredictionRecord:
             ``{"polygon": [[x, y], ...]}``, or ``{"absent": true, "abstention_hits": ...}``), so a
             reader can score a pick that is no candidate (a vote on a subset); None: not recorded.
         size: The screenshot's (width, height) (``size``), or None.
+        not_in_file: The replayed predictions file had no line for the sample (``not_in_file``:
+            a miss counted apart from format errors).
     """
 
     benchmark: str
@@ -115,6 +117,7 @@ class PredictionRecord:
     refine: Refinement | None = None
     target: Region | None = None
     size: tuple[int, int] | None = None
+    not_in_file: bool = False
 
     @classmethod
     def of(cls, r: SampleResult) -> PredictionRecord:
@@ -138,6 +141,7 @@ class PredictionRecord:
             refine=r.refine,
             target=r.region,
             size=r.image_size,
+            not_in_file=r.not_in_file,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -155,6 +159,8 @@ class PredictionRecord:
             rec["truncated"] = True
         if self.image_error is not None:
             rec["image_error"] = self.image_error
+        if self.not_in_file:
+            rec["not_in_file"] = True
         if self.critic_raw or self.critic_format_error:
             rec["critic_raw"] = self.critic_raw
             rec["critic_format_error"] = self.critic_format_error
@@ -192,6 +198,7 @@ class PredictionRecord:
             image_error=self.image_error,
             costs=self.costs,
             refine=self.refine,
+            not_in_file=self.not_in_file,
         )
 
 
@@ -501,6 +508,9 @@ def decode(obj: Any, where: str) -> PredictionRecord:
     truncated = obj.get("truncated", False)
     if not isinstance(truncated, bool):
         raise GgeError(f"{where}: field 'truncated' must be true or false, got {truncated!r}")
+    not_in_file = obj.get("not_in_file", False)
+    if not isinstance(not_in_file, bool):
+        raise GgeError(f"{where}: field 'not_in_file' must be true or false, got {not_in_file!r}")
     critic_raw = obj.get("critic_raw", "")
     critic_fmt = obj.get("critic_format_error", False)
     if not isinstance(critic_raw, str) or not isinstance(critic_fmt, bool):
@@ -540,6 +550,7 @@ def decode(obj: Any, where: str) -> PredictionRecord:
         refine=_refinement(obj.get("refine"), where),
         target=_target(obj.get("target"), where),
         size=_size(obj.get("size"), where),
+        not_in_file=not_in_file,
     )
 
 

@@ -88,6 +88,7 @@ __all__ = [
     "MatchedPoint",
     "MatchedSide",
     "MatchedSpread",
+    "NotInFile",
     "PairStat",
     "PairedCell",
     "PairedFigures",
@@ -167,6 +168,20 @@ class ImageError(TypedDict):
     error: str
 
 
+class NotInFile(TypedDict):
+    """The samples a replayed predictions file has no line for (misses, apart from format errors).
+
+    The entry's headline stays over every sample; ``top1`` is the same rule over the samples with a
+    line: the figure a harness prints that left them out (dropped refusals, a subset).
+    """
+
+    samples: int
+    ids: list[str]
+    lines: int
+    top1: float | None
+    """The official headline's Top-1 over the ``lines`` samples that have a line (None: none has)."""
+
+
 class OfficialTable(TypedDict):
     """One official table (:func:`gge.scoring.grouping.table`); a 1-D table has no columns."""
 
@@ -192,6 +207,7 @@ class OutcomeSplit(TypedDict):
     abstained: float | None
     format_error: float | None
     image_error: float | None
+    not_in_file: NotRequired[float | None]  # only where some sample has no line in a replayed file
 
 
 class OutcomeCell(OutcomeSplit):
@@ -379,6 +395,8 @@ class BenchmarkEntry(TypedDict):
     format_errors: int
     truncated: int
     image_errors: list[ImageError]
+    not_in_file: NotRequired[NotInFile]
+    """Only a replay whose file lacks some samples' lines."""
     unparsed_candidates: int
     critic_format_errors: int
     abstentions: int
@@ -470,8 +488,11 @@ def pass_at(table: PassAtK, j: int) -> float | None:
 
 
 def share(split: OutcomeSplit, kind: str) -> float | None:
-    """The percentage of the samples of an outcome split whose outcome is ``kind``."""
-    return cast("float | None", cast(Mapping[str, Any], split)[kind])
+    """The percentage of the samples of an outcome split whose outcome is ``kind``.
+
+    None where the split has no such key: a kind written only where some sample has it.
+    """
+    return cast("float | None", cast(Mapping[str, Any], split).get(kind))
 
 
 _D = TypeVar("_D", bound=Mapping[str, Any])

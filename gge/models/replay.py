@@ -12,8 +12,9 @@ or null) is optional; so are ``raw`` (the model's text) and ``format_error`` (tr
 answer could not be parsed). gge's own ``predictions.jsonl`` replays: its other fields (hits, picks,
 image, labels) are checked for their shape (:class:`gge.documents.records.PredictionRecord`), unknown keys are
 ignored.
-A sample with no line counts as a format error; a line whose id no loaded sample has is counted and
-reported, not an error.
+A sample with no line is *not in the file*: a miss counted apart from format errors (results.json's
+``missing_predictions`` and ``not_in_file``; the headline stays over every sample and says so); a line
+whose id no loaded sample has is counted and reported, not an error.
 
 A line is checked against the sample it is scored on: where it records its screenshot (``image``)
 and ``size``, as gge's own lines do, a sample whose screenshot has another size, or another file name
@@ -160,8 +161,9 @@ class ReplayModel:
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """The file's prediction for each sample, the batch checked first (:meth:`check_samples`).
 
-        A sample without a line is a format error; a sample whose screenshot is missing or unreadable
-        is a miss carrying its ``image_error`` (:func:`screenshot_error`), whatever its line says.
+        A sample without a line is *not in the file* (a miss, not a format error); a sample whose
+        screenshot is missing or unreadable is a miss carrying its ``image_error``
+        (:func:`screenshot_error`), whatever its line says.
 
         Raises:
             GgeError: a line names another screenshot or size than its sample; with
@@ -179,7 +181,7 @@ class ReplayModel:
             if error is not None:
                 pred = Prediction(s.benchmark, s.id, image_error=error)
             elif pred is None:
-                pred = Prediction(s.benchmark, s.id, format_error=True, raw="")
+                pred = Prediction(s.benchmark, s.id, not_in_file=True)
             out.append(pred)
         return out
 

@@ -138,6 +138,7 @@ def _summary(document: ResultsDocument) -> str:
     k = document["k"]
     one = _one_answer(k)
     rows = []
+    absent = any("not_in_file" in e for e in document["benchmarks"].values())
     for name, entry in document["benchmarks"].items():
         rule, top1, oracle = _official(entry, k)
         caveat = headline_caveat(entry)
@@ -152,10 +153,13 @@ def _summary(document: ResultsDocument) -> str:
         if not one:
             row += [_headline(oracle), _pct(_gap(top1, oracle))]
         rows.append([*row, _count(entry["format_errors"]), _count(entry["image_errors"])])
+        if absent:
+            rows[-1].append(_count(entry["not_in_file"]["samples"] if "not_in_file" in entry else 0))
     mean = document["mean"]
     header = ["benchmark", "samples", "official rule", "Top-1"]
     header += [] if one else [f"Oracle@{k}", "gap"]
-    table = _table([*header, "format errors", "image errors"], rows, cls="summary")
+    header += ["format errors", "image errors"] + (["not in the file"] if absent else [])
+    table = _table(header, rows, cls="summary")
     m_top1 = mean["top1"]
     n = len(mean["benchmarks"])
     entries = document["benchmarks"]
@@ -274,6 +278,13 @@ def _headline_line(entry: BenchmarkEntry, k: int) -> str:
         line2.append(f"micro {label} {_pct(value)} (95% CI {_ci(ci, signed=False)})")
     if not one and entry["top1_given_oracle"] is not None:
         line2.append(f"micro Top-1 given Oracle {_pct(entry['top1_given_oracle'])}")
+    absent = entry.get("not_in_file")
+    if absent is not None:
+        bits[0] += (
+            f" over all {_count(entry['samples'])} samples, {_count(absent['samples'])} not in the "
+            f"predictions file (misses; over the {_count(absent['lines'])} with a line: "
+            f"{_headline(absent['top1'])})"
+        )
     line2 += [
         f"format errors {_count(entry['format_errors'])}",
         f"image errors {_count(entry['image_errors'])}",

@@ -20,6 +20,7 @@ from gge.documents.results import (
     Interval,
     MeanStats,
     OfficialTable,
+    OutcomeSplit,
     Subset,
     oracle_at,
     pass_at,
@@ -29,6 +30,7 @@ from gge.report.cost_tables import Section, cost_sections
 from gge.report.numbers import fmt as fmt
 from gge.report.numbers import fmt_headline
 from gge.report.numbers import fmt_signed as fmt_signed
+from gge.scoring.analysis import WHEN_PRESENT
 from gge.types import STRATEGIES
 
 
@@ -159,6 +161,7 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
         else f"Headline ({off['rule']}; not official: {caveat})"
     )
     head = f"- {named}: Top-1 **{fmt_headline(off['top1'])}**{top1_ci}"
+    absent = entry.get("not_in_file")
     if not one:
         o_top1, o_oracle = off["top1"], oracle_at(off, k)
         gap = None if o_top1 is None or o_oracle is None else o_oracle - o_top1
@@ -170,6 +173,8 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
         )
     else:
         head += wilson
+    if absent is not None:
+        head += f" · over all {n} samples, {absent['samples']} of them not in the predictions file (misses)"
     lines = [f"## {title} — {n} samples{label} · {how}{warning}", "", head]
     if not is_micro:
         if boot_ci:  # the declared interval is of the micro Top-1
@@ -202,6 +207,13 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
         f"- Format errors (unparseable or missing answers, scored as misses): {fe}{rate} · "
         f"image errors (unreadable screenshots): {len(bad)}"
     )
+    if absent is not None:
+        first = ", ".join(absent["ids"][:5]) + (", ..." if absent["samples"] > 5 else "")
+        lines.append(
+            f"- Not in the predictions file: {absent['samples']} samples ({first}): no line answers them, "
+            "so they are misses, not format errors · the same rule over the "
+            f"{absent['lines']} samples with a line: Top-1 {fmt_headline(absent['top1'])}"
+        )
     if bad:
         lines.append(f"- Unreadable screenshots (the model was not asked; scored as misses): {len(bad)}")
         lines += [f"  - {e['error']}" for e in bad]
@@ -245,6 +257,7 @@ OUTCOME_NAMES = {
     "abstained": "abstained",
     "format_error": "format error",
     "image_error": "unreadable image",
+    "not_in_file": "not in the file",
 }
 """How the report names the outcome kinds of :data:`gge.scoring.analysis.OUTCOMES`."""
 
@@ -310,6 +323,12 @@ def render_analysis_lines(entry: BenchmarkEntry, *, k: int) -> list[str]:
     return lines
 
 
+def _share_of(split: OutcomeSplit, kind: str) -> float | None:
+    """``share``, with 0 for a kind written only where present that this (non-empty) split lacks."""
+    value = share(split, kind)
+    return 0.0 if value is None and kind in WHEN_PRESENT and split["samples"] else value
+
+
 def render_analysis_tables(entry: BenchmarkEntry, *, k: int) -> list[str]:
     """Tables of the "why" sections: outcomes per cell of the first official table, results by target size.
 
@@ -320,14 +339,14 @@ def render_analysis_tables(entry: BenchmarkEntry, *, k: int) -> list[str]:
     dec = entry["decomposition"]
     kinds = list(OUTCOME_NAMES)
     for t in dec["tables"][:1]:
-        used = [kind for kind in kinds if any(c["counts"][kind] for c in t["cells"])] or ["hit"]
+        used = [kind for kind in kinds if any(c["counts"].get(kind) for c in t["cells"])] or ["hit"]
         cell_name = t["rows"] if t["cols"] is None else f"{t['rows']} / {t['cols']}"
         header = [cell_name, "n", *(OUTCOME_NAMES[kind] for kind in used)]
         rows = [
             [
                 c["row"] if c["col"] is None else f"{c['row']} / {c['col']}",
                 str(c["samples"]),
-                *(fmt(share(c, kind)) for kind in used),
+                *(fmt(_share_of(c, kind)) for kind in used),
             ]
             for c in t["cells"]
         ]
@@ -361,13 +380,15 @@ def render_summary(
     A headline that is not official (a variant, a subtask left out: its caveat) says so on its row
     and in a note; the mean row counts how many of them it includes, and a note names them.
 
-    Each row counts the format errors and the image errors (unreadable screenshots); with ``k == 1``
-    (a one-answer run) the table is Top-1 only (no Oracle@1, no gap).
+    Each row counts the format errors and the image errors (unreadable screenshots), and, where a
+    replayed file lacks some samples' lines, the samples not in the file; with ``k == 1`` (a
+    one-answer run) the table is Top-1 only (no Oracle@1, no gap).
     """
     one = k == 1
+    absent = any("not_in_file" in e for e in entries.values())
     header = ["benchmark", "samples", "official rule", "Top-1"]
     header += [] if one else [f"Oracle@{k}", "gap"]
-    header += ["format errors", "image errors"]
+    header += ["format errors", "image errors"] + (["not in the file"] if absent else [])
     rows = []
     caveats = {name: headline_caveat(e) for name, e in entries.items()}
     for name, e in entries.items():
@@ -378,12 +399,14 @@ def render_summary(
             top1, oracle = off["top1"], oracle_at(off, k)
             row += [fmt_headline(oracle), fmt(None if top1 is None or oracle is None else oracle - top1)]
         rows.append([*row, str(e["format_errors"]), str(len(e["image_errors"]))])
+        if absent:
+            rows[-1].append(str(e["not_in_file"]["samples"]) if "not_in_file" in e else "0")
     unofficial = [name for name in mean["benchmarks"] if caveats.get(name)]
     if len(entries) > 1:
         n = len(mean["benchmarks"])
         label = f"mean of {n}" + (f" ({len(unofficial)} not official)" if unofficial else "")
         row = [label, "", "unweighted", fmt_headline(mean["top1"])]
-        rows.append(row + ([] if one else [fmt_headline(oracle_at(mean, k)), ""]) + ["", ""])
+        rows.append(row + ([] if one else [fmt_headline(oracle_at(mean, k)), ""]) + [""] * (2 + absent))
     notes = "".join(f"\n- {titles[name]}: not official: {c}" for name, c in caveats.items() if c)
     if unofficial and len(entries) > 1:
         which = ", ".join(titles[name] for name in unofficial)

@@ -15,7 +15,7 @@ from typing import Any
 from gge.report.cost_tables import Curve
 from gge.report.gallery import kind_label
 from gge.report.html_format import KIND_COLOURS, _ci, _count, _num, _signed, esc
-from gge.scoring.analysis import OUTCOMES
+from gge.scoring.analysis import OUTCOMES, WHEN_PRESENT
 
 
 # -- SVG charts -------------------------------------------------------------------------------------
@@ -209,6 +209,8 @@ def stacked_bars_svg(rows: Sequence[tuple[str, Mapping[str, Any]]], *, title: st
     parts = [_svg_open(width, height, title)]
     x = 4.0
     for kind in OUTCOMES:
+        if kind in WHEN_PRESENT and not any(d.get(kind) for _, d in rows):
+            continue
         parts.append(
             f'<rect x="{x:.1f}" y="6" width="11" height="11" fill="{KIND_COLOURS[kind]}"/>'
             f'<text x="{x + 14:.1f}" y="16">{esc(kind_label(kind))}</text>'

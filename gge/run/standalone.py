@@ -533,7 +533,8 @@ def _warn_after(run: _Run, document: Mapping[str, Any], out: TextIO) -> None:
         if entry.get("missing_predictions"):
             print(
                 f"warning: {name}: {entry['missing_predictions']} samples have no prediction "
-                "(counted as format errors)",
+                "(not in the file: misses, counted apart from format errors; the headline is over every "
+                "sample)",
                 file=out,
             )
     for warning in run.kind.run_warnings(run.policy, list(run.cfg.benchmarks)):

@@ -8,6 +8,8 @@ draws them, the loggers log them.
 
 * ``hit`` — the Top-1 pick hits (a correct abstention on an absent target included);
 * ``image_error`` — the screenshot could not be read (the model was not asked);
+* ``not_in_file`` — a replayed predictions file has no line for the sample (the harness that made it
+  did not ask the model, or dropped the answer);
 * ``critic_miss`` — some scored candidate hits, the pick does not;
 * ``format_error`` — the answer could not be parsed (no candidate hits);
 * ``abstained`` — no candidate hits and the pick is an abstention;
@@ -59,8 +61,12 @@ OUTCOMES: tuple[str, ...] = (
     "abstained",
     "format_error",
     "image_error",
+    "not_in_file",
 )
 """The outcome kinds, in the order tables show them."""
+WHEN_PRESENT: tuple[str, ...] = ("not_in_file",)
+"""Kinds an outcome split has only where some sample has them (only a replay lacks lines): documents
+written before the kind existed read the same."""
 MISS_KINDS: tuple[str, ...] = OUTCOMES[1:]
 """Every outcome but ``hit``."""
 SPATIAL: tuple[str, ...] = tuple(s for s in STRATEGIES if s not in ("critic", "first"))
@@ -93,6 +99,8 @@ def outcome(result: SampleResult, strategy: str) -> str:
         return "hit"
     if result.image_error is not None:
         return "image_error"
+    if result.not_in_file:
+        return "not_in_file"
     if any(result.hits):
         return "critic_miss"
     if result.format_error:
@@ -116,8 +124,15 @@ def decompose(results: Sequence[SampleResult], strategy: str) -> Stats:
     counts = dict.fromkeys(OUTCOMES, 0)
     for r in results:
         counts[outcome(r, strategy)] += 1
+    for kind in WHEN_PRESENT:
+        if not counts[kind]:
+            del counts[kind]
     n = len(results)
-    return {"samples": n, "counts": counts, **{kind: pct(counts[kind], n) for kind in OUTCOMES}}
+    return {
+        "samples": n,
+        "counts": counts,
+        **{kind: pct(counts[kind], n) for kind in OUTCOMES if kind in counts},
+    }
 
 
 def critic_gain(selection: Mapping[str, float | None]) -> Stats:

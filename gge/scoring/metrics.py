@@ -24,6 +24,7 @@ from gge.documents.results import (
     HeadlineInterval,
     Intervals,
     MeanStats,
+    NotInFile,
     OfficialTable,
     insert_after,
     oracle_at,
@@ -159,6 +160,17 @@ def benchmark_metrics(
     }
     if refined is not None:
         entry["refine"] = refined
+    absent = [r for r in results if r.not_in_file]
+    if absent:
+        present = [r for r in results if not r.not_in_file]
+        top1_present = average(present, benchmark.official, k, strategy)["top1"] if present else None
+        not_in_file: NotInFile = {
+            "samples": len(absent),
+            "ids": [r.id for r in absent],
+            "lines": len(present),
+            "top1": top1_present,
+        }
+        entry = insert_after(entry, "image_errors", {"not_in_file": not_in_file})
     if benchmark.headline_ci is not None:
         hits = [bool(r.top1.get(strategy, False)) for r in results]
         extra = {"headline_interval": headline_interval(benchmark.headline_ci, hits)}

@@ -86,7 +86,11 @@ def score_sample(
         picks=picks,
         top1=top1,
         format_error=prediction.format_error
-        or (prediction.image_error is None and not any(c.parsed for c in candidates)),
+        or (
+            prediction.image_error is None
+            and not prediction.not_in_file
+            and not any(c.parsed for c in candidates)
+        ),
         raw=prediction.raw,
         critic_format_error=prediction.critic_format_error,
         critic_raw=prediction.critic_raw,
@@ -97,6 +101,7 @@ def score_sample(
         region=sample.region,
         costs=prediction.costs,
         refine=prediction.refine,
+        not_in_file=prediction.not_in_file,
     )
 
 

@@ -21,7 +21,9 @@ from scipy.stats import binomtest
 
 from gge.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
 from gge.cli.eval import main
+from gge.compare import compare_runs, load_run, render_markdown
 from gge.errors import GgeError
+from gge.report.compare_page import render_compare_html
 from gge.run.settings import parse_args
 from gge.run.standalone import run
 from gge.types import STRATEGIES, Absent
@@ -319,7 +321,47 @@ def test_unknown_and_missing_prediction_lines(demo_suite: Path, tmp_path: Path) 
         and "1 samples have no prediction" in buf.getvalue()
     )
     rec = next(json.loads(ln) for ln in (tmp_path / "o" / "predictions.jsonl").read_text().splitlines())
-    assert rec["id"] == "mobile_0" and rec["format_error"] is True and rec["candidates"] == []
+    assert rec["id"] == "mobile_0" and rec["candidates"] == []
+    assert rec["not_in_file"] is True and rec["format_error"] is False  # not a format error: never asked
+    # the same file whole, replayed apart: its Top-1 per sample, then the two denominators by hand
+    whole = run(
+        parse_args(
+            [
+                f"data_root={demo_suite}",
+                f"model.predictions={demo_suite / 'predictions.jsonl'}",
+                f"output_dir={tmp_path / 'whole'}",
+                "benchmarks=[screenspot_v2]",
+            ]
+        ),
+        out=io.StringIO(),
+    )
+    strategy = whole["benchmarks"]["screenspot_v2"]["decomposition"]["strategy"]
+    lines = read_lines(tmp_path / "whole" / "predictions.jsonl")
+    hits = sum(r["top1"][strategy] for r in lines if r["id"] != "mobile_0")
+    n = len(lines)
+    assert e["samples"] == n and e["top1"] == pytest.approx(100.0 * hits / n)  # over every sample
+    full_errors = whole["benchmarks"]["screenspot_v2"]["format_errors"]
+    assert e["format_errors"] == full_errors - next(r["format_error"] for r in lines if r["id"] == "mobile_0")
+    assert e["not_in_file"] == {
+        "samples": 1,
+        "ids": ["mobile_0"],
+        "lines": n - 1,
+        "top1": pytest.approx(100.0 * hits / (n - 1)),
+    }
+    assert e["decomposition"]["overall"]["counts"]["not_in_file"] == 1
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert f"over all {n} samples, 1 of them not in the predictions file (misses)" in report
+    assert "- Not in the predictions file: 1 samples (mobile_0)" in report
+    assert "| format errors | image errors | not in the file |" in report  # the summary's column
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert f"over all {n} samples, 1 not in the predictions file (misses; over the {n - 1} with a" in html
+    # compare counts it on its side, apart from format errors
+    doc_c = compare_runs(load_run(tmp_path / "whole"), load_run(tmp_path / "o"), resamples=20)
+    c = doc_c["benchmarks"]["screenspot_v2"]
+    assert c["not_in_file"] == {"a": 0, "b": 1}
+    assert c["format_errors"]["b"] == e["format_errors"]
+    assert "not in the predictions file (misses, not format errors): A 0/1 B" in render_markdown(doc_c)
+    assert "not in the predictions file A 0 · B 1 (misses)" in render_compare_html(doc_c)
 
 
 def test_per_benchmark_root_and_refined_variant(demo_suite: Path, tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ def test_parse_points_abstentions_scores(tmp_path: Path) -> None:
     assert [c.point for c in a.candidates] == [(1.0, 2.0), None, None, (-1.0, 5.0)]
     assert [c.score for c in a.candidates] == [0.5, None, 1.0, 2.0]
     assert b.format_error and b.raw == "no idea" and b.candidates == ()
-    assert c.format_error and m.missing_ids("b", ["7", "x", "gone"]) == ["gone"]
+    assert c.not_in_file and not c.format_error and m.missing_ids("b", ["7", "x", "gone"]) == ["gone"]
     assert m.unknown_ids("b", ["7", "gone"]) == ["x"]
     assert m.settings()["sha256"] and m.benchmarks() == {"b"}
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import pytest
 
 # the hand-built benchmarks and results that report.md's tests use too
-from headline_results import HIT, MACRO, MISS, Macro, Micro, _result
+from headline_results import BOX, HIT, MACRO, MISS, Macro, Micro, _result
 
 from gge.scoring.grouping import wilson_interval
 from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks, scalar_metrics
+from gge.scoring.scoring import score_sample
+from gge.types import Prediction, Sample
 
 
 def test_unqualified_names_are_the_official_headline_and_micro_moves() -> None:
@@ -108,3 +110,25 @@ def test_a_one_answer_run_is_top1_only_in_the_entry_and_the_scalars() -> None:
     assert v["grounding/micro/hit"] == pytest.approx(200 / 3)
     assert v["grounding/micro/proposer_miss"] == pytest.approx(100 / 3)
     assert v["grounding/mean/top1"] == pytest.approx(200 / 3)
+
+
+def test_a_sample_not_in_the_file_is_a_miss_over_every_sample_and_apart_from_format_errors() -> None:
+    absent = score_sample(
+        Sample("b", "x9", "/img/x9.png", (100, 100), "click", BOX, {"group": "x", "kind": "text"}),
+        Prediction("b", "x9", not_in_file=True),
+        k=2,
+    )
+    assert not absent.format_error and absent.not_in_file
+    e = benchmark_metrics(Macro(), [*MACRO, absent], k=2, strategy="critic")
+    # the headline over every sample: x 1/2 (x9 a miss), y 1/3; the same rule over the lines: x 1/1, y 1/3
+    assert e["top1"] == pytest.approx(100 * (1 / 2 + 1 / 3) / 2)
+    assert e["not_in_file"] == {
+        "samples": 1,
+        "ids": ["x9"],
+        "lines": 4,
+        "top1": pytest.approx(100 * (1 + 1 / 3) / 2),
+    }
+    assert e["format_errors"] == 0 and e["micro"]["top1"] == pytest.approx(100 * 2 / 5)
+    overall = e["decomposition"]["overall"]
+    assert overall["counts"]["not_in_file"] == 1 and overall["not_in_file"] == pytest.approx(20.0)
+    assert "not_in_file" not in benchmark_metrics(Macro(), MACRO, k=2, strategy="critic")
