@@ -354,7 +354,8 @@ def read_side(path: str | Path, benchmark: str, name: str) -> Side:
 
     A run's line is scored by its selection strategy's pick (the run's results.json ``selection``,
     where the file is a run's ``predictions.jsonl``), else by its first candidate; an imported
-    line by the point written, beside the log's own verdict, point and box.
+    line by the point written, beside the log's own verdict, point and box. A run's line marked
+    ``not_in_file`` (it replayed a file without that sample) is not on the side.
 
     Args:
         path: A ``gge import`` output, or a run's folder or ``predictions.jsonl``.
@@ -385,6 +386,8 @@ def read_side(path: str | Path, benchmark: str, name: str) -> Side:
                 f"{where}: a second line for {benchmark} {record.id} (the first at line {seen[record.id]})"
             )
         seen[record.id] = n
+        if record.not_in_file:  # a run's replay of a file without the sample's line: not on this side
+            continue
         if strategy is not None and record.picks is not None and strategy in record.picks:
             answer = record.picks[strategy]
             side.scored_by = f"its {strategy} pick"

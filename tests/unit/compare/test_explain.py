@@ -179,9 +179,12 @@ def test_a_run_side_is_scored_by_its_selection_and_over_its_own_samples(tmp_path
          "picks": {"first": [50.0, 50.0], "critic": [15.0, 15.0]}}
         for i in range(2)
     ]  # fmt: skip
+    # the run replayed a file without s2's line: its line says so, and s2 is not on the side
+    lines.append({"benchmark": "b", "id": "s2", "candidates": [], "not_in_file": True})
     (run / "predictions.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     side = read_side(run, "b", "B")
     assert side.scored_by == "its critic pick" and side.lines["s0"].point == IN
+    assert sorted(side.lines) == ["s0", "s1"]
     # a run over 2 of the 10 samples printed 100: the 8 it did not run are the denominator's, not the answer's
     walk = explain(_samples(), Side("A", side.lines), side)
     assert walk.a_figure == 100.0
