@@ -91,7 +91,13 @@ class ModelConfig:
         name: ``demo`` (the small proposer/critic shipped with gge, :mod:`gge.models.demo`; ``ckpt=``
             may point at another demo checkpoint), ``replay`` or a preset (``qwen2_5_vl``,
             ``ui_tars_1_5``, ``qwen3_vl``, ``qwen2_vl``, ``openai_api``).
-        predictions: ``replay``: the JSONL predictions file.
+        predictions: ``replay``: the JSONL predictions file (or, with ``format``, a published log).
+        format: ``replay``: the file's format, ``gge`` (replay lines; the default) or a ``gge import``
+            format (``sspro_log``, ``gelato``, ``clawgui``, ``generic``...), read and matched to the
+            run's one benchmark as ``gge import`` does.
+        read_preset: ``replay`` of a log: read its raw answers again with this preset (``--preset``).
+        read_convention: ``replay`` of a log: the raw answers' convention (``--convention``).
+        columns: ``replay`` of a ``generic`` log: ``field=column,...`` (``--columns``).
         delay_s: ``replay``: seconds to wait per batch, standing in for a model's latency
             (benchmarks, interruption tests).
         backend: ``transformers`` or ``openai``.
@@ -158,6 +164,10 @@ class ModelConfig:
 
     name: str = "demo"
     predictions: str | None = None
+    format: str = "gge"
+    read_preset: str | None = None
+    read_convention: str | None = None
+    columns: str | None = None
     delay_s: float = 0.0
     backend: str = "transformers"
     convention: str = _DEFAULT_ADAPTER.convention

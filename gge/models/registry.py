@@ -329,14 +329,27 @@ class DemoKind(ModelKind):
 class ReplayKind(ModelKind):
     """``model=replay``: the predictions of ``model.predictions`` (a JSONL file), no model.
 
-    Of the ``model`` options it reads ``predictions`` and ``delay_s``, and two that describe the run
+    Of the ``model`` options it reads ``predictions`` and ``delay_s`` (with ``format``, a published log
+    read as ``gge import`` reads it, and ``read_preset``, ``read_convention`` and ``columns``, as its
+    ``--preset``, ``--convention`` and ``--columns``: :mod:`gge.models.imported.replaying`), and two
+    that describe the run
     that made the file: ``proposer`` (``sampling`` makes pass@k count its answers as draws) and
     ``critic`` (compared by ``gge compare``); every other option set to a value of its own is refused
     (:meth:`check_options`: a replay sends no request, so a backend, convention or sampling setting
     would be recorded and do nothing), and results.json records only these.
     """
 
-    HONOURED: ClassVar[tuple[str, ...]] = ("name", "predictions", "delay_s", "proposer", "critic")
+    HONOURED: ClassVar[tuple[str, ...]] = (
+        "name",
+        "predictions",
+        "format",
+        "read_preset",
+        "read_convention",
+        "columns",
+        "delay_s",
+        "proposer",
+        "critic",
+    )
     """The ``model`` options a replay reads or records."""
 
     def check_options(self, m: DictConfig) -> None:
@@ -349,13 +362,15 @@ class ReplayKind(ModelKind):
             m,
             self.HONOURED,
             "model=replay does not use {it} (it sends no request: the answers are the file's); it takes "
-            "model.predictions=, model.delay_s= and, describing the run that made the file, "
+            "model.predictions=, model.format= (with model.read_preset=, model.read_convention=, "
+            "model.columns=), model.delay_s= and, describing the run that made the file, "
             "model.proposer= and model.critic=: unset {it}",
         )
 
     def recorded_options(self, m: DictConfig) -> dict[str, Any]:
-        """The options a replay reads or records (:attr:`HONOURED`)."""
-        return {key: _value(m, key) for key in self.HONOURED}
+        """The options a replay reads or records (:attr:`HONOURED`; a log's reading ones only for a log)."""
+        log = ("format", "read_preset", "read_convention", "columns")
+        return {key: _value(m, key) for key in self.HONOURED if str(m.format) != "gge" or key not in log}
 
     label = "replay"
     from_preset = False
@@ -377,7 +392,29 @@ class ReplayKind(ModelKind):
         self.check_options(m)
         if m.predictions is None:
             raise GgeError("model=replay needs model.predictions=FILE (a JSONL file, one line per sample)")
-        return ReplayModel(m.predictions, delay_s=float(m.delay_s), strict_images=bool(cfg.strict_images))
+        if str(m.format) == "gge":
+            for key in ("read_preset", "read_convention", "columns"):
+                if m[key] is not None:
+                    raise GgeError(
+                        f"model.{key}={m[key]}: reads a published log; a gge replay file's points are "
+                        "final (name the log's model.format=, or unset it)"
+                    )
+            return ReplayModel(m.predictions, delay_s=float(m.delay_s), strict_images=bool(cfg.strict_images))
+        from gge.models.imported.generic import parse_columns
+        from gge.models.imported.replaying import ImportedReplay
+        from gge.models.imported.reread import reading
+
+        how = None
+        if m.read_preset is not None or m.read_convention is not None:
+            how = reading(m.read_preset, m.read_convention)
+        return ImportedReplay(
+            m.predictions,
+            str(m.format),
+            reading=how,
+            columns=parse_columns(str(m.columns)) if m.columns is not None else None,
+            delay_s=float(m.delay_s),
+            strict_images=bool(cfg.strict_images),
+        )
 
     def check_data(
         self, policy: Policy, samples: Mapping[str, Sequence[Sample]], *, strict_images: bool, out: TextIO
@@ -388,6 +425,11 @@ class ReplayKind(ModelKind):
         (:meth:`gge.models.replay.ReplayModel.check_samples`), counting every such line.
         """
         assert isinstance(policy, ReplayModel)
+        from gge.models.imported.replaying import ImportedReplay
+
+        if isinstance(policy, ImportedReplay):
+            for line in policy.load(samples).summary():
+                print(line, file=out)
         policy.check_samples(s for group in samples.values() for s in group)
         check_images(samples, strict=strict_images, out=out)
 

@@ -130,6 +130,11 @@ class ReplayModel:
         self._by_key: dict[tuple[str, str], Prediction] = {}
         self._shot: dict[tuple[str, str], tuple[str | None, tuple[int, int] | None]] = {}
         self._line: dict[tuple[str, str], int] = {}
+        self._most = 0
+        self.sha256 = self._read_lines()
+
+    def _read_lines(self) -> str:
+        """Read the file's replay lines (:meth:`add`); returns the sha256 of its bytes."""
         digest = hashlib.sha256()
         with self.path.open("rb") as f:
             for lineno, line_bytes in enumerate(f, start=1):
@@ -145,18 +150,31 @@ class ReplayModel:
                     obj = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise GgeError(f"{where}: malformed JSON line: {e.msg}") from None
-                record = decode(obj, where)
-                key = (record.benchmark, record.id)
-                if key in self._line:
-                    raise GgeError(
-                        f"{where}: duplicate prediction for {record.benchmark} id {record.id} "
-                        f"(first at line {self._line[key]})"
-                    )
-                self._line[key] = lineno
-                self._by_key[key] = record.prediction()
-                self._shot[key] = (record.image, record.size)
-        self.sha256 = digest.hexdigest()
-        self._most = max((len(p.candidates) for p in self._by_key.values()), default=0)
+                self.add(obj, where, lineno)
+        return digest.hexdigest()
+
+    def add(self, obj: Any, where: str, lineno: int) -> None:
+        """Take one replay line (a JSON object) as the answer of its sample.
+
+        Args:
+            obj: The line's object.
+            where: How an error names the line (``file:line``).
+            lineno: The line's number (a second line for the sample names the first).
+
+        Raises:
+            GgeError: a malformed line, or a second line for one (benchmark, id).
+        """
+        record = decode(obj, where)
+        key = (record.benchmark, record.id)
+        if key in self._line:
+            raise GgeError(
+                f"{where}: duplicate prediction for {record.benchmark} id {record.id} "
+                f"(first at line {self._line[key]})"
+            )
+        self._line[key] = lineno
+        self._by_key[key] = record.prediction()
+        self._shot[key] = (record.image, record.size)
+        self._most = max(self._most, len(self._by_key[key].candidates))
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """The file's prediction for each sample, the batch checked first (:meth:`check_samples`).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -12,7 +13,10 @@ from paths import ROOT
 
 from gge.benchmarks.demo import write_demo_suite
 from gge.cli.commands import main
+from gge.errors import GgeError
 from gge.models.replay import ReplayModel
+from gge.run.settings import parse_args
+from gge.run.standalone import run
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +106,37 @@ def test_replaying_an_import_scores_what_the_log_says(suite: Path, tmp_path: Pat
     n = len(records)
     assert section["samples"] == n and section["top1"] == pytest.approx(100.0 * (n - 1) / n, abs=1e-9)
     assert section["format_errors"] == 1
+
+
+def test_replay_reads_a_log_in_its_format_without_an_import_step(suite: Path, tmp_path: Path) -> None:
+    log, records = _log(suite, tmp_path)
+    body = json.loads(log.read_text())
+    dropped = body["details"].pop(2)["id"]  # the harness never asked this one
+    log.write_text(json.dumps(body))
+    buf = io.StringIO()
+    args = [f"model.predictions={log}", f"data_root={suite}", "benchmarks=[screenspot_pro]"]
+    doc = run(
+        parse_args(["model=replay", "model.format=sspro_log", *args, f"output_dir={tmp_path / 'r'}"]), out=buf
+    )
+    said = buf.getvalue()
+    n = len(records)
+    assert f"{n} lines, {n - 1} matched to screenspot_pro samples" in said
+    e = doc["benchmarks"]["screenspot_pro"]
+    # the first is a format error, the dropped one not in the file, the rest at their box's centre
+    assert e["samples"] == n and e["top1"] == pytest.approx(100.0 * (n - 2) / n, abs=1e-9)
+    assert e["format_errors"] == 1 and e["not_in_file"]["ids"] == [dropped]
+    assert e["not_in_file"]["top1"] == pytest.approx(100.0 * (n - 2) / (n - 1), abs=1e-9)
+    assert doc["model"]["format"] == "sspro_log" and doc["model"]["sha256"]
+    # a log is of one benchmark; reading options belong to a log
+    with pytest.raises(GgeError, match=r"a log is of one benchmark, and this run has 2"):
+        run(
+            parse_args(
+                ["model=replay", "model.format=sspro_log", f"model.predictions={log}", f"data_root={suite}",
+                 "benchmarks=[screenspot_pro,screenspot_v2]", f"output_dir={tmp_path / 'r2'}"]
+            ),
+            out=io.StringIO(),
+        )  # fmt: skip
+    with pytest.raises(GgeError, match=r"model.read_preset=ui_tars_1_5: reads a published log"):
+        run(parse_args(["model=replay", "model.read_preset=ui_tars_1_5", *args]), out=io.StringIO())
+    with pytest.raises(GgeError, match=r"model.format.*'sspro-log'.*did you mean 'sspro_log'"):
+        run(parse_args(["model=replay", "model.format=sspro-log", *args]), out=io.StringIO())

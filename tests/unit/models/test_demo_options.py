@@ -155,7 +155,8 @@ def test_an_option_a_replay_does_not_read_is_refused(
     assert main(args) == 2
     assert capsys.readouterr().err.strip() == (
         f"gge: error: {arg}: model=replay does not use it (it sends no request: the answers are the "
-        "file's); it takes model.predictions=, model.delay_s= and, describing the run that made the "
+        "file's); it takes model.predictions=, model.format= (with model.read_preset=, "
+        "model.read_convention=, model.columns=), model.delay_s= and, describing the run that made the "
         "file, model.proposer= and model.critic=: unset it"
     )
     assert not (tmp_path / "out").exists()
