@@ -1,10 +1,11 @@
 """Published prediction logs read into gge's replay format (``gge import``).
 
-:data:`~gge.models.imported.formats.FORMATS` names the formats read; each line is matched to its
-release sample (:mod:`gge.models.imported.lines`) and written as a replay line whose candidate is
-the log's point, with the log's own verdict kept beside it (``imported``). :func:`import_log` also
-scores each matched point by gge's rule for the benchmark and counts where that verdict differs
-from the log's, naming why where the log shows it (its box is not the release's target).
+:data:`FORMATS` names the formats read (and ``generic``, a table whose columns the user names);
+each line is matched to its release sample (:mod:`gge.models.imported.lines`) and written as a
+replay line whose candidate is the log's point, with the log's own verdict kept beside it
+(``imported``). :func:`import_log` also scores each matched point by gge's rule for the benchmark and
+counts where that verdict differs from the log's, naming why where the log shows it (its box is not
+the release's target).
 
 Example:
     >>> import json, tempfile, os
@@ -23,14 +24,15 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from gge.errors import GgeError, unknown_name
-from gge.models.imported.formats import FORMATS
+from gge.models.imported.formats import FORMATS as LOG_FORMATS
 from gge.models.imported.generic import read_generic
+from gge.models.imported.harnesses import read_lmms_eval, read_vlmevalkit, settle_boxes
 from gge.models.imported.lines import LogLine, Matched, match_lines, region_agrees
 from gge.models.imported.reread import Reading, Reread
 from gge.types import Absent, Sample
@@ -121,9 +123,10 @@ class ImportReport:
     def summary(self) -> list[str]:
         """The report as lines for a terminal: counts first, then what to look at, each named."""
         m = self.matched
+        placed = f", {m.by_position} by their position in the harness's copy" if m.by_position else ""
         out = [
             f"gge import {self.format}: {self.path}: {len(self.read)} lines, {len(m.lines)} matched to "
-            f"{self.benchmark} samples ({m.interchangeable} among interchangeable samples), "
+            f"{self.benchmark} samples ({m.interchangeable} among interchangeable samples{placed}), "
             f"{len(m.unmatched)} unmatched, {len(m.ambiguous)} ambiguous; "
             f"{len(m.missing)} samples not in the file"
         ]
@@ -238,6 +241,14 @@ def _record(
     }
 
 
+FORMATS: dict[str, Callable[[Path], list[LogLine]]] = {
+    **LOG_FORMATS,
+    "vlmevalkit": read_vlmevalkit,
+    "lmms_eval": read_lmms_eval,
+}
+"""Every format with a reader of its own, by name (:mod:`~gge.models.imported.formats`,
+:mod:`~gge.models.imported.harnesses`)."""
+
 GENERIC = "generic"
 """The format whose columns the user declares (:mod:`gge.models.imported.generic`)."""
 
@@ -257,7 +268,7 @@ def import_log(
     """Read a published log, match its lines to ``samples`` and check its verdicts by gge's rule.
 
     Args:
-        fmt: A name in :data:`~gge.models.imported.formats.FORMATS`.
+        fmt: A name in :data:`FORMATS`, or ``generic``.
         path: The log file.
         samples: One benchmark's samples, as the release has them.
         reading: Read each raw answer again this way (:func:`~gge.models.imported.reread.reading`)
@@ -289,6 +300,7 @@ def import_log(
             "name --preset NAME or --convention NAME to read them"
         )
     benchmark = samples[0].benchmark if samples else ""
+    lines = settle_boxes(lines, benchmark)
     matched = match_lines(lines, samples)
     report = ImportReport(fmt, file, benchmark, lines, matched, samples=len(samples))
     report.reread = None if reading is None else Reread(reading)

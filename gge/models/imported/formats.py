@@ -84,7 +84,7 @@ def read_log_text(path: Path, encoding: str = "utf-8") -> str:
     return text
 
 
-def _records(path: Path) -> tuple[Any, list[tuple[int, Any]] | None]:
+def json_records(path: Path) -> tuple[Any, list[tuple[int, Any]] | None]:
     """The file's one JSON value, or its JSON lines as ``(line, value)`` when it is JSONL."""
     text = read_log_text(path)
     try:
@@ -134,7 +134,8 @@ def _box(value: Any, key: str, where: str) -> tuple[float, ...] | None:
     return tuple(float(v) for v in value)
 
 
-def _text(value: Any, key: str, where: str) -> str | None:
+def text_field(value: Any, key: str, where: str) -> str | None:
+    """A record's text field, or None where it has none; anything else is refused naming ``where``."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -142,7 +143,8 @@ def _text(value: Any, key: str, where: str) -> str | None:
     return value
 
 
-def _raw(value: Any) -> str:
+def raw_text(value: Any) -> str:
+    """The model's answer as text: a string as it is, any other JSON value written as JSON."""
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -167,11 +169,11 @@ def _sspro_line(record: Any, where: str, line: int) -> LogLine:
         where=where,
         line=line,
         id=None if ident is None else str(ident),
-        image=_text(image, image_key, where),
-        instruction=_text(instruction, instruction_key, where),
+        image=text_field(image, image_key, where),
+        instruction=text_field(instruction, instruction_key, where),
         box=_box(box, box_key, where),
         point=point,
-        raw=_raw(record.get("raw_response")),
+        raw=raw_text(record.get("raw_response")),
         correct=_VERDICTS[verdict],
         format_error=verdict == "wrong_format",
         refused=negative and verdict == "correct",
@@ -191,7 +193,7 @@ def read_sspro_log(path: Path) -> list[LogLine]:
     Raises:
         GgeError: naming the file, the line or record, and the key at fault.
     """
-    whole, jsonl = _records(path)
+    whole, jsonl = json_records(path)
     if isinstance(whole, dict) and "correctness" in whole:  # a one-line JSONL log
         jsonl = [(1, whole)]
     if jsonl is not None:
@@ -215,7 +217,7 @@ def read_gelato(path: Path) -> list[LogLine]:
     Raises:
         GgeError: naming the file, the record and the key at fault.
     """
-    whole, jsonl = _records(path)
+    whole, jsonl = json_records(path)
     if jsonl is not None or not isinstance(whole, dict) or not isinstance(whole.get("sample_results"), list):
         raise GgeError(f"{path}: not a Gelato log (a JSON object with 'sample_results')")
     out = []
@@ -229,15 +231,15 @@ def read_gelato(path: Path) -> list[LogLine]:
         if not isinstance(record["is_correct"], bool):
             raise GgeError(f"{where}: is_correct must be true or false, got {record['is_correct']!r:.40}")
         point = _point(record.get("predicted_click"), "predicted_click", where)
-        response = _raw(record.get("response"))
+        response = raw_text(record.get("response"))
         refused = point is None and "refusal" in response.lower()
         out.append(
             LogLine(
                 where=where,
                 line=i + 1,
                 id=None,
-                image=_text(record["img_filename"], "img_filename", where),
-                instruction=_text(record["instruction"], "instruction", where),
+                image=text_field(record["img_filename"], "img_filename", where),
+                instruction=text_field(record["instruction"], "instruction", where),
                 box=_box(record.get("bbox"), "bbox", where),
                 point=point,
                 raw=response,
@@ -262,7 +264,7 @@ def read_clawgui(path: Path) -> list[LogLine]:
     Raises:
         GgeError: naming the file, the line and the key at fault.
     """
-    whole, jsonl = _records(path)
+    whole, jsonl = json_records(path)
     if isinstance(whole, dict) and any(k.endswith("_infer") for k in whole):  # a one-line JSONL file
         jsonl = [(1, whole)]
     if jsonl is None:
@@ -288,11 +290,11 @@ def read_clawgui(path: Path) -> list[LogLine]:
                 where=where,
                 line=n,
                 id=None if record.get("id") is None else str(record["id"]),
-                image=_text(record.get("image"), "image", where),
-                instruction=_text(record.get("question"), "question", where),
+                image=text_field(record.get("image"), "image", where),
+                instruction=text_field(record.get("question"), "question", where),
                 box=_box(record.get("answer"), "answer", where),
                 point=None,
-                raw=_raw(record[raw_keys[0]]),
+                raw=raw_text(record[raw_keys[0]]),
                 correct=correct,
                 counted=counted,
                 fields={"needs_reading": True},

@@ -59,12 +59,18 @@ def parse_columns(spec: str) -> dict[str, str]:
         out[field.strip()] = column.strip()
     if "id" not in out and not ("image" in out and "instruction" in out):
         raise GgeError("--columns: name id=..., or both image=... and instruction=..., to match lines")
+    if ("x" in out) != ("y" in out):
+        given, lacking = ("x", "y") if "x" in out else ("y", "x")
+        raise GgeError(
+            f"--columns: {given}={out[given]} without {lacking}=...: name both coordinates' columns"
+        )
     if not ({"point", "raw"} & set(out) or {"x", "y"} <= set(out)):
         raise GgeError("--columns: name point=..., or x=... and y=..., or raw=... (read with --preset)")
     return out
 
 
-def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
+def table_rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
+    """A table's rows with the line each ends on: CSV/TSV by extension, else JSON lines or a JSON list."""
     text = read_log_text(path, "utf-8-sig")
     if path.suffix.lower() in (".csv", ".tsv"):
         delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
@@ -144,6 +150,10 @@ def _numbers(value: Any, n: int | None, column: str, where: str) -> tuple[float,
 def _verdict(value: Any, column: str, where: str) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, int | float) and value in (0, 1):  # a spreadsheet's 1 / 1.0 / 0.0
+        return bool(value)
+    if isinstance(value, str) and value.strip() in ("1.0", "0.0"):  # pandas writes a float column so
+        return value.strip() == "1.0"
     word = str(value).strip().lower()
     if word in _TRUE:
         return True
@@ -166,7 +176,7 @@ def read_generic(path: Path, columns: Mapping[str, str]) -> list[LogLine]:
         GgeError: naming the file, the line and the column at fault.
     """
     out = []
-    for n, row in _rows(path):
+    for n, row in table_rows(path):
         where = f"{path}:{n}"
 
         def get(field: str, row: Mapping[str, Any] = row, where: str = where) -> Any:

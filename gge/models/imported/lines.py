@@ -3,10 +3,13 @@
 A line is matched to the release's sample by its id where it has one and the id's sample agrees
 with what the line says (its screenshot's file name and its instruction, where it records them);
 else by screenshot file name and instruction, the longest shared path tail and then the log's own box
-breaking ties. A line that matches no sample, or several that differ (whichever of them earlier lines
-took), is listed by line number and never guessed; lines whose candidates are the same screenshot,
-instruction and box are matched in order (either way scores the same) and counted. A sample no line
-matched is *not in the file*.
+breaking ties. A line that names no screenshot (lmms-eval's) is matched by its instruction alone;
+where several samples share it, its ``position`` (a row number in the harness's copy) picks the
+sample at that place in the loaded order, only if that sample is one of them (the benchmark loaded
+from the same copy, in its order): counted as matched by position. A line that matches no sample,
+or several that differ (whichever of them earlier lines took), is listed by line number and never
+guessed; lines whose candidates are the same screenshot, instruction and box are matched in order
+(either way scores the same) and counted. A sample no line matched is *not in the file*.
 
 Example:
     >>> from gge.types import Box, Sample
@@ -76,6 +79,8 @@ class Matched:
         ambiguous: Lines several differing samples fit, each with their ids.
         interchangeable: Lines matched in order among samples with the same screenshot, instruction
             and box.
+        by_position: Lines without a screenshot matched among samples that share their instruction
+            by their position in the harness's copy.
         missing: Ids of the samples no line matched (not in the file), in sample order.
     """
 
@@ -83,6 +88,7 @@ class Matched:
     unmatched: list[tuple[LogLine, str]] = field(default_factory=list)
     ambiguous: list[tuple[LogLine, list[str]]] = field(default_factory=list)
     interchangeable: int = 0
+    by_position: int = 0
     missing: list[str] = field(default_factory=list)
 
 
@@ -154,8 +160,10 @@ def match_lines(lines: Sequence[LogLine], samples: Sequence[Sample]) -> Matched:
     """
     by_id = {s.id: s for s in samples}
     by_name: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+    by_text: dict[str, list[Sample]] = defaultdict(list)
     for s in samples:
         by_name[_key(s)].append(s)
+        by_text[same_text(s.instruction)].append(s)
     taken: dict[str, LogLine] = {}
     out = Matched()
     for line in lines:
@@ -173,6 +181,15 @@ def match_lines(lines: Sequence[LogLine], samples: Sequence[Sample]) -> Matched:
                     why = f"its id {line.id} names a sample, but {_disagreement(line, named)}; and {why}"
         elif named is not None:
             why = f"its id {line.id} names a sample, but {_disagreement(line, named)}"
+        elif line.image is None and line.instruction is not None:
+            candidates = list(by_text.get(same_text(line.instruction), []))
+            why = f"no sample has instruction {line.instruction!r:.80}"
+            position = line.fields.get("position")
+            if len(candidates) > 1 and isinstance(position, int) and 0 <= position < len(samples):
+                placed = samples[position]
+                if any(c.id == placed.id for c in candidates):
+                    candidates = [placed]
+                    out.by_position += 1
         else:
             why = (
                 f"its id {line.id} is no sample's" if line.id is not None else "it has no id"

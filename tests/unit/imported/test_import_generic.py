@@ -66,6 +66,8 @@ def test_jsonl_with_a_point_column_and_ids(tmp_path: Path) -> None:
         ("id=a,where=b,point=c", r"unknown field 'where'"),
         ("image=a,point=b", r"name id=\.\.\., or both image=\.\.\. and instruction=\.\.\."),
         ("id=a,correct=b", r"name point=\.\.\., or x=\.\.\. and y=\.\.\., or raw=\.\.\."),
+        ("id=a,x=px,raw=r", r"x=px without y=\.\.\.: name both coordinates"),
+        ("id=a,y=py,point=p", r"y=py without x=\.\.\.: name both coordinates"),
     ],
 )
 def test_a_bad_columns_spec_is_one_line(spec: str, message: str) -> None:
@@ -103,3 +105,18 @@ def test_a_broken_json_list_is_named_at_its_line(tmp_path: Path) -> None:
     path.write_text('[\n {"id": "s-0", "xy": [1, 1]},\n {"id": "s-1", "xy": [1, 1]\n]\n')
     with pytest.raises(GgeError, match=r"p\.json:4: not JSON"):
         import_log("generic", path, _samples(), columns=parse_columns("id=id,point=xy"))
+
+
+def test_spreadsheet_verdicts_read_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"  # a JSON list from a float column: 1.0 / 0.0, numbers and text
+    rows = [
+        {"sid": "s-0", "xy": [15, 15], "ok": 1.0},
+        {"sid": "s-1", "xy": [15, 15], "ok": "0.0"},
+        {"sid": "s-2", "xy": [15, 15], "ok": 0},
+    ]
+    path.write_text(json.dumps(rows))
+    report = import_log("generic", path, _samples(), columns=parse_columns("id=sid,point=xy,correct=ok"))
+    assert [ln.correct for ln in report.read] == [True, False, False]
+    path.write_text(json.dumps([{**rows[0], "ok": 2.0}]))
+    with pytest.raises(GgeError, match=r"p\.json:1: ok must be true/false, 1/0 or correct/wrong, got 2\.0"):
+        import_log("generic", path, _samples(), columns=parse_columns("id=sid,point=xy,correct=ok"))
