@@ -9,8 +9,9 @@ from pathlib import Path
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.loading import load_benchmarks
-from gge.compare.explain import explain, read_side
+from gge.compare.explain import draw_moved, explain, read_side
 from gge.documents.files import atomic_write
+from gge.report.explain_page import render_explain_html
 
 
 def explain_parser() -> argparse.ArgumentParser:
@@ -38,7 +39,9 @@ def explain_parser() -> argparse.ArgumentParser:
     p.add_argument("--root", default=None, help="the benchmark's own folder (as bench.<name>.root)")
     p.add_argument("--published", type=float, default=None, help="a figure published for B, placed last")
     p.add_argument("--labels", nargs=2, metavar=("NAME_A", "NAME_B"), default=("A", "B"), help="names shown")
-    p.add_argument("--out", default=None, help="write explain.md and explain.json into this folder")
+    p.add_argument(
+        "--out", default=None, help="write explain.md, explain.json and explain.html into this folder"
+    )
     return p
 
 
@@ -57,13 +60,16 @@ def explain_main(args: list[str]) -> int:
     loaded = load_benchmarks([ns.benchmark], Path(ns.data_root) if ns.data_root else None, options)
     samples = loaded.samples[ns.benchmark]
     a, b = (read_side(path, ns.benchmark, name) for path, name in zip((ns.a, ns.b), ns.labels, strict=True))
-    walk = explain(samples, a, b, ns.published)
+    walk = explain(samples, a, b, ns.published, bench.official)
     text = walk.markdown(*ns.labels)
     print(text, file=sys.stdout)
     if ns.out is not None:
         out = Path(ns.out)
         out.mkdir(parents=True, exist_ok=True)
         atomic_write(out / "explain.md", text)
-        atomic_write(out / "explain.json", json.dumps(walk.document(), indent=2) + "\n")
-        print(f"wrote {out / 'explain.md'} and {out / 'explain.json'}")
+        document = walk.document()
+        atomic_write(out / "explain.json", json.dumps(document, indent=2) + "\n")
+        page = render_explain_html(document, draw_moved(walk, samples), tuple(ns.labels))
+        atomic_write(out / "explain.html", page)
+        print(f"wrote {out / 'explain.md'}, {out / 'explain.json'} and {out / 'explain.html'}")
     return 0

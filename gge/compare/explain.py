@@ -20,6 +20,11 @@ release's N samples unless said):
 then *answer*: B's points instead of A's, by gge's rule (the hits flipped each way, and the distance
 between the two points where both have one).
 
+Where the benchmark's official headline is a macro mean (``official``), a gge run's printed figure is
+that mean over its samples; its walk starts with *aggregation*, the step from that mean to the micro
+figure over the same samples (a harness's log prints micro: its walk has none). A ``--published``
+figure within the printing of B's (rounded or cut to one or two decimals) is said to be so.
+
 Example:
     >>> from gge.types import Box, Sample
     >>> s = [Sample("b", str(i), f"/{i}.png", (10, 10), "x", Box(0, 0, 5, 5)) for i in range(4)]
@@ -41,12 +46,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gge.benchmarks.base import MICRO, Average
 from gge.documents.records import decode, json_lines
 from gge.errors import GgeError
 from gge.models.imported import as_answer, hits
 from gge.models.imported.formats import utf8_text
 from gge.models.imported.lines import region_agrees
-from gge.types import Sample
+from gge.report.gallery import overlay_data_uri
+from gge.scoring.scoring import score_sample
+from gge.types import Candidate, Prediction, Sample, label_values
 
 SHOWN = 5
 """Sample ids named per step."""
@@ -101,6 +109,27 @@ class Step:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Moved:
+    """A sample some step moves: what each side wrote for it and gge's verdicts at the walk's end.
+
+    Attributes:
+        id: The sample id.
+        steps: The steps that move it, each ``name: to hit`` or ``name: to miss``.
+        a_point: A's point written (None: no point, or an abstention).
+        b_point: B's point written.
+        a_hit: gge's verdict of A's point.
+        b_hit: gge's verdict of B's point.
+    """
+
+    id: str
+    steps: tuple[str, ...]
+    a_point: tuple[float, float] | None
+    b_point: tuple[float, float] | None
+    a_hit: bool
+    b_hit: bool
+
+
 @dataclass
 class Explanation:
     """The walk: the two figures, the steps and their sum.
@@ -118,6 +147,8 @@ class Explanation:
     a_figure: float
     b_figure: float
     steps: list[Step]
+    official: str = "micro"
+    moved: list[Moved] = field(default_factory=list)
 
     @property
     def total(self) -> float:
@@ -151,6 +182,7 @@ class Explanation:
         return {
             "benchmark": self.benchmark,
             "samples": self.samples,
+            "official": self.official,
             "a_figure": self.a_figure,
             "b_figure": self.b_figure,
             "total": self.total,
@@ -164,6 +196,17 @@ class Explanation:
                 }
                 for s in self.steps
             ],
+            "moved": [
+                {
+                    "id": m.id,
+                    "steps": list(m.steps),
+                    "a_point": None if m.a_point is None else list(m.a_point),
+                    "b_point": None if m.b_point is None else list(m.b_point),
+                    "a_hit": m.a_hit,
+                    "b_hit": m.b_hit,
+                }
+                for m in self.moved
+            ],
         }
 
 
@@ -176,8 +219,37 @@ def _pct(k: float, n: int) -> float:
     return 100.0 * k / n if n else 0.0
 
 
-def _walk(samples: Sequence[Sample], side: Side) -> tuple[float, list[tuple[str, dict[str, bool]]]]:
-    """A side's printed figure and its verdicts after each step."""
+def aggregate(samples: Sequence[Sample], verdicts: Mapping[str, bool], rule: Average) -> float:
+    """The figure of ``verdicts`` (over the samples they name) by an averaging rule.
+
+    Micro is hits over those samples; a macro rule the unweighted mean of the hit rate of each
+    combination of its label values present (a multi-valued label counts in each of its values).
+
+    Example:
+        >>> from gge.types import Box, Sample
+        >>> s = [Sample("b", str(i), "/a.png", (9, 9), "x", Box(0, 0, 1, 1), {"g": g})
+        ...      for i, g in enumerate("xxxy")]
+        >>> aggregate(s, {"0": True, "1": False, "2": False, "3": True}, Average("macro", ("g",)))
+        66.66666666666667
+    """
+    if not rule.over:
+        return _pct(sum(verdicts[s.id] for s in samples if s.id in verdicts), len(verdicts))
+    groups: dict[tuple[str, ...], list[bool]] = {}
+    for s in samples:
+        if s.id not in verdicts:
+            continue
+        combos: list[tuple[str, ...]] = [()]
+        for key in rule.over:
+            combos = [(*c, str(v)) for c in combos for v in label_values(s.labels.get(key))]
+        for combo in combos:
+            groups.setdefault(combo, []).append(verdicts[s.id])
+    return math.fsum(_pct(sum(g), len(g)) for g in groups.values()) / len(groups) if groups else 0.0
+
+
+def _walk(
+    samples: Sequence[Sample], side: Side, rule: Average
+) -> tuple[float, float, list[tuple[str, dict[str, bool]]]]:
+    """A side's printed figure, its micro figure over the same samples, and its verdicts after each step."""
     lines = side.lines
     judged = side.imported
     # the printed figure: the log's verdicts over the lines its harness counted and judged; for a run
@@ -191,7 +263,8 @@ def _walk(samples: Sequence[Sample], side: Side) -> tuple[float, list[tuple[str,
             own[s.id] = hits(s, *as_answer(line.point, line.refused))
         elif line.counted and line.own is not None:
             own[s.id] = line.own
-    printed = _pct(sum(own.values()), len(own))
+    micro = _pct(sum(own.values()), len(own))
+    printed = micro if judged else aggregate(samples, own, rule)  # a gge run prints its official rule
     # 1. the same verdicts over the N samples; a line the harness did not count or judge is judged by gge
     v1 = {}
     for s in samples:
@@ -214,7 +287,7 @@ def _walk(samples: Sequence[Sample], side: Side) -> tuple[float, list[tuple[str,
     v4 = {
         s.id: s.id in lines and hits(s, *as_answer(lines[s.id].point, lines[s.id].refused)) for s in samples
     }
-    return printed, [("denominator", v1), ("data", v2), ("verdict rule", v3), ("parse / frame", v4)]
+    return printed, micro, [("denominator", v1), ("data", v2), ("verdict rule", v3), ("parse / frame", v4)]
 
 
 def _outside(side: Side, order: Sequence[str]) -> str:
@@ -240,7 +313,24 @@ def _step(
     return Step(name, _pct(len(to_hit) - len(to_miss), n), to_hit, to_miss)
 
 
-def explain(samples: Sequence[Sample], a: Side, b: Side, published: float | None = None) -> Explanation:
+def _printing(published: float, computed: float) -> str:
+    """How a published figure is the computed one printed (rounded or cut), or ""."""
+    for digits in (2, 1):
+        scale = 10**digits
+        if abs(published - round(computed, digits)) < 1e-9:
+            return f"; {computed:.4f} rounded to {digits} decimals"
+        if abs(published - math.floor(computed * scale) / scale) < 1e-9:
+            return f"; {computed:.4f} cut to {digits} decimals"
+    return ""
+
+
+def explain(
+    samples: Sequence[Sample],
+    a: Side,
+    b: Side,
+    published: float | None = None,
+    official: Average = MICRO,
+) -> Explanation:
     """The walk from A's printed figure to B's (module docstring).
 
     Args:
@@ -248,17 +338,22 @@ def explain(samples: Sequence[Sample], a: Side, b: Side, published: float | None
         a: The first side.
         b: The second side.
         published: A figure the user has for B (a paper's), placed as the last step.
+        official: The benchmark's official averaging rule (what a gge run prints).
 
     Returns:
         The explanation; its steps sum to B's figure minus A's.
     """
     n = len(samples)
     order = [s.id for s in samples]
-    a_printed, a_steps = _walk(samples, a)
-    b_printed, b_steps = _walk(samples, b)
+    a_printed, a_micro, a_steps = _walk(samples, a, official)
+    b_printed, b_micro, b_steps = _walk(samples, b, official)
     steps: list[Step] = []
     # A: from its printed figure to gge's rule on its points over N
     previous_points = a_printed
+    if official.over and not a.imported:
+        note = f"({official.name} over its {sum(1 for i in order if i in a.lines)} samples -> micro)"
+        steps.append(Step(f"{a.name}: aggregation", a_micro - a_printed, note=note))
+        previous_points = a_micro
     previous: dict[str, bool] | None = None
     for name, verdicts in a_steps:
         figure = _pct(sum(verdicts.values()), n)
@@ -288,18 +383,83 @@ def explain(samples: Sequence[Sample], a: Side, b: Side, published: float | None
     for (name, verdicts), (_, earlier) in zip(reversed(b_steps[1:]), reversed(b_steps[:-1]), strict=True):
         steps.append(_step(f"{b.name}: {name} (back)", verdicts, earlier, order, n))
     b_n_figure = _pct(sum(b_steps[0][1].values()), n)
-    steps.append(Step(f"{b.name}: denominator (back)", b_printed - b_n_figure, note=_outside(b, order)))
+    steps.append(Step(f"{b.name}: denominator (back)", b_micro - b_n_figure, note=_outside(b, order)))
+    if official.over and not b.imported:
+        note = f"(micro -> {official.name} over its {sum(1 for i in order if i in b.lines)} samples)"
+        steps.append(Step(f"{b.name}: aggregation (back)", b_printed - b_micro, note=note))
     b_figure = b_printed
     if published is not None:
         steps.append(
             Step(
                 "printed",
                 published - b_printed,
-                note=f"(published {published:.2f} against {b_printed:.2f} computed)",
+                note=f"(published {published:.2f} against {b_printed:.2f} computed"
+                f"{_printing(published, b_printed)})",
             )
         )
         b_figure = published
-    return Explanation(samples[0].benchmark if samples else "", n, a_printed, b_figure, steps)
+    benchmark = samples[0].benchmark if samples else ""
+    walk = Explanation(benchmark, n, a_printed, b_figure, steps, official.name)
+    walk.moved = _moved(order, steps, a, b, a_final, b_final)
+    return walk
+
+
+def _moved(
+    order: Sequence[str],
+    steps: Sequence[Step],
+    a: Side,
+    b: Side,
+    a_final: Mapping[str, bool],
+    b_final: Mapping[str, bool],
+) -> list[Moved]:
+    """Every sample a step moves, in sample order, with both sides' points."""
+    by_id: dict[str, list[str]] = {}
+    for step in steps:
+        for i in step.to_hit:
+            by_id.setdefault(i, []).append(f"{step.name}: to hit")
+        for i in step.to_miss:
+            by_id.setdefault(i, []).append(f"{step.name}: to miss")
+
+    def point(side: Side, i: str) -> tuple[float, float] | None:
+        line = side.lines.get(i)
+        return None if line is None else line.point
+
+    return [
+        Moved(i, tuple(by_id[i]), point(a, i), point(b, i), a_final[i], b_final[i])
+        for i in order
+        if i in by_id
+    ]
+
+
+DRAWN = 60
+"""Moved samples drawn on the page at most (in sample order; explain.json lists them all)."""
+
+
+def draw_moved(
+    walk: Explanation, samples: Sequence[Sample], limit: int = DRAWN
+) -> dict[str, tuple[str, tuple[int, int]]]:
+    """The screenshots of the samples the walk moves, the target and both sides' points drawn.
+
+    Args:
+        walk: The walk.
+        samples: The benchmark's samples (their screenshots).
+        limit: How many to draw at most.
+
+    Returns:
+        Sample id -> ``(JPEG data: URI, (width, height))``; a screenshot that cannot be read is left out.
+    """
+    by_id = {s.id: s for s in samples}
+    out: dict[str, tuple[str, tuple[int, int]]] = {}
+    for moved in walk.moved[:limit]:
+        sample = by_id.get(moved.id)
+        if sample is None:
+            continue
+        answers = (Candidate(moved.a_point), Candidate(moved.b_point))  # 1 = A's (ringed), 2 = B's
+        result = score_sample(sample, Prediction(sample.benchmark, sample.id, answers), k=2)
+        drawn = overlay_data_uri(sample, result, "first")
+        if drawn is not None:
+            out[moved.id] = drawn
+    return out
 
 
 def _checked_point(value: Any, key: str, where: str, n: int) -> tuple[float, ...] | None:

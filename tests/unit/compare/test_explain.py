@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from gge.benchmarks.base import Average
 from gge.cli.commands import main
-from gge.compare.explain import Side, explain, read_side
+from gge.compare.explain import Side, _printing, explain, read_side
 from gge.errors import GgeError
 from gge.types import Box, Sample
 
@@ -190,3 +192,103 @@ def test_a_run_side_is_scored_by_its_selection_and_over_its_own_samples(tmp_path
     assert walk.a_figure == 100.0
     assert walk.steps[0].name == "A: denominator" and walk.steps[0].points == pytest.approx(20.0 - 100.0)
     assert walk.steps[0].note.startswith("(8 not in the file: s2, s3")
+
+
+def test_the_moved_samples_carry_both_points_and_the_steps_that_move_them() -> None:
+    walk = explain(_samples(), _a(), _b())
+    moved = {m.id: m for m in walk.moved}
+    assert list(moved) == ["s1", "s2", "s3", "s5", "s9"]  # sample order
+    assert moved["s1"].steps == ("A: data: to miss",)
+    assert moved["s3"].steps == ("A: parse / frame: to hit",) and moved["s3"].a_point == IN
+    assert (moved["s5"].a_point, moved["s5"].b_point, moved["s5"].a_hit, moved["s5"].b_hit) == (
+        IN,
+        OUT,
+        True,
+        False,
+    )
+    assert (moved["s9"].a_point, moved["s9"].steps) == (None, ("answer: to hit",))
+    assert walk.document()["moved"][0] == {
+        "id": "s1", "steps": ["A: data: to miss"], "a_point": [25.0, 15.0], "b_point": [25.0, 15.0],
+        "a_hit": False, "b_hit": False,
+    }  # fmt: skip
+
+
+def test_a_macro_headline_is_walked_through_its_aggregation() -> None:
+    # groups x (s0-s5) and y (s6-s9); official: the mean of the two groups' hit rates
+    samples = [
+        Sample(
+            "b",
+            f"s{i}",
+            f"/d/{i}.png",
+            (100, 100),
+            f"click {i}",
+            Box(10, 10, 20, 20),
+            {"g": "x" if i < 6 else "y"},
+        )
+        for i in range(N)
+    ]
+    rule = Average("macro_g", ("g",))
+    # A: a harness log (it prints micro); B: a gge run (it prints the macro mean) over 9 samples (no s9)
+    a = Side(
+        "A",
+        {f"s{i}": Side.Line(IN if i < 5 else OUT, i < 5, True, IN if i < 5 else OUT, BOX) for i in range(N)},
+    )
+    b = Side(
+        "B", {f"s{i}": Side.Line(IN if i in (0, 6, 7) else OUT, None, True, None, None) for i in range(9)}
+    )
+    walk = explain(samples, a, b, official=rule)
+    assert walk.a_figure == 50.0  # 5 of 10, micro
+    assert walk.b_figure == pytest.approx((1 / 6 + 2 / 3) / 2 * 100)  # x: s0 of 6; y: s6, s7 of 3
+    steps = {s.name: s for s in walk.steps}
+    assert "A: aggregation" not in steps  # a log prints micro
+    assert steps["B: denominator (back)"].points == pytest.approx(300 / 9 - 30.0)  # 3 of 10 -> 3 of 9
+    assert steps["B: aggregation (back)"].points == pytest.approx((1 / 6 + 2 / 3) / 2 * 100 - 300 / 9)
+    assert steps["B: aggregation (back)"].note == "(micro -> macro_g over its 9 samples)"
+    assert walk.total == pytest.approx(walk.b_figure - walk.a_figure)
+    # the run on the A side: its aggregation comes first
+    back = explain(samples, b, a, official=rule)
+    assert back.steps[0].name == "B: aggregation"
+    assert back.steps[0].points == pytest.approx(300 / 9 - (1 / 6 + 2 / 3) / 2 * 100)
+    assert back.total == pytest.approx(50.0 - (1 / 6 + 2 / 3) / 2 * 100)
+
+
+@pytest.mark.parametrize(
+    ("published", "computed", "said"),
+    [
+        (62.5, 62.5, "; 62.5000 rounded to 2 decimals"),
+        (66.7, 200 / 3, "; 66.6667 rounded to 1 decimals"),
+        (66.66, 200 / 3, "; 66.6667 cut to 2 decimals"),
+        (66.6, 200 / 3, "; 66.6667 cut to 1 decimals"),
+        (66.5, 200 / 3, ""),
+    ],
+)
+def test_a_published_figure_within_the_printing_says_so(published: float, computed: float, said: str) -> None:
+    assert _printing(published, computed) == said
+
+
+def test_the_page_draws_each_moved_sample_with_both_points(tmp_path: Path) -> None:
+    from gge.benchmarks.demo import write_demo_suite
+    from gge.benchmarks.loading import load_benchmarks
+
+    suite = write_demo_suite(tmp_path / "demo", per_benchmark=12)
+    samples = load_benchmarks(["screenspot_v2"], suite, {}).samples["screenspot_v2"]
+    # B answers every sample at its target's centre: each of A's first candidates that misses flips
+    b = tmp_path / "b.jsonl"
+    lines = []
+    for s in samples:
+        x1, y1, x2, y2 = s.region.pixel_box()  # type: ignore[union-attr]
+        lines.append(
+            {"benchmark": "screenspot_v2", "id": s.id, "candidates": [[(x1 + x2) / 2, (y1 + y2) / 2]]}
+        )
+    b.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    out = tmp_path / "explained"
+    args = ["explain", str(suite / "predictions.jsonl"), str(b), "--benchmark", "screenspot_v2"]
+    assert main([*args, "--data-root", str(suite), "--out", str(out), "--labels", "log", "run"]) == 0
+    doc = json.loads((out / "explain.json").read_text())
+    assert doc["b_figure"] == 100.0
+    answer = next(s for s in doc["steps"] if s["name"] == "answer")
+    assert answer["to_miss"] == [] and [m["id"] for m in doc["moved"]] == answer["to_hit"] != []
+    page = (out / "explain.html").read_text()
+    cards = re.findall(r'<figure class="card" data-id="([^"]+)"><img src="data:image/jpeg;base64,', page)
+    assert cards == answer["to_hit"]  # each drawn, in sample order
+    assert "1 = log's point (ringed), 2 = run's point" in page
