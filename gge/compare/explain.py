@@ -52,6 +52,7 @@ from gge.errors import GgeError
 from gge.models.imported import as_answer, hits
 from gge.models.imported.formats import utf8_text
 from gge.models.imported.lines import region_agrees
+from gge.report.explain_page import CARDS
 from gge.report.gallery import overlay_data_uri
 from gge.scoring.scoring import score_sample
 from gge.types import Candidate, Prediction, Sample, label_values
@@ -68,6 +69,10 @@ class Side:
         name: How the report names it.
         lines: Sample id -> its line.
         scored_by: Which answer of a run's line gge scores (its selection's pick, or its first candidate).
+        log: The side is a harness's log (a ``gge import`` output), with or without verdicts: it
+            printed micro; a gge run printed the benchmark's official rule.
+        absent: Samples a run counted as misses because its replayed file had no line for them
+            (``not_in_file``): in its printed figure's denominator, without an answer.
     """
 
     class Line(NamedTuple):
@@ -83,11 +88,18 @@ class Side:
     name: str
     lines: dict[str, Line] = field(default_factory=dict)
     scored_by: str = "its first candidate"
+    log: bool = False
+    absent: set[str] = field(default_factory=set)
 
     @property
     def imported(self) -> bool:
         """Whether the side carries a log's own verdicts (an import of a log that judged its lines)."""
         return any(line.own is not None for line in self.lines.values())
+
+    @property
+    def is_log(self) -> bool:
+        """Whether the side is a harness's log (it printed micro), judged or not."""
+        return self.log or self.imported
 
 
 @dataclass(frozen=True)
@@ -264,7 +276,7 @@ def _walk(
         elif line.counted and line.own is not None:
             own[s.id] = line.own
     micro = _pct(sum(own.values()), len(own))
-    printed = micro if judged else aggregate(samples, own, rule)  # a gge run prints its official rule
+    printed = micro if side.is_log else aggregate(samples, own, rule)  # a gge run prints its official rule
     # 1. the same verdicts over the N samples; a line the harness did not count or judge is judged by gge
     v1 = {}
     for s in samples:
@@ -350,7 +362,7 @@ def explain(
     steps: list[Step] = []
     # A: from its printed figure to gge's rule on its points over N
     previous_points = a_printed
-    if official.over and not a.imported:
+    if official.over and not a.is_log:
         note = f"({official.name} over its {sum(1 for i in order if i in a.lines)} samples -> micro)"
         steps.append(Step(f"{a.name}: aggregation", a_micro - a_printed, note=note))
         previous_points = a_micro
@@ -370,21 +382,28 @@ def explain(
         for i in order
         if i in a.lines and i in b.lines and a.lines[i].point is not None and b.lines[i].point is not None
     ]
+    notes = []
     if drift:
         drift.sort()
         same = sum(1 for d in drift if d <= 0.5)
-        answer = Step(
-            answer.name, answer.points, answer.to_hit, answer.to_miss,
-            f"(points: {same} of {len(drift)} the same; median drift {drift[len(drift) // 2]:.1f} px, "
-            f"{drift[-1]:.1f} px at most)",
-        )  # fmt: skip
+        notes.append(
+            f"points: {same} of {len(drift)} the same; median drift {drift[len(drift) // 2]:.1f} px, "
+            f"{drift[-1]:.1f} px at most"
+        )
+    for side in (a, b):
+        unanswered = [i for i in (*answer.to_hit, *answer.to_miss) if i in side.absent]
+        if unanswered:
+            shown = ", ".join(unanswered[:SHOWN])
+            notes.append(f"{len(unanswered)} of them not in {side.name}'s replayed file: {shown}")
+    if notes:
+        answer = Step(answer.name, answer.points, answer.to_hit, answer.to_miss, "(" + "; ".join(notes) + ")")
     steps.append(answer)
     # B: back from gge's rule on its points to its printed figure
     for (name, verdicts), (_, earlier) in zip(reversed(b_steps[1:]), reversed(b_steps[:-1]), strict=True):
         steps.append(_step(f"{b.name}: {name} (back)", verdicts, earlier, order, n))
     b_n_figure = _pct(sum(b_steps[0][1].values()), n)
     steps.append(Step(f"{b.name}: denominator (back)", b_micro - b_n_figure, note=_outside(b, order)))
-    if official.over and not b.imported:
+    if official.over and not b.is_log:
         note = f"(micro -> {official.name} over its {sum(1 for i in order if i in b.lines)} samples)"
         steps.append(Step(f"{b.name}: aggregation (back)", b_printed - b_micro, note=note))
     b_figure = b_printed
@@ -431,12 +450,8 @@ def _moved(
     ]
 
 
-DRAWN = 60
-"""Moved samples drawn on the page at most (in sample order; explain.json lists them all)."""
-
-
 def draw_moved(
-    walk: Explanation, samples: Sequence[Sample], limit: int = DRAWN
+    walk: Explanation, samples: Sequence[Sample], limit: int = CARDS
 ) -> dict[str, tuple[str, tuple[int, int]]]:
     """The screenshots of the samples the walk moves, the target and both sides' points drawn.
 
@@ -515,7 +530,8 @@ def read_side(path: str | Path, benchmark: str, name: str) -> Side:
     A run's line is scored by its selection strategy's pick (the run's results.json ``selection``,
     where the file is a run's ``predictions.jsonl``), else by its first candidate; an imported
     line by the point written, beside the log's own verdict, point and box. A run's line marked
-    ``not_in_file`` (it replayed a file without that sample) is not on the side.
+    ``not_in_file`` (it replayed a file without that sample) is a miss without an answer, as the run
+    counted it (:attr:`Side.absent`).
 
     Args:
         path: A ``gge import`` output, or a run's folder or ``predictions.jsonl``.
@@ -546,7 +562,9 @@ def read_side(path: str | Path, benchmark: str, name: str) -> Side:
                 f"{where}: a second line for {benchmark} {record.id} (the first at line {seen[record.id]})"
             )
         seen[record.id] = n
-        if record.not_in_file:  # a run's replay of a file without the sample's line: not on this side
+        if record.not_in_file:  # a run's replay of a file without the line: a miss in its figure
+            side.lines[record.id] = Side.Line(None, None, True, None, None)
+            side.absent.add(record.id)
             continue
         if strategy is not None and record.picks is not None and strategy in record.picks:
             answer = record.picks[strategy]
@@ -562,6 +580,7 @@ def read_side(path: str | Path, benchmark: str, name: str) -> Side:
         refused = abstained or (answer is not None and answer.point is None and answer.parsed)
         block = obj.get("imported")
         if block is not None:
+            side.log = True
             side.lines[record.id] = _imported_line(block, point, refused, where)
         else:
             side.lines[record.id] = Side.Line(point, None, True, None, None, refused)

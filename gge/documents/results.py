@@ -84,6 +84,7 @@ __all__ = [
     "GroupStats",
     "HeadlineDiff",
     "HeadlineInterval",
+    "ImportedLog",
     "MatchedBudget",
     "MatchedPoint",
     "MatchedSide",
@@ -180,6 +181,19 @@ class NotInFile(TypedDict):
     lines: int
     top1: float | None
     """The official headline's Top-1 over the ``lines`` samples that have a line (None: none has)."""
+
+
+class ImportedLog(TypedDict):
+    """How a published log replayed with ``model.format`` matched the samples (its import's counts)."""
+
+    format: str
+    file: str
+    lines: int
+    matched: int
+    unmatched: list[str]
+    """Each line no sample fits: ``where: why``."""
+    ambiguous: list[str]
+    """Each line several differing samples fit: ``where: ids``."""
 
 
 class OfficialTable(TypedDict):
@@ -425,6 +439,8 @@ class BenchmarkEntry(TypedDict):
     """Only a run with a refine stage."""
     unmatched_predictions: NotRequired[list[str]]
     missing_predictions: NotRequired[int]
+    imported_log: NotRequired[ImportedLog]
+    """A published log's replay (``model.format``): its lines, matched, unmatched and ambiguous."""
     responses_per_sample: NotRequired[ResponseCounts]
     missing_responses: NotRequired[int]
 
@@ -490,9 +506,18 @@ def pass_at(table: PassAtK, j: int) -> float | None:
 def share(split: OutcomeSplit, kind: str) -> float | None:
     """The percentage of the samples of an outcome split whose outcome is ``kind``.
 
-    None where the split has no such key: a kind written only where some sample has it.
+    A kind written only where some sample has it (``not_in_file``) and absent from a split is 0 there
+    (None for an empty split, as every kind is).
+
+    Example:
+        >>> split, empty = {"samples": 4, "counts": {"hit": 1}, "hit": 25.0}, {"samples": 0, "counts": {}}
+        >>> share(split, "hit"), share(split, "not_in_file"), share(empty, "not_in_file")
+        (25.0, 0.0, None)
     """
-    return cast("float | None", cast(Mapping[str, Any], split).get(kind))
+    values = cast(Mapping[str, Any], split)
+    if kind not in values:
+        return 0.0 if values.get("samples") else None
+    return cast("float | None", values[kind])
 
 
 _D = TypeVar("_D", bound=Mapping[str, Any])

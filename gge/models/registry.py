@@ -454,10 +454,15 @@ class ReplayKind(ModelKind):
     ) -> dict[str, Any]:
         """The file's lines that match no sample of the benchmark, and how many evaluated samples lack one."""
         assert isinstance(policy, ReplayModel)
-        return {
+        from gge.models.imported.replaying import ImportedReplay
+
+        extras: dict[str, Any] = {
             "unmatched_predictions": policy.unknown_ids(benchmark, (s.id for s in every)),
             "missing_predictions": len(policy.missing_ids(benchmark, (s.id for s in evaluated))),
         }
+        if isinstance(policy, ImportedReplay) and policy.report is not None:
+            extras["imported_log"] = policy.imported_log()
+        return extras
 
     def run_warnings(self, policy: Policy, benchmarks: Sequence[str]) -> list[str]:
         """One per benchmark the file has lines for that the run did not evaluate (a typo named as such)."""

@@ -18,6 +18,8 @@ __all__ = ["render_explain_html"]
 
 SHOWN = 8
 """Sample ids listed per step in the table (all of them are in explain.json)."""
+CARDS = 60
+"""Moved samples drawn as cards at most, in sample order (explain.json lists them all)."""
 
 
 def _points(value: Any) -> str:
@@ -66,8 +68,9 @@ def render_explain_html(
 
     Args:
         document: An explain.json document.
-        thumbs: Sample id -> its drawn screenshot (a JPEG ``data:`` URI and its size); a moved sample
-            without one gets a card saying its screenshot is unavailable.
+        thumbs: Sample id -> its drawn screenshot (a JPEG ``data:`` URI and its size); of the first
+            :data:`CARDS` moved samples, one without it gets a card saying its screenshot is
+            unavailable; the rest are counted.
         labels: How the page names A and B.
 
     Returns:
@@ -109,11 +112,16 @@ def render_explain_html(
         )
     table = _table(["step", "points", "to hit", "to miss", "samples"], rows)
     moved = document.get("moved") or []
-    cards = "".join(_card(m, thumbs.get(str(m.get("id"))), a, b) for m in moved)
+    cards = "".join(_card(m, thumbs.get(str(m.get("id"))), a, b) for m in moved[:CARDS])
+    more = (
+        f'<p class="muted">and {_count(len(moved) - CARDS)} more, listed in explain.json</p>'
+        if len(moved) > CARDS
+        else ""
+    )
     gallery = (
         f'<section id="gallery"><h2>The samples the steps move ({_count(len(moved))})</h2>'
         f"<p class=\"muted\">the target outlined; 1 = {esc(a)}'s point (ringed), 2 = {esc(b)}'s point</p>"
-        f'<div class="cards">{cards}</div></section>'
+        f'<div class="cards">{cards}</div>{more}</section>'
         if moved
         else '<p class="muted">No step moves a sample.</p>'
     )

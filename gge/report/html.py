@@ -176,7 +176,7 @@ def _summary(document: ResultsDocument) -> str:
     )
     mean_row = (
         f'<tr class="mean"><td>{esc(label)}</td><td></td><td></td>'
-        f"<td>{_headline(m_top1)}</td>{oracle_cells}<td></td><td></td></tr>"
+        f"<td>{_headline(m_top1)}</td>{oracle_cells}<td></td><td></td>{'<td></td>' if absent else ''}</tr>"
     )
     table = table.replace("</tbody>", mean_row + "</tbody>")
     return f'<section id="summary"><h2>Summary</h2>{table}</section>'

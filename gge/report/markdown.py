@@ -20,7 +20,6 @@ from gge.documents.results import (
     Interval,
     MeanStats,
     OfficialTable,
-    OutcomeSplit,
     Subset,
     oracle_at,
     pass_at,
@@ -30,7 +29,6 @@ from gge.report.cost_tables import Section, cost_sections
 from gge.report.numbers import fmt as fmt
 from gge.report.numbers import fmt_headline
 from gge.report.numbers import fmt_signed as fmt_signed
-from gge.scoring.analysis import WHEN_PRESENT
 from gge.types import STRATEGIES
 
 
@@ -204,13 +202,21 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
     bad = entry["image_errors"]
     rate = f" ({fmt(100.0 * fe / n)}%)" if n else ""
     lines.append(
-        f"- Format errors (unparseable or missing answers, scored as misses): {fe}{rate} · "
+        f"- Format errors (unparseable or empty answers, scored as misses): {fe}{rate} · "
         f"image errors (unreadable screenshots): {len(bad)}"
     )
+    log = entry.get("imported_log")
+    if log is not None:
+        lines.append(
+            f"- Replayed from a published log ({log['format']}: {log['file']}): {log['lines']} lines, "
+            f"{log['matched']} matched to samples, {len(log['unmatched'])} unmatched, "
+            f"{len(log['ambiguous'])} ambiguous (never guessed; results.json names each)"
+        )
     if absent is not None:
         first = ", ".join(absent["ids"][:5]) + (", ..." if absent["samples"] > 5 else "")
+        why = "no matched line answers them" if log is not None else "no line answers them"
         lines.append(
-            f"- Not in the predictions file: {absent['samples']} samples ({first}): no line answers them, "
+            f"- Not in the predictions file: {absent['samples']} samples ({first}): {why}, "
             "so they are misses, not format errors · the same rule over the "
             f"{absent['lines']} samples with a line: Top-1 {fmt_headline(absent['top1'])}"
         )
@@ -323,12 +329,6 @@ def render_analysis_lines(entry: BenchmarkEntry, *, k: int) -> list[str]:
     return lines
 
 
-def _share_of(split: OutcomeSplit, kind: str) -> float | None:
-    """``share``, with 0 for a kind written only where present that this (non-empty) split lacks."""
-    value = share(split, kind)
-    return 0.0 if value is None and kind in WHEN_PRESENT and split["samples"] else value
-
-
 def render_analysis_tables(entry: BenchmarkEntry, *, k: int) -> list[str]:
     """Tables of the "why" sections: outcomes per cell of the first official table, results by target size.
 
@@ -346,7 +346,7 @@ def render_analysis_tables(entry: BenchmarkEntry, *, k: int) -> list[str]:
             [
                 c["row"] if c["col"] is None else f"{c['row']} / {c['col']}",
                 str(c["samples"]),
-                *(fmt(_share_of(c, kind)) for kind in used),
+                *(fmt(share(c, kind)) for kind in used),
             ]
             for c in t["cells"]
         ]

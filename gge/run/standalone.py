@@ -96,6 +96,9 @@ def _fingerprint(kind: ModelKind, cfg: DictConfig, loads: Mapping[str, LoadedBen
     if model.get("image_format", "png") == "png":  # lossless: as the runs before the option sent
         model.pop("image_format", None)
         model.pop("jpeg_quality", None)
+    if model.get("format", "gge") == "gge":  # a replay file, as the runs before published logs read
+        for key in ("format", "read_preset", "read_convention", "columns"):
+            model.pop(key, None)
     files: dict[str, Any] = {}
     for key, path in kind.fingerprint_files(cfg).items():
         if path:

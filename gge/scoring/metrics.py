@@ -32,7 +32,7 @@ from gge.documents.results import (
     share,
 )
 from gge.errors import GgeError
-from gge.scoring.analysis import OUTCOMES, analyse
+from gge.scoring.analysis import OUTCOMES, WHEN_PRESENT, analyse
 from gge.scoring.budget import budget_curves
 from gge.scoring.calibration import ScoreKind
 from gge.scoring.cost import TOTAL, cost_summary, refine_summary, refined_hits
@@ -181,13 +181,14 @@ def benchmark_metrics(
 def check_refined(benchmark: str, results: Sequence[SampleResult]) -> None:
     """Refuse ``selection=refined`` over samples without a refine answer (it would score them as misses).
 
-    A sample whose screenshot could not be read has none and is a miss anyway; any other sample
+    A sample whose screenshot could not be read, or that a replayed file has no line for, has none and
+    is a miss anyway; any other sample
     without one (a replayed file of a run without the stage, or with lines missing it) stops the run.
 
     Raises:
         GgeError: naming the benchmark, how many samples lack one and the first of them.
     """
-    lacking = [r.id for r in results if r.refine is None and r.image_error is None]
+    lacking = [r.id for r in results if r.refine is None and r.image_error is None and not r.not_in_file]
     if lacking:
         raise GgeError(
             f"{benchmark}: selection=refined, but {len(lacking)} of {len(results)} samples have no refine "
@@ -287,7 +288,8 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
     ``micro/oracle@K`` (hits over samples), ``official/top1`` and ``official/oracle@K`` (aliases of
     the headline), ``top1_ci_low`` and ``top1_ci_high`` (the benchmark's declared headline interval,
     only where it declares one), ``format_errors``, ``image_errors``, the outcome split (``hit``,
-    ``critic_miss``, ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``; percent of samples),
+    ``critic_miss``, ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``, and a replay's
+    ``not_in_file`` where some sample has it; percent of samples),
     ``critic_gain/over_first`` and ``critic_gain/over_best_spatial`` (points), ``pass@K`` when
     reported, the cost ledger's ``cost/calls_per_sample``, ``cost/tokens_per_sample``,
     ``cost/seconds_per_sample`` and ``cost/seconds_p90`` (the same per stage under
@@ -325,7 +327,11 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
             pairs += [("top1_ci_low", bounds[0]), ("top1_ci_high", bounds[1])]
         pairs += [("format_errors", e["format_errors"]), ("image_errors", len(e["image_errors"]))]
         dec = e["decomposition"]["overall"]
-        kinds = [kind for kind in OUTCOMES if not (one_answer and kind == "critic_miss")]
+        kinds = [
+            kind
+            for kind in OUTCOMES
+            if not (one_answer and kind == "critic_miss") and (kind in dec or kind not in WHEN_PRESENT)
+        ]
         pairs += [(kind, share(dec, kind)) for kind in kinds]
         gain = None if one_answer else e["critic_gain"]
         if gain is not None:

@@ -138,6 +138,8 @@ class ImportReport:
             out.append(f"  ambiguous {line.where}: fits {', '.join(ids[:SHOWN])} (never guessed)")
         if len(m.ambiguous) > SHOWN:
             out.append(f"  +{len(m.ambiguous) - SHOWN} more ambiguous lines")
+        if m.positions:
+            out.append(f"  positions not used: {m.positions} (lines sharing an instruction are ambiguous)")
         if m.missing:
             out.append(f"  not in the file: {_named(m.missing)}")
         out.append(self.headlines())

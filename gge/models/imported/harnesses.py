@@ -181,9 +181,10 @@ def _verdict(record: dict[str, Any], where: str) -> bool | None:
     ]
     if not found:
         return None
+    for key, value in found:
+        if not isinstance(value, bool):
+            raise GgeError(f"{where}: {key}.correct must be true or false, got {value!r:.40}")
     verdicts = {v for _, v in found}
-    if not all(isinstance(v, bool) for v in verdicts):
-        raise GgeError(f"{where}: {found[0][0]}.correct must be true or false, got {found[0][1]!r:.40}")
     if len(verdicts) > 1:
         raise GgeError(f"{where}: its metric records disagree on correct ({', '.join(k for k, _ in found)})")
     return bool(found[0][1])

@@ -81,6 +81,8 @@ class Matched:
             and box.
         by_position: Lines without a screenshot matched among samples that share their instruction
             by their position in the harness's copy.
+        positions: Why positions were not used (a line's position names a sample with another
+            instruction: the samples are not loaded in the copy's order), or "".
         missing: Ids of the samples no line matched (not in the file), in sample order.
     """
 
@@ -89,6 +91,7 @@ class Matched:
     ambiguous: list[tuple[LogLine, list[str]]] = field(default_factory=list)
     interchangeable: int = 0
     by_position: int = 0
+    positions: str = ""
     missing: list[str] = field(default_factory=list)
 
 
@@ -148,6 +151,37 @@ def _disagreement(line: LogLine, sample: Sample) -> str | None:
     return None
 
 
+def _positions_disagree(lines: Sequence[LogLine], samples: Sequence[Sample]) -> str:
+    """Why the lines' positions are not known to follow the loaded order, or "" (they are).
+
+    Positions are trusted for the whole file or not at all, and only where the file shows it: every
+    line's position names a sample with the line's instruction, and at least one line whose
+    instruction only one sample has is at that sample's place. One line whose position names a
+    sample with another instruction shows the samples are not loaded in the copy's order; without a
+    line of an instruction of its own nothing shows that they are, and a position that only happened
+    to fit would pick a sample sharing an instruction by chance.
+    """
+    counts: dict[str, int] = defaultdict(int)
+    for s in samples:
+        counts[same_text(s.instruction)] += 1
+    anchored = False
+    for line in lines:
+        position = line.fields.get("position")
+        if not isinstance(position, int) or line.instruction is None:
+            continue
+        if not 0 <= position < len(samples):
+            return f"{line.where}: its position {position} is past the {len(samples)} samples loaded"
+        if same_text(samples[position].instruction) != same_text(line.instruction):
+            return (
+                f"{line.where}: its position {position} is sample {samples[position].id}, whose instruction "
+                "is another: the samples are not loaded in the harness copy's order"
+            )
+        anchored = anchored or counts[same_text(line.instruction)] == 1
+    if not anchored and any(isinstance(line.fields.get("position"), int) for line in lines):
+        return "no line whose instruction only one sample has shows the samples in the harness copy's order"
+    return ""
+
+
 def match_lines(lines: Sequence[LogLine], samples: Sequence[Sample]) -> Matched:
     """Match each line to its sample (rules in the module docstring).
 
@@ -166,6 +200,8 @@ def match_lines(lines: Sequence[LogLine], samples: Sequence[Sample]) -> Matched:
         by_text[same_text(s.instruction)].append(s)
     taken: dict[str, LogLine] = {}
     out = Matched()
+    out.positions = _positions_disagree(lines, samples)
+    placed: set[int] = set()  # the lines matched by position (counted once taken)
     for line in lines:
         candidates: list[Sample] = []
         why = ""
@@ -185,11 +221,9 @@ def match_lines(lines: Sequence[LogLine], samples: Sequence[Sample]) -> Matched:
             candidates = list(by_text.get(same_text(line.instruction), []))
             why = f"no sample has instruction {line.instruction!r:.80}"
             position = line.fields.get("position")
-            if len(candidates) > 1 and isinstance(position, int) and 0 <= position < len(samples):
-                placed = samples[position]
-                if any(c.id == placed.id for c in candidates):
-                    candidates = [placed]
-                    out.by_position += 1
+            if len(candidates) > 1 and not out.positions and isinstance(position, int):
+                candidates = [samples[position]]  # the file's positions all follow the loaded order
+                placed.add(id(line))
         else:
             why = (
                 f"its id {line.id} is no sample's" if line.id is not None else "it has no id"
@@ -214,6 +248,7 @@ def match_lines(lines: Sequence[LogLine], samples: Sequence[Sample]) -> Matched:
             continue
         if len(candidates) > 1:
             out.interchangeable += 1
+        out.by_position += id(line) in placed
         taken[free[0].id] = line
     out.lines = {s.id: taken[s.id] for s in samples if s.id in taken}
     out.missing = [s.id for s in samples if s.id not in taken]

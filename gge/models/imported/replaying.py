@@ -30,8 +30,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gge.documents.results import ImportedLog
 from gge.errors import GgeError, unknown_name
 from gge.models.imported import ImportReport, format_names, import_log
+from gge.models.imported.lines import Matched
 from gge.models.imported.reread import Reading
 from gge.models.replay import ReplayModel
 from gge.types import Sample
@@ -98,10 +100,22 @@ class ImportedReplay(ReplayModel):
         (group,) = samples.values()
         report = import_log(self.format, self.path, group, self.reading, self.columns)
         for i, record in enumerate(report.records, start=1):
-            block = record.get("imported") or {}
-            self.add(record, f"{self.path}: {block.get('line', f'line {i}')}", i)
+            self.add(record, report.matched.lines[record["id"]].where, i)
         self.report = report
         return report
+
+    def imported_log(self) -> ImportedLog:
+        """The import's counts for results.json (``imported_log``); none matched before :meth:`load`."""
+        read = self.report.read if self.report is not None else []
+        m = self.report.matched if self.report is not None else Matched()
+        return {
+            "format": self.format,
+            "file": str(self.path),
+            "lines": len(read),
+            "matched": len(m.lines),
+            "unmatched": [f"{line.where}: {why}" for line, why in m.unmatched],
+            "ambiguous": [f"{line.where}: fits {', '.join(ids)}" for line, ids in m.ambiguous],
+        }
 
     def max_candidates(self) -> int:
         """One: a log keeps one answer per sample."""

@@ -354,6 +354,12 @@ def test_unknown_and_missing_prediction_lines(demo_suite: Path, tmp_path: Path) 
     assert "- Not in the predictions file: 1 samples (mobile_0)" in report
     assert "| format errors | image errors | not in the file |" in report  # the summary's column
     html = (tmp_path / "o" / "report.html").read_text()
+    start = html.index('<section id="summary">')
+    summary = html[start : html.index("</section>", start)]
+    header_cells = summary[: summary.index("</tr>")].count("<th>")
+    mean_row = summary[summary.index('<tr class="mean">') :]
+    assert "<th>not in the file</th>" in summary
+    assert mean_row[: mean_row.index("</tr>")].count("<td>") == header_cells  # the mean row fills each column
     assert f"over all {n} samples, 1 not in the predictions file (misses; over the {n - 1} with a" in html
     # compare counts it on its side, apart from format errors
     doc_c = compare_runs(load_run(tmp_path / "whole"), load_run(tmp_path / "o"), resamples=20)

@@ -127,6 +127,18 @@ def test_replay_reads_a_log_in_its_format_without_an_import_step(suite: Path, tm
     assert e["format_errors"] == 1 and e["not_in_file"]["ids"] == [dropped]
     assert e["not_in_file"]["top1"] == pytest.approx(100.0 * (n - 2) / (n - 1), abs=1e-9)
     assert doc["model"]["format"] == "sspro_log" and doc["model"]["sha256"]
+    assert e["imported_log"] == {
+        "format": "sspro_log",
+        "file": str(log),
+        "lines": n,  # the n - 1 left and the line for a screenshot the suite lacks
+        "matched": n - 1,
+        "unmatched": [f"{log}: details[{n - 1}]: no sample has screenshot none.png and instruction 'gone'"],
+        "ambiguous": [],
+    }
+    report = (tmp_path / "r" / "report.md").read_text()
+    said = f"{n} lines, {n - 1} matched to samples, 1 unmatched, 0 ambiguous"
+    assert f"- Replayed from a published log (sspro_log: {log}): {said}" in report
+    assert f"- Not in the predictions file: 1 samples ({dropped}): no matched line answers them" in report
     # a log is of one benchmark; reading options belong to a log
     with pytest.raises(GgeError, match=r"a log is of one benchmark, and this run has 2"):
         run(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -181,17 +182,50 @@ def test_a_run_side_is_scored_by_its_selection_and_over_its_own_samples(tmp_path
          "picks": {"first": [50.0, 50.0], "critic": [15.0, 15.0]}}
         for i in range(2)
     ]  # fmt: skip
-    # the run replayed a file without s2's line: its line says so, and s2 is not on the side
-    lines.append({"benchmark": "b", "id": "s2", "candidates": [], "not_in_file": True})
     (run / "predictions.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     side = read_side(run, "b", "B")
     assert side.scored_by == "its critic pick" and side.lines["s0"].point == IN
-    assert sorted(side.lines) == ["s0", "s1"]
     # a run over 2 of the 10 samples printed 100: the 8 it did not run are the denominator's, not the answer's
     walk = explain(_samples(), Side("A", side.lines), side)
     assert walk.a_figure == 100.0
     assert walk.steps[0].name == "A: denominator" and walk.steps[0].points == pytest.approx(20.0 - 100.0)
     assert walk.steps[0].note.startswith("(8 not in the file: s2, s3")
+
+
+def test_a_run_that_replayed_a_file_without_some_lines_counts_them_as_it_printed(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    hit = {"benchmark": "b", "candidates": [[15.0, 15.0]]}
+    lines = [
+        {**hit, "id": "s0"},
+        {**hit, "id": "s1"},
+        {"benchmark": "b", "id": "s2", "candidates": [], "not_in_file": True},
+    ]
+    (run / "predictions.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    side = read_side(run, "b", "B")
+    assert side.absent == {"s2"} and side.lines["s2"].point is None
+    # the run printed 2 of its 3 samples (s2 a miss, as its results.json's top1 counts it), not 2 of 2
+    a = Side("A", {i: Side.Line(IN, None, True, None, None) for i in ("s0", "s1", "s2")})
+    walk = explain(_samples()[:3], a, side)
+    assert walk.b_figure == pytest.approx(200 / 3)
+    answer = next(st for st in walk.steps if st.name == "answer")
+    assert answer.to_miss == ("s2",) and "1 of them not in B's replayed file: s2" in answer.note
+
+
+def test_a_log_without_verdicts_prints_micro_even_on_a_macro_benchmark(tmp_path: Path) -> None:
+    samples = [replace(s, labels={"g": "x" if i < 6 else "y"}) for i, s in enumerate(_samples())]
+    log = tmp_path / "log.jsonl"  # a gge import of a log that keeps no verdicts (VLMEvalKit's)
+    rows = [
+        {"benchmark": "b", "id": f"s{i}", "candidates": [list(IN if i in (0, 6, 7) else OUT)],
+         "imported": {"format": "vlmevalkit", "file": "p.xlsx", "line": i + 2, "correct": None}}
+        for i in range(N)
+    ]  # fmt: skip
+    log.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    side = read_side(log, "b", "A")
+    assert side.is_log and not side.imported
+    walk = explain(samples, side, side, official=Average("macro_g", ("g",)))
+    assert walk.a_figure == pytest.approx(30.0)  # 3 of 10, micro: a harness's log prints micro
+    assert not any("aggregation" in st.name for st in walk.steps)
 
 
 def test_the_moved_samples_carry_both_points_and_the_steps_that_move_them() -> None:
@@ -292,3 +326,24 @@ def test_the_page_draws_each_moved_sample_with_both_points(tmp_path: Path) -> No
     cards = re.findall(r'<figure class="card" data-id="([^"]+)"><img src="data:image/jpeg;base64,', page)
     assert cards == answer["to_hit"]  # each drawn, in sample order
     assert "1 = log's point (ringed), 2 = run's point" in page
+
+
+def test_the_page_draws_at_most_its_cards_and_counts_the_rest() -> None:
+    from gge.report.explain_page import CARDS, render_explain_html
+
+    moved = [
+        {"id": f"s{i}", "steps": ["answer: to hit"], "a_point": None, "b_point": [1.0, 1.0], "a_hit": False,
+         "b_hit": True}
+        for i in range(CARDS + 3)
+    ]  # fmt: skip
+    doc = {
+        "benchmark": "b",
+        "samples": 99,
+        "a_figure": 0.0,
+        "b_figure": 1.0,
+        "total": 1.0,
+        "steps": [],
+        "moved": moved,
+    }
+    page = render_explain_html(doc, {})
+    assert page.count('<figure class="card"') == CARDS and "and 3 more, listed in explain.json" in page

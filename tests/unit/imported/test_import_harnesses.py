@@ -20,6 +20,8 @@ import pytest
 
 from gge.errors import GgeError
 from gge.models.imported import import_log
+from gge.models.imported.harnesses import read_lmms_eval
+from gge.models.imported.lines import match_lines
 from gge.models.imported.reread import reading
 from gge.types import Box, Sample
 
@@ -172,11 +174,39 @@ def test_lmms_eval_matches_by_instruction_and_position(tmp_path: Path) -> None:
     said = "\n".join(report.summary())
     assert "5 matched to screenspot_v2 samples (0 among interchangeable samples, 2 by their position" in said
     assert "the log's own: 60.00% (3/5 of its counted lines)" in said
-    # loaded in another order than the copy's, position 3 is no sample with that instruction: ambiguous
+    # loaded in another order than the copy's, position 3 is no sample with that instruction: the
+    # positions are not used for the whole file, and both lines sharing an instruction are ambiguous
+    # (line 4's position 2 is still d-0 there, but by chance: never trusted line by line)
     shuffled = [samples[i] for i in (0, 1, 2, 4, 3, 5)]
     report = import_log("lmms_eval", log, shuffled, NORM_1)
-    assert [line.line for line, _ in report.matched.ambiguous] == [3]
-    assert report.matched.lines["d-0"].line == 4  # position 2 is still d-0 there
+    assert [line.line for line, _ in report.matched.ambiguous] == [3, 4] and report.matched.by_position == 0
+    assert (
+        report.matched.positions
+        == f"{log}:3: its position 3 is sample w-0, whose instruction is another: "
+        + ("the samples are not loaded in the harness copy's order")
+    )
+    assert "positions not used: " in "\n".join(report.summary())
+
+
+def test_lmms_eval_positions_are_never_trusted_by_chance(tmp_path: Path) -> None:
+    # the copy's order: c0 "close", o1, c2 "close", o3; loaded: o1, o3, c0, c2 (another source's order)
+    def s(sid: str, instr: str) -> Sample:
+        return Sample("b", sid, f"/d/{sid}.png", (100, 100), instr, Box(0, 0, 10, 10))
+
+    loaded = [s("o1", "open"), s("o3", "other"), s("c0", "close"), s("c2", "close")]
+    log = _lmms(tmp_path / "s.jsonl", [_doc(2, "close", "[0.05, 0.05]", True)])  # the copy's c2
+    matched = match_lines(read_lmms_eval(log), loaded)  # loaded[2] is c0, which says "close" too
+    # its position names a sample with its instruction, but no line of an instruction of its own
+    # shows the loaded order is the copy's: the line is ambiguous, never matched to c0 by chance
+    assert matched.lines == {} and [ids for _, ids in matched.ambiguous] == [["c0", "c2"]]
+    assert matched.positions.startswith("no line whose instruction only one sample has shows")
+    # with a line that shows it (o1 at position 1 in the copy's order), positions are used
+    in_order = [loaded[i] for i in (2, 0, 3, 1)]  # c0, o1, c2, o3
+    log = _lmms(
+        tmp_path / "s.jsonl", [_doc(2, "close", "[0.05, 0.05]", True), _doc(1, "open", "[0.05, 0.05]", True)]
+    )
+    report = import_log("lmms_eval", log, in_order, NORM_1)
+    assert report.matched.lines["c2"].line == 1 and report.matched.by_position == 1
 
 
 def test_lmms_eval_bad_lines_are_named(tmp_path: Path) -> None:

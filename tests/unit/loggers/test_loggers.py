@@ -17,6 +17,7 @@ from PIL import Image, ImageDraw
 from wandb_reader import LoggedImage, OfflineRun, find_run_dirs, read_run
 
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark, normalized_box
+from gge.documents.results import share
 from gge.loggers.dispatch import log_evaluation, safe_file_name
 from gge.loggers.overlays import (
     HIT_COLOUR,
@@ -465,7 +466,7 @@ def test_wandb_why_tables_and_plots(lightning_run: OfflineRun, suite: Suite) -> 
     (dec, _) = lightning_run.tables("grounding/demo/decomposition")
     assert dec.columns == ["cell", "samples", *OUTCOMES]
     overall = entry["decomposition"]["overall"]
-    assert dec.data[0] == ["all", overall["samples"], *(overall.get(kind) for kind in OUTCOMES)]
+    assert dec.data[0] == ["all", overall["samples"], *(share(overall, kind) for kind in OUTCOMES)]
     assert len(dec.data) == 1  # the demo benchmark has no official table: no cells
     (sizes, _) = lightning_run.tables("grounding/demo/size_buckets")
     assert [row[3] for row in sizes.data] == [b["samples"] for b in entry["size_buckets"]["buckets"]]

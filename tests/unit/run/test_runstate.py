@@ -76,6 +76,10 @@ def test_the_same_run_resumes(demo_suite: Path, tmp_path: Path) -> None:
     )
     assert "resuming: 12 samples already finished" in buf.getvalue()
     assert _top1(again) == _top1(first)
+    # the options of a published log's replay are left out at their defaults: a folder written before
+    # they existed has the same fingerprint, and resumes
+    model = json.loads((out / "run.json").read_text())["fingerprint"]["model"]
+    assert not {"format", "read_preset", "read_convention", "columns"} & set(model)
     # the selection strategy and max_samples do not change predictions: still the same run
     _demo(demo_suite, out, "selection=mean", "max_samples=8")
 

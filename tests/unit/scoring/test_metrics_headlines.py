@@ -15,7 +15,7 @@ from headline_results import BOX, HIT, MACRO, MISS, Macro, Micro, _result
 from gge.scoring.grouping import wilson_interval
 from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks, scalar_metrics
 from gge.scoring.scoring import score_sample
-from gge.types import Prediction, Sample
+from gge.types import Candidate, Prediction, Sample
 
 
 def test_unqualified_names_are_the_official_headline_and_micro_moves() -> None:
@@ -132,3 +132,15 @@ def test_a_sample_not_in_the_file_is_a_miss_over_every_sample_and_apart_from_for
     overall = e["decomposition"]["overall"]
     assert overall["counts"]["not_in_file"] == 1 and overall["not_in_file"] == pytest.approx(20.0)
     assert "not_in_file" not in benchmark_metrics(Macro(), MACRO, k=2, strategy="critic")
+
+
+def test_selection_refined_takes_a_sample_not_in_the_file_as_the_miss_it_is() -> None:
+    from gge.errors import GgeError
+    from gge.scoring.metrics import check_refined
+
+    sample = Sample("b", "x9", "/img/x9.png", (100, 100), "click", BOX, {"group": "x", "kind": "text"})
+    absent = score_sample(sample, Prediction("b", "x9", not_in_file=True), k=2)
+    check_refined("b", [absent])  # no refine answer, but no line either: not a run without the stage
+    unrefined = score_sample(sample, Prediction("b", "x9", (Candidate(HIT),)), k=2)
+    with pytest.raises(GgeError, match=r"b: selection=refined, but 1 of 2 samples have no refine answer"):
+        check_refined("b", [absent, unrefined])
