@@ -51,7 +51,8 @@ class Box:
     ``"normalized"`` divides the point by ``size`` and tests it against a box in [0, 1] units.
     ``integer_point`` makes the test take the point's integer pixel first, as a scorer that only
     accepts int points does (showdown-clicks): each coordinate truncated toward zero, Python's
-    ``int()``, so x=100.6 tests as 100 (a hit against x2=100, a miss against x1=101).
+    ``int()``, so x=100.6 tests as 100 (a hit against x2=100, a miss against x1=101). ``strict``
+    excludes the edges, ``x1 < x < x2 and y1 < y < y2``, as GroundUI's scorer does.
 
     Attributes:
         x1: Left edge.
@@ -62,10 +63,13 @@ class Box:
         size: Image (width, height); required when ``space`` is ``"normalized"``.
         integer_point: Test ``(int(x), int(y))`` instead of the point itself (before any
             normalisation); False for every benchmark whose official scorer tests the point as given.
+        strict: The edges are not inside (GroundUI); False: they are (every other benchmark).
 
     Example:
         >>> Box(0, 0, 100, 10).contains(100.6, 5), Box(0, 0, 100, 10, integer_point=True).contains(100.6, 5)
         (False, True)
+        >>> Box(0, 0, 100, 10).contains(100, 5), Box(0, 0, 100, 10, strict=True).contains(100, 5)
+        (True, False)
     """
 
     x1: float
@@ -75,6 +79,7 @@ class Box:
     space: Literal["pixel", "normalized"] = "pixel"
     size: tuple[int, int] | None = None
     integer_point: bool = False
+    strict: bool = False
 
     def __post_init__(self) -> None:
         if self.space == "normalized" and self.size is None:
@@ -87,6 +92,8 @@ class Box:
         if self.space == "normalized":
             assert self.size is not None
             x, y = x / self.size[0], y / self.size[1]
+        if self.strict:
+            return self.x1 < x < self.x2 and self.y1 < y < self.y2
         return point_in_box(x, y, self.x1, self.y1, self.x2, self.y2)
 
     def pixel_box(self) -> tuple[float, float, float, float]:

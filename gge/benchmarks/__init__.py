@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from gge.benchmarks.base import Benchmark
 from gge.benchmarks.cagui_grounding import CAGUIGrounding
+from gge.benchmarks.groundui import GroundUI1K, GroundUI18K
 from gge.benchmarks.mmbench_gui import MMBenchGUI
 from gge.benchmarks.osworld_g import OSWorldG, OSWorldGRefined
 from gge.benchmarks.plugins import entry_point_benchmarks, plugin_error
@@ -39,6 +40,8 @@ BUILTIN: dict[str, Benchmark] = {
         ShowdownClicks(),
         CAGUIGrounding(),
         VenusBenchGD(),
+        GroundUI1K(),
+        GroundUI18K(),
         RecordsBenchmark(),
     )
 }

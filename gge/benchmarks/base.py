@@ -452,9 +452,10 @@ class LoadCollector:
         """
         degenerate = [s.id for s in self.samples if s.region.degenerate]
         unreadable = [s.id for s in self.samples if not _header_readable(s)]
-        bad = set(unreadable)
-        outside = [
-            s.id for s in self.samples if s.id not in bad and region_outside_image(s.region, s.image_size)
+        outside = [  # a size from the record is known without the screenshot; from its header, not
+            s.id
+            for s in self.samples
+            if s.image_size != UNKNOWN_SIZE and region_outside_image(s.region, s.image_size)
         ]
         summary: dict[str, Any] = {
             "files": list(self.files),

@@ -60,6 +60,7 @@ def region_key(region: Region) -> str:
     if isinstance(region, Polygon):
         return "polygon " + " ".join(f"{_round(x)} {_round(y)}" for x, y in region.vertices)
     point = "/int" if region.integer_point else ""  # showdown-clicks tests the int pixel point
+    point += "/strict" if region.strict else ""  # GroundUI excludes the edges
     return f"bbox/{region.space}{point} " + " ".join(_round(v) for v in region.pixel_box())
 
 

@@ -91,7 +91,7 @@ class PredictionRecord:
             its unknown counts left out); empty: none recorded.
         refine: The refine stage's answer (``refine``), or None.
         target: The sample's target with its official hit rule (``target``: ``{"box": [x1, y1, x2,
-            y2]}`` with ``space``/``frame``/``integer_point`` where they are not the default,
+            y2]}`` with ``space``/``frame``/``integer_point``/``strict`` where they are not the default,
             ``{"polygon": [[x, y], ...]}``, or ``{"absent": true, "abstention_hits": ...}``), so a
             reader can score a pick that is no candidate (a vote on a subset); None: not recorded.
         size: The screenshot's (width, height) (``size``), or None.
@@ -237,6 +237,8 @@ def target_json(region: Region) -> dict[str, Any]:
             out["frame"] = [region.size[0], region.size[1]]
         if region.integer_point:
             out["integer_point"] = True
+        if region.strict:
+            out["strict"] = True
         return out
     if isinstance(region, Polygon):
         return {"polygon": [[x, y] for x, y in region.vertices]}
@@ -253,6 +255,7 @@ def _target(value: Any, where: str) -> Region | None:
         box, frame, space = value["box"], value.get("frame"), value.get("space", "pixel")
         ok = isinstance(box, list) and len(box) == 4 and all(_number(v) for v in box)
         ok = ok and space in ("pixel", "normalized") and isinstance(value.get("integer_point", False), bool)
+        ok = ok and isinstance(value.get("strict", False), bool)
         ok = ok and (
             frame is None or (isinstance(frame, list) and len(frame) == 2 and all(_int(v) for v in frame))
         )
@@ -267,6 +270,7 @@ def _target(value: Any, where: str) -> Region | None:
             space="normalized" if space == "normalized" else "pixel",
             size=None if frame is None else (frame[0], frame[1]),
             integer_point=bool(value.get("integer_point", False)),
+            strict=bool(value.get("strict", False)),
         )
     if "polygon" in value:
         vertices = value["polygon"]

@@ -35,6 +35,8 @@ def region_to_json(region: Region) -> dict[str, Any]:
         }
         if region.integer_point:  # written only when set: other boxes export as before
             out["integer_point"] = True
+        if region.strict:  # GroundUI: the edges are not inside
+            out["strict"] = True
         return out
     if isinstance(region, Polygon):
         return {"type": "polygon", "vertices": [[x, y] for x, y in region.vertices]}
@@ -72,12 +74,15 @@ def region_from_json(obj: Any) -> Region:
                 f"region: a bbox needs finite x1, y1, x2, y2 and space pixel|normalized, got {obj!r}"
             )
         size = None if obj.get("size") is None else _size(obj["size"], "region.size")
-        integer_point = obj.get("integer_point", False)
-        if not isinstance(integer_point, bool):
-            raise GgeError(f"region: a bbox's integer_point must be true or false, got {integer_point!r}")
+        integer_point, strict = obj.get("integer_point", False), obj.get("strict", False)
+        if not isinstance(integer_point, bool) or not isinstance(strict, bool):
+            raise GgeError(
+                f"region: a bbox's integer_point and strict must be true or false, got {integer_point!r}, "
+                f"{strict!r}"
+            )
         try:
             x1, y1, x2, y2 = (float(c) for c in coords)  # type: ignore[arg-type]
-            return Box(x1, y1, x2, y2, space=space, size=size, integer_point=integer_point)
+            return Box(x1, y1, x2, y2, space=space, size=size, integer_point=integer_point, strict=strict)
         except ValueError as e:
             raise GgeError(f"region: {e}") from None
     if kind == "polygon":

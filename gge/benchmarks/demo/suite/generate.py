@@ -46,16 +46,18 @@ from gge.benchmarks.demo.suite.records_demo import write_records_demo
 from gge.benchmarks.demo.suite.simulation import expected_scores, simulate
 from gge.benchmarks.demo.suite.writers import _WRITERS
 from gge.benchmarks.demo.suite.writers_more import MORE_WRITERS
+from gge.benchmarks.demo.suite.writers_sets import SET_WRITERS
 
 
 def write_demo_suite(out: Path, seed: int = 0, per_benchmark: int = 36) -> Path:
-    """Write the demo suite: eleven benchmark folders in their official layouts and a replay file.
+    """Write the demo suite: the benchmark folders in their official layouts and a replay file.
 
     The output depends only on ``seed`` and ``per_benchmark`` (same bytes every time). Layout under ``out``:
     ``screenspot_v2/``, ``screenspot_pro/``, ``osworld_g/`` (the official ``benchmark/`` folder),
     ``ui_vision/``, ``mmbench_gui/``, ``ui_i2e_bench/``, then ``screenspot_v1/``, ``showdown_clicks/``,
-    ``cagui_grounding/``, ``venusbench_gd/`` and ``records/``; ``predictions.jsonl`` (one line per sample
-    of the first six folders under seven benchmark names, OSWorld-G original and refined) and
+    ``cagui_grounding/``, ``venusbench_gd/``, ``groundui_1k/``, ``groundui_18k/`` and ``records/``;
+    ``predictions.jsonl`` (one line per sample of the first six folders under seven benchmark names,
+    OSWorld-G original and refined) and
     ``demo_manifest.json`` (counts and the expected Oracle@5 / first / top-score accuracy of the replay).
 
     Args:
@@ -87,7 +89,7 @@ def write_demo_suite(out: Path, seed: int = 0, per_benchmark: int = 36) -> Path:
     cases["osworld_g_refined"] = cases["osworld_g"]
     # The benchmarks added after the six: their own random streams, written after the six (whose bytes,
     # and the replay file's, must not change).
-    for name, writer in MORE_WRITERS:
+    for name, writer in (*MORE_WRITERS, *SET_WRITERS):
         writer(out / name, seed, per_benchmark)
     # The ``records`` benchmark's folder (a user's own file; no randomness), after the others.
     write_records_demo(out)

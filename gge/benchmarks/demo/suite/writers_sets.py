@@ -1,0 +1,103 @@
+"""The demo-suite writers of the sets added in the 2026 round, each in its release layout.
+
+GroundUI-1K and GroundUI-18K (FORMATS.md, section 14): ``gui_grounding/metadata_1k.jsonl`` (and its
+raw-instruction twin) with ``images/``, one line per target, the repeated (image, instruction) pair,
+the zero-height box and the box past the screenshot's edge of the release planted. Each writer draws
+from its own random stream (``_rng(seed, <benchmark>)``) and runs after
+:data:`~gge.benchmarks.demo.suite.writers_more.MORE_WRITERS`, so every earlier folder keeps its bytes.
+:data:`SET_WRITERS` lists them in writing order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gge.benchmarks.demo.screens.elements import ScreenSpec, _rng
+from gge.benchmarks.demo.screens.layouts import render
+from gge.benchmarks.demo.suite.cases import Case, _allocate, _pick, _save_png
+from gge.benchmarks.demo.suite.instructions import instruction
+from gge.benchmarks.demo.suite.writers_more import json_line
+from gge.types import Box
+
+_GROUNDUI: tuple[tuple[str, str, ScreenSpec], ...] = (
+    (
+        "web",
+        "mind2web_test_website",
+        ScreenSpec("gui-web-0", "web", "windows", (1440, 900), "w_shop", "light"),
+    ),
+    ("web", "omniact", ScreenSpec("gui-web-1", "web", "macos", (1280, 720), "w_forum", "light_orange")),
+    ("desktop", "omniact", ScreenSpec("gui-desk-0", "desktop", "macos", (1280, 800), "code", "dark")),
+    (
+        "desktop",
+        "agent_studio",
+        ScreenSpec("gui-desk-1", "desktop", "linux", (1366, 768), "science", "light"),
+    ),
+    ("mobile", "motif", ScreenSpec("gui-mob-0", "phone", "android", (540, 960), "m_shop", "light_green")),
+    ("mobile", "screenspot", ScreenSpec("gui-mob-1", "phone", "ios", (428, 926), "m_social", "light")),
+)
+"""The screens: platform, source and screen (web 2 of 6, as the release's 400 of 1000 is close to)."""
+
+
+def _strict(box: list[float]) -> Box:
+    """GroundUI's target: the box with its edges excluded."""
+    return Box(box[0], box[1], box[2], box[3], strict=True)
+
+
+def _groundui(files: tuple[str, str], name: str) -> Callable[[Path, int, int], list[Case]]:
+    """A writer of one GroundUI set: ``files`` are its re-captioned and raw metadata files."""
+
+    def write(root: Path, seed: int, n: int) -> list[Case]:
+        rng = _rng(seed, name)
+        folder = root / "gui_grounding"
+        records: list[dict[str, Any]] = []
+        cases: list[Case] = []
+        weights = [1.0] * len(_GROUNDUI)
+        for (platform, source, spec), count in zip(_GROUNDUI, _allocate(n - 1, weights), strict=True):
+            screen = render(spec, seed)
+            image = f"{platform}_{spec.key}.png"
+            _save_png(screen.image, folder / "images" / image)
+            for el in _pick(screen, count, rng):
+                box = [float(v) for v in el.box]
+                if rng.random() < 0.5:  # as the release: some boxes in integers, some in floats
+                    box = [float(round(v)) for v in box]
+                records.append(
+                    {
+                        "image": image,
+                        "instruction": instruction(el, screen, "basic"),
+                        "bbox": box,
+                        "source": source,
+                        "platform": platform,
+                        "resolution": [spec.size[0], spec.size[1]],
+                        "raw_instruction": "NA"
+                        if rng.random() < 0.05
+                        else el.label.lower().replace(" ", "_"),
+                    }
+                )
+                cases.append(Case(name, str(len(cases)), _strict(box), screen, el))
+        # the release's odd lines: a zero-height box (never hit when the edges are excluded), a box past
+        # the screenshot's right edge, and a repeated (image, instruction) pair (the last line)
+        flat, wide = records[1], records[2]
+        flat["bbox"] = [flat["bbox"][0], flat["bbox"][1], flat["bbox"][2], flat["bbox"][1]]
+        wide["bbox"] = [wide["bbox"][0], wide["bbox"][1], float(wide["resolution"][0] + 7), wide["bbox"][3]]
+        for k in (1, 2):
+            c = cases[k]
+            aim = c.aim if k == 2 else None  # a zero-height box cannot be aimed at
+            cases[k] = Case(name, c.id, _strict(records[k]["bbox"]), c.screen, aim)
+        records.append(dict(records[0]))
+        cases.append(Case(name, str(len(cases)), cases[0].region, cases[0].screen, cases[0].aim))
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / files[0]).write_text("".join(json_line(r) for r in records), encoding="utf-8")
+        raw = ({**r, "instruction": r["raw_instruction"]} for r in records)
+        (folder / files[1]).write_text("".join(json_line(r) for r in raw), encoding="utf-8")
+        return cases
+
+    return write
+
+
+SET_WRITERS: tuple[tuple[str, Callable[[Path, int, int], list[Case]]], ...] = (
+    ("groundui_1k", _groundui(("metadata_1k.jsonl", "metadata_raw_1k.jsonl"), "groundui_1k")),
+    ("groundui_18k", _groundui(("metadata.jsonl", "metadata_raw.jsonl"), "groundui_18k")),
+)
+"""The writers of the sets added in the 2026 round, in writing order (after :data:`MORE_WRITERS`)."""
