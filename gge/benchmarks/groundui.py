@@ -83,10 +83,16 @@ class GroundUIOptions(BenchmarkOptions):
     edges: str = "excluded"
 
 
+METADATA = ("metadata_1k.jsonl", "metadata_raw_1k.jsonl", "metadata.jsonl", "metadata_raw.jsonl")
+"""Every metadata file of the release folder."""
+
+
 def gui_grounding(root: Path) -> Path:
-    """The folder holding the metadata files: ``root/gui_grounding``, else ``root`` itself."""
+    """The folder holding the metadata files: ``root/gui_grounding``, else ``root`` where it holds one."""
     nested = root / FOLDER
-    return nested if nested.is_dir() or not (root / "images").is_dir() else root
+    if nested.is_dir() or not any((root / name).is_file() for name in METADATA):
+        return nested
+    return root
 
 
 class GroundUI1K(Benchmark):
