@@ -24,6 +24,7 @@ from gge.benchmarks.showdown_clicks import ShowdownClicks
 from gge.benchmarks.ui_i2e_bench import UII2EBench
 from gge.benchmarks.ui_vision import UIVision
 from gge.benchmarks.venusbench_gd import VenusBenchGD
+from gge.benchmarks.webclick import WebClick
 from gge.errors import unknown_name
 
 BUILTIN: dict[str, Benchmark] = {
@@ -42,6 +43,7 @@ BUILTIN: dict[str, Benchmark] = {
         VenusBenchGD(),
         GroundUI1K(),
         GroundUI18K(),
+        WebClick(),
         RecordsBenchmark(),
     )
 }

@@ -234,6 +234,7 @@ def test_registry_holds_gges_benchmarks() -> None:
         "venusbench_gd",
         "groundui_1k",
         "groundui_18k",
+        "webclick",
     }
     new.add("records")
     assert set(REGISTRY) == {*NAMES, "osworld_g_refined", *new}

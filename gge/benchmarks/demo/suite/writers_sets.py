@@ -2,7 +2,10 @@
 
 GroundUI-1K and GroundUI-18K (FORMATS.md, section 14): ``gui_grounding/metadata_1k.jsonl`` (and its
 raw-instruction twin) with ``images/``, one line per target, the repeated (image, instruction) pair,
-the zero-height box and the box past the screenshot's edge of the release planted. Each writer draws
+the zero-height box and the box past the screenshot's edge of the release planted. WebClick (section
+12): ``data/test-00000-of-00002.parquet`` and ``-00001-``, the screenshots embedded as the Hub's image
+struct, boxes normalised; written only where pyarrow is installed (``gge[hub]``: the demo folder is
+left out without it). Each writer draws
 from its own random stream (``_rng(seed, <benchmark>)``) and runs after
 :data:`~gge.benchmarks.demo.suite.writers_more.MORE_WRITERS`, so every earlier folder keeps its bytes.
 :data:`SET_WRITERS` lists them in writing order.
@@ -10,6 +13,7 @@ from its own random stream (``_rng(seed, <benchmark>)``) and runs after
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,8 +100,54 @@ def _groundui(files: tuple[str, str], name: str) -> Callable[[Path, int, int], l
     return write
 
 
+_WEBCLICK: tuple[tuple[str, ScreenSpec], ...] = (
+    ("agentbrowse", ScreenSpec("wc-agent-0", "web", "windows", (1280, 720), "w_shop", "light")),
+    ("humanbrowse", ScreenSpec("wc-human-0", "web", "macos", (1440, 900), "w_forum", "light")),
+    ("calendars", ScreenSpec("wc-cal-0", "web", "linux", (1366, 768), "w_tool", "light_purple")),
+)
+"""WebClick's buckets and their screens."""
+
+
+def _write_webclick(root: Path, seed: int, n: int) -> list[Case]:
+    try:
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    except ImportError:
+        return []  # the folder is left out: reading it needs pyarrow too
+    rng = _rng(seed, "webclick")
+    rows: list[dict[str, Any]] = []
+    cases: list[Case] = []
+    for (bucket, spec), count in zip(_WEBCLICK, _allocate(n, [1.0] * len(_WEBCLICK)), strict=True):
+        screen = render(spec, seed)
+        buf = io.BytesIO()
+        screen.image.save(buf, "PNG")
+        data = buf.getvalue()
+        w, h = spec.size
+        for el in _pick(screen, count, rng):
+            x1, y1, x2, y2 = (float(v) for v in el.box)
+            box = [x1 / w, y1 / h, x2 / w, y2 / h]
+            rows.append(
+                {
+                    "image": {"bytes": data, "path": None},
+                    "instruction": instruction(el, screen, "basic"),
+                    "bbox": box,
+                    "bucket": bucket,
+                }
+            )
+            sid = f"test_{len(cases)}"
+            region = Box(box[0], box[1], box[2], box[3], space="normalized", size=spec.size)
+            cases.append(Case("webclick", sid, region, screen, el))
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    half = len(rows) // 2
+    for k, part in enumerate((rows[:half], rows[half:])):
+        table = pa.Table.from_pylist(part)
+        pq.write_table(table, root / "data" / f"test-{k:05d}-of-00002.parquet")
+    return cases
+
+
 SET_WRITERS: tuple[tuple[str, Callable[[Path, int, int], list[Case]]], ...] = (
     ("groundui_1k", _groundui(("metadata_1k.jsonl", "metadata_raw_1k.jsonl"), "groundui_1k")),
     ("groundui_18k", _groundui(("metadata.jsonl", "metadata_raw.jsonl"), "groundui_18k")),
+    ("webclick", _write_webclick),
 )
 """The writers of the sets added in the 2026 round, in writing order (after :data:`MORE_WRITERS`)."""
