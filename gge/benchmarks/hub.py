@@ -576,4 +576,10 @@ def load_source(bench: Benchmark, root: Path, options: BenchmarkOptions) -> Load
         source = detect_source(bench, root)
     if source == "release":
         return bench.load(root, options)
+    gt_type = str(getattr(options, "gt_type", "positive"))  # ScreenSpot-Pro's negative pass
+    if gt_type != "positive":
+        raise GgeError(
+            f"bench.{bench.name}.gt_type={gt_type}: reads the release's annotation files as negative "
+            f"instructions; a {source} copy is read as released (positives): point root= at the files"
+        )
     return load_copy(bench, root, options, source)

@@ -11,6 +11,18 @@ and tests the normalised point with inclusive edges (``inventor_windows_60`` kee
 Ids are the records' ``id``. The ``language`` option picks ``instruction`` (``en``) or
 ``instruction_cn`` (``cn``).
 
+``gt_type`` reads the files as the official script's ``--gt_type`` does
+(likaixin2000/ScreenSpot-Pro-GUI-Grounding @ ``bd8bbbb4``, ``eval_screenspot_pro.py``): ``positive``
+(the default) as above; ``negative`` as negative instructions, each record's target absent: correct
+only on an abstention (the script: correct iff the model's wrapper says ``negative``; gge: its
+abstention rules, an answer that says the target is not there or a point with both coordinates
+negative), so only meaningful on files whose instructions name what is not on the screen; ``all``
+both, the negative copy of each record under ``<id>_negative``. With negatives the samples carry a
+``gt_type`` label, positives and negatives are tabled apart, and the official script's tables, which
+blend the two, are kept beside them and say so. ``inst_style`` is recorded and only labels the run,
+as the script's ``--inst_style`` only labels its results: the instruction read is always the files'
+``instruction`` (a variant's texts must already be there).
+
 Example:
     >>> ScreenSpotProOptions(language="cn").language
     'cn'
@@ -20,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from gge.benchmarks.base import (
     Benchmark,
@@ -37,12 +50,15 @@ from gge.benchmarks.base import (
     str_labels,
 )
 from gge.errors import GgeError, unknown_name
-from gge.types import Sample
+from gge.types import Absent, Region, Sample
 
 INSTRUCTION_FIELDS = {"en": "instruction", "cn": "instruction_cn"}
 """Instruction field read for each language."""
 
 GROUPS = ("Dev", "Creative", "CAD", "Scientific", "Office", "OS")
+GT_TYPES = ("positive", "negative", "all")
+INST_STYLES = ("instruction", "action", "description")
+BLENDED = " (positives and negatives blended, as the official script's)"
 
 
 @dataclass
@@ -51,9 +67,17 @@ class ScreenSpotProOptions(BenchmarkOptions):
 
     Attributes:
         language: ``en`` reads ``instruction``; ``cn`` reads ``instruction_cn``.
+        gt_type: ``positive`` (the default), ``negative`` (every record's target absent) or ``all``.
+        inst_style: ``instruction``, ``action`` or ``description``: a label of the run (the files'
+            ``instruction`` is read whatever it says, as in the official script).
     """
 
     language: str = "en"
+    gt_type: str = "positive"
+    inst_style: str = "instruction"
+
+    NOT_PREDICTIVE: ClassVar[tuple[str, ...]] = (*BenchmarkOptions.NOT_PREDICTIVE, "inst_style")
+    """``inst_style`` only labels the run."""
 
 
 class ScreenSpotPro(Benchmark):
@@ -69,6 +93,36 @@ class ScreenSpotPro(Benchmark):
         TableSpec("By application", rows="application"),
         TableSpec("By platform", rows="platform", row_order=("macos", "windows", "linux")),
     )
+
+    def __init__(self, gt_type: str = "positive") -> None:
+        if gt_type != "positive":  # this instance's label keys and tables shadow the class's
+            keys = (*type(self).label_keys, "gt_type")
+            apart = (
+                TableSpec("By gt_type", rows="gt_type", row_order=("positive", "negative")),
+                TableSpec("By group and gt_type", rows="group", cols="gt_type", row_order=GROUPS),
+            )
+            blended = tuple(
+                TableSpec(t.title + BLENDED, t.rows, t.cols, t.row_order, t.col_order)
+                for t in type(self).tables
+            )
+            tables = apart + blended if gt_type == "all" else type(self).tables
+            self.__dict__.update(label_keys=keys, tables=tables)
+
+    def configured(self, options: BenchmarkOptions) -> ScreenSpotPro:
+        """The benchmark for one run's ``gt_type``: with negatives, a ``gt_type`` label and its tables."""
+        gt_type, _ = _gt_options(self.name, options)
+        return self if gt_type == "positive" else type(self)(gt_type)
+
+    def headline_caveat(self, options: BenchmarkOptions) -> str | None:
+        """With negatives: which samples the headline is over (a negative hits only on an abstention)."""
+        gt_type, _ = _gt_options(self.name, options)
+        if gt_type == "negative":
+            return "negative instructions only (the official script's negative pass: only an abstention hits)"
+        if gt_type == "all":
+            return (
+                "positives and negatives blended (the official script's overall, not the positive headline)"
+            )
+        return None
 
     def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
         """Read every annotation file and check the images (see the module docstring).
@@ -91,7 +145,10 @@ class ScreenSpotPro(Benchmark):
         paths = sorted(folder.glob("*.json"))
         if not paths:
             raise GgeError(f"{self.name}: no annotation file (*.json) in {folder}")
+        gt_type, inst_style = _gt_options(self.name, options)
         out = LoadCollector(self.name, root)
+        kinds = ("positive", "negative") if gt_type == "all" else (gt_type,)
+        keys = tuple(k for k in self.label_keys if k != "gt_type")
         for path in paths:
             where = str(out.file(path))
             for i, rec in enumerate(read_json_list(path)):
@@ -99,14 +156,36 @@ class ScreenSpotPro(Benchmark):
                 size = require_size(rec, "img_size", where=where, sample_id=sid)
                 filename = require_str(rec, "img_filename", where=where, sample_id=sid)
                 x1, y1, x2, y2 = require_numbers(rec, "bbox", 4, where=where, sample_id=sid)
-                sample = Sample(
-                    benchmark=self.name,
-                    id=sid,
-                    image_path=image_under(root, "images", filename, where=where, sample_id=sid),
-                    image_size=size,
-                    instruction=require_str(rec, instruction_field, where=where, sample_id=sid),
-                    region=normalized_box(x1, y1, x2, y2, size),
-                    labels=str_labels(rec, self.label_keys, where=where, sample_id=sid),
-                )
-                out.add(sample, f"{path.name} record {i}")
-        return out.result({"language": language})
+                labels = str_labels(rec, keys, where=where, sample_id=sid)
+                for kind in kinds:
+                    region: Region = normalized_box(x1, y1, x2, y2, size) if kind == "positive" else Absent()
+                    sample = Sample(
+                        benchmark=self.name,
+                        id=sid if kind == "positive" or gt_type == "negative" else f"{sid}_negative",
+                        image_path=image_under(root, "images", filename, where=where, sample_id=sid),
+                        image_size=size,
+                        instruction=require_str(rec, instruction_field, where=where, sample_id=sid),
+                        region=region,
+                        labels=labels if gt_type == "positive" else {**labels, "gt_type": kind},
+                    )
+                    out.add(sample, f"{path.name} record {i}")
+        variant = {"language": language}
+        if gt_type != "positive" or inst_style != "instruction":
+            variant.update(gt_type=gt_type, inst_style=inst_style)
+        if inst_style != "instruction":
+            out.notes.append(
+                f"inst_style={inst_style} labels the run only: the files' instruction is read, as the "
+                "official script's --inst_style does"
+            )
+        return out.result(variant)
+
+
+def _gt_options(name: str, options: BenchmarkOptions) -> tuple[str, str]:
+    """The run's ``gt_type`` and ``inst_style``, checked."""
+    gt_type = str(getattr(options, "gt_type", "positive"))
+    inst_style = str(getattr(options, "inst_style", "instruction"))
+    if gt_type not in GT_TYPES:
+        raise unknown_name(f"{name} gt_type", gt_type, list(GT_TYPES))
+    if inst_style not in INST_STYLES:
+        raise unknown_name(f"{name} inst_style", inst_style, list(INST_STYLES))
+    return gt_type, inst_style
