@@ -196,6 +196,8 @@ class Sample:
         instruction: The text the model grounds.
         region: The target, with the benchmark's official hit test.
         labels: Breakdown labels named after the official record fields.
+        decoy: A deceptive region beside the target (RUC's ``dark_box``), or None: a pick inside it
+            and not on the target is a deceptive click (gge's rule, :mod:`gge.scoring.metrics`).
     """
 
     benchmark: str
@@ -205,6 +207,7 @@ class Sample:
     instruction: str
     region: Region
     labels: Mapping[str, LabelValue] = field(default_factory=dict)
+    decoy: Region | None = None
 
 
 @dataclass(frozen=True)
@@ -431,6 +434,7 @@ class SampleResult:
         refine: The refine stage's answer (its pick is ``picks["refined"]``), or None.
         not_in_file: A replayed predictions file has no line for the sample (a miss, counted apart
             from format errors).
+        decoy: The sample's deceptive region (:attr:`Sample.decoy`), or None.
     """
 
     benchmark: str
@@ -453,6 +457,7 @@ class SampleResult:
     costs: tuple[CostRecord, ...] = ()
     refine: Refinement | None = None
     not_in_file: bool = False
+    decoy: Region | None = None
 
     def hit_at(self, k: int) -> bool:
         """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""

@@ -17,6 +17,7 @@ from gge.benchmarks.mmbench_gui import MMBenchGUI
 from gge.benchmarks.osworld_g import OSWorldG, OSWorldGRefined
 from gge.benchmarks.plugins import entry_point_benchmarks, plugin_error
 from gge.benchmarks.records import RecordsBenchmark
+from gge.benchmarks.ruc import RUC
 from gge.benchmarks.screenspot_pro import ScreenSpotPro
 from gge.benchmarks.screenspot_v1 import ScreenSpotV1
 from gge.benchmarks.screenspot_v2 import ScreenSpotV2
@@ -44,6 +45,7 @@ BUILTIN: dict[str, Benchmark] = {
         GroundUI1K(),
         GroundUI18K(),
         WebClick(),
+        RUC(),
         RecordsBenchmark(),
     )
 }

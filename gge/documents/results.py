@@ -80,6 +80,8 @@ __all__ = [
     "CompareMean",
     "CostSetup",
     "CostSummary",
+    "DecoyClicks",
+    "DecoyStats",
     "ErrorCounts",
     "GroupStats",
     "HeadlineDiff",
@@ -181,6 +183,25 @@ class NotInFile(TypedDict):
     lines: int
     top1: float | None
     """The official headline's Top-1 over the ``lines`` samples that have a line (None: none has)."""
+
+
+class DecoyStats(TypedDict):
+    """One selection strategy's deceptive clicks: picks inside the decoy and not on the target."""
+
+    clicks: int
+    over_decoy_samples: float | None
+    """Percent of the samples that have a decoy."""
+    over_all: float | None
+    """Percent of every sample."""
+
+
+class DecoyClicks(TypedDict):
+    """How often the pick lands on a sample's decoy (RUC's ``dark_box``): gge's rule, no official scorer."""
+
+    rule: str
+    decoy_samples: int
+    samples: int
+    by_strategy: dict[str, DecoyStats]
 
 
 class ImportedLog(TypedDict):
@@ -411,6 +432,8 @@ class BenchmarkEntry(TypedDict):
     image_errors: list[ImageError]
     not_in_file: NotRequired[NotInFile]
     """Only a replay whose file lacks some samples' lines."""
+    decoy_clicks: NotRequired[DecoyClicks]
+    """Only a benchmark whose samples carry a decoy (RUC)."""
     unparsed_candidates: int
     critic_format_errors: int
     abstentions: int

@@ -227,6 +227,16 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
         n_critic = entry["critic_format_errors"]
         lines.append(f"- Critic format errors (unparseable rankings, proposer order used): {n_critic}")
     lines.append(f"- Abstentions (Top-1 says the target is absent): {entry['abstentions']}")
+    decoys = entry.get("decoy_clicks")
+    if decoys is not None:
+        parts = [
+            f"{name} {fmt(d['over_decoy_samples'])}% ({d['clicks']})"
+            for name, d in decoys["by_strategy"].items()
+        ]
+        lines.append(
+            f"- Deceptive clicks, of the {decoys['decoy_samples']} samples with a decoy ({decoys['rule']}): "
+            + " · ".join(parts)
+        )
     lines += render_analysis_lines(entry, k=k)
     for t in entry["tables"]:
         lines += ["", render_table(t, k)]

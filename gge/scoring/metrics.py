@@ -19,6 +19,8 @@ from gge.benchmarks.base import Average, Benchmark, BootstrapCI
 from gge.documents.results import (
     AverageStats,
     BenchmarkEntry,
+    DecoyClicks,
+    DecoyStats,
     Figures,
     GroupStats,
     HeadlineInterval,
@@ -160,6 +162,9 @@ def benchmark_metrics(
     }
     if refined is not None:
         entry["refine"] = refined
+    decoys = decoy_clicks(results)
+    if decoys is not None:
+        entry = insert_after(entry, "abstentions", {"decoy_clicks": decoys})
     absent = [r for r in results if r.not_in_file]
     if absent:
         present = [r for r in results if not r.not_in_file]
@@ -176,6 +181,54 @@ def benchmark_metrics(
         extra = {"headline_interval": headline_interval(benchmark.headline_ci, hits)}
         entry = insert_after(entry, "intervals", extra)
     return insert_after(entry, "top1", headline)
+
+
+DECOY_RULE = "gge's rule (no official box scorer): the pick inside the decoy box and not on the target"
+"""How results.json and the report name the deceptive-click rule."""
+
+
+def decoy_clicks(results: Sequence[SampleResult]) -> DecoyClicks | None:
+    """Each strategy's deceptive clicks: its pick inside the sample's decoy and not a hit (None: no decoys).
+
+    Args:
+        results: A benchmark's scored samples.
+
+    Returns:
+        The counts and rates per strategy (over the samples with a decoy, and over all), or None when
+        no sample has a decoy.
+
+    Example:
+        >>> from gge.types import Box, Candidate
+        >>> pick = Candidate((5.0, 5.0))
+        >>> r = SampleResult("b", "0", {}, 1, (pick,), (False,), {"first": pick}, {"first": False},
+        ...                  decoy=Box(0, 0, 9, 9))
+        >>> decoy_clicks([r])["by_strategy"]["first"]
+        {'clicks': 1, 'over_decoy_samples': 100.0, 'over_all': 100.0}
+    """
+    with_decoy = [r for r in results if r.decoy is not None]
+    if not with_decoy:
+        return None
+    strategies = list(dict.fromkeys(name for r in results for name in r.picks))
+    by_strategy: dict[str, DecoyStats] = {}
+    for name in strategies:
+        clicks = 0
+        for r in with_decoy:
+            pick = r.picks.get(name)
+            point = None if pick is None else pick.point
+            assert r.decoy is not None
+            if point is not None and not r.top1.get(name, False) and r.decoy.contains(*point):
+                clicks += 1
+        by_strategy[name] = {
+            "clicks": clicks,
+            "over_decoy_samples": pct(clicks, len(with_decoy)),
+            "over_all": pct(clicks, len(results)),
+        }
+    return {
+        "rule": DECOY_RULE,
+        "decoy_samples": len(with_decoy),
+        "samples": len(results),
+        "by_strategy": by_strategy,
+    }
 
 
 def check_refined(benchmark: str, results: Sequence[SampleResult]) -> None:

@@ -102,6 +102,7 @@ def score_sample(
         costs=prediction.costs,
         refine=prediction.refine,
         not_in_file=prediction.not_in_file,
+        decoy=sample.decoy,
     )
 
 

@@ -235,6 +235,7 @@ def test_registry_holds_gges_benchmarks() -> None:
         "groundui_1k",
         "groundui_18k",
         "webclick",
+        "ruc",
     }
     new.add("records")
     assert set(REGISTRY) == {*NAMES, "osworld_g_refined", *new}

@@ -5,7 +5,9 @@ raw-instruction twin) with ``images/``, one line per target, the repeated (image
 the zero-height box and the box past the screenshot's edge of the release planted. WebClick (section
 12): ``data/test-00000-of-00002.parquet`` and ``-00001-``, the screenshots embedded as the Hub's image
 struct, boxes normalised; written only where pyarrow is installed (``gge[hub]``: the demo folder is
-left out without it). Each writer draws
+left out without it). RUC (section 15): ``full.json`` with ``images/``, normal and deception records
+(each deception's ``dark_box`` another element of its screen), a record without ``correct_box.bbox``
+and the record with id 998, which the released code leaves out. Each writer draws
 from its own random stream (``_rng(seed, <benchmark>)``) and runs after
 :data:`~gge.benchmarks.demo.suite.writers_more.MORE_WRITERS`, so every earlier folder keeps its bytes.
 :data:`SET_WRITERS` lists them in writing order.
@@ -14,6 +16,7 @@ from its own random stream (``_rng(seed, <benchmark>)``) and runs after
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -145,9 +148,71 @@ def _write_webclick(root: Path, seed: int, n: int) -> list[Case]:
     return cases
 
 
+_RUC: tuple[ScreenSpec, ...] = (
+    ScreenSpec("ruc-0", "web", "windows", (1280, 720), "w_shop", "light"),
+    ScreenSpec("ruc-1", "web", "macos", (1440, 900), "w_forum", "light_green"),
+)
+
+
+def _write_ruc(root: Path, seed: int, n: int) -> list[Case]:
+    rng = _rng(seed, "ruc")
+    records: list[dict[str, Any]] = []
+    cases: list[Case] = []
+    for spec, count in zip(_RUC, _allocate(n, [1.0] * len(_RUC)), strict=True):
+        screen = render(spec, seed)
+        image = f"images/{spec.key}.png"
+        _save_png(screen.image, root / image)
+        picked = _pick(screen, count, rng)
+        for k, el in enumerate(picked):
+            sid = 990 + len(records)
+            deceptive = k % 2 == 1
+            box = [float(round(v)) for v in el.box]
+            rec: dict[str, Any] = {
+                "id": sid,
+                "type": "Deception" if deceptive else "Normal",
+                "category": "fake_button" if deceptive else None,
+                "url": None,
+                "image_path": image,
+                "image_width": spec.size[0],
+                "image_height": spec.size[1],
+                "correct_box": {
+                    "bbox": box,
+                    "bbox_norm": [
+                        box[0] / spec.size[0],
+                        box[1] / spec.size[1],
+                        box[2] / spec.size[0],
+                        box[3] / spec.size[1],
+                    ],
+                },
+                "messages": [
+                    {"role": "system", "content": "You are a GUI agent."},
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "image"},
+                            {"type": "text", "text": instruction(el, screen, "basic")},
+                        ],
+                    },
+                ],
+            }
+            if deceptive:  # the element before it on the screen is its decoy
+                rec["dark_box"] = {"bbox": [float(round(v)) for v in picked[k - 1].box]}
+            records.append(rec)
+            if sid != 998:
+                region = Box(box[0], box[1], box[2], box[3])
+                cases.append(Case("ruc", str(sid), region, screen, el))
+    records.append(
+        {**records[0], "id": 990 + len(records), "correct_box": {"bbox_norm": [0.1, 0.1, 0.2, 0.2]}}
+    )
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "full.json").write_text(json.dumps(records, ensure_ascii=False, indent=1), encoding="utf-8")
+    return cases
+
+
 SET_WRITERS: tuple[tuple[str, Callable[[Path, int, int], list[Case]]], ...] = (
     ("groundui_1k", _groundui(("metadata_1k.jsonl", "metadata_raw_1k.jsonl"), "groundui_1k")),
     ("groundui_18k", _groundui(("metadata.jsonl", "metadata_raw.jsonl"), "groundui_18k")),
     ("webclick", _write_webclick),
+    ("ruc", _write_ruc),
 )
 """The writers of the sets added in the 2026 round, in writing order (after :data:`MORE_WRITERS`)."""
