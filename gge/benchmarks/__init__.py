@@ -18,7 +18,7 @@ from gge.benchmarks.osworld_g import OSWorldG, OSWorldGRefined
 from gge.benchmarks.plugins import entry_point_benchmarks, plugin_error
 from gge.benchmarks.records import RecordsBenchmark
 from gge.benchmarks.ruc import RUC
-from gge.benchmarks.screenspot_pro import ScreenSpotPro
+from gge.benchmarks.screenspot_pro import ScreenSpotPro, ScreenSpotV2Variants
 from gge.benchmarks.screenspot_v1 import ScreenSpotV1
 from gge.benchmarks.screenspot_v2 import ScreenSpotV2
 from gge.benchmarks.showdown_clicks import ShowdownClicks
@@ -46,6 +46,7 @@ BUILTIN: dict[str, Benchmark] = {
         GroundUI18K(),
         WebClick(),
         RUC(),
+        ScreenSpotV2Variants(),
         RecordsBenchmark(),
     )
 }

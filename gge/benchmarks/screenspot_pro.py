@@ -87,19 +87,23 @@ class ScreenSpotPro(Benchmark):
     title = "ScreenSpot-Pro"
     directory = "screenspot_pro"
     options_type = ScreenSpotProOptions
-    label_keys = ("group", "ui_type", "platform", "application")
-    tables = (
+    label_keys: ClassVar[tuple[str, ...]] = ("group", "ui_type", "platform", "application")
+    tables: ClassVar[tuple[TableSpec, ...]] = (
         TableSpec("By group", rows="group", cols="ui_type", row_order=GROUPS, col_order=("text", "icon")),
         TableSpec("By application", rows="application"),
         TableSpec("By platform", rows="platform", row_order=("macos", "windows", "linux")),
     )
 
+    apart_rows: ClassVar[tuple[str, tuple[str, ...]]] = ("group", GROUPS)
+    """The label (and its order) a run with negatives tables against ``gt_type``."""
+
     def __init__(self, gt_type: str = "positive") -> None:
         if gt_type != "positive":  # this instance's label keys and tables shadow the class's
             keys = (*type(self).label_keys, "gt_type")
+            rows, order = type(self).apart_rows
             apart = (
                 TableSpec("By gt_type", rows="gt_type", row_order=("positive", "negative")),
-                TableSpec("By group and gt_type", rows="group", cols="gt_type", row_order=GROUPS),
+                TableSpec(f"By {rows} and gt_type", rows=rows, cols="gt_type", row_order=order),
             )
             blended = tuple(
                 TableSpec(t.title + BLENDED, t.rows, t.cols, t.row_order, t.col_order)
@@ -124,6 +128,20 @@ class ScreenSpotPro(Benchmark):
             )
         return None
 
+    def annotation_files(self, root: Path) -> list[Path]:
+        """Every ``annotations/*.json``, sorted by name (refused, naming the folder, when there is none)."""
+        folder = root / "annotations"
+        if not folder.is_dir():
+            raise GgeError(f"{self.name}: annotation folder not found: {folder}")
+        paths = sorted(folder.glob("*.json"))
+        if not paths:
+            raise GgeError(f"{self.name}: no annotation file (*.json) in {folder}")
+        return paths
+
+    def image_folder(self, root: Path) -> str:
+        """The folder under the root that ``img_filename`` is relative to."""
+        return "images"
+
     def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
         """Read every annotation file and check the images (see the module docstring).
 
@@ -139,12 +157,8 @@ class ScreenSpotPro(Benchmark):
         if language not in INSTRUCTION_FIELDS:
             raise unknown_name(f"{self.name} language", str(language), INSTRUCTION_FIELDS)
         instruction_field = INSTRUCTION_FIELDS[language]
-        folder = root / "annotations"
-        if not folder.is_dir():
-            raise GgeError(f"{self.name}: annotation folder not found: {folder}")
-        paths = sorted(folder.glob("*.json"))
-        if not paths:
-            raise GgeError(f"{self.name}: no annotation file (*.json) in {folder}")
+        paths = self.annotation_files(root)
+        images = self.image_folder(root)
         gt_type, inst_style = _gt_options(self.name, options)
         out = LoadCollector(self.name, root)
         kinds = ("positive", "negative") if gt_type == "all" else (gt_type,)
@@ -162,7 +176,7 @@ class ScreenSpotPro(Benchmark):
                     sample = Sample(
                         benchmark=self.name,
                         id=sid if kind == "positive" or gt_type == "negative" else f"{sid}_negative",
-                        image_path=image_under(root, "images", filename, where=where, sample_id=sid),
+                        image_path=image_under(root, images, filename, where=where, sample_id=sid),
                         image_size=size,
                         instruction=require_str(rec, instruction_field, where=where, sample_id=sid),
                         region=region,
@@ -189,3 +203,42 @@ def _gt_options(name: str, options: BenchmarkOptions) -> tuple[str, str]:
     if inst_style not in INST_STYLES:
         raise unknown_name(f"{name} inst_style", inst_style, list(INST_STYLES))
     return gt_type, inst_style
+
+
+class ScreenSpotV2Variants(ScreenSpotPro):
+    """ScreenSpot-v2 variants (likaixin/ScreenSpot-v2-variants): ScreenSpot-Pro's schema and script.
+
+    Layout (FORMATS.md, section 13; two seen, both read)::
+
+        ScreenSpot-v2-variants/
+          mobile.json desktop.json web.json   # or annotations/*.json (every *.json, sorted by name)
+          imgs/<platform>_<uuid>.png          # or images/
+
+    A record is ScreenSpot-Pro's (``img_filename``, ``bbox`` xyxy pixels, ``img_size``, ``instruction``,
+    ``id``, ``ui_type``, ``application``, ``platform``; no ``group``), scored as ScreenSpot-Pro's script
+    scores it, ``gt_type`` and ``inst_style`` included: where the action / description / negative
+    texts are stored is not known, so a variant's texts must be in the ``instruction`` of the files
+    pointed at (as the official script reads them).
+    """
+
+    name = "screenspot_v2_variants"
+    title = "ScreenSpot-v2 variants"
+    directory = "screenspot_v2_variants"
+    label_keys = ("ui_type", "platform", "application")
+    tables = (
+        TableSpec("By platform", rows="platform", cols="ui_type", col_order=("text", "icon")),
+        TableSpec("By application", rows="application"),
+    )
+    apart_rows = ("platform", ())
+
+    def annotation_files(self, root: Path) -> list[Path]:
+        """Every ``annotations/*.json`` where that folder is, else every ``*.json`` of the root."""
+        folder = root / "annotations" if (root / "annotations").is_dir() else root
+        paths = sorted(folder.glob("*.json"))
+        if not paths:
+            raise GgeError(f"{self.name}: no annotation file (*.json) in {folder}")
+        return paths
+
+    def image_folder(self, root: Path) -> str:
+        """``imgs/`` (the first upload), else ``images/``."""
+        return "imgs" if (root / "imgs").is_dir() else "images"

@@ -236,6 +236,7 @@ def test_registry_holds_gges_benchmarks() -> None:
         "groundui_18k",
         "webclick",
         "ruc",
+        "screenspot_v2_variants",
     }
     new.add("records")
     assert set(REGISTRY) == {*NAMES, "osworld_g_refined", *new}

@@ -108,3 +108,24 @@ def test_a_copy_is_not_read_as_negatives(tmp_path: Path) -> None:
         GgeError, match=r"bench.screenspot_pro.gt_type=negative: reads the release's annotation"
     ):
         load_source(get_benchmark("screenspot_pro").configured(opts), tmp_path, opts)
+
+
+def test_the_v2_variants_read_both_layouts_and_take_gt_type(demo_suite: Path, tmp_path: Path) -> None:
+    bench = get_benchmark("screenspot_v2_variants")
+    loaded = bench.load(demo_suite / "screenspot_v2_variants", ScreenSpotProOptions())
+    assert loaded.summary["files"] == ["desktop.json", "mobile.json", "web.json"]  # at the root, imgs/
+    first = loaded.samples[0]
+    assert "/imgs/" in first.image_path and set(first.labels) == {"ui_type", "platform", "application"}
+    # the later layout: annotations/*.json and images/
+    rec = {"img_filename": "a.png", "bbox": [10, 10, 30, 20], "img_size": [100, 50], "instruction": "open",
+           "id": "web_0", "ui_type": "icon", "application": "shop", "platform": "web"}  # fmt: skip
+    (tmp_path / "annotations").mkdir()
+    (tmp_path / "annotations" / "web.json").write_text(json.dumps([rec]))
+    later = bench.load(tmp_path, ScreenSpotProOptions())
+    assert later.samples[0].image_path == str(tmp_path / "images" / "a.png")
+    assert later.samples[0].region.contains(10, 10)  # ScreenSpot-Pro's rule: inclusive, normalised
+    opts = ScreenSpotProOptions(gt_type="all")
+    both = bench.configured(opts)
+    assert [t.title for t in both.tables][:2] == ["By gt_type", "By platform and gt_type"]
+    samples = both.load(tmp_path, opts).samples
+    assert [(s.id, s.region) for s in samples][1] == ("web_0_negative", Absent())

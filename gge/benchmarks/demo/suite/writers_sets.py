@@ -7,8 +7,9 @@ the zero-height box and the box past the screenshot's edge of the release plante
 struct, boxes normalised; written only where pyarrow is installed (``gge[hub]``: the demo folder is
 left out without it). RUC (section 15): ``full.json`` with ``images/``, normal and deception records
 (each deception's ``dark_box`` another element of its screen), a record without ``correct_box.bbox``
-and the record with id 998, which the released code leaves out. Each writer draws
-from its own random stream (``_rng(seed, <benchmark>)``) and runs after
+and the record with id 998, which the released code leaves out. The ScreenSpot-v2 variants (section
+13): ``mobile.json``, ``desktop.json``, ``web.json`` at the root in ScreenSpot-Pro's schema, ``imgs/``.
+Each writer draws from its own random stream (``_rng(seed, <benchmark>)``) and runs after
 :data:`~gge.benchmarks.demo.suite.writers_more.MORE_WRITERS`, so every earlier folder keeps its bytes.
 :data:`SET_WRITERS` lists them in writing order.
 """
@@ -209,10 +210,52 @@ def _write_ruc(root: Path, seed: int, n: int) -> list[Case]:
     return cases
 
 
+_VARIANTS: tuple[tuple[str, str, ScreenSpec], ...] = (
+    ("mobile", "ios", ScreenSpec("v2var-mob", "phone", "ios", (428, 926), "m_settings", "light")),
+    ("desktop", "macos", ScreenSpec("v2var-desk", "desktop", "macos", (1280, 800), "code", "dark")),
+    ("web", "shop", ScreenSpec("v2var-web", "web", "windows", (1280, 720), "w_shop", "light_orange")),
+)
+
+
+def _write_v2_variants(root: Path, seed: int, n: int) -> list[Case]:
+    rng = _rng(seed, "screenspot_v2_variants")
+    cases: list[Case] = []
+    for (platform, application, spec), count in zip(
+        _VARIANTS, _allocate(n, [1.0] * len(_VARIANTS)), strict=True
+    ):
+        screen = render(spec, seed)
+        image = f"{platform}_{spec.key}.png"
+        _save_png(screen.image, root / "imgs" / image)
+        records = []
+        for k, el in enumerate(_pick(screen, count, rng)):
+            sid = f"{platform}_{k}"
+            box = [int(v) for v in el.box]
+            records.append(
+                {
+                    "img_filename": image,
+                    "bbox": box,
+                    "img_size": [spec.size[0], spec.size[1]],
+                    "instruction": instruction(el, screen, "basic"),
+                    "id": sid,
+                    "ui_type": el.ui_type,
+                    "application": application,
+                    "platform": platform,
+                }
+            )
+            w, h = spec.size
+            region = Box(box[0] / w, box[1] / h, box[2] / w, box[3] / h, "normalized", spec.size)
+            cases.append(Case("screenspot_v2_variants", sid, region, screen, el))
+        (root / f"{platform}.json").write_text(
+            json.dumps(records, ensure_ascii=False, indent=1), encoding="utf-8"
+        )
+    return cases
+
+
 SET_WRITERS: tuple[tuple[str, Callable[[Path, int, int], list[Case]]], ...] = (
     ("groundui_1k", _groundui(("metadata_1k.jsonl", "metadata_raw_1k.jsonl"), "groundui_1k")),
     ("groundui_18k", _groundui(("metadata.jsonl", "metadata_raw.jsonl"), "groundui_18k")),
     ("webclick", _write_webclick),
     ("ruc", _write_ruc),
+    ("screenspot_v2_variants", _write_v2_variants),
 )
 """The writers of the sets added in the 2026 round, in writing order (after :data:`MORE_WRITERS`)."""
