@@ -278,6 +278,13 @@ def _headline_line(entry: BenchmarkEntry, k: int) -> str:
         line2.append(f"micro {label} {_pct(value)} (95% CI {_ci(ci, signed=False)})")
     if not one and entry["top1_given_oracle"] is not None:
         line2.append(f"micro Top-1 given Oracle {_pct(entry['top1_given_oracle'])}")
+    decoys = entry.get("decoy_clicks")
+    if decoys is not None:
+        by = ", ".join(f"{esc(k)} {_pct(v['over_decoy_samples'])}%" for k, v in decoys["by_strategy"].items())
+        bits.append(
+            f"deceptive clicks of the {_count(decoys['decoy_samples'])} samples with a decoy: {by} "
+            f'<span class="muted">({esc(decoys["rule"])})</span>'
+        )
     absent = entry.get("not_in_file")
     if absent is not None:
         bits[0] += (

@@ -342,9 +342,9 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
     the headline), ``top1_ci_low`` and ``top1_ci_high`` (the benchmark's declared headline interval,
     only where it declares one), ``format_errors``, ``image_errors``, the outcome split (``hit``,
     ``critic_miss``, ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``, and a replay's
-    ``not_in_file`` where some sample has it; percent of samples),
-    ``critic_gain/over_first`` and ``critic_gain/over_best_spatial`` (points), ``pass@K`` when
-    reported, the cost ledger's ``cost/calls_per_sample``, ``cost/tokens_per_sample``,
+    ``not_in_file`` where some sample has it; percent of samples), RUC's ``decoy_clicks/<strategy>``
+    (percent of the samples with a decoy), ``critic_gain/over_first`` and
+    ``critic_gain/over_best_spatial`` (points), ``pass@K`` when reported, the cost ledger's ``cost/calls_per_sample``, ``cost/tokens_per_sample``,
     ``cost/seconds_per_sample`` and ``cost/seconds_p90`` (the same per stage under
     ``cost/<stage>/...``), a refine stage's ``refine/before``, ``refine/after``, ``refine/fixed``,
     ``refine/broken`` and ``refine/trigger_rate``, and the critic's ``calibration/auroc`` (``/ece``,
@@ -374,6 +374,11 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
                 (f"oracle@{k}", oracle_at(off, k)),
                 (f"micro/oracle@{k}", oracle_at(micro, k)),
                 (f"official/oracle@{k}", oracle_at(off, k)),
+            ]
+        decoys = e.get("decoy_clicks")
+        if decoys is not None:  # RUC: how often each strategy's pick lands on the decoy
+            pairs += [
+                (f"decoy_clicks/{s}", d["over_decoy_samples"]) for s, d in decoys["by_strategy"].items()
             ]
         bounds = e["headline_interval"]["top1"] if "headline_interval" in e else None
         if bounds is not None:

@@ -20,6 +20,7 @@ from gge.benchmarks.ruc import CAVEAT, RUCOptions
 from gge.errors import GgeError
 from gge.run.settings import parse_args
 from gge.run.standalone import run
+from gge.scoring.metrics import scalar_metrics
 from gge.types import Box
 
 TARGET, DECOY = [10, 10, 30, 30], [50, 10, 70, 30]
@@ -140,3 +141,17 @@ def test_deceptive_clicks_per_strategy_counted_by_hand(tmp_path: Path) -> None:
     assert "- Deceptive clicks, of the 4 samples with a decoy (gge's rule" in report
     assert "first 50.0% (2)" in report and "critic 50.0% (2)" in report
     assert "not official: gge's rule: RUC has no official box-based scorer" in report
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert "deceptive clicks of the 4 samples with a decoy: critic 50.0%" in html
+    scalars = scalar_metrics(doc["benchmarks"], doc["k"])
+    assert (scalars["grounding/ruc/decoy_clicks/first"], scalars["grounding/ruc/decoy_clicks/critic"]) == (
+        50.0,
+        50.0,
+    )
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert "deceptive clicks of the 4 samples with a decoy: critic 50.0%" in html
+    scalars = scalar_metrics(doc["benchmarks"], doc["k"])
+    assert (
+        scalars["grounding/ruc/decoy_clicks/first"] == 50.0
+        and scalars["grounding/ruc/decoy_clicks/critic"] == 50.0
+    )
