@@ -344,8 +344,8 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
     ``critic_miss``, ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``, and a replay's
     ``not_in_file`` where some sample has it; percent of samples), RUC's ``decoy_clicks/<strategy>``
     (percent of the samples with a decoy), ``critic_gain/over_first`` and
-    ``critic_gain/over_best_spatial`` (points), ``pass@K`` when reported, the cost ledger's ``cost/calls_per_sample``, ``cost/tokens_per_sample``,
-    ``cost/seconds_per_sample`` and ``cost/seconds_p90`` (the same per stage under
+    ``critic_gain/over_best_spatial`` (points), ``pass@K`` when reported, the cost ledger's
+    ``cost/calls_per_sample``, ``cost/tokens_per_sample``, ``cost/seconds_per_sample`` and ``cost/seconds_p90`` (the same per stage under
     ``cost/<stage>/...``), a refine stage's ``refine/before``, ``refine/after``, ``refine/fixed``,
     ``refine/broken`` and ``refine/trigger_rate``, and the critic's ``calibration/auroc`` (``/ece``,
     ``/brier``, ``/aurc`` for probabilities). Missing values are left out. With ``k == 1`` (a
