@@ -338,19 +338,19 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
     """The scalars a logger plots: ``grounding/<benchmark>/<name>`` for each benchmark, and the mean.
 
     Per benchmark: ``top1`` and ``oracle@K`` (the official headline), ``micro/top1`` and
-    ``micro/oracle@K`` (hits over samples), ``official/top1`` and ``official/oracle@K`` (aliases of
-    the headline), ``top1_ci_low`` and ``top1_ci_high`` (the benchmark's declared headline interval,
-    only where it declares one), ``format_errors``, ``image_errors``, the outcome split (``hit``,
+    ``micro/oracle@K`` (hits over samples), ``official/top1`` and ``official/oracle@K`` (aliases of the
+    headline), ``top1_ci_low`` and ``top1_ci_high`` (the benchmark's declared headline interval, only
+    where it declares one), ``format_errors``, ``image_errors``, the outcome split (``hit``,
     ``critic_miss``, ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``, and a replay's
     ``not_in_file`` where some sample has it; percent of samples), RUC's ``decoy_clicks/<strategy>``
     (percent of the samples with a decoy), ``critic_gain/over_first`` and
     ``critic_gain/over_best_spatial`` (points), ``pass@K`` when reported, the cost ledger's
-    ``cost/calls_per_sample``, ``cost/tokens_per_sample``, ``cost/seconds_per_sample`` and ``cost/seconds_p90`` (the same per stage under
-    ``cost/<stage>/...``), a refine stage's ``refine/before``, ``refine/after``, ``refine/fixed``,
-    ``refine/broken`` and ``refine/trigger_rate``, and the critic's ``calibration/auroc`` (``/ece``,
-    ``/brier``, ``/aurc`` for probabilities). Missing values are left out. With ``k == 1`` (a
-    one-answer run) the scalars are Top-1 only: no ``oracle@1``, no ``critic_miss`` (no other answer
-    could have hit), no critic gain.
+    ``cost/calls_per_sample``, ``cost/tokens_per_sample``, ``cost/seconds_per_sample`` and
+    ``cost/seconds_p90`` (the same per stage under ``cost/<stage>/...``), a refine stage's
+    ``refine/before``, ``refine/after``, ``refine/fixed``, ``refine/broken`` and ``refine/trigger_rate``,
+    and the critic's ``calibration/auroc`` (``/ece``, ``/brier``, ``/aurc`` for probabilities). Missing
+    values are left out. With ``k == 1`` (a one-answer run) the scalars are Top-1 only: no ``oracle@1``,
+    no ``critic_miss`` (no other answer could have hit), no critic gain.
 
     Args:
         entries: results.json entries by benchmark name.
