@@ -10,6 +10,10 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
 from gge.benchmarks.base import Benchmark
 from gge.benchmarks.cagui_grounding import CAGUIGrounding
 from gge.benchmarks.groundui import GroundUI1K, GroundUI18K
@@ -26,7 +30,7 @@ from gge.benchmarks.ui_i2e_bench import UII2EBench
 from gge.benchmarks.ui_vision import UIVision
 from gge.benchmarks.venusbench_gd import VenusBenchGD
 from gge.benchmarks.webclick import WebClick
-from gge.errors import unknown_name
+from gge.errors import GgeError, unknown_name
 
 BUILTIN: dict[str, Benchmark] = {
     b.name: b
@@ -83,3 +87,27 @@ def get_benchmark(name: str) -> Benchmark:
         broken = plugin_error(name)
         raise broken if broken is not None else unknown_name("benchmark", name, REGISTRY)
     return REGISTRY[name]
+
+
+def configured_benchmark(name: str, variant: Mapping[str, Any] | None) -> Benchmark | None:
+    """The registered benchmark as a run's recorded variant (``load.variant``) configured it, or None.
+
+    A benchmark whose label keys and tables follow its options (ScreenSpot-Pro's ``gt_type``) is
+    rebuilt from the options the variant names, so a reader of the run's files (compare, summarize)
+    tables it as the run did; an unknown name gives None.
+
+    Example:
+        >>> [t.title for t in configured_benchmark("screenspot_pro", {"gt_type": "all"}).tables][:1]
+        ['By gt_type']
+        >>> configured_benchmark("nope", None) is None
+        True
+    """
+    bench = REGISTRY.get(name)
+    if bench is None:
+        return None
+    known = {f.name for f in dataclasses.fields(bench.options_type)}
+    given = {k: v for k, v in (variant or {}).items() if k in known}
+    try:
+        return bench.configured(bench.options_type(**given))
+    except (GgeError, TypeError):
+        return bench

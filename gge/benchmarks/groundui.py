@@ -82,6 +82,9 @@ class GroundUIOptions(BenchmarkOptions):
     instructions: str = "recaptioned"
     edges: str = "excluded"
 
+    NOT_PREDICTIVE: ClassVar[tuple[str, ...]] = (*BenchmarkOptions.NOT_PREDICTIVE, "edges")
+    """``edges`` changes how the answers are scored, not what is asked: a rerun rescores them."""
+
 
 METADATA = ("metadata_1k.jsonl", "metadata_raw_1k.jsonl", "metadata.jsonl", "metadata_raw.jsonl")
 """Every metadata file of the release folder."""

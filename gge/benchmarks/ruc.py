@@ -33,7 +33,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from gge.benchmarks.base import (
     Benchmark,
@@ -72,6 +72,9 @@ class RUCOptions(BenchmarkOptions):
 
     split: str = "full"
     revision: str | None = None
+
+    NOT_PREDICTIVE: ClassVar[tuple[str, ...]] = (*BenchmarkOptions.NOT_PREDICTIVE, "revision")
+    """``revision`` only labels the run (the samples digest covers what was read)."""
 
 
 def instruction_of(messages: Any, where: str) -> str:
@@ -169,6 +172,7 @@ class RUC(Benchmark):
         out.file(path)
         no_box: list[str] = []
         dropped = 0
+        odd: list[str] = []
         for where, rec in _records(path):
             if not isinstance(rec, Mapping):
                 raise GgeError(f"{where}: expected a JSON object, got {type(rec).__name__}")
@@ -182,7 +186,10 @@ class RUC(Benchmark):
             if sid == DROPPED_ID:
                 dropped += 1
                 continue
-            out.add(self._sample(root, rec, sid, region, where), where)
+            sample = self._sample(root, rec, sid, region, where)
+            if (sample.labels["type"] == "Deception") != (sample.decoy is not None):
+                odd.append(sid)
+            out.add(sample, where)
         if no_box:
             out.notes.append(
                 f"{len(no_box)} records without correct_box.bbox left out, as the released code does: "
@@ -190,6 +197,12 @@ class RUC(Benchmark):
             )
         if dropped:
             out.notes.append(f"record {DROPPED_ID} left out, as the released code does (by its id)")
+        if odd:
+            out.notes.append(
+                f"{len(odd)} records whose dark_box does not follow their type (a Deception without one, or "
+                "a Normal with one): decoy_clicks counts the samples with a decoy, not the Deception ones: "
+                + ", ".join(odd[:20])
+            )
         return out.result({"split": split, "revision": revision or NOT_NAMED})
 
     def _sample(self, root: Path, rec: Mapping[str, Any], sid: str, region: Box, where: str) -> Sample:

@@ -103,7 +103,13 @@ class ScreenSpotPro(Benchmark):
             rows, order = type(self).apart_rows
             apart = (
                 TableSpec("By gt_type", rows="gt_type", row_order=("positive", "negative")),
-                TableSpec(f"By {rows} and gt_type", rows=rows, cols="gt_type", row_order=order),
+                TableSpec(
+                    f"By {rows} and gt_type",
+                    rows=rows,
+                    cols="gt_type",
+                    row_order=order,
+                    col_order=("positive", "negative"),
+                ),
             )
             blended = tuple(
                 TableSpec(t.title + BLENDED, t.rows, t.cols, t.row_order, t.col_order)
@@ -120,11 +126,19 @@ class ScreenSpotPro(Benchmark):
     def headline_caveat(self, options: BenchmarkOptions) -> str | None:
         """With negatives: which samples the headline is over (a negative hits only on an abstention)."""
         gt_type, _ = _gt_options(self.name, options)
+        asked = (
+            "; gge asks with the model's own prompt, which offers no 'not there' answer unless its preset's "
+            "does"
+        )
         if gt_type == "negative":
-            return "negative instructions only (the official script's negative pass: only an abstention hits)"
+            return (
+                "negative instructions only (the official script's negative pass: only an abstention hits)"
+                + asked
+            )
         if gt_type == "all":
             return (
                 "positives and negatives blended (the official script's overall, not the positive headline)"
+                + asked
             )
         return None
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from gge.benchmarks.base import (
     UNKNOWN_SIZE,
@@ -62,6 +63,9 @@ class WebClickOptions(BenchmarkOptions):
 
     revision: str | None = None
     bbox: str = "auto"
+
+    NOT_PREDICTIVE: ClassVar[tuple[str, ...]] = (*BenchmarkOptions.NOT_PREDICTIVE, "revision")
+    """``revision`` only labels the run (the samples digest covers what was read)."""
 
 
 def parquet_files(root: Path) -> list[Path]:

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from gge.benchmarks import REGISTRY
+from gge.benchmarks import configured_benchmark
 from gge.benchmarks.base import MICRO, Average, Benchmark, TableSpec
 from gge.benchmarks.hub_digests import region_key
 from gge.benchmarks.images import split_ref
@@ -299,10 +299,18 @@ def _pairs(a_lines: list[Line], b_lines: list[Line]) -> tuple[list[tuple[Line, L
 
 
 def _compare_benchmark(
-    name: str, a_lines: list[Line], b_lines: list[Line], *, k: int, resamples: int, seed: int, level: float
+    name: str,
+    a_lines: list[Line],
+    b_lines: list[Line],
+    *,
+    k: int,
+    resamples: int,
+    seed: int,
+    level: float,
+    variant: Mapping[str, Any] | None = None,
 ) -> tuple[CompareEntry, list[str]]:
     notes: list[str] = []
-    bench: Benchmark | None = REGISTRY.get(name)
+    bench: Benchmark | None = configured_benchmark(name, variant)  # tabled as the runs were
     if bench is None:
         notes.append(f"{name}: not a benchmark this gge knows: micro headline, no tables")
     title = bench.title if bench is not None else name
@@ -497,6 +505,7 @@ def compare_runs(
             resamples=resamples,
             seed=seed,
             level=level,
+            variant=_variant(a.document["benchmarks"][name]),
         )
         if differs(a, b, name):
             pairs, clusters, _ = _pairs(a.lines.get(name, []), b.lines.get(name, []))

@@ -146,6 +146,7 @@ _REFUSAL_RE = re.compile(
     r"\bnot\s+(?:be\s+)?(?:present|found|visible|on\s+(?:the\s+)?screen)\b"
     r"|\b(?:does\s*not|doesn[’']t|do\s+not|don[’']t)\s+exist"
     r"|\bno\s+such\s+element"
+    r"|\bnot\s+existent\b"  # ScreenSpot-Pro's GPT wrappers ask for "Target not existent"
     r"|\b(?:cannot|can\s+not|can[’']t)\s+(?:find|locate)"
     r"|\bisn[’']t\s+visible"
     r"|\bunable\s+to\s+(?:find|locate)"

@@ -36,7 +36,7 @@ def test_integer_point_round_trips_and_is_written_only_when_set() -> None:
     plain = region_to_json(Box(0, 0, 100, 10))
     assert list(plain) == ["type", "x1", "y1", "x2", "y2", "space", "size"]  # unchanged for the others
     assert region_from_json(plain) == Box(0, 0, 100, 10)
-    with pytest.raises(GgeError, match="integer_point must be true or false"):
+    with pytest.raises(GgeError, match="integer_point and strict must be true or false"):
         region_from_json({**plain, "integer_point": 1})
 
 

@@ -201,3 +201,17 @@ def test_a_replay_of_the_real_records_scores_as_counted_by_hand(
         assert cell["samples"] == len(mine) and cell["top1"] == pytest.approx(100.0 * sum(mine) / len(mine))
     if edges == "excluded":
         assert sum(hits) == sum(1 for i in range(1000) if i % 5 in (0, 2)) - 1  # the flat box's centre misses
+
+
+def test_the_strict_rule_survives_every_file_that_writes_a_target() -> None:
+    from gge.benchmarks.hub_digests import region_key
+    from gge.documents.records import _target, target_json
+
+    strict, inclusive = Box(10, 10, 30, 20, strict=True), Box(10, 10, 30, 20)
+    written = json.loads(json.dumps(target_json(strict)))
+    assert written == {"box": [10, 10, 30, 20], "strict": True} and "strict" not in target_json(inclusive)
+    back = _target(written, "p.jsonl:1")
+    assert back == strict and back is not None and not back.contains(10, 15)
+    assert region_key(strict) != region_key(inclusive)  # the samples digest tells the rules apart
+    with pytest.raises(GgeError, match=r"p\.jsonl:1: field 'target' must be"):
+        _target({**written, "strict": "yes"}, "p.jsonl:1")

@@ -15,6 +15,7 @@ import pytest
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.screenspot_pro import BLENDED, ScreenSpotProOptions
+from gge.compare import compare_runs, load_run
 from gge.errors import GgeError
 from gge.run.settings import parse_args
 from gge.run.standalone import run
@@ -39,8 +40,9 @@ def test_negative_reads_every_record_with_its_target_absent(demo_suite: Path) ->
     }
     assert "gt_type" in bench.label_keys and "gt_type" not in get_benchmark("screenspot_pro").label_keys
     caveat = bench.headline_caveat(ScreenSpotProOptions(gt_type="negative"))
-    assert caveat == "negative instructions only (the official script's negative pass: " + (
-        "only an abstention hits)"
+    assert caveat == (
+        "negative instructions only (the official script's negative pass: only an abstention hits); gge asks "
+        "with the model's own prompt, which offers no 'not there' answer unless its preset's does"
     )
     assert get_benchmark("screenspot_pro").headline_caveat(ScreenSpotProOptions()) is None
 
@@ -97,6 +99,13 @@ def test_a_replay_of_both_counts_positives_and_negatives_by_hand(demo_suite: Pat
     assert by_type["row_avg"]["positive"]["top1"] == pytest.approx(100.0 * pos_hits / n)
     assert by_type["row_avg"]["negative"]["top1"] == pytest.approx(100.0 * neg_hits / n)
     assert e["load"]["headline_caveat"].startswith("positives and negatives blended")
+    # compare tables the runs as they were read: positives and negatives apart, the blended ones labelled
+    run(
+        parse_args([*args, f"output_dir={tmp_path / 'o2'}", "benchmarks=[screenspot_pro]"]), out=io.StringIO()
+    )
+    doc_c = compare_runs(load_run(tmp_path / "o"), load_run(tmp_path / "o2"), resamples=20)
+    titles = [t["title"] for t in doc_c["benchmarks"]["screenspot_pro"]["tables"]]
+    assert titles[:2] == ["By gt_type", "By group and gt_type"] and titles[2] == "By group" + BLENDED
 
 
 def test_a_copy_is_not_read_as_negatives(tmp_path: Path) -> None:

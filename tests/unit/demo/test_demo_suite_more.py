@@ -42,6 +42,7 @@ def test_the_six_folders_do_not_depend_on_the_new_writers(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(suite_generate, "MORE_WRITERS", ())
+    monkeypatch.setattr(suite_generate, "SET_WRITERS", ())
     monkeypatch.setattr(suite_generate, "write_records_demo", lambda out: None)
     alone = write_demo_suite(tmp_path / "six", seed=0, per_benchmark=12)
     assert sorted(p.name for p in alone.iterdir()) == sorted(

@@ -146,6 +146,7 @@ POINT_CASES: list[tuple[str, tuple[Entry, ...]]] = [
     ("Unable to locate the widget.", (None,)),
     ("I refuse.", (None,)),
     ("Not found (see step 1)", (None,)),
+    ("Target not existent", (None,)),  # the answer ScreenSpot-Pro's GPT wrappers ask for (negatives)
     # coordinates win over refusal words; one negative coordinate is a point
     ("I cannot find it exactly, but maybe (10, 20).", ((10, 20),)),
     ("(-5, 10)", ((-5, 10),)),

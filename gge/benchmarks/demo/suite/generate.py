@@ -17,7 +17,7 @@ Example:
     >>> import tempfile
     >>> root = write_demo_suite(Path(tempfile.mkdtemp()) / "demo", seed=0, per_benchmark=12)
     >>> sorted(p.name for p in root.iterdir())[:3]
-    ['cagui_grounding', 'demo_manifest.json', 'mmbench_gui']
+    ['cagui_grounding', 'demo_manifest.json', 'groundui_18k']
 
 Command line: ``python -m gge.benchmarks.demo.suite --out DIR [--seed N]``.
 """
@@ -25,6 +25,7 @@ Command line: ``python -m gge.benchmarks.demo.suite --out DIR [--seed N]``.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -127,14 +128,18 @@ def demo_root(seed: int = 0) -> Path:
         seed: Suite seed.
 
     Returns:
-        ``<cache>/demo-v<VERSION>-seed<seed>``.
+        ``<cache>/demo-v<VERSION>-seed<seed>`` (``-nohub`` appended where pyarrow is not installed:
+        that suite has no ``webclick/``).
 
     Example:
         >>> root = demo_root()  # doctest: +SKIP
         >>> (root / "predictions.jsonl").is_file()  # doctest: +SKIP
         True
     """
-    final = cache_dir() / f"demo-v{VERSION}-seed{seed}"
+    # without pyarrow the suite has no webclick/ folder: a copy of its own, so that installing pyarrow
+    # later finds a complete suite rather than this one
+    hub = "" if importlib.util.find_spec("pyarrow") is not None else "-nohub"
+    final = cache_dir() / f"demo-v{VERSION}-seed{seed}{hub}"
     if final.is_dir():
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
