@@ -549,6 +549,27 @@ def region_outside_image(region: Region, size: tuple[int, int]) -> bool:
     return min(xs) < 0 or min(ys) < 0 or max(xs) > w or max(ys) > h
 
 
+def json_files(folder: Path, *, name: str, kind: str, folder_needed: bool = True) -> list[Path]:
+    """Every ``*.json`` of a release's folder, sorted by name; refused in one line when there is none.
+
+    Args:
+        folder: The folder.
+        name: The benchmark's name (for the message).
+        kind: What the files are (``annotation``, ``instruction``), for the message.
+        folder_needed: Say first that the folder itself is missing (a folder of its own in the
+            layout); False where the folder is the root, which exists.
+
+    Returns:
+        The files.
+    """
+    if folder_needed and not folder.is_dir():
+        raise GgeError(f"{name}: {kind} folder not found: {folder}")
+    paths = sorted(folder.glob("*.json"))
+    if not paths:
+        raise GgeError(f"{name}: no {kind} file (*.json) in {folder}")
+    return paths
+
+
 def require_files(paths: Iterable[Path], *, name: str) -> None:
     """Check that every annotation file exists, naming all the missing ones at once.
 

@@ -41,6 +41,7 @@ from gge.benchmarks.base import (
     LoadedBenchmark,
     TableSpec,
     image_under,
+    json_files,
     normalized_box,
     read_json_list,
     require_numbers,
@@ -49,7 +50,7 @@ from gge.benchmarks.base import (
     require_str,
     str_labels,
 )
-from gge.errors import GgeError, unknown_name
+from gge.errors import unknown_name
 from gge.types import Absent, Region, Sample
 
 INSTRUCTION_FIELDS = {"en": "instruction", "cn": "instruction_cn"}
@@ -144,13 +145,7 @@ class ScreenSpotPro(Benchmark):
 
     def annotation_files(self, root: Path) -> list[Path]:
         """Every ``annotations/*.json``, sorted by name (refused, naming the folder, when there is none)."""
-        folder = root / "annotations"
-        if not folder.is_dir():
-            raise GgeError(f"{self.name}: annotation folder not found: {folder}")
-        paths = sorted(folder.glob("*.json"))
-        if not paths:
-            raise GgeError(f"{self.name}: no annotation file (*.json) in {folder}")
-        return paths
+        return json_files(root / "annotations", name=self.name, kind="annotation")
 
     def image_folder(self, root: Path) -> str:
         """The folder under the root that ``img_filename`` is relative to."""
@@ -185,14 +180,16 @@ class ScreenSpotPro(Benchmark):
                 filename = require_str(rec, "img_filename", where=where, sample_id=sid)
                 x1, y1, x2, y2 = require_numbers(rec, "bbox", 4, where=where, sample_id=sid)
                 labels = str_labels(rec, keys, where=where, sample_id=sid)
-                for kind in kinds:
+                image = image_under(root, images, filename, where=where, sample_id=sid)
+                instruction = require_str(rec, instruction_field, where=where, sample_id=sid)
+                for kind in kinds:  # one sample per kind read (gt_type=all: the record twice)
                     region: Region = normalized_box(x1, y1, x2, y2, size) if kind == "positive" else Absent()
                     sample = Sample(
                         benchmark=self.name,
                         id=sid if kind == "positive" or gt_type == "negative" else f"{sid}_negative",
-                        image_path=image_under(root, images, filename, where=where, sample_id=sid),
+                        image_path=image,
                         image_size=size,
-                        instruction=require_str(rec, instruction_field, where=where, sample_id=sid),
+                        instruction=instruction,
                         region=region,
                         labels=labels if gt_type == "positive" else {**labels, "gt_type": kind},
                     )
@@ -248,10 +245,7 @@ class ScreenSpotV2Variants(ScreenSpotPro):
     def annotation_files(self, root: Path) -> list[Path]:
         """Every ``annotations/*.json`` where that folder is, else every ``*.json`` of the root."""
         folder = root / "annotations" if (root / "annotations").is_dir() else root
-        paths = sorted(folder.glob("*.json"))
-        if not paths:
-            raise GgeError(f"{self.name}: no annotation file (*.json) in {folder}")
-        return paths
+        return json_files(folder, name=self.name, kind="annotation", folder_needed=False)
 
     def image_folder(self, root: Path) -> str:
         """``imgs/`` (the first upload), else ``images/``."""

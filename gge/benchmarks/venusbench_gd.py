@@ -38,6 +38,7 @@ from gge.benchmarks.base import (
     TableSpec,
     image_size_from_header,
     image_under,
+    json_files,
     normalized_box,
     read_json_list,
     require_numbers,
@@ -104,12 +105,7 @@ class VenusBenchGD(Benchmark):
         language = getattr(options, "language", "en")
         if language not in LANGUAGES:
             raise unknown_name(f"{self.name} language", str(language), LANGUAGES)
-        folder = root / "instruction"
-        if not folder.is_dir():
-            raise GgeError(f"{self.name}: instruction folder not found: {folder}")
-        paths = sorted(folder.glob("*.json"))
-        if not paths:
-            raise GgeError(f"{self.name}: no instruction file (*.json) in {folder}")
+        paths = json_files(root / "instruction", name=self.name, kind="instruction")
         out = LoadCollector(self.name, root)
         missing: Counter[str] = Counter()
         fields_read: Counter[str] = Counter()
