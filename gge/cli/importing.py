@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.loading import load_benchmarks
@@ -19,6 +21,10 @@ from gge.errors import GgeError
 from gge.models.imported import format_names, import_log
 from gge.models.imported.generic import parse_columns
 from gge.models.imported.reread import reading
+from gge.run.runstate import check_output_dir, make_output_dir
+
+OUT_FOLDER = "--out folder"
+"""How messages name the folder of ``--out`` (:func:`~gge.run.runstate.make_output_dir`'s option)."""
 
 
 def import_parser() -> argparse.ArgumentParser:
@@ -68,6 +74,9 @@ def import_main(args: list[str]) -> int:
     """Run ``gge import``; returns the exit code (0)."""
     ns = import_parser().parse_args(args)
     out = Path(ns.out)
+    check_output_dir(out.parent, option=OUT_FOLDER)  # a file above it: refused before any work
+    if out.is_dir():
+        raise GgeError(f"--out {out} is a folder: name the replay file to write in it")
     if out.exists() and not ns.force:
         raise GgeError(f"{out} exists: gge import does not overwrite a replay file (--force to replace it)")
     bench = get_benchmark(ns.benchmark)
@@ -78,13 +87,33 @@ def import_main(args: list[str]) -> int:
     how = None if ns.preset is None and ns.convention is None else reading(ns.preset, ns.convention)
     columns = parse_columns(ns.columns) if ns.columns is not None else None
     report = import_log(ns.format, ns.file, loaded.samples[ns.benchmark], how, columns)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for record in report.records:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
-    tmp.replace(out)
+    write_replay(out, report.records)
     for line in report.summary():
         print(line)
     print(f"wrote {len(report.records)} replay lines to {out}")
     return 0
+
+
+def write_replay(out: Path, records: Sequence[dict[str, Any]]) -> None:
+    """Write replay lines to ``out`` through a temporary file beside it, creating its folder.
+
+    Args:
+        out: The replay file.
+        records: Its lines.
+
+    Raises:
+        GgeError: the folder cannot be created or written (one line naming it and the reason).
+    """
+    make_output_dir(out.parent, option=OUT_FOLDER)
+    tmp = out.with_name(out.name + ".tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            for record in records:
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        tmp.replace(out)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise GgeError(
+            f"--out {out}: cannot write the replay file in {out.parent} ({e.strerror or e}); "
+            f"choose a writable {OUT_FOLDER}"
+        ) from None
