@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 
 from gge.errors import GgeError
@@ -195,7 +196,7 @@ class Reread:
                 f" +{len(self.differ) - 5} more" if len(self.differ) > 5 else ""
             )
             spread = (
-                f"; by {distances[len(distances) // 2]:.1f} px (median), {distances[-1]:.1f} px at most"
+                f"; by {statistics.median(distances):.1f} px (median), {distances[-1]:.1f} px at most"
                 if distances
                 else ""
             )
