@@ -17,7 +17,11 @@ Ids are the records' ``id``. The ``language`` option picks ``instruction`` (``en
 only on an abstention (the script: correct iff the model's wrapper says ``negative``; gge: its
 abstention rules, an answer that says the target is not there or a point with both coordinates
 negative), so only meaningful on files whose instructions name what is not on the screen; ``all``
-both, the negative copy of each record under ``<id>_negative``. With negatives the samples carry a
+both. A sample has one id whatever the variant: the positive copy of record X is ``X`` (``positive``
+and ``all``), its negative copy ``X_negative`` (``negative`` and ``all``), so a predictions file
+answers the same samples under every variant (the script's log keeps ``X`` with ``gt_type``
+beside it; a replay under ``negative`` of a file holding only positive ids is refused, naming the
+variant: :meth:`gge.models.replay.ReplayModel.check_samples`). With negatives the samples carry a
 ``gt_type`` label, positives and negatives are tabled apart, and the official script's tables, which
 blend the two, are kept beside them and say so. ``inst_style`` is recorded and only labels the run,
 as the script's ``--inst_style`` only labels its results: the instruction read is always the files'
@@ -60,6 +64,8 @@ GROUPS = ("Dev", "Creative", "CAD", "Scientific", "Office", "OS")
 GT_TYPES = ("positive", "negative", "all")
 INST_STYLES = ("instruction", "action", "description")
 BLENDED = " (positives and negatives blended, as the official script's)"
+NEGATIVE_SUFFIX = "_negative"
+"""The negative copy of record ``X`` is sample ``X_negative`` (under ``gt_type=negative`` and ``all``)."""
 
 
 @dataclass
@@ -186,7 +192,7 @@ class ScreenSpotPro(Benchmark):
                     region: Region = normalized_box(x1, y1, x2, y2, size) if kind == "positive" else Absent()
                     sample = Sample(
                         benchmark=self.name,
-                        id=sid if kind == "positive" or gt_type == "negative" else f"{sid}_negative",
+                        id=sid if kind == "positive" else f"{sid}{NEGATIVE_SUFFIX}",
                         image_path=image,
                         image_size=size,
                         instruction=instruction,

@@ -22,7 +22,10 @@ and ``size``, as gge's own lines do, a sample whose screenshot has another size,
 not by a file), refuses the file in one line naming the line, the sample, what differs and how many
 lines differ (:meth:`ReplayModel.check_samples`): the file was made on other data. A sample whose
 screenshot is missing or unreadable here is scored as a miss carrying its ``image_error``, as in any
-run (``strict_images=true`` stops instead).
+run (``strict_images=true`` stops instead). A run of negatives alone (ScreenSpot-Pro's
+``gt_type=negative``: the negative copy of record X is sample ``X_negative``) refuses a file none of
+whose lines answers a negative and whose ids are the records' positive ones, naming the variant: it
+was made with ``gt_type=positive`` and would score 0 with every sample not in the file.
 
 Example:
     >>> import json, tempfile, os
@@ -52,6 +55,7 @@ from typing import Any
 
 from gge.benchmarks.base import UNKNOWN_SIZE
 from gge.benchmarks.images import image_exists, image_name, split_ref
+from gge.benchmarks.screenspot_pro import NEGATIVE_SUFFIX
 from gge.documents.records import decode
 from gge.errors import GgeError
 from gge.types import Prediction, Sample
@@ -177,7 +181,7 @@ class ReplayModel:
         self._most = max(self._most, len(self._by_key[key].candidates))
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
-        """The file's prediction for each sample, the batch checked first (:meth:`check_samples`).
+        """The file's prediction for each sample, the batch's screenshots checked first.
 
         A sample without a line is *not in the file* (a miss, not a format error); a sample whose
         screenshot is missing or unreadable is a miss carrying its ``image_error``
@@ -189,7 +193,7 @@ class ReplayModel:
         """
         if self.delay_s > 0:
             time.sleep(self.delay_s)
-        self.check_samples(samples)
+        self._check_screenshots(samples)  # the run's variant is checked on all its samples at once
         out = []
         for s in samples:
             error = screenshot_error(s)
@@ -233,15 +237,59 @@ class ReplayModel:
         )
 
     def check_samples(self, samples: Iterable[Sample]) -> None:
-        """Refuse the file when a line names another screenshot or size than the sample it answers.
+        """Refuse the file when it answers other samples than the run's (the run's samples at once).
+
+        Two checks: a run of negatives alone refuses a file of the positive ids
+        (:meth:`check_negatives`), then each line's screenshot and size against its sample's.
 
         Args:
-            samples: The samples the file is scored on.
+            samples: The samples the file is scored on (every benchmark of the run).
 
         Raises:
-            GgeError: one line naming the file, the first such line (in the file's order) and its
-                sample, what differs, and how many of the lines checked differ.
+            GgeError: one line: the file's ids are the positive copies' under a run of negatives;
+                or it names the file, the first line (in the file's order) naming another screenshot
+                or size than its sample, what differs, and how many of the lines checked differ.
         """
+        every = list(samples)
+        self.check_negatives(every)
+        self._check_screenshots(every)
+
+    def check_negatives(self, samples: Sequence[Sample]) -> None:
+        """Refuse a file of positive ids replayed on a benchmark read as negatives alone.
+
+        A benchmark whose samples are all negative copies (``gt_type`` label ``negative``, as
+        ScreenSpot-Pro's ``gt_type=negative`` reads them: record X's copy is ``X_negative``) and none
+        of which has a line, while some line's id is a record whose copy is loaded (``X``), was
+        made with ``gt_type=positive`` (or by a gge that read negatives under X): every sample would
+        be not in the file, the headline 0.
+
+        Args:
+            samples: The run's samples (every benchmark).
+
+        Raises:
+            GgeError: one line naming the file, the benchmark, the variant and a positive id.
+        """
+        groups: dict[str, list[Sample]] = {}
+        for s in samples:
+            groups.setdefault(s.benchmark, []).append(s)
+        for bench, group in groups.items():
+            kinds = {s.labels.get("gt_type") for s in group}
+            if kinds != {"negative"} or any((bench, s.id) in self._by_key for s in group):
+                continue
+            negatives = {s.id for s in group}
+            positive = [sid for (b, sid) in self._by_key if b == bench and sid + NEGATIVE_SUFFIX in negatives]
+            if positive:
+                first = positive[0]
+                raise GgeError(
+                    f"{self.path}:{self._line[(bench, first)]}: {bench} is read with gt_type=negative, whose "
+                    f"samples are the records' negative copies ({first}{NEGATIVE_SUFFIX}), and none of the "
+                    f"file's lines answers one: its {len(positive)} {bench} ids are the positive copies' "
+                    f"({first}), made with gt_type=positive; replay it with bench.{bench}.gt_type=positive "
+                    f"(or all), or name its negative lines <id>{NEGATIVE_SUFFIX}"
+                )
+
+    def _check_screenshots(self, samples: Iterable[Sample]) -> None:
+        """Refuse the file when a line names another screenshot or size than the sample it answers."""
         checked = 0
         found: list[tuple[Sample, str]] = []
         for s in samples:
