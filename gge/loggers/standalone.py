@@ -1,8 +1,13 @@
-"""``logger=`` in a standalone ``python eval.py`` run: the scalars, tables and overlays a trainer logs."""
+"""What a standalone ``python eval.py`` run reports besides its folder.
+
+The console's summary of a finished run, and ``logger=``: the scalars, tables and overlays a trainer
+logs.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
@@ -11,10 +16,70 @@ from omegaconf import DictConfig
 
 from gge.benchmarks.base import Benchmark
 from gge.documents.results import ResultsDocument
+from gge.report.markdown import render_summary, subset_text
 from gge.scoring.metrics import scalar_metrics
 from gge.types import Sample, SampleResult
 
 LOGGERS = ("wandb", "tensorboard", "csv")
+
+
+def scored_text(k: int, strategy: str) -> str:
+    """How a run's Top-1 is chosen, in report.md's words: by the strategy among K, or the one answer.
+
+    Example:
+        >>> scored_text(5, "critic"), scored_text(1, "critic")
+        ('Top-1 by `critic` · K=5', 'one answer per sample (Top-1 only)')
+    """
+    return "one answer per sample (Top-1 only)" if k == 1 else f"Top-1 by `{strategy}` · K={k}"
+
+
+def console_summary(document: ResultsDocument, titles: Mapping[str, str], output_dir: Path) -> str:
+    """What the console shows of a finished run: its caveats, the headlines, where the detail is.
+
+    The protocol line (and the ``subset:`` and ``Note:`` lines where the run has them), how Top-1 is
+    chosen, report.md's summary table (each benchmark's headline and the mean), then the files written
+    and where every other table is (splits, misses, target sizes, cost, budget: report.md and
+    report.html). The summary is on screen at the end of the run, not a few hundred lines up.
+
+    Args:
+        document: The run's results document.
+        titles: Each benchmark's title, by name.
+        output_dir: The run's output folder.
+
+    Returns:
+        The text, without a final newline.
+
+    Example:
+        >>> entry = {"samples": 4, "official": {"rule": "micro", "top1": 50.0, "oracle@1": 50.0},
+        ...          "format_errors": 0, "image_errors": []}
+        >>> doc = {"protocol": "demo", "k": 1, "selection": "critic", "benchmarks": {"b": entry},
+        ...        "mean": {"benchmarks": ["b"], "top1": 50.0, "oracle@1": 50.0}}
+        >>> print(console_summary(doc, {"b": "B"}, Path("out")))
+        Protocol: demo
+        one answer per sample (Top-1 only)
+        <BLANKLINE>
+        ## Summary (headlines: official unless marked)
+        <BLANKLINE>
+        | benchmark | samples | official rule | Top-1 | format errors | image errors |
+        |-----------|---------|---------------|-------|---------------|--------------|
+        | B         | 4       | micro         | 50.00 | 0             | 0            |
+        <BLANKLINE>
+        wrote out/results.json, predictions.jsonl, report.md and report.html
+        every table (by split, misses, size, cost, budget): report.md and report.html (open it in a browser)
+    """
+    k = document["k"]
+    head = [f"Protocol: {document['protocol']}"]
+    subset = subset_text(document.get("subset"), titles)
+    head += [subset] if subset else []
+    head += [f"Note: {n}" for n in document.get("notes", ())]
+    head.append(scored_text(k, document["selection"]))
+    summary = render_summary(titles, document["benchmarks"], document["mean"], k=k)
+    written = [
+        f"wrote {output_dir / 'results.json'}, predictions.jsonl, report.md and report.html",
+        "every table (by split, misses, size, cost, budget): report.md and report.html "
+        "(open it in a browser)",
+    ]
+    return "\n\n".join(["\n".join(head), summary, "\n".join(written)])
 
 
 def log_standalone(

@@ -28,7 +28,7 @@ from gge.benchmarks.loading import BenchmarkSet, load_benchmarks
 from gge.benchmarks.plugins import benchmark_origin
 from gge.documents.results import CostSetup, ResultsDocument
 from gge.errors import GgeError
-from gge.loggers.standalone import log_standalone
+from gge.loggers.standalone import console_summary, log_standalone
 from gge.models import settings_record
 from gge.models.base import Policy, answers_per_sample, capabilities
 from gge.models.registry import ModelKind, kind_of
@@ -601,8 +601,9 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         finalize([])
     document: dict[str, Any] = json.loads(results_path.read_text(encoding="utf-8"))
     _warn_after(run, document, out)
-    print("\n" + (output_dir / "report.md").read_text(encoding="utf-8").rstrip("\n"), file=out)
-    print(f"\nwrote {results_path} (and report.html: open it in a browser)", file=out)
+    titles = {name: bench.title for name, bench in run.loaded.benchmarks.items()}
+    written = cast(ResultsDocument, document)  # read back from the results.json it wrote
+    print("\n" + console_summary(written, titles, output_dir), file=out)
     if cfg.logger is not None:
         _log(run, stack, document, results_path, out)
     return document
