@@ -57,7 +57,7 @@ from typing import Any
 from gge.benchmarks.images import open_image
 from gge.documents.caveats import entry_description
 from gge.documents.results import BenchmarkEntry, BudgetCurves, oracle_at, pass_at, share
-from gge.loggers.overlays import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
+from gge.drawing import marker_radius, pick_rank, scaled_region_box, target_thumbnail, thumb_point
 from gge.report.cost_tables import Axis, budget_curves, critic_cost
 from gge.scoring.analysis import OUTCOMES, outcome
 from gge.types import STRATEGIES, Candidate, Polygon, Sample, SampleResult

@@ -1,7 +1,7 @@
 """The report's gallery of misses: which misses are shown, their thumbnails, and their cards.
 
 :func:`gallery_entries` picks a benchmark's misses round-robin over the kinds of miss and draws each
-one's screenshot with the target, candidates and pick (:func:`gge.loggers.overlays.draw_overlay`) as
+one's screenshot with the target, candidates and pick (:func:`gge.drawing.draw_overlay`) as
 a JPEG ``data:`` URI; ``_gallery`` renders the entries as the page's filterable gallery section.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from gge.benchmarks.base import TableSpec
 from gge.benchmarks.images import open_image
-from gge.loggers.overlays import draw_overlay, pick_rank
+from gge.drawing import draw_overlay, pick_rank
 from gge.report.html_format import _count, _frac, _mapping, _num, esc, kind_colour
 from gge.scoring.analysis import MISS_KINDS, OUTCOMES, outcome
 from gge.types import LabelValue, Sample, SampleResult, label_values
