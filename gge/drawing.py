@@ -159,7 +159,16 @@ def marker_radius(thumb_size: tuple[int, int]) -> int:
 
 
 @lru_cache(maxsize=8)
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+def tag_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """The font of the rank tags, the legend and the absent banner at ``size`` pixels.
+
+    Pillow's default FreeType font, or its fixed bitmap font where pillow has no FreeType. A caller
+    that measures a tag (``draw.textbbox(xy, text, font=tag_font(size))``) sees the box drawn.
+
+    Example:
+        >>> tag_font(12) is tag_font(12)  # made once per size
+        True
+    """
     try:
         return ImageFont.load_default(size=size)
     except (ImportError, OSError, TypeError):  # no FreeType: pillow's bitmap font
@@ -174,7 +183,7 @@ def _draw_text_tag(
     draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, fill: RGB, size: int
 ) -> None:
     """A filled tag with white text whose top-left corner is at ``xy``."""
-    font = _font(size)
+    font = tag_font(size)
     left, top, right, bottom = draw.textbbox(xy, text, font=font)
     draw.rectangle((left - 2, top - 2, right + 2, bottom + 2), fill=fill)
     draw.text(xy, text, fill=TEXT_COLOUR, font=font)
@@ -184,7 +193,7 @@ def _draw_target(draw: ImageDraw.ImageDraw, region: Region, scale: Scale, size: 
     """Draw the target: box outline, polygon outline, or the absent banner."""
     width = _line_width(size)
     if isinstance(region, Absent):
-        font = _font(max(11, marker_radius(size) * 2))
+        font = tag_font(max(11, marker_radius(size) * 2))
         _, _, right, bottom = draw.textbbox((6, 4), ABSENT_TEXT, font=font)
         draw.rectangle((0, 0, right + 6, bottom + 6), fill=TARGET_COLOUR)
         draw.text((6, 4), ABSENT_TEXT, fill=TEXT_COLOUR, font=font)
@@ -377,7 +386,7 @@ def place_tags(
     Returns:
         One ``(x, y)`` per tag.
     """
-    font = _font(font_size)
+    font = tag_font(font_size)
     taken: list[tuple[float, float, float, float]] = []
     out = []
     for x, y, text, _ in tags:
@@ -411,6 +420,7 @@ __all__ = [
     "place_tags",
     "point_scale",
     "scaled_region_box",
+    "tag_font",
     "target_thumbnail",
     "thumb_point",
     "thumbnail",
