@@ -25,7 +25,6 @@ Command line: ``python -m gge.benchmarks.demo.suite --out DIR [--seed N]``.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -34,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gge.benchmarks.demo.suite import writers_sets
 from gge.benchmarks.demo.suite.cases import Case, _dump
 from gge.benchmarks.demo.suite.constants import (
     BENCHMARKS,
@@ -49,8 +49,11 @@ from gge.benchmarks.demo.suite.writers import _WRITERS
 from gge.benchmarks.demo.suite.writers_more import MORE_WRITERS
 from gge.benchmarks.demo.suite.writers_sets import SET_WRITERS
 
+DEFAULT_PER_BENCHMARK = 36
+"""Samples per benchmark of :func:`write_demo_suite` by default (the cached suite's)."""
 
-def write_demo_suite(out: Path, seed: int = 0, per_benchmark: int = 36) -> Path:
+
+def write_demo_suite(out: Path, seed: int = 0, per_benchmark: int = DEFAULT_PER_BENCHMARK) -> Path:
     """Write the demo suite: the benchmark folders in their official layouts and a replay file.
 
     The output depends only on ``seed`` and ``per_benchmark`` (same bytes every time). Layout under ``out``:
@@ -124,23 +127,25 @@ def demo_root(seed: int = 0) -> Path:
     Generation writes into a temporary sibling folder and renames it into place, so concurrent callers
     never see a partial suite; when another process wins the race its copy is used.
 
+    One folder whether pyarrow is installed or not (the suite's identity does not depend on it):
+    without pyarrow it has no ``webclick/``; once pyarrow is installed, the first call adds that
+    folder (the bytes a whole generation writes, through a temporary sibling renamed into place) and
+    leaves every other file as it was, so a run into an existing output folder resumes as the same run.
+
     Args:
         seed: Suite seed.
 
     Returns:
-        ``<cache>/demo-v<VERSION>-seed<seed>`` (``-nohub`` appended where pyarrow is not installed:
-        that suite has no ``webclick/``).
+        ``<cache>/demo-v<VERSION>-seed<seed>``.
 
     Example:
         >>> root = demo_root()  # doctest: +SKIP
         >>> (root / "predictions.jsonl").is_file()  # doctest: +SKIP
         True
     """
-    # without pyarrow the suite has no webclick/ folder: a copy of its own, so that installing pyarrow
-    # later finds a complete suite rather than this one
-    hub = "" if importlib.util.find_spec("pyarrow") is not None else "-nohub"
-    final = cache_dir() / f"demo-v{VERSION}-seed{seed}{hub}"
+    final = cache_dir() / f"demo-v{VERSION}-seed{seed}"
     if final.is_dir():
+        _add_webclick(final, seed)
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
@@ -155,6 +160,29 @@ def demo_root(seed: int = 0) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def _add_webclick(root: Path, seed: int) -> None:
+    """Write ``root/webclick`` where pyarrow is installed now and the suite was written without it.
+
+    The folder is drawn from its own random stream, so it holds the bytes a whole generation of the
+    suite writes (``per_benchmark`` the default, as :func:`demo_root` generates); it is written into a
+    temporary folder beside it and renamed into place (a concurrent caller's copy wins a race).
+    """
+    target = root / "webclick"
+    if target.is_dir() or not writers_sets.pyarrow_installed():
+        return
+    tmp = Path(tempfile.mkdtemp(prefix=".webclick.", dir=root))
+    try:
+        dict(SET_WRITERS)["webclick"](tmp, seed, DEFAULT_PER_BENCHMARK)
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            if not target.is_dir():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _files(root: Path) -> Iterable[Path]:
@@ -175,7 +203,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, required=True, help="folder to write the suite into")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
-    parser.add_argument("--per-benchmark", type=int, default=36, help="samples per benchmark (default 36)")
+    parser.add_argument(
+        "--per-benchmark",
+        type=int,
+        default=DEFAULT_PER_BENCHMARK,
+        help=f"samples per benchmark (default {DEFAULT_PER_BENCHMARK})",
+    )
     args = parser.parse_args(argv)
     root = write_demo_suite(args.out, seed=args.seed, per_benchmark=args.per_benchmark)
     files = list(_files(root))

@@ -4,11 +4,13 @@ GroundUI-1K and GroundUI-18K (FORMATS.md, section 14): ``gui_grounding/metadata_
 raw-instruction twin) with ``images/``, one line per target, the repeated (image, instruction) pair,
 the zero-height box and the box past the screenshot's edge of the release planted. WebClick (section
 12): ``data/test-00000-of-00002.parquet`` and ``-00001-``, the screenshots embedded as the Hub's image
-struct, boxes normalised; written only where pyarrow is installed (``gge[hub]``: the demo folder is
-left out without it). RUC (section 15): ``full.json`` with ``images/``, normal and deception records
-(each deception's ``dark_box`` another element of its screen), a record without ``correct_box.bbox``
-and the record with id 998, which the released code leaves out. The ScreenSpot-v2 variants (section
-13): ``mobile.json``, ``desktop.json``, ``web.json`` at the root in ScreenSpot-Pro's schema, ``imgs/``.
+struct, boxes normalised; written only where pyarrow is installed (:func:`pyarrow_installed`,
+``gge[hub]``: the folder is left out without it, and added to the same suite folder once pyarrow is
+there, :func:`gge.benchmarks.demo.suite.generate.demo_root`). RUC (section 15): ``full.json`` with
+``images/``, normal and deception records (each deception's ``dark_box`` another element of its
+screen), a record without ``correct_box.bbox`` and the record with id 998, which the released code
+leaves out. The ScreenSpot-v2 variants (section 13): ``mobile.json``, ``desktop.json``, ``web.json``
+at the root in ScreenSpot-Pro's schema, ``imgs/``.
 Each writer draws from its own random stream (``_rng(seed, <benchmark>)``) and runs after
 :data:`~gge.benchmarks.demo.suite.writers_more.MORE_WRITERS`, so every earlier folder keeps its bytes.
 :data:`SET_WRITERS` lists them in writing order.
@@ -16,6 +18,7 @@ Each writer draws from its own random stream (``_rng(seed, <benchmark>)``) and r
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 from collections.abc import Callable
@@ -112,12 +115,17 @@ _WEBCLICK: tuple[tuple[str, ScreenSpec], ...] = (
 """WebClick's buckets and their screens."""
 
 
+def pyarrow_installed() -> bool:
+    """Whether pyarrow can be imported (the WebClick folder is written, and read, only then)."""
+    return importlib.util.find_spec("pyarrow") is not None
+
+
 def _write_webclick(root: Path, seed: int, n: int) -> list[Case]:
-    try:
-        import pyarrow as pa  # type: ignore[import-untyped]
-        import pyarrow.parquet as pq  # type: ignore[import-untyped]
-    except ImportError:
+    if not pyarrow_installed():
         return []  # the folder is left out: reading it needs pyarrow too
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
     rng = _rng(seed, "webclick")
     rows: list[dict[str, Any]] = []
     cases: list[Case] = []
