@@ -18,12 +18,16 @@ release's N samples unless said):
 4. *parse / frame*: the point written (read again from the raw answer) instead of the log's own;
 
 then *answer*: B's points instead of A's, by gge's rule (the hits flipped each way, and the distance
-between the two points where both have one).
+between the two points where both have one: how many are within 0.5 px, the median and the largest).
+Each step carries the figure before it and after it (:attr:`Step.start`, :attr:`Step.end`): the
+walk passes through A's printed figure, gge's rule on A's points over N, gge's rule on B's, and B's
+printed figure.
 
 Where the benchmark's official headline is a macro mean (``official``), a gge run's printed figure is
 that mean over its samples; its walk starts with *aggregation*, the step from that mean to the micro
 figure over the same samples (a harness's log prints micro: its walk has none). A ``--published``
-figure within the printing of B's (rounded or cut to one or two decimals) is said to be so.
+figure within the printing of B's (rounded or cut to one or two decimals) is said to be so; its
+step says what it is set against: B's printed figure, by which rule, over how many of the N samples.
 
 Example:
     >>> from gge.types import Box, Sample
@@ -31,8 +35,8 @@ Example:
     >>> a = {"0": Side.Line((1.0, 1.0), True, True, (1.0, 1.0), None)}
     >>> b = {str(i): Side.Line((1.0, 1.0), None, True, None, None) for i in range(4)}
     >>> steps = explain(s, Side("A", a), Side("B", b))
-    >>> [(st.name, round(st.points, 2)) for st in steps.steps if st.points]
-    [('A: denominator', -75.0), ('answer', 75.0)]
+    >>> [(st.name, st.start, st.end) for st in steps.steps if st.points]
+    [('A: denominator', 100.0, 25.0), ('answer', 25.0, 100.0)]
     >>> steps.total == steps.b_figure - steps.a_figure
     True
 """
@@ -41,8 +45,9 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -108,17 +113,24 @@ class Step:
 
     Attributes:
         name: ``A: denominator``, ..., ``answer``, ..., ``printed``.
-        points: Its effect on the headline, in points (B minus A direction).
+        start: The figure before the step (A's printed figure before the first).
+        end: The figure after it (B's printed figure, or the published one, after the last).
         to_hit: Samples the step turns into hits.
         to_miss: Samples it turns into misses.
-        note: A line more (the drift of the answers, the published figure).
+        note: A line more (the drift of the answers, what the published figure is set against).
     """
 
     name: str
-    points: float
+    start: float
+    end: float
     to_hit: tuple[str, ...] = ()
     to_miss: tuple[str, ...] = ()
     note: str = ""
+
+    @property
+    def points(self) -> float:
+        """Its effect on the headline, in points (B minus A direction): ``end - start``."""
+        return self.end - self.start
 
 
 @dataclass(frozen=True)
@@ -152,6 +164,10 @@ class Explanation:
         a_figure: A's figure as its harness printed it (its own verdicts and denominator).
         b_figure: B's figure, the same way (or the published figure where one is given).
         steps: The steps, in order.
+        official: The benchmark's official averaging rule (what a gge run prints).
+        moved: Every sample a step moves (:func:`explain`).
+        files: The A and B files as the user named them (``gge explain``), shown by the reports; None
+            where the sides were not read from files.
     """
 
     benchmark: str
@@ -161,46 +177,72 @@ class Explanation:
     steps: list[Step]
     official: str = "micro"
     moved: list[Moved] = field(default_factory=list)
+    files: tuple[str, str] | None = None
 
     @property
     def total(self) -> float:
         """The steps' sum: B's figure minus A's (to rounding of floating point only)."""
         return math.fsum(s.points for s in self.steps)
 
+    def gge_rule(self) -> tuple[float, float] | None:
+        """The figures of gge's rule on A's points and on B's over the N samples (the answer step's ends)."""
+        answer = next((s for s in self.steps if s.name == "answer"), None)
+        return None if answer is None else (answer.start, answer.end)
+
     def markdown(self, a: str, b: str) -> str:
-        """The walk as markdown: the two figures, then one row per step that moves a sample."""
+        """The walk as markdown: the files, the figures, then a row per step that moves or says something.
+
+        Each row gives the figure before the step and after it, the step's points, the samples it
+        turns to hits and to misses (the first :data:`SHOWN` named) and its note.
+        """
         rows = [
-            f"| {s.name} | {_signed(s.points)} | {len(s.to_hit)} | {len(s.to_miss)} | "
+            f"| {s.name} | {s.start:.2f} | {s.end:.2f} | {_signed(s.points)} | {len(s.to_hit)} | "
+            f"{len(s.to_miss)} | "
             f"{', '.join([*s.to_hit, *s.to_miss][:SHOWN])}{(' ' + s.note) if s.note else ''} |"
             for s in self.steps
             if s.points or s.to_hit or s.to_miss or s.note
         ]
+        files = [f"{a}: {self.files[0]} · {b}: {self.files[1]}", ""] if self.files is not None else []
+        rule = self.gge_rule()
+        ours = (
+            [f"gge's rule on the {self.samples} samples: {a} {rule[0]:.2f} · {b} {rule[1]:.2f}", ""]
+            if rule is not None
+            else []
+        )
         return "\n".join(
             [
                 f"# {a} -> {b}: {self.benchmark}, {self.samples} samples",
                 "",
+                *files,
                 f"{a}: {self.a_figure:.2f} · {b}: {self.b_figure:.2f} · difference "
                 f"{_signed(self.b_figure - self.a_figure)} points, the steps' sum {_signed(self.total)}",
                 "",
-                "| step | points | to hit | to miss | first samples |",
-                "|---|---|---|---|---|",
+                *ours,
+                "| step | from | to | points | to hit | to miss | first samples |",
+                "|---|---|---|---|---|---|---|",
                 *rows,
                 "",
             ]
         )
 
     def document(self) -> dict[str, Any]:
-        """The walk as JSON (every figure unrounded)."""
+        """The walk as JSON (every figure unrounded; ``a_file``/``b_file`` null where not read from files)."""
+        rule = self.gge_rule()
         return {
             "benchmark": self.benchmark,
             "samples": self.samples,
             "official": self.official,
+            "a_file": None if self.files is None else self.files[0],
+            "b_file": None if self.files is None else self.files[1],
             "a_figure": self.a_figure,
             "b_figure": self.b_figure,
+            "gge_rule": None if rule is None else {"a": rule[0], "b": rule[1]},
             "total": self.total,
             "steps": [
                 {
                     "name": s.name,
+                    "from": s.start,
+                    "to": s.end,
                     "points": s.points,
                     "to_hit": list(s.to_hit),
                     "to_miss": list(s.to_miss),
@@ -260,8 +302,8 @@ def aggregate(samples: Sequence[Sample], verdicts: Mapping[str, bool], rule: Ave
 
 def _walk(
     samples: Sequence[Sample], side: Side, rule: Average
-) -> tuple[float, float, list[tuple[str, dict[str, bool]]]]:
-    """A side's printed figure, its micro figure over the same samples, and its verdicts after each step."""
+) -> tuple[float, float, int, list[tuple[str, dict[str, bool]]]]:
+    """A side's printed and micro figures, how many samples they are over, its verdicts after each step."""
     lines = side.lines
     judged = side.imported
     # the printed figure: the log's verdicts over the lines its harness counted and judged; for a run
@@ -299,7 +341,8 @@ def _walk(
     v4 = {
         s.id: s.id in lines and hits(s, *as_answer(lines[s.id].point, lines[s.id].refused)) for s in samples
     }
-    return printed, micro, [("denominator", v1), ("data", v2), ("verdict rule", v3), ("parse / frame", v4)]
+    steps = [("denominator", v1), ("data", v2), ("verdict rule", v3), ("parse / frame", v4)]
+    return printed, micro, len(own), steps
 
 
 def _outside(side: Side, order: Sequence[str]) -> str:
@@ -322,7 +365,18 @@ def _step(
 ) -> Step:
     to_hit = tuple(i for i in order if after[i] and not before[i])
     to_miss = tuple(i for i in order if before[i] and not after[i])
-    return Step(name, _pct(len(to_hit) - len(to_miss), n), to_hit, to_miss)
+    return Step(name, _pct(sum(before.values()), n), _pct(sum(after.values()), n), to_hit, to_miss)
+
+
+def _covers(side: Side, official: Average, counted: int, n: int) -> str:
+    """What a side's printed figure is: by which rule, over how many of the N samples."""
+    if side.imported:
+        rule = f"its harness's verdicts (micro) over the {counted} lines it counted and judged"
+    elif side.is_log:
+        rule = f"gge's verdicts of its points (micro) over its {counted} lines"
+    else:
+        rule = f"gge's rule ({official.name}) over its {counted} lines"
+    return f"{side.name}'s printed figure: {rule}, of the {n} samples"
 
 
 def _printing(published: float, computed: float) -> str:
@@ -357,20 +411,20 @@ def explain(
     """
     n = len(samples)
     order = [s.id for s in samples]
-    a_printed, a_micro, a_steps = _walk(samples, a, official)
-    b_printed, b_micro, b_steps = _walk(samples, b, official)
+    a_printed, a_micro, _, a_steps = _walk(samples, a, official)
+    b_printed, b_micro, b_counted, b_steps = _walk(samples, b, official)
     steps: list[Step] = []
     # A: from its printed figure to gge's rule on its points over N
     previous_points = a_printed
     if official.over and not a.is_log:
         note = f"({official.name} over its {sum(1 for i in order if i in a.lines)} samples -> micro)"
-        steps.append(Step(f"{a.name}: aggregation", a_micro - a_printed, note=note))
+        steps.append(Step(f"{a.name}: aggregation", a_printed, a_micro, note=note))
         previous_points = a_micro
     previous: dict[str, bool] | None = None
     for name, verdicts in a_steps:
         figure = _pct(sum(verdicts.values()), n)
         if previous is None:  # the denominator: the figure changes with the samples counted
-            steps.append(Step(f"{a.name}: {name}", figure - previous_points, note=_outside(a, order)))
+            steps.append(Step(f"{a.name}: {name}", previous_points, figure, note=_outside(a, order)))
         else:
             steps.append(_step(f"{a.name}: {name}", previous, verdicts, order, n))
         previous, previous_points = verdicts, figure
@@ -384,11 +438,10 @@ def explain(
     ]
     notes = []
     if drift:
-        drift.sort()
         same = sum(1 for d in drift if d <= 0.5)
         notes.append(
-            f"points: {same} of {len(drift)} the same; median drift {drift[len(drift) // 2]:.1f} px, "
-            f"{drift[-1]:.1f} px at most"
+            f"points: {same} of {len(drift)} the same; median drift {statistics.median(drift):.1f} px, "
+            f"{max(drift):.1f} px at most"
         )
     for side in (a, b):
         unanswered = [i for i in (*answer.to_hit, *answer.to_miss) if i in side.absent]
@@ -396,24 +449,25 @@ def explain(
             shown = ", ".join(unanswered[:SHOWN])
             notes.append(f"{len(unanswered)} of them not in {side.name}'s replayed file: {shown}")
     if notes:
-        answer = Step(answer.name, answer.points, answer.to_hit, answer.to_miss, "(" + "; ".join(notes) + ")")
+        answer = replace(answer, note="(" + "; ".join(notes) + ")")
     steps.append(answer)
     # B: back from gge's rule on its points to its printed figure
     for (name, verdicts), (_, earlier) in zip(reversed(b_steps[1:]), reversed(b_steps[:-1]), strict=True):
         steps.append(_step(f"{b.name}: {name} (back)", verdicts, earlier, order, n))
     b_n_figure = _pct(sum(b_steps[0][1].values()), n)
-    steps.append(Step(f"{b.name}: denominator (back)", b_micro - b_n_figure, note=_outside(b, order)))
+    steps.append(Step(f"{b.name}: denominator (back)", b_n_figure, b_micro, note=_outside(b, order)))
     if official.over and not b.is_log:
         note = f"(micro -> {official.name} over its {sum(1 for i in order if i in b.lines)} samples)"
-        steps.append(Step(f"{b.name}: aggregation (back)", b_printed - b_micro, note=note))
+        steps.append(Step(f"{b.name}: aggregation (back)", b_micro, b_printed, note=note))
     b_figure = b_printed
     if published is not None:
         steps.append(
             Step(
                 "printed",
-                published - b_printed,
-                note=f"(published {published:.2f} against {b_printed:.2f} computed"
-                f"{_printing(published, b_printed)})",
+                b_printed,
+                published,
+                note=f"(published {published:.2f} against {b_printed:.2f} computed, "
+                f"{_covers(b, official, b_counted, n)}{_printing(published, b_printed)})",
             )
         )
         b_figure = published

@@ -1,10 +1,11 @@
 """The page of ``gge explain A B``: the walk from A's figure to B's, and the samples it moves drawn.
 
 :func:`render_explain_html` renders an explain.json document
-(:meth:`gge.compare.explain.Explanation.document`) as one offline page beside compare's: the two
-figures and their difference, one row per step (its points, the samples it turns to hits and to
-misses, its note), then a card per moved sample with its screenshot, the target outlined and both
-sides' points drawn (1 = A's, ringed; 2 = B's), the steps that move it and gge's verdict of each point.
+(:meth:`gge.compare.explain.Explanation.document`) as one offline page beside compare's: the A and
+B files, the two figures and their difference, one row per step (the figure before and after it, its
+points, the samples it turns to hits and to misses, its note), then a card per moved sample with its
+screenshot, the target outlined and both sides' points drawn (1 = A's, ringed; 2 = B's), the steps
+that move it and gge's verdict of each point.
 """
 
 from __future__ import annotations
@@ -78,18 +79,27 @@ def render_explain_html(
 
     Example:
         >>> doc = {"benchmark": "b", "samples": 4, "official": "micro", "a_figure": 50.0, "b_figure": 75.0,
-        ...        "total": 25.0, "steps": [{"name": "answer", "points": 25.0, "to_hit": ["3"],
+        ...        "a_file": "a.jsonl", "b_file": "runs/b", "total": 25.0,
+        ...        "steps": [{"name": "answer", "from": 50.0, "to": 75.0, "points": 25.0, "to_hit": ["3"],
         ...        "to_miss": [], "note": ""}], "moved": [{"id": "3", "steps": ["answer: to hit"],
         ...        "a_point": [1.0, 1.0], "b_point": [5.0, 5.0], "a_hit": False, "b_hit": True}]}
         >>> page = render_explain_html(doc, {})
         >>> '<span class="pos">+25.00</span>' in page, "screenshot unavailable" in page
         (True, True)
+        >>> "<td>50.00</td><td>75.00</td>" in page, "A: <code>a.jsonl</code>" in page
+        (True, True)
     """
     a, b = labels
     title = f"gge explain — {a} → {b}: {document.get('benchmark')}"
     diff = float(document["b_figure"]) - float(document["a_figure"])
+    files = (
+        f'<p class="protocol">{esc(a)}: <code>{esc(document["a_file"])}</code> · '
+        f"{esc(b)}: <code>{esc(document['b_file'])}</code></p>"
+        if document.get("a_file") is not None and document.get("b_file") is not None
+        else ""
+    )
     head = (
-        f"<header><h1>{esc(title)}</h1>"
+        f"<header><h1>{esc(title)}</h1>{files}"
         f'<p class="protocol">{_count(document.get("samples"))} samples · official rule '
         f"{esc(document.get('official', 'micro'))} · {esc(a)} {float(document['a_figure']):.2f} · "
         f"{esc(b)} {float(document['b_figure']):.2f} · difference {_points(diff)} points, the steps' sum "
@@ -104,13 +114,15 @@ def render_explain_html(
         rows.append(
             [
                 esc(step["name"]),
+                f"{float(step['from']):.2f}",
+                f"{float(step['to']):.2f}",
                 _points(step["points"]),
                 _count(len(step.get("to_hit", []))),
                 _count(len(step.get("to_miss", []))),
                 shown + (f' <span class="muted">{esc(step["note"])}</span>' if step.get("note") else ""),
             ]
         )
-    table = _table(["step", "points", "to hit", "to miss", "samples"], rows)
+    table = _table(["step", "from", "to", "points", "to hit", "to miss", "samples"], rows)
     moved = document.get("moved") or []
     cards = "".join(_card(m, thumbs.get(str(m.get("id"))), a, b) for m in moved[:CARDS])
     more = (
