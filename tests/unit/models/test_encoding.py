@@ -194,7 +194,29 @@ def test_file_format_refuses_an_image_embedded_in_another_file(tmp_path: Path) -
 # -- the URL cache ---------------------------------------------------------------------------------
 
 
-def test_the_same_image_is_encoded_once_another_with_equal_pixels_again() -> None:
+class _EncodeClock:
+    """A ``time`` for the encoding module whose ``perf_counter`` moves only while an image is encoded."""
+
+    def __init__(self, seconds_per_encoding: float) -> None:
+        self.now = 100.0
+        self.step = seconds_per_encoding
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def test_the_same_image_is_encoded_once_another_with_equal_pixels_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _EncodeClock(0.25)
+    real = encoding.encode_png
+
+    def timed_encode(image: Image.Image) -> bytes:
+        clock.now += clock.step  # each encoding takes 0.25 s on the module's clock
+        return real(image)
+
+    monkeypatch.setattr(encoding, "time", clock)
+    monkeypatch.setattr(encoding, "encode_png", timed_encode)
     urls = ImageUrls()
     image = _noise((20, 10))
     first = urls.url(image)
@@ -206,7 +228,7 @@ def test_the_same_image_is_encoded_once_another_with_equal_pixels_again() -> Non
     twin = image.copy()  # equal pixels, another object: the cache is per object, not per content
     assert urls.url(twin) == first
     assert (urls.counts.encoded, urls.counts.reused) == (2, 2)
-    assert urls.counts.encode_seconds > 0
+    assert urls.counts.encode_seconds == 2 * 0.25  # the two encodings' time, none for the reuses
 
 
 def test_eight_threads_asking_for_one_image_at_once_encode_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
