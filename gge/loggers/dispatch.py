@@ -6,7 +6,7 @@ choosing by the logger's class name, so nothing here imports wandb, Lightning or
 * ``WandbLogger``: :func:`gge.loggers.wandb.log_evaluation_wandb` on ``logger.experiment`` (the
   samples table with box layers, the breakdown table, the Oracle@k curve), stepped by Lightning's
   ``trainer/global_step`` metric;
-* ``TensorBoardLogger``: one overlay image per id (:func:`gge.loggers.overlays.draw_overlay`) under
+* ``TensorBoardLogger``: one overlay image per id (:func:`gge.drawing.draw_overlay`) under
   the tag ``grounding/<benchmark>/<id>``;
 * no logger that takes images (``CSVLogger``, no logger at all...): the overlays as JPEG files
   ``<log_dir>/grounding/<benchmark>/step_<step>/<id>.jpg``.
@@ -32,7 +32,7 @@ from PIL import Image
 from gge.benchmarks.base import Benchmark
 from gge.benchmarks.images import open_image
 from gge.documents.results import BenchmarkEntry
-from gge.loggers.overlays import draw_overlay, thumbnail
+from gge.drawing import draw_overlay, thumbnail
 from gge.loggers.wandb import log_evaluation_wandb
 from gge.types import Sample, SampleResult
 

@@ -32,7 +32,7 @@ KIND_COLOURS: dict[str, str] = {
     "not_in_file": "#b8b8b8",
 }
 """Colour of each outcome kind in the decomposition bars and the gallery's badges (none is close
-to an overlay colour of :mod:`gge.loggers.overlays`)."""
+to an overlay colour of :mod:`gge.drawing`)."""
 TOP1_COLOUR = "#3b6fb6"
 ORACLE_COLOUR = "#e07b39"
 PASS_COLOUR = "#5e9c5e"

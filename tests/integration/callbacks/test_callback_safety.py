@@ -15,7 +15,7 @@ from PIL import Image
 from pytorch_lightning.loggers import CSVLogger
 from torch.utils.data import DataLoader, TensorDataset
 
-from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, draw_overlay, thumb_point
+from gge.drawing import HIT_COLOUR, MISS_COLOUR, draw_overlay, thumb_point
 from gge.loggers.wandb import box_layers
 from gge.scoring.scoring import score_sample
 from gge.types import FAR, Box, Candidate, Prediction, Sample
@@ -126,13 +126,15 @@ def test_off_image_points_are_drawn_clipped_and_marked() -> None:
 def test_tags_of_clustered_candidates_do_not_overlap() -> None:
     from PIL import ImageDraw
 
-    from gge.loggers.overlays import _font, place_tags
+    from gge.drawing import place_tags, tag_font
 
     img = Image.new("RGB", (400, 300))
     draw = ImageDraw.Draw(img)
     tags = [(200.0 + i, 150.0 + i, str(i + 1), MISS_COLOUR) for i in range(6)]  # within 6 px
     spots = place_tags(draw, tags, radius=5, font_size=12, size=img.size)
-    boxes = [draw.textbbox(xy, text, font=_font(12)) for xy, (_, _, text, _) in zip(spots, tags, strict=True)]
+    boxes = [
+        draw.textbbox(xy, text, font=tag_font(12)) for xy, (_, _, text, _) in zip(spots, tags, strict=True)
+    ]
     for i, a in enumerate(boxes):
         assert a[1] >= 0 and a[3] <= 300
         for b in boxes[i + 1 :]:

@@ -22,7 +22,7 @@ import pytest
 from PIL import Image
 from report_documents import empty_document, make_compare, make_document, make_run
 
-from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
+from gge.drawing import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
 from gge.report.compare_page import render_compare_html
 from gge.report.gallery import gallery_entries
 from gge.report.html import render_report_html, write_report_html

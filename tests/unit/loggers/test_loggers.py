@@ -18,8 +18,7 @@ from wandb_reader import LoggedImage, OfflineRun, find_run_dirs, read_run
 
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark, normalized_box
 from gge.documents.results import share
-from gge.loggers.dispatch import log_evaluation, safe_file_name
-from gge.loggers.overlays import (
+from gge.drawing import (
     HIT_COLOUR,
     MISS_COLOUR,
     PICK_COLOUR,
@@ -30,6 +29,7 @@ from gge.loggers.overlays import (
     target_thumbnail,
     thumbnail,
 )
+from gge.loggers.dispatch import log_evaluation, safe_file_name
 from gge.loggers.wandb import (
     HIT_CLASS,
     MISS_CLASS,

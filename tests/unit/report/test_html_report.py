@@ -30,7 +30,7 @@ from report_documents import (
     plain_sections,
 )
 
-from gge.loggers.overlays import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
+from gge.drawing import HIT_COLOUR, MISS_COLOUR, TARGET_COLOUR
 from gge.report.compare_page import render_compare_html
 from gge.report.gallery import gallery_entries
 from gge.report.html import render_report_html, write_report_html
