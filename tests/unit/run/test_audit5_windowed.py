@@ -9,7 +9,9 @@ broken run from hanging.
 from __future__ import annotations
 
 import _thread
+import gc
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -201,6 +203,18 @@ def test_the_first_failure_tells_the_policy_to_stop(tmp_path: Path) -> None:
     assert policy.cancels == [False, True]  # allowed to send at the start, stopped at the failure
 
 
+def test_no_sample_starts_after_the_first_failure(tmp_path: Path) -> None:
+    class Breaks(Policy):
+        def answer(self, sample: Sample) -> list[Prediction]:
+            raise GgeError("POST http://x: HTTP 400: refused")
+
+    policy = Breaks()
+    policy.window = ScriptedWindow(policy, limit=1, waiting=[0])  # type: ignore[attr-defined]
+    with pytest.raises(GgeError, match="HTTP 400"):  # one sample at a time: limit 1, prefetch 0
+        evaluate_windowed(policy, [_sample(tmp_path, i) for i in range(4)], k=1, prefetch=0)
+    assert [event for event in policy.events if event[0] == "enter"] == [("enter", "0")]
+
+
 def test_a_policy_an_earlier_evaluation_stopped_sends_again(tmp_path: Path) -> None:
     policy = Policy()
     policy.refuse_when_cancelled = True
@@ -218,6 +232,30 @@ def test_an_rgba_screenshot_is_handed_as_rgb(tmp_path: Path) -> None:
     image = Image.new("RGBA", (8, 6), (200, 10, 10, 0))
     evaluate_windowed(policy, [_sample(tmp_path, 0, image)], k=1)
     assert policy.images == [("0", "RGB", (8, 6))]
+
+
+def test_an_rgb_screenshot_is_handed_undecoded_and_a_decoded_ones_file_is_closed(tmp_path: Path) -> None:
+    undecoded: list[bool] = []
+
+    class Looks(Policy):
+        def enter(self, sample: Sample) -> None:
+            pass
+
+        def predict_images(
+            self, samples: Sequence[Sample], images: Sequence[Image.Image]
+        ) -> list[Prediction]:
+            undecoded.append(getattr(images[0], "fp", None) is not None)  # its file still open
+            return super().predict_images(samples, images)
+
+    rgb = _sample(tmp_path, 0)
+    palette = _sample(tmp_path, 1, Image.new("RGB", (8, 8), (9, 9, 9)).convert("P"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluate_windowed(Looks(), [rgb], k=1)  # an endpoint may send its file: never decoded
+        evaluate_windowed(Looks(), [palette], k=1)  # decoded to RGB: the file opened first is closed
+        gc.collect()
+    assert undecoded == [True, False]
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 def test_decode_max_pixels_downscales_the_screenshot_handed_to_the_model(tmp_path: Path) -> None:
