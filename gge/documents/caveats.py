@@ -26,6 +26,22 @@ COPY_UNCHECKED = (
     "Hub copy not checked against the release (allow_copy_differences=true): not the official headline"
 )
 """What it says of a Hub copy gge could not check against the release."""
+NO_OFFICIAL_SCORER = "gge's rule (no official scorer)"
+"""How the caveat of a benchmark that publishes no scorer begins (:func:`gge_rule`): the one wording
+of WebClick's and RUC's headlines in report.md, report.html, the summary and the console."""
+
+
+def gge_rule(benchmark: str, how: str) -> str:
+    """The headline caveat of a benchmark without an official scorer: whose rule, then how it scores.
+
+    Every such benchmark's :meth:`~gge.benchmarks.base.Benchmark.headline_caveat` returns it, so each
+    report labels their headlines alike (``not official: gge's rule (no official scorer): ...``).
+
+    Example:
+        >>> gge_rule("RUC", "a hit is the point in correct_box")
+        "gge's rule (no official scorer): RUC publishes none; a hit is the point in correct_box"
+    """
+    return f"{NO_OFFICIAL_SCORER}: {benchmark} publishes none; {how}"
 
 
 def variant_text(entry: BenchmarkEntry) -> str:
@@ -114,3 +130,65 @@ def entry_description(entry: BenchmarkEntry) -> str:
     """
     load = entry.get("load")
     return describe((load["variant"] if load is not None else None) or {}, headline_caveat(entry) or None)
+
+
+# ----------------------------------------------------------------------------------------------
+# What the loader left out and the prediction lines no sample answers: report.md, report.html
+
+
+SHOWN_IDS = 5
+"""How many ids a line names before ``...``."""
+
+
+def _ids(ids: list[str]) -> str:
+    """The first :data:`SHOWN_IDS` ids, then ``, ...`` when there are more."""
+    return ", ".join(ids[:SHOWN_IDS]) + (", ..." if len(ids) > SHOWN_IDS else "")
+
+
+def left_out(entry: BenchmarkEntry) -> dict[str, list[str]]:
+    """The records the loader left out on purpose, by why (``load.left_out``); {} when none or unsaid.
+
+    Example:
+        >>> left_out({"load": {"left_out": {"by its id, as the released code does": ["998"]}}})
+        {'by its id, as the released code does': ['998']}
+        >>> left_out({})
+        {}
+    """
+    load: Mapping[str, Any] = entry.get("load") or {}
+    return {str(why): [str(i) for i in ids] for why, ids in (load.get("left_out") or {}).items()}
+
+
+def data_notes(entry: BenchmarkEntry) -> list[str]:
+    """What the entry's data says beside its figures, one line each: the one wording of both reports.
+
+    The loader's notes (``load.notes``: what it left out and why, labels it filled in), then the
+    replayed file's lines that no sample answers (``unmatched_predictions``), split in two: those
+    of records the loader left out on purpose (``load.left_out``, as the release's code does: not
+    stray) and the stray ones. Each names its count and its first :data:`SHOWN_IDS` ids.
+
+    Example:
+        >>> entry = {"unmatched_predictions": ["998", "x1"],
+        ...          "load": {"notes": ["record 998 left out"], "left_out": {"by its id": ["998"]}}}
+        >>> for line in data_notes(entry):  # doctest: +NORMALIZE_WHITESPACE
+        ...     print(line)
+        Loader: record 998 left out
+        Prediction lines of records the loader left out as the release's code does (by its id): 1 (998):
+            not scored, not stray
+        Prediction lines that match no sample: 1 (x1): not scored
+    """
+    load = entry.get("load")
+    lines = [f"Loader: {note}" for note in ((load.get("notes") if load is not None else None) or [])]
+    unmatched = entry.get("unmatched_predictions") or []
+    placed: set[str] = set()
+    for why, ids in left_out(entry).items():
+        answered = [i for i in unmatched if i in set(ids)]
+        placed.update(answered)
+        if answered:
+            lines.append(
+                f"Prediction lines of records the loader left out as the release's code does ({why}): "
+                f"{len(answered)} ({_ids(answered)}): not scored, not stray"
+            )
+    stray = [i for i in unmatched if i not in placed]
+    if stray:
+        lines.append(f"Prediction lines that match no sample: {len(stray)} ({_ids(stray)}): not scored")
+    return lines

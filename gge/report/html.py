@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gge.documents.caveats import copy_warning, headline_caveat, variant_text
+from gge.documents.caveats import copy_warning, data_notes, headline_caveat, variant_text
 from gge.documents.files import atomic_write
 from gge.documents.results import (
     BenchmarkEntry,
@@ -484,13 +484,15 @@ def _benchmark_section(name: str, entry: BenchmarkEntry, document: ResultsDocume
         *cost_blocks(entry, _title_of(name)),
     ]
     grid = "".join(f"<div>{b}</div>" for b in blocks if b)
+    notes = "".join(f"<li>{esc(note)}</li>" for note in data_notes(entry))
+    notes = f'<ul class="muted data-notes">{notes}</ul>' if notes else ""
     variant = variant_text(entry)
     label = f"{esc(name)} · {esc(variant)}" if variant else esc(name)
     copy = copy_warning(entry)
     warning = f' <span class="warning copy-differs">{esc(copy)}</span>' if copy else ""
     return (
         f'<section class="bench" id="{_anchor(name)}"><h2>{esc(_title_of(name))} '
-        f'<span class="muted">({label})</span>{warning}</h2>{_headline_line(entry, k)}'
+        f'<span class="muted">({label})</span>{warning}</h2>{_headline_line(entry, k)}{notes}'
         f'<div class="grid">{grid}</div></section>'
     )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from gge.documents.caveats import copy_warning, headline_caveat, variant_text
+from gge.documents.caveats import copy_warning, data_notes, headline_caveat, variant_text
 from gge.documents.results import (
     BenchmarkEntry,
     GroupStats,
@@ -126,7 +126,8 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
     intervals. With ``k == 1`` (a one-answer run) every line and table is Top-1 only: no Oracle@k,
     no selection strategies, no critic gap or gain. Last come the cost table (``cost``), the refine
     table (``refine``) and the budget table (``budget``), each only where the entry has it
-    (:mod:`gge.report.cost_tables`).
+    (:mod:`gge.report.cost_tables`). The loader's notes and the replayed lines no sample answers
+    are listed under the headline (:func:`gge.documents.caveats.data_notes`).
     """
     n = entry["samples"]
     ci = entry["intervals"]
@@ -220,6 +221,7 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
             "so they are misses, not format errors · the same rule over the "
             f"{absent['lines']} samples with a line: Top-1 {fmt_headline(absent['top1'])}"
         )
+    lines += [f"- {note}" for note in data_notes(entry)]
     if bad:
         lines.append(f"- Unreadable screenshots (the model was not asked; scored as misses): {len(bad)}")
         lines += [f"  - {e['error']}" for e in bad]
