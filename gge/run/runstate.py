@@ -20,7 +20,8 @@ digest is of an older scheme (:func:`digest_version`) refuses a resume, saying s
 whether its predictions were made on these samples.
 
 A folder in use is locked (``flock`` on ``.gge.lock``): a second run on it refuses. The kernel
-drops the lock when its process ends, so a killed run never leaves it stuck.
+drops the lock when its process ends, so a killed run never leaves it stuck; a run that ends
+removes the file (:func:`output_dir_lock`).
 
 Example:
     >>> import tempfile
@@ -35,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -441,8 +443,13 @@ def output_dir_lock(folder: str | Path) -> Iterator[None]:
     """Hold ``folder/.gge.lock`` for the duration: a second run on the folder refuses.
 
     An ``flock``: released by the kernel when the process ends, so a killed run leaves no stale lock.
-    Where ``fcntl`` or ``flock`` is not available (Windows, some network file systems) no lock is
-    taken.
+    A run that ends removes the file, so a finished folder holds no ``.gge.lock`` (a killed run
+    leaves it, unlocked: the next run takes it). Removing a locked file races with a process that
+    opened it just before: that process would lock the removed file while a third creates a new
+    one. So the file is removed while still locked, and a process that got the lock checks that
+    the path still names the file it locked (the same device and inode), and otherwise opens the
+    path again. Where ``fcntl`` or ``flock`` is not available (Windows, some network file systems)
+    no lock is taken (and the file is left).
 
     Raises:
         TransientError: another process holds the lock (its pid and start time are named).
@@ -454,26 +461,47 @@ def output_dir_lock(folder: str | Path) -> Iterator[None]:
         yield
         return
     out = make_output_dir(folder)
-    try:
-        fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as e:
-        raise GgeError(
-            f"output_dir {out}: cannot create its lock file {LOCK_FILE} ({e.strerror or e}); "
-            "choose a writable output_dir"
-        ) from None
-    try:
+    path = out / LOCK_FILE
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise GgeError(
+                f"output_dir {out}: cannot create its lock file {LOCK_FILE} ({e.strerror or e}); "
+                "choose a writable output_dir"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
             raise TransientError(
                 f"output_dir {out} is in use by another gge run ({holder}); wait for it to end, "
                 "or choose another output_dir"
             ) from None
         except OSError:  # no flock on this file system: run unlocked
-            pass
+            locked = False
+            break
+        if _names(path, fd):
+            locked = True
+            break
+        os.close(fd)  # the holder removed the file after this process opened it: open the path again
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
         yield
     finally:
+        if locked:
+            with contextlib.suppress(OSError):  # while still locked: one that opened it sees it gone, retries
+                path.unlink()
         os.close(fd)  # releases the lock
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (the same device and inode)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
