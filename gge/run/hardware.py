@@ -3,7 +3,8 @@
 Seconds mean little without the machine that spent them, so a run records its processor (and GPU),
 the device and dtype its model ran in, the backend and the batch size beside the per-benchmark
 ledgers (:func:`gge.scoring.cost.cost_summary`). A replayed run measured nothing itself: its setup
-says so and names the file whose costs it read back.
+says so and names the file whose costs it read back (or, for a log imported from another harness,
+that such a log keeps no gge cost records).
 
 Example:
     >>> setup = cost_setup((), backend="demo", batch_size=16)
@@ -73,6 +74,7 @@ def cost_setup(
     replayed_from: str | None = None,
     recorded: bool = True,
     window: Mapping[str, Any] | None = None,
+    imported_format: str | None = None,
 ) -> CostSetup:
     """results.json ``cost``: what the run's cost ledger was measured on.
 
@@ -86,6 +88,8 @@ def cost_setup(
         recorded: Whether any sample has cost records; a replayed file without any says it has none.
         window: What an endpoint run's request window did (:meth:`gge.models.window.RequestWindow.summary`),
             recorded as ``window``; None for a run without one.
+        imported_format: For a replay of a published log (``model.format``, not ``gge``), its format:
+            a log another harness wrote keeps no gge cost records, and the setup says so.
 
     Returns:
         The setup.
@@ -95,6 +99,11 @@ def cost_setup(
         hardware = describe_hardware(device)
     elif recorded:
         hardware = f"not measured here: costs read back from {replayed_from}"
+    elif imported_format is not None:
+        hardware = (
+            f"none: {replayed_from} is a log imported from another harness ({imported_format}), "
+            "which keeps no gge cost records"
+        )
     else:
         hardware = f"none: {replayed_from} has no cost records (written before gge kept them, or by hand)"
     setup: CostSetup = {
