@@ -59,6 +59,7 @@ class WatchReport:
         config_errors: Steps that met a configuration error in this call, with the error (recorded
             as ``config_error``; see :func:`gge.integrations.watch.state.is_configuration_error`).
         pending: Steps not complete at the last scan, with the reason.
+        found: Steps found at the last scan, complete or not (none: the watcher said so).
         state: ``watch.json`` as saved last.
     """
 
@@ -66,6 +67,7 @@ class WatchReport:
     failed: list[int] = field(default_factory=list)
     config_errors: dict[int, str] = field(default_factory=dict)
     pending: dict[int, str] = field(default_factory=dict)
+    found: list[int] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
 
 
@@ -134,6 +136,34 @@ def _titles(benchmarks: Mapping[str, Any]) -> dict[str, str]:
     return {name: REGISTRY[name].title if name in REGISTRY else name for name in benchmarks}
 
 
+def no_checkpoints(root: Path, out: Path) -> str:
+    """What a scan that found no checkpoint says: the folder, the names looked for, and a nested run.
+
+    A folder one level down that holds checkpoints (the run's folder inside the one named) is
+    named, since watching it is likely what was meant.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> (root / "run1" / "checkpoint-5").mkdir(parents=True)
+        >>> said = no_checkpoints(root, root / "gge_watch").replace(str(root), "DIR")
+        >>> print(said)  # doctest: +NORMALIZE_WHITESPACE
+        no checkpoints in DIR (no checkpoint-<N>/ or global_step_<N>/ folder directly in it;
+            DIR/run1 holds some: watch that folder)
+    """
+    said = f"no checkpoints in {root} (no checkpoint-<N>/ or global_step_<N>/ folder directly in it"
+    try:
+        below = sorted(
+            child for child in root.iterdir() if child.is_dir() and child != out and find_checkpoints(child)
+        )
+    except (OSError, GgeError):
+        below = []
+    if below:
+        which = ", ".join(str(p) for p in below[:3]) + (", ..." if len(below) > 3 else "")
+        said += f"; {which} holds some: watch that folder" if len(below) == 1 else f"; {which} hold some"
+    return said + ")"
+
+
 def _release_memory() -> None:
     gc.collect()
     torch = sys.modules.get("torch")
@@ -172,6 +202,7 @@ class _Watcher:
         self.report = WatchReport()
         self._said: dict[int, str] = {}  # the reason last printed, per waiting step
         self._duplicates: set[int] = set()
+        self._said_none = False  # "no checkpoints" said (once, until one appears)
 
     def say(self, text: str) -> None:
         print(f"gge watch: {text}", file=self.stdout, flush=True)
@@ -231,6 +262,11 @@ class _Watcher:
                 self.say(f"step {ck.step} ({ck.path}): waiting: {reason}")
             self._said[ck.step] = reason
         self.report.pending = pending
+        self.report.found = sorted(seen)
+        if not seen and not self._said_none:
+            self._said_none = True
+            then = "waiting for the trainer's first save" if self.polling else "nothing to evaluate"
+            self.say(f"{no_checkpoints(self.root, self.out)}: {then}")
         # A checkpoint seen before, not evaluated, and gone now: the trainer rotated it away
         # (save_total_limit, max_actor_ckpt_to_keep) faster than it could be evaluated.
         known = set(self.state.data.get("seen", []))
