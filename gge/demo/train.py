@@ -35,10 +35,10 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pytorch_lightning as pl
 import torch
@@ -106,16 +106,67 @@ class TrainConfig:
     seed: int = 0
 
 
-def load_training_samples(seeds: Sequence[int], per_benchmark: int) -> list[Sample]:
+SUITE_SECONDS = 12
+"""About how long one training suite takes to draw on 2 CPU cores: the first progress line's estimate."""
+
+_clock: Callable[[], float] = time.perf_counter
+"""The clock the progress lines read (a test sets it)."""
+
+
+def duration(seconds: float) -> str:
+    """A duration as the progress lines say it.
+
+    Example:
+        >>> duration(42.4), duration(192)
+        ('42 s', '3 min 12 s')
+    """
+    whole = round(seconds)
+    return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60} s"
+
+
+def load_training_samples(
+    seeds: Sequence[int], per_benchmark: int, progress: TextIO | None = None
+) -> list[Sample]:
     """The training split: the suite drawn with ``seeds``, read through the benchmark loaders.
 
-    Suites are generated once into the gge cache (``$GGE_CACHE``, else ``~/.cache/gge``).
+    Suites are generated once into the gge cache (``$GGE_CACHE``, else ``~/.cache/gge``). Drawing
+    them takes minutes, so with ``progress`` a line first says what is drawn, where and about how
+    long it takes (:data:`SUITE_SECONDS` a suite), then one line per suite drawn says the time
+    spent and about how much is left (the mean so far times the suites left).
+
+    Args:
+        seeds: Suite seeds.
+        per_benchmark: Samples per benchmark and seed.
+        progress: Where the progress lines go (None: nowhere).
+
+    Returns:
+        The samples whose target is on the screen.
     """
+
+    def say(text: str) -> None:
+        if progress is not None:
+            print(text, file=progress, flush=True)
+
+    roots = {seed: cache_dir() / f"demo-train-{per_benchmark}-seed{seed}" for seed in seeds}
+    to_draw = [seed for seed, root in roots.items() if not (root / "demo_manifest.json").is_file()]
+    if to_draw:
+        say(
+            f"training split: drawing {len(to_draw)} of {len(roots)} synthetic suites "
+            f"({per_benchmark} samples per benchmark each) into {cache_dir()}, once (later runs read "
+            f"them back): about {duration(SUITE_SECONDS * len(to_draw))} on 2 CPU cores"
+        )
+    started = _clock()
     out: list[Sample] = []
-    for seed in seeds:
-        root = cache_dir() / f"demo-train-{per_benchmark}-seed{seed}"
-        if not (root / "demo_manifest.json").is_file():
+    for seed, root in roots.items():
+        if seed in to_draw:
             write_demo_suite(root, seed=seed, per_benchmark=per_benchmark)
+            drawn = to_draw.index(seed) + 1
+            spent = _clock() - started
+            left = spent / drawn * (len(to_draw) - drawn)
+            say(
+                f"  suite {drawn} of {len(to_draw)} drawn (seed {seed}): {duration(spent)} so far, "
+                f"about {duration(left)} left"
+            )
         loaded = load_benchmarks(TRAIN_BENCHMARKS, root)
         for name in TRAIN_BENCHMARKS:
             out += [s for s in loaded.samples[name] if not isinstance(s.region, Absent)]
@@ -308,8 +359,14 @@ def train(
     from gge.models.demo import default_checkpoint
 
     started = time.perf_counter()
+    print(
+        f"demo training: {config.epochs} epochs of {config.steps_per_epoch} steps on CPU, gge evaluating "
+        f"the policy at each epoch's end; outputs in {out}",
+        file=sys.stderr,
+        flush=True,
+    )
     pl.seed_everything(config.seed, workers=True, verbose=False)
-    samples = load_training_samples(config.seeds, config.per_benchmark)
+    samples = load_training_samples(config.seeds, config.per_benchmark, progress=sys.stderr)
     screens = sorted({s.image_path for s in samples})
     held_out = set(screens[::20])
     train_set = ScreenSet(
