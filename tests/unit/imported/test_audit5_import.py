@@ -94,6 +94,7 @@ def test_each_script_verdict_is_its_replay_line(
         int(hit),
     )
     assert (report.agree, report.disagree) == (1, [])  # the script's verdict is gge's on each
+    assert "carry no verdict" not in "\n".join(report.summary())  # every line has one
 
 
 def test_a_negative_refusal_stays_one_when_answers_are_read_again(tmp_path: Path) -> None:
@@ -121,8 +122,12 @@ def test_a_format_error_gge_reads_a_point_from_is_no_format_error(tmp_path: Path
         # whole pixels exactly one pixel right of the edge x2 = 4: within a pixel, so "rounded"
         ([1, 1, 4, 4], [5, 2], "correct", "rounded"),
         ([1, 1, 4, 4], [5, 3], "correct", "rounded"),
+        ([1, 1, 4, 4], [0, 2], "correct", "rounded"),  # a pixel left of x1
+        ([1, 1, 4, 4], [2, 0], "correct", "rounded"),  # a pixel above y1
+        ([1, 1, 4, 4], [2, 5], "correct", "rounded"),  # a pixel below y2
         # two pixels off: not rounding
         ([1, 1, 4, 4], [6, 2], "correct", "rule"),
+        ([1, 1, 4, 4], [2, 6], "correct", "rule"),
         ([1, 1, 9, 4], [5, 2], "correct", "data"),  # the log's box is not the release's
     ],
 )
@@ -150,6 +155,50 @@ def test_a_malformed_point_or_box_is_one_line(tmp_path: Path, more: dict[str, An
     pred = more.pop("pred")
     with pytest.raises(GgeError, match=r"log\.json: details\[0\]: " + message):
         import_log("sspro_log", _sspro(tmp_path, sample, "correct", pred, **more), [sample])
+
+
+def test_a_record_with_only_an_id_is_matched_by_it(tmp_path: Path) -> None:
+    samples = [_sample("3"), _sample("s-1")]
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps({"details": [{"id": 3, "pred": [2, 2], "correctness": "correct"}]}))
+    report = import_log("sspro_log", path, samples)
+    assert report.read[0].id == "3" and {sid: ln.line for sid, ln in report.matched.lines.items()} == {"3": 1}
+
+
+def test_a_json_list_of_records_is_read_as_the_details(tmp_path: Path) -> None:
+    sample = _sample()
+    _sspro(tmp_path, sample, "correct", [2, 2])
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(json.loads(path.read_text())["details"]))  # the records without the object
+    report = import_log("sspro_log", path, [sample])
+    assert (list(report.matched.lines), report.hits) == (["s-0"], 1)
+
+
+def test_a_raw_answer_that_is_json_keeps_its_text(tmp_path: Path) -> None:
+    sample = _sample()
+    log = _sspro(tmp_path, sample, "correct", [2, 2], raw_response={"action": "点击", "xy": [2, 2]})
+    assert import_log("sspro_log", log, [sample]).records[0]["raw"] == '{"action": "点击", "xy": [2, 2]}'
+
+
+def test_a_log_no_line_of_which_matches_is_refused_with_the_first_lines_reason(tmp_path: Path) -> None:
+    sample = _sample()
+    other = Sample("b", "s-1", "/d/x.png", (10, 10), "click s-1", BOX)
+    log = _sspro(tmp_path, other, "correct", [2, 2])  # another benchmark's screenshot and instruction
+    body = json.loads(log.read_text())
+    del body["details"][0]["id"]
+    log.write_text(json.dumps(body))
+    with pytest.raises(GgeError) as e:
+        import_log("sspro_log", log, [sample])
+    assert str(e.value) == (
+        f"{log}: details[0]: no line of the log matches a b sample "
+        "(no sample has screenshot x.png and instruction 'click s-1')"
+    )
+    # a line without a box that fits two samples with other targets is ambiguous: said so
+    twins = [Sample("b", f"t-{i}", "/d/t.png", (10, 10), "click t", Box(i, i, 4, 4)) for i in range(2)]
+    log.write_text(json.dumps({"details": [{"img_path": "t.png", "prompt_to_evaluate": "click t",
+                                            "pred": [2, 2], "correctness": "correct"}]}))  # fmt: skip
+    with pytest.raises(GgeError, match=r"details\[0\]: no line of the log matches a b sample \(ambiguous\)"):
+        import_log("sspro_log", log, twins)
 
 
 # Gelato logs
@@ -224,6 +273,7 @@ def test_the_logs_own_accuracy_counts_the_lines_its_harness_counted(tmp_path: Pa
         ({"correct": "yes"}, "correct must be true or false, got 'yes'"),
         ({"correct": 1}, "correct must be true or false, got 1"),
         ({"answer": [1, 2]}, "answer must be a list of at least 4 finite numbers"),
+        ({"counted_in_accuracy": "no"}, "counted_in_accuracy must be true or false, got 'no'"),
     ],
 )
 def test_a_bad_clawgui_line_is_one_line(tmp_path: Path, line: dict[str, Any], message: str) -> None:
