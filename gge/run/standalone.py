@@ -26,6 +26,7 @@ from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import LoadedBenchmark
 from gge.benchmarks.loading import BenchmarkSet, load_benchmarks
 from gge.benchmarks.plugins import benchmark_origin
+from gge.documents.caveats import data_notes
 from gge.documents.results import CostSetup, ResultsDocument
 from gge.errors import GgeError
 from gge.loggers.standalone import console_summary, log_standalone
@@ -413,6 +414,7 @@ def _cost_setup(run: _Run, options: Mapping[str, Any], recorded: bool) -> CostSe
         replayed_from=str(m.predictions) if replayed else None,
         recorded=recorded,
         window=window,
+        imported_format=str(m.format) if replayed and str(m.get("format", "gge")) != "gge" else None,
     )
 
 
@@ -527,12 +529,15 @@ def _interrupted(run: _Run) -> RunInterrupted:
 
 
 def _warn_after(run: _Run, document: Mapping[str, Any], out: TextIO) -> None:
-    """Warn of prediction lines that match no sample, samples without one, and other benchmarks' lines."""
+    """Warn of prediction lines that match no sample, samples without one, and other benchmarks' lines.
+
+    Lines of records the loader left out on purpose (RUC's, as its released code does) are said apart
+    from the stray ones, in the reports' words (:func:`gge.documents.caveats.data_notes`).
+    """
     for name, entry in document["benchmarks"].items():
-        if entry.get("unmatched_predictions"):
-            n_un = len(entry["unmatched_predictions"])
-            ex = ", ".join(entry["unmatched_predictions"][:3])
-            print(f"warning: {name}: {n_un} prediction lines match no sample (e.g. {ex})", file=out)
+        for note in data_notes(entry):
+            if note.startswith("Prediction lines"):
+                print(f"warning: {name}: {note}", file=out)
         if entry.get("missing_predictions"):
             print(
                 f"warning: {name}: {entry['missing_predictions']} samples have no prediction "

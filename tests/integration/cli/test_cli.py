@@ -317,7 +317,8 @@ def test_unknown_and_missing_prediction_lines(demo_suite: Path, tmp_path: Path) 
     e = doc["benchmarks"]["screenspot_v2"]
     assert e["unmatched_predictions"] == ["mobile_99999"] and e["missing_predictions"] == 1
     assert (
-        "1 prediction lines match no sample" in buf.getvalue()
+        "warning: screenspot_v2: Prediction lines that match no sample: 1 (mobile_99999): not scored"
+        in buf.getvalue()
         and "1 samples have no prediction" in buf.getvalue()
     )
     rec = next(json.loads(ln) for ln in (tmp_path / "o" / "predictions.jsonl").read_text().splitlines())

@@ -139,6 +139,10 @@ def test_replay_reads_a_log_in_its_format_without_an_import_step(suite: Path, tm
     said = f"{n} lines, {n - 1} matched to samples, 1 unmatched, 0 ambiguous"
     assert f"- Replayed from a published log (sspro_log: {log}): {said}" in report
     assert f"- Not in the predictions file: 1 samples ({dropped}): no matched line answers them" in report
+    # a published log keeps no gge cost records, and the run says whose log it is, not "written by hand"
+    assert doc["cost"]["hardware"] == (
+        f"none: {log} is a log imported from another harness (sspro_log), which keeps no gge cost records"
+    )
     # a log is of one benchmark; reading options belong to a log
     with pytest.raises(GgeError, match=r"a log is of one benchmark, and this run has 2"):
         run(
