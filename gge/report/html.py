@@ -21,7 +21,7 @@ skipped):
   critic's curve beside the vote's: :mod:`gge.report.cost_html`), and under the protocol line what
   the costs were measured on (``document["cost"]``);
 * a gallery of misses: the screenshot with the target, the candidates and the pick drawn
-  (:func:`gge.loggers.overlays.draw_overlay`), the instruction and the raw answer, filterable by
+  (:func:`gge.drawing.draw_overlay`), the instruction and the raw answer, filterable by
   benchmark, table cell and kind of miss.
 
 Percentages are printed with one decimal and "–" for none; AUROC, ECE and Brier (fractions) with
