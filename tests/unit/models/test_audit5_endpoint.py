@@ -51,6 +51,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     after: Callable[[list[str]], bool] | None = None
     logprobs: Any = None
+    drop: bool = False  # close the connection without an answer (a connection error)
 
 
 def _completion(text: str, logprobs: Any = None) -> dict[str, Any]:
@@ -101,6 +102,9 @@ class _Handler(BaseHTTPRequestHandler):
         parts = [p for m in body["messages"] if isinstance(m["content"], list) for p in m["content"]]
         texts = [p["text"] for p in parts if p["type"] == "text"]
         reply = self.server.next_reply(texts[-1] if texts else "")
+        if reply.drop:
+            self.close_connection = True
+            return
         payload = reply.body if reply.body is not None else _completion(reply.text, reply.logprobs)
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(reply.status)
@@ -188,6 +192,22 @@ def test_a_failure_that_is_not_busy_counts_beside_other_requests(server: Server,
     finally:
         backend.window.release(held, "ok")
     assert server.arrived == ["click"]
+
+
+def test_a_connection_error_beside_other_requests_counts_and_does_not_shrink_the_window(
+    server: Server,
+) -> None:
+    server.script["click"] = [Reply(drop=True)]
+    backend = _backend(server.url, max_retries=0)
+    held = backend.window.acquire()
+    assert held is not None
+    try:
+        with pytest.raises(TransientError, match=r": connection error: .* \(after 0 retries\)$"):
+            backend.generate([_request()])
+    finally:
+        backend.window.release(held, "ok")
+    summary = backend.window_summary()
+    assert (summary["overloads"], summary["final"]) == (0, 64)  # not a sign of load
 
 
 @pytest.mark.parametrize("concurrency", [None, 4])
@@ -349,6 +369,15 @@ def test_a_request_answered_in_several_tries_records_the_largest_window() -> Non
     assert request_cost("propose", answers, 1.0).window == 16
     assert request_cost("propose", answers[::-1], 1.0).window == 16
     assert request_cost("propose", [{"choices": [{}]}], 1.0).window is None
+
+
+@pytest.mark.parametrize("cached", [True, "5", 2.0])
+def test_cached_tokens_that_are_not_an_integer_are_not_reported(cached: Any) -> None:
+    usage = {"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": cached}}
+    cost = request_cost("propose", [{"usage": usage, "choices": [{}]}], 1.0)
+    assert (cost.input_tokens, cost.output_tokens, cost.cached_tokens) == (10, 2, None)
+    usage["prompt_tokens_details"] = {"cached_tokens": 4}
+    assert request_cost("propose", [{"usage": usage, "choices": [{}]}], 1.0).cached_tokens == 4
 
 
 # -- OH01-OH03: the HTTP helpers ---------------------------------------------------------------------
