@@ -438,3 +438,90 @@ def test_an_extra_id_is_not_also_a_field_difference() -> None:
         "count 4 vs release 3",
         "1 ids not in the release (web_9)",
     ]
+
+
+# ----------------------------------------------------------------------------------------------
+# Own mutation runs: what the sampled mutants showed unpinned
+
+
+def test_a_bad_instruction_or_bucket_and_a_null_bbox_value_are_named(tmp_path: Path) -> None:
+    """webclick.py: each of instruction and bucket must be text; a null in bbox is not a number."""
+    for k, row in enumerate(
+        [
+            {**_wc_row([0.1, 0.1, 0.2, 0.2]), "instruction": None},
+            {**_wc_row([0.1, 0.1, 0.2, 0.2]), "bucket": None},
+        ]
+    ):
+        root = _wc_write(tmp_path / f"t{k}" / "a.parquet", [_wc_row([0.1, 0.1, 0.2, 0.3]), row]).parent
+        with pytest.raises(GgeError, match=r"a\.parquet: row 1: instruction and bucket must be text, got "):
+            get_benchmark("webclick").load(root, WebClickOptions())
+    root = _wc_write(tmp_path / "n" / "a.parquet", [_wc_row([0.1, None, 0.2, 0.3])]).parent  # type: ignore[list-item]
+    with pytest.raises(
+        GgeError, match=r"a\.parquet: row 0: bbox must be 4 numbers, got \[0\.1, None, 0\.2, 0\.3\]"
+    ):
+        get_benchmark("webclick").load(root, WebClickOptions())
+
+
+def test_a_groundui_folder_without_its_files_is_named(tmp_path: Path) -> None:
+    """groundui.py: no folder, an empty folder (the release's gui_grounding/ file named), no metadata."""
+    bench = get_benchmark("groundui_1k")
+    with pytest.raises(GgeError, match=r"^groundui_1k: benchmark folder not found: "):
+        bench.load(tmp_path / "gone", GroundUIOptions())
+    (tmp_path / "empty").mkdir()
+    want = tmp_path / "empty" / "gui_grounding" / "metadata_1k.jsonl"
+    with pytest.raises(GgeError) as e:
+        bench.load(tmp_path / "empty", GroundUIOptions())
+    assert str(e.value) == f"groundui_1k: annotation file not found: {want}"
+
+
+def test_a_user_message_without_text_content_is_passed_over() -> None:
+    """ruc.py: a user message whose content is neither text nor a list of parts is not read as one."""
+    messages = [
+        {"role": "user", "content": None},
+        {"role": "user", "content": 5},
+        {"role": "user", "content": "Go"},
+    ]
+    assert instruction_of(messages, "f:1") == "Go"
+
+
+def test_a_ruc_record_without_an_id_is_named(tmp_path: Path) -> None:
+    """ruc.py: the id is required (one line naming the record), not a KeyError."""
+    rec = {k: v for k, v in _ruc_rec(2).items() if k != "id"}
+    root = _ruc_write(tmp_path / "ruc", "full.json", [_ruc_rec(1), rec])
+    with pytest.raises(GgeError, match=r"full\.json: record 1: no field 'id'$"):
+        get_benchmark("ruc").load(root, RUCOptions())
+
+
+def test_the_note_of_records_without_a_box_names_the_first_twenty(tmp_path: Path) -> None:
+    """ruc.py: 21 records without correct_box.bbox: all counted, the first 20 named."""
+    boxless = [_ruc_rec(i, correct_box={}) for i in range(100, 121)]
+    root = _ruc_write(tmp_path / "ruc", "full.json", [_ruc_rec(1), *boxless])
+    notes = get_benchmark("ruc").load(root, RUCOptions()).summary["notes"]
+    named = ", ".join(str(i) for i in range(100, 120))
+    assert notes == [f"21 records without correct_box.bbox left out, as the released code does: {named}"]
+
+
+@pytest.mark.parametrize("image", ["", 5])
+def test_a_ruc_image_path_that_is_not_a_path_is_named(tmp_path: Path, image: object) -> None:
+    """ruc.py: an empty or non-text image_path is refused naming the record."""
+    root = _ruc_write(tmp_path / "ruc", "full.json", [_ruc_rec(1)])
+    (root / "full.json").write_text(json.dumps([_ruc_rec(1, image_path=image)]))
+    with pytest.raises(GgeError, match=r"full\.json: record 0: image_path must be a path, got "):
+        get_benchmark("ruc").load(root, RUCOptions())
+
+
+def test_a_ruc_sample_is_its_records_width_by_height(tmp_path: Path) -> None:
+    """ruc.py: image_size is (image_width, image_height), not a square."""
+    root = _ruc_write(tmp_path / "ruc", "full.json", [_ruc_rec(1, image_width=120, image_height=90)])
+    assert get_benchmark("ruc").load(root, RUCOptions()).samples[0].image_size == (120, 90)
+
+
+def test_a_matching_copy_has_no_digest_difference_and_a_missing_record_is_named_once() -> None:
+    """hub_digests.py: no line without an extra id; a missing one named with its neighbour."""
+    release = _samples(3)
+    assert compare_digests(release, digests(release)) == []
+    ids = [s.id for s in release]
+    assert compare_digests([release[0], release[2]], digests(release), ids) == [
+        "count 2 vs release 3",
+        "1 release ids missing (web_1 after web_0)",
+    ]
