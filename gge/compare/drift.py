@@ -207,7 +207,8 @@ def engine_text(run: Run) -> str:
             f"{lib} {backend[lib]}" for lib in ("transformers", "torch") if backend.get(lib) is not None
         )
         where = backend.get("checkpoint")
-        text = kind + (f" {versions}" if versions else "")
+        # the transformers backend's name is the first library listed: said once
+        text = versions if versions.startswith(f"{kind} ") else kind + (f" {versions}" if versions else "")
         return text + (f": {where}" if where is not None else "")
     if isinstance(model, Mapping) and model.get("model") == "replay":
         return f"replay of {model.get('predictions')}"
