@@ -8,12 +8,14 @@ results.json documents written out here; the matched-budget spread is worked out
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gge.compare.drift import compare_setups
+from gge.benchmarks.base import Average
+from gge.compare.drift import compare_setups, engine_text
 from gge.compare.explain import Explanation, Side, explain, read_side
 from gge.compare.matched import Curve, closest, seconds_spread
 from gge.compare.pairing import _pairs
@@ -118,6 +120,30 @@ def test_a_published_figure_equal_to_the_computed_one_still_has_its_row() -> Non
     ]
 
 
+def test_a_run_on_the_a_side_says_its_aggregation_over_its_samples() -> None:
+    """The aggregation note counts A's lines among the release's samples: 3 of the 4 here."""
+    samples = [replace(s, labels={"g": "x" if i < 2 else "y"}) for i, s in enumerate(_samples(4))]
+    rule = Average("macro_g", ("g",))
+    # A, a run over s0, s1, s2: x 1 of 2 (s0), y 1 of 1 (s2): macro 75, micro 2 of 3
+    a = _run_side("A", {"s0": IN, "s1": OUT, "s2": IN})
+    walk = explain(samples, a, _run_side("B", {f"s{i}": IN for i in range(4)}), official=rule)
+    first = walk.steps[0]
+    assert (first.name, first.start, first.end) == ("A: aggregation", 75.0, pytest.approx(200 / 3))
+    assert first.note == "(macro_g over its 3 samples -> micro)"
+
+
+def test_a_run_with_no_line_for_a_release_sample_prints_zero_on_a_macro_rule() -> None:
+    """No sample of the release among a run's lines: no group to average, a figure of 0, no crash."""
+    samples = [replace(s, labels={"g": "x"}) for s in _samples(2)]
+    walk = explain(
+        samples,
+        _run_side("A", {"s0": IN, "s1": IN}),
+        _run_side("B", {"z": IN}),
+        official=Average("m", ("g",)),
+    )
+    assert (walk.a_figure, walk.b_figure) == (100.0, 0.0)
+
+
 # --- gge explain: reading a side ------------------------------------------------------------------
 
 
@@ -141,6 +167,13 @@ def test_an_imported_line_without_counted_is_counted(tmp_path: Path) -> None:
     """EX18: a hand-made or older import without ``counted`` is in its printed figure."""
     side = read_side(_imported(tmp_path, {"correct": True}), "b", "A")
     assert side.lines["s0"] == Side.Line(IN, True, True, None, None)
+
+
+def test_an_imported_box_of_four_numbers_is_read(tmp_path: Path) -> None:
+    side = read_side(
+        _imported(tmp_path, {"correct": True, "point": [15, 15], "box": [10, 10, 20, 20]}), "b", "A"
+    )
+    assert side.lines["s0"] == Side.Line(IN, True, True, IN, BOX)
 
 
 def _run_folder(tmp_path: Path, selection: str | None, lines: list[dict[str, Any]]) -> Path:
@@ -234,6 +267,14 @@ def test_two_in_process_engines_get_no_endpoint_caveat() -> None:
     )
 
 
+def test_an_engine_is_said_by_its_backend_versions_and_checkpoint() -> None:
+    """The transformers backend named once, before its versions (the docstring's example)."""
+    assert engine_text(_run(_transformers("4.57.1"))) == "transformers 4.57.1, torch 2.8.0: /ck"
+    other = {"model": {"backend": {"backend": "vllm", "torch": "2.8.0", "checkpoint": "/ck"}}}
+    assert engine_text(_run(other)) == "vllm torch 2.8.0: /ck"
+    assert engine_text(_run({"model": {"backend": {"backend": "vllm"}}})) == "vllm"
+
+
 def test_two_replays_of_the_same_recorded_setup_are_the_same() -> None:
     """DR06: replays are unknown only where something differs; the same recorded setup is 'same'."""
     doc = {"k": 1, "selection": "first", "model": {"model": "replay", "predictions": "p.jsonl"}, "config": {}}
@@ -259,6 +300,21 @@ def test_a_pairing_exactly_at_the_tolerance_is_indistinguishable() -> None:
     match = closest(_seconds_curve([100.0]), _seconds_curve([100.0, 125.0]), tolerance=0.2)
     assert match is not None and match.unit == "seconds"
     assert (match.i, match.m, match.inside) == (0, 0, ((0, 0), (0, 1)))
+
+
+def test_a_point_whose_hits_are_unknown_is_never_paired() -> None:
+    """A's j = 2 costs B's exactly but one of its hits is unknown: the closest known point pairs."""
+    a = _seconds_curve([100.0, 200.0])
+    a = Curve(a.strategy, a.k, a.method, a.critic, a.js, ((1.0,), (None,)), a.costs, a.labels)
+    match = closest(a, _seconds_curve([200.0]))
+    assert match is not None and (match.i, match.m, match.rel) == (0, 0, 0.5)
+
+
+def test_costs_under_a_second_are_compared_relatively() -> None:
+    """0.5 s against 1.0 s is 0.5 apart, against 0.9 s 0.4 / 0.9: the second is the closest."""
+    match = closest(_seconds_curve([0.5]), _seconds_curve([1.0, 0.9]))
+    assert match is not None and (match.i, match.m) == (0, 1)
+    assert match.rel == pytest.approx(0.4 / 0.9)
 
 
 def _timed(i: int, seconds: float | None) -> Line:
@@ -287,3 +343,18 @@ def test_a_run_with_some_screenshots_embedded_is_clustered_by_its_own() -> None:
     assert (clusters, unknown) == (["data/x.parquet::parquet:0", "/d/1.png"], 0)
     # every one of A's embedded: B's files
     assert _pairs(a[:1], b[:1])[1] == ["/b/0.png"]
+
+
+def test_bs_screenshots_stand_in_only_where_none_of_bs_is_embedded() -> None:
+    """A's all embedded or none: B's files, and a pair with no screenshot is a cluster of its own."""
+    a = [Line("s0", 1, True, (True,), "x.parquet::parquet:0", None), Line("s1", 2, True, (True,), None, None)]
+    b = [Line("s0", 1, True, (True,), "/b/0.png", None), Line("s1", 2, True, (True,), None, None)]
+    _, clusters, unknown = _pairs(a, b)
+    assert (clusters, unknown) == (["/b/0.png", "sample:s1"], 1)
+    # B partly embedded itself: A's
+    a2 = [Line(f"s{i}", i + 1, True, (True,), f"x.parquet::parquet:{i}", None) for i in range(2)]
+    b2 = [
+        Line("s0", 1, True, (True,), "y.parquet::parquet:0", None),
+        Line("s1", 2, True, (True,), "/b/1.png", None),
+    ]
+    assert _pairs(a2, b2)[1] == ["x.parquet::parquet:0", "x.parquet::parquet:1"]
