@@ -16,21 +16,11 @@ from omegaconf import DictConfig
 
 from gge.benchmarks.base import Benchmark
 from gge.documents.results import ResultsDocument
-from gge.report.markdown import render_summary, subset_text
+from gge.report.markdown import render_summary, scored_text, subset_text
 from gge.scoring.metrics import scalar_metrics
 from gge.types import Sample, SampleResult
 
 LOGGERS = ("wandb", "tensorboard", "csv")
-
-
-def scored_text(k: int, strategy: str) -> str:
-    """How a run's Top-1 is chosen, in report.md's words: by the strategy among K, or the one answer.
-
-    Example:
-        >>> scored_text(5, "critic"), scored_text(1, "critic")
-        ('Top-1 by `critic` · K=5', 'one answer per sample (Top-1 only)')
-    """
-    return "one answer per sample (Top-1 only)" if k == 1 else f"Top-1 by `{strategy}` · K={k}"
 
 
 def console_summary(document: ResultsDocument, titles: Mapping[str, str], output_dir: Path) -> str:

@@ -140,7 +140,7 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
 
     variant = variant_text(entry)
     label = f" · {variant}" if variant else ""
-    how = "one answer per sample (Top-1 only)" if one else f"Top-1 by `{strategy}` · K={k}"
+    how = scored_text(k, strategy)
     copy = copy_warning(entry)
     warning = f" · {copy}" if copy else ""
     is_micro = off["rule"] == "micro"
@@ -280,6 +280,16 @@ OUTCOME_NAMES = {
 """How the report names the outcome kinds of :data:`gge.scoring.analysis.OUTCOMES`."""
 
 
+def scored_text(k: int, strategy: str) -> str:
+    """How a run's Top-1 is chosen, in report.md's words: by the strategy among K, or the one answer.
+
+    Example:
+        >>> scored_text(5, "critic"), scored_text(1, "critic")
+        ('Top-1 by `critic` · K=5', 'one answer per sample (Top-1 only)')
+    """
+    return "one answer per sample (Top-1 only)" if k == 1 else f"Top-1 by `{strategy}` · K={k}"
+
+
 def _num(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
@@ -299,9 +309,8 @@ def render_analysis_lines(entry: BenchmarkEntry, *, k: int) -> list[str]:
             for kind in OUTCOME_NAMES
             if share(overall, kind)
         ]
-        lines.append(
-            f"- Where the misses are (Top-1 by `{dec['strategy']}`, % of samples): " + " · ".join(parts)
-        )
+        by = "Top-1" if k == 1 else f"Top-1 by `{dec['strategy']}`"  # one answer: no strategy chose it
+        lines.append(f"- Where the misses are ({by}, % of samples): " + " · ".join(parts))
     gain = None if k == 1 else entry["critic_gain"]
     if gain and gain["over_first"] is not None:
         best = gain["best_spatial"]

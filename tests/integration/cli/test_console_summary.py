@@ -83,3 +83,5 @@ def test_a_one_answer_run_names_no_critic_on_the_console(
     assert json.loads((tmp_path / "results.json").read_text())["k"] == 1
     assert "one answer per sample (Top-1 only)" in lines
     assert not any("by `" in line or "Oracle@" in line for line in lines), lines
+    report = (tmp_path / "report.md").read_text()  # nor does report.md: one answer, no strategy chose it
+    assert "- Where the misses are (Top-1, % of samples): " in report and "by `" not in report
