@@ -67,7 +67,7 @@ def _xlsx_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _table_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """A VLMEvalKit prediction file's rows: xlsx, TSV, or JSON (records, or pandas' column layout)."""
+    """A VLMEvalKit prediction file's rows: xlsx, TSV, or JSON (records, JSON lines, or pandas' columns)."""
     suffix = path.suffix.lower()
     if suffix == ".xlsx":
         return _xlsx_rows(path)
@@ -84,6 +84,8 @@ def _table_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
         # pandas' to_json default: {column: {row: value}}
         keys = list(next(iter(whole.values())))
         rows = [(i + 1, {col: whole[col].get(key) for col in whole}) for i, key in enumerate(keys)]
+    elif isinstance(whole, dict):  # JSON lines of one row read as one document
+        rows = [(1, whole)]
     else:
         raise GgeError(f"{path}: not a VLMEvalKit prediction file (xlsx, tsv, or a JSON table)")
     for n, row in rows:
@@ -137,7 +139,7 @@ def read_vlmevalkit(path: Path) -> list[LogLine]:
                 line=n,
                 id=None,
                 image=None if image in (None, "") else str(image),
-                instruction=None if question is None else str(question),
+                instruction=None if question in (None, "") else str(question),
                 box=None,
                 point=None,
                 raw=raw_text(row["prediction"]),

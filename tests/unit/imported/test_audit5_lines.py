@@ -95,6 +95,19 @@ def test_a_box_that_fits_none_of_interchangeable_samples_leaves_them_interchange
     assert list(m.lines) == ["s-0"] and m.interchangeable == 1 and m.unmatched == [] and m.ambiguous == []
 
 
+@pytest.mark.parametrize(
+    ("ident", "why"),
+    [
+        ("zz", "its id zz is no sample's and it does not name both a screenshot and an instruction"),
+        (None, "it has no id and it does not name both a screenshot and an instruction"),
+    ],
+)
+def test_a_line_naming_too_little_to_match_says_why(ident: str | None, why: str) -> None:
+    line = _line("a.png", None, id=ident)  # a screenshot but no instruction, and no sample's id
+    m = match_lines([line], [_sample("s-0", "/d/a.png")])
+    assert m.unmatched == [(line, why)] and m.missing == ["s-0"]
+
+
 # -- VLMEvalKit and lmms-eval (harnesses.py) ----------------------------------------------------------
 HEADER = "index\timage_path\tquestion\tbbox\tprediction\n"
 
@@ -145,11 +158,73 @@ def test_an_empty_image_path_cell_names_no_screenshot_and_the_row_matches_by_ins
     assert list(m.lines) == ["s-0"] and m.unmatched == []
 
 
+@pytest.mark.parametrize("suffix", ["tsv", "json"])
+def test_an_empty_question_is_no_instruction(tmp_path: Path, suffix: str) -> None:
+    # an empty (TSV) or null (JSON) question, like an empty image_path, names nothing: the row cannot
+    # be matched and says so, never matched to a sample whose instruction is ''
+    path = tmp_path / f"m.{suffix}"
+    if suffix == "tsv":
+        path.write_text(HEADER + "1\ta.png\t\t[1, 1, 3, 3]\t(1, 1)\n")
+    else:
+        path.write_text(
+            json.dumps([{"index": 1, "image_path": "a.png", "question": None, "prediction": "(1, 1)"}])
+        )
+    (line,) = read_vlmevalkit(path)
+    assert (line.image, line.instruction) == ("a.png", None)
+    m = match_lines([line], [_sample("s-0", "/d/a.png", instruction="")])
+    assert m.unmatched == [(line, "it has no id and it does not name both a screenshot and an instruction")]
+
+
 def test_an_lmms_eval_answer_nested_twice_is_one_answer(tmp_path: Path) -> None:
     # HA07: [[text]] (before flattening, one per filter) is the text
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps({"doc_id": 0, "target": "click OK", "filtered_resps": [["(1, 2)"]]}) + "\n")
-    assert [ln.raw for ln in read_lmms_eval(path)] == ["(1, 2)"]
+    assert [(ln.where, ln.line, ln.raw) for ln in read_lmms_eval(path)] == [(f"{path}:1", 1, "(1, 2)")]
+
+
+def test_vlmevalkit_json_lines_are_rows_and_so_is_a_file_of_one_line(tmp_path: Path) -> None:
+    # a JSON-lines file of one row parses as one JSON object: still one row, not "not a table"
+    rows = [
+        {"index": i, "image_path": f"{i}.png", "question": f"click {i}", "prediction": f"({i}, {i})"}
+        for i in (1, 2)
+    ]
+    two, one = tmp_path / "two.json", tmp_path / "one.json"
+    two.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    one.write_text(json.dumps(rows[0]) + "\n")
+    read = [[(ln.line, ln.image, ln.instruction, ln.raw) for ln in read_vlmevalkit(f)] for f in (two, one)]
+    assert read == [
+        [(1, "1.png", "click 1", "(1, 1)"), (2, "2.png", "click 2", "(2, 2)")],
+        [(1, "1.png", "click 1", "(1, 1)")],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ([{"question": "q", "prediction": "p"}, 5], r":2: a row must be a JSON object, got 5$"),
+        (
+            {"index": {"0": 1}, "model": "m"},
+            r":1: no column 'question' \(a VLMEvalKit prediction file has it\)$",
+        ),
+        ("just text", r": not a VLMEvalKit prediction file \(xlsx, tsv, or a JSON table\)$"),
+    ],
+)
+def test_a_vlmevalkit_json_file_that_is_no_table_is_refused_in_one_line(
+    tmp_path: Path, content: Any, why: str
+) -> None:
+    # a dict with one column of values that is not {row: value} is not pandas' column layout
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(GgeError, match=rf"^{path}{why}"):
+        read_vlmevalkit(path)
+
+
+def test_an_lmms_eval_line_with_one_metric_and_an_answer_that_is_not_text(tmp_path: Path) -> None:
+    # the verdict of its one metric key; an answer that is not text kept as its JSON
+    path = tmp_path / "s.jsonl"
+    record = {"doc_id": 0, "target": "click OK", "filtered_resps": [{"x": 0.5}], "acc": {"correct": False}}
+    path.write_text(json.dumps(record) + "\n")
+    assert [(ln.raw, ln.correct) for ln in read_lmms_eval(path)] == [('{"x": 0.5}', False)]
 
 
 # -- generic tables (generic.py) ----------------------------------------------------------------------
@@ -183,9 +258,20 @@ def test_a_box_of_three_numbers_is_refused(tmp_path: Path) -> None:
         read_generic(path, parse_columns("id=sid,point=xy,box=b"))
 
 
+def test_a_generic_raw_answer_that_is_not_text_is_kept_as_its_json(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"sid": "s-0", "text": {"x": 1, "y": 2}}) + "\n")
+    (line,) = read_generic(path, parse_columns("id=sid,raw=text"))
+    assert line.raw == '{"x": 1, "y": 2}'
+
+
 # -- re-reading (reread.py) ---------------------------------------------------------------------------
-def _reread_line(point: tuple[float, float], **fields: Any) -> LogLine:
+def _reread_line(point: tuple[float, float] | None, **fields: Any) -> LogLine:
     return LogLine("log:1", 1, None, None, None, None, point, "(0, 0)", None, fields=dict(fields))
+
+
+def _shot(sid: str, size: tuple[int, int]) -> Sample:
+    return Sample("b", sid, f"/d/{sid}.png", size, "x", Box(0, 0, 1, 1))
 
 
 def test_a_reread_point_half_a_pixel_off_is_the_logs_own() -> None:
@@ -193,6 +279,13 @@ def test_a_reread_point_half_a_pixel_off_is_the_logs_own() -> None:
     r = Reread(reading(convention="abs_original"))
     r.add(_sample("a", "/d/a.png"), _reread_line((2.0, 2.0)), (2.5, 2.0))
     assert (r.lines, r.same, r.differ) == (1, 1, [])
+
+
+def test_no_point_on_either_side_is_the_same() -> None:
+    r = Reread(reading(convention="abs_original"))
+    r.add(_sample("a", "/d/a.png"), _reread_line(None), None)
+    r.add(_sample("b", "/d/b.png"), _reread_line((2.0, 2.0)), None)
+    assert (r.lines, r.same, r.differ) == (2, 1, [("b", None)])
 
 
 def test_a_log_that_records_its_resized_frame_is_checked_for_the_frame_bug_under_any_convention() -> None:
@@ -206,16 +299,36 @@ def test_a_log_that_records_its_resized_frame_is_checked_for_the_frame_bug_under
         ("c", (200.0, 100.8)),
         ("d", (201.2, 100.0)),
     ):
-        shot = Sample("b", sid, f"/d/{sid}.png", (2000, 1000), "x", Box(0, 0, 1, 1))
-        r.add(shot, _reread_line(theirs, resized=[1000, 500]), (400.0, 200.0))
+        r.add(_shot(sid, (2000, 1000)), _reread_line(theirs, resized=[1000, 500]), (400.0, 200.0))
     assert r.frame == ["a", "b", "c"] and [sid for sid, _ in r.differ] == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs", "clamped"),
+    [
+        ((-5.0, 50.0), (0.0, 50.0), True),  # left of a 100x80 screenshot, the log on its left edge
+        ((105.0, 50.0), (100.0, 50.0), True),  # right
+        ((50.0, -5.0), (50.0, 0.0), True),  # above
+        ((50.0, 85.0), (50.0, 80.0), True),  # below
+        ((-5.0, 50.0), (3.0, 50.0), False),  # outside, but the log's point is on no edge
+        ((0.0, 50.0), (0.0, 40.0), False),  # on an edge is inside: a plain difference
+        ((100.0, 50.0), (100.0, 40.0), False),
+        ((50.0, 0.0), (40.0, 0.0), False),
+        ((50.0, 80.0), (40.0, 80.0), False),
+    ],
+)
+def test_an_answer_outside_the_screenshot_that_the_log_put_on_its_edge_is_clamped(
+    ours: tuple[float, float], theirs: tuple[float, float], clamped: bool
+) -> None:
+    r = Reread(reading(convention="abs_original"))
+    r.add(_shot("a", (100, 80)), _reread_line(theirs), ours)
+    assert r.clamped == (["a"] if clamped else []) and [sid for sid, _ in r.differ] == ["a"]
 
 
 def _differing(distances: list[float]) -> Reread:
     r = Reread(reading(convention="abs_original"))
     for i, d in enumerate(distances):
-        shot = Sample("b", f"s-{i}", f"/d/{i}.png", (100, 100), "x", Box(0, 0, 1, 1))
-        r.add(shot, _reread_line((10.0 + d, 10.0)), (10.0, 10.0))
+        r.add(_shot(f"s-{i}", (100, 100)), _reread_line((10.0 + d, 10.0)), (10.0, 10.0))
     return r
 
 
@@ -227,7 +340,57 @@ def _differing(distances: list[float]) -> Reread:
     ],
 )
 def test_the_summary_gives_the_median_distance(distances: list[float], said: str) -> None:
-    assert _differing(distances).summary()[1] == said
+    head = f"raw answers read again (convention abs_original): 0 of {len(distances)} points are the log's own"
+    assert _differing(distances).summary() == [head, said]  # no clamp, no frame: no line for them
+
+
+def test_the_summary_names_the_clamped_answers_and_the_frame_bug() -> None:
+    # a: gge (400, 200), the log (200, 100): the 1000x500 frame's ratio, 223.6 px apart (sqrt(200² + 100²));
+    # b: gge (-10, 500), the log (0, 500): clamped, 10 px apart; median (10 + 223.6) / 2 = 116.8
+    r = Reread(Reading("convention norm_1000", "norm_1000"))
+    r.add(_shot("a", (2000, 1000)), _reread_line((200.0, 100.0), resized=[1000, 500]), (400.0, 200.0))
+    r.add(_shot("b", (2000, 1000)), _reread_line((0.0, 500.0), resized=[1000, 500]), (-10.0, 500.0))
+    assert r.summary() == [
+        "raw answers read again (convention norm_1000): 0 of 2 points are the log's own",
+        "  2 differ; by 116.8 px (median), 223.6 px at most: a, b",
+        "  1 are answers outside the screenshot that the log clamped to its edge: b",
+        "  1 differ by the frame's ratio to the screenshot (a coordinate-frame bug): a",
+    ]
+    empty = Reread(Reading("convention norm_1000", "norm_1000")).summary()
+    assert empty == ["raw answers read (convention norm_1000): the log keeps no point of its own to compare"]
+
+
+@pytest.mark.parametrize(
+    ("prompt_max_pixels", "ceiling"),
+    [(None, 12_845_056), (1_000_000, 1_000_000)],  # the Qwen-VL processors' 16384 x 28 x 28; the prompt's own
+)
+def test_a_preset_that_sets_no_resize_reads_in_the_qwen_processors_defaults(
+    monkeypatch: pytest.MonkeyPatch, prompt_max_pixels: int | None, ceiling: int
+) -> None:
+    from omegaconf import OmegaConf
+
+    import gge.models.factory as factory
+
+    bare = OmegaConf.create(
+        {
+            "convention": "abs_resized",
+            "box_pairs": False,
+            "patch_factor": None,
+            "min_pixels": None,
+            "max_pixels": None,
+            "prompt_max_pixels": prompt_max_pixels,
+        }
+    )
+    monkeypatch.setattr(factory, "preset_config", lambda name: bare)
+    r = reading("bare")
+    # 14-px patches merged 2x2: factor 28; the floor 56 x 56
+    assert (r.name, r.convention, r.factor, r.min_pixels, r.max_pixels) == (
+        "preset bare",
+        "abs_resized",
+        28,
+        3136,
+        ceiling,
+    )
 
 
 # -- replay of a log (replaying.py) -------------------------------------------------------------------
@@ -239,6 +402,69 @@ def test_a_replayed_log_needs_exactly_one_benchmark(tmp_path: Path) -> None:
         GgeError, match=r"^model.format=gelato: a log is of one benchmark, and this run has 0 \(\)"
     ):
         ImportedReplay(log, "gelato").load({})
+    with pytest.raises(GgeError, match=r"this run has 2 \(b, c\): name it alone, benchmarks=\[NAME\]$"):
+        ImportedReplay(log, "gelato").load({"b": [], "c": []})
+
+
+def test_an_unknown_log_format_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "log.json"
+    log.write_text("{}")
+    with pytest.raises(GgeError, match=r"model.format.*'nope'"):
+        ImportedReplay(log, "nope")
+
+
+def _gelato_record(image: str, instruction: str, click: list[float]) -> dict[str, Any]:
+    return {
+        "img_filename": image,
+        "instruction": instruction,
+        "response": "",
+        "is_correct": True,
+        "predicted_click": click,
+        "bbox": [0, 0, 9, 9],
+    }
+
+
+def test_a_replayed_log_answers_the_samples_its_lines_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PIL import Image
+
+    shot = tmp_path / "a.png"
+    Image.new("RGB", (10, 10)).save(shot)
+    found = Sample("b", "s0", str(shot), (10, 10), "click", Box(0, 0, 9, 9))
+    lost = Sample("b", "s1", str(tmp_path / "gone.png"), (10, 10), "click it", Box(0, 0, 9, 9))  # not on disk
+    log = tmp_path / "log.json"
+    rows = [_gelato_record("a.png", "click", [5, 5]), _gelato_record("gone.png", "click it", [1, 1])]
+    rows.append(_gelato_record("z.png", "nothing", [2, 2]))  # no sample's
+    log.write_text(json.dumps({"sample_results": rows, "metadata": {}}))
+    model = ImportedReplay(log, "gelato")
+    assert model.max_candidates() == 1  # a log keeps one answer a sample, known before it is matched
+    before = {
+        "format": "gelato",
+        "file": str(log),
+        "lines": 0,
+        "matched": 0,
+        "unmatched": [],
+        "ambiguous": [],
+    }
+    assert model.imported_log() == before
+    assert model.load({"b": [found, lost]}).agree == 2  # (5, 5) and (1, 1) hit (0, 0, 9, 9), as the log says
+    assert model.imported_log() == {
+        **before,
+        "lines": 3,
+        "matched": 2,
+        "unmatched": [f"{log}: sample_results[2]: no sample has screenshot z.png and instruction 'nothing'"],
+    }
+    slept: list[float] = []
+    monkeypatch.setattr("gge.models.replay.time.sleep", slept.append)
+    a, b = model.predict([found, lost])
+    assert ([c.point for c in a.candidates], a.image_error) == ([(5.0, 5.0)], None)
+    # not strict by default: the missing screenshot is a miss carrying why, not a refused run
+    assert (b.candidates, b.image_error) == (
+        (),
+        f"b: sample s1: cannot read image {lost.image_path}: not found",
+    )
+    assert slept == []  # no delay by default
 
 
 def test_a_replayed_logs_settings_record_how_it_was_read(tmp_path: Path) -> None:
