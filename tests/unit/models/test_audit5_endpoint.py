@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -242,6 +243,26 @@ class _CancelOnRetry(logging.Handler):
         self.backend.cancel()
 
 
+class _FrozenMonotonic:
+    """The backend's ``time`` with a monotonic clock that never moves (``perf_counter`` the real one).
+
+    A retry's wait then ends only by being cut short (cancel); one that kept waiting would read the
+    clock again and again: past ``most`` reads it fails the call instead of hanging.
+    """
+
+    perf_counter = staticmethod(time.perf_counter)
+
+    def __init__(self, most: int = 10) -> None:
+        self.reads = 0
+        self.most = most
+
+    def monotonic(self) -> float:
+        self.reads += 1
+        if self.reads > self.most:
+            raise AssertionError("a cancelled retry kept waiting")
+        return 500.0
+
+
 def _first_retry_message(backend: OpenAIBackend, caplog: pytest.LogCaptureFixture) -> list[str]:
     caplog.set_level(logging.INFO, logger=openai_api.log.name)
     handler = _CancelOnRetry(backend)
@@ -263,13 +284,26 @@ def _first_retry_message(backend: OpenAIBackend, caplog: pytest.LogCaptureFixtur
     ],
 )
 def test_a_retry_waits_at_most_max_delay_s(
-    server: Server, caplog: pytest.LogCaptureFixture, headers: dict[str, str], backoff_s: float, delay: str
+    server: Server,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    headers: dict[str, str],
+    backoff_s: float,
+    delay: str,
 ) -> None:
     assert MAX_DELAY_S == 60.0
     server.script["click"] = [Reply(429, body={"error": {"message": "slow down"}}, headers=headers)]
     backend = _backend(server.url, backoff_s=backoff_s, max_retries=2)
+    monkeypatch.setattr(openai_api, "time", _FrozenMonotonic())  # the wait ends on the cancel alone
     messages = _first_retry_message(backend, caplog)
     assert messages == [f"POST {backend.url}: HTTP 429: slow down; retry 1/2 in {delay} s"]
+
+
+def test_the_smallest_screenshot_is_sent_as_it_is() -> None:
+    backend = OpenAIBackend("http://127.0.0.1:1/v1", MODEL)
+    assert backend.seen_size(1, 1) == (1, 1)
+    with pytest.raises(GgeError, match="image size must be positive, got 0x1"):
+        backend.seen_size(0, 1)
 
 
 # -- OA07: the ledger's window is the one the request went out under -------------------------------
