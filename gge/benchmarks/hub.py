@@ -292,7 +292,6 @@ def match_rows(
                     n += 1
                 sid = f"{prefix}_{n}"
             taken.add(sid)
-            used.add(sid)
             after[sid] = previous
             key = (place, 1, k)
         else:

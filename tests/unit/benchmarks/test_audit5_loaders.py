@@ -525,3 +525,12 @@ def test_a_matching_copy_has_no_digest_difference_and_a_missing_record_is_named_
         "count 2 vs release 3",
         "1 release ids missing (web_1 after web_0)",
     ]
+
+
+def test_an_instruction_holding_a_tab_is_shown_whole() -> None:
+    """hub_digests.py: only the id is cut off the compared text (the first tab), not the rest."""
+    release = [replace(s, instruction=f"open\tmenu {s.id}") for s in _samples(2)]
+    copy = [release[0], replace(release[1], instruction="open\tthe menu")]
+    assert compare_samples(copy, release) == [
+        "1 instructions differ (web_1; web_1: 'open\\tthe menu' vs release 'open\\tmenu web_1')"
+    ]
