@@ -277,10 +277,21 @@ def test_an_engine_is_said_by_its_backend_versions_and_checkpoint() -> None:
 
 def test_two_replays_of_the_same_recorded_setup_are_the_same() -> None:
     """DR06: replays are unknown only where something differs; the same recorded setup is 'same'."""
-    doc = {"k": 1, "selection": "first", "model": {"model": "replay", "predictions": "p.jsonl"}, "config": {}}
+    doc = {
+        "k": 1,
+        "selection": "first",
+        "model": {"model": "replay", "predictions": "p.jsonl"},
+        "config": {"batch_size": 8},
+    }
     setup = compare_setups(_run(doc), _run(json.loads(json.dumps(doc)), "B"))
     assert setup["relation"] == "same"
     assert setup["statement"].startswith("the runs' recorded setups are the same, engine included")
+    # two replays of the file in other batches: only an engine key differs, but a replay records no engine
+    other = json.loads(json.dumps(doc))
+    other["config"]["batch_size"] = 16
+    setup = compare_setups(_run(doc), _run(other, "B"))
+    assert (setup["relation"], setup["differences"]) == ("replay", [])
+    assert setup["engine_differences"] == [{"key": "config.batch_size", "a": 8, "b": 16}]
 
 
 # --- gge compare: matched budget and pairing ------------------------------------------------------
