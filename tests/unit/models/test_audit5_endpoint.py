@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -528,3 +529,77 @@ def test_jpeg_quality_takes_1_to_100_inclusive(quality: int) -> None:
 def test_jpeg_quality_outside_1_to_100_is_refused(quality: int) -> None:
     with pytest.raises(GgeError, match=rf"^model.jpeg_quality must be within 1-100, got {quality}$"):
         ImageUrls("jpeg", quality)
+
+
+# -- encoding: the screenshot's parts made once, the recent files kept ------------------------------
+
+
+def test_eight_judges_of_one_screenshot_at_once_compress_its_parts_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gge.models import encoding
+    from gge.models.markers import MarkerStyle, mark_view
+
+    calls: list[int] = []
+    real = encoding._parts
+
+    def slow_parts(pixels: Any) -> Any:
+        calls.append(1)
+        time.sleep(0.1)  # long enough for the other judges to arrive while it compresses
+        return real(pixels)
+
+    monkeypatch.setattr(encoding, "_parts", slow_parts)
+    rng = np.random.default_rng(6)
+    screen = Image.fromarray(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8))
+    views = [mark_view(screen, [(5.0 + 7 * i, 4.0 + 5 * i)], MarkerStyle()) for i in range(8)]
+    urls = ImageUrls()
+    barrier = threading.Barrier(8)
+    got: dict[int, str] = {}
+
+    def judge(i: int) -> None:
+        barrier.wait(WAIT_S)
+        got[i] = urls.url(views[i])
+
+    threads = [threading.Thread(target=judge, args=(i,), daemon=True) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT_S)
+        assert not thread.is_alive()
+    assert calls == [1] and sorted(got) == list(range(8))
+    for i, view in enumerate(views):
+        with Image.open(io.BytesIO(base64.b64decode(got[i].split(",", 1)[1]))) as im:
+            assert np.array_equal(np.asarray(im.convert("RGB")), np.asarray(view.image()))
+
+
+def test_the_sixteen_most_recently_sent_files_are_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gge.models import encoding
+
+    reads: list[str] = []
+    real_open = open
+
+    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(Path(file).stem)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(encoding, "open", counting_open, raising=False)
+    names = ["a", *(f"b{i}" for i in range(1, 16)), "c"]
+    for i, name in enumerate(names):
+        Image.new("RGB", (8, 8), (i * 10, 0, 0)).save(tmp_path / f"{name}.png")
+    urls = ImageUrls()
+    kept: list[Image.Image] = []  # each request's own image object, alive to the end
+
+    def send(name: str) -> None:
+        kept.append(Image.new("RGB", (8, 8)))
+        urls.url(kept[-1], str(tmp_path / f"{name}.png"))
+
+    for name in names[:16]:  # a, b1..b15: sixteen files, each read
+        send(name)
+    send("a")  # sent again: the most recent now
+    send("c")  # a seventeenth: the least recently sent (b1) is dropped, not a
+    send("a")
+    send("b1")
+    assert reads == [*names[:16], "c", "b1"]
+    assert urls.counts.file_bytes == 20
