@@ -22,7 +22,7 @@ from PIL import Image
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import UNKNOWN_SIZE
 from gge.benchmarks.groundui import GroundUIOptions
-from gge.benchmarks.hub import load_source
+from gge.benchmarks.hub import load_source, release_check
 from gge.benchmarks.hub_digests import compare_digests, compare_samples, digests
 from gge.benchmarks.ruc import RUCOptions, instruction_of
 from gge.benchmarks.screenspot_pro import ScreenSpotPro, ScreenSpotProOptions
@@ -533,4 +533,38 @@ def test_an_instruction_holding_a_tab_is_shown_whole() -> None:
     copy = [release[0], replace(release[1], instruction="open\tthe menu")]
     assert compare_samples(copy, release) == [
         "1 instructions differ (web_1; web_1: 'open\\tthe menu' vs release 'open\\tmenu web_1')"
+    ]
+
+
+def test_a_file_answering_some_negatives_or_no_record_is_not_refused_under_negative(tmp_path: Path) -> None:
+    """replay.py: the refusal needs every negative unanswered and a record's positive id in the file."""
+    _pro(tmp_path / "pro")
+    # an 'all' run's file, app_windows_1_negative left out: its one negative line abstains (a hit)
+    some = _replay(
+        tmp_path / "some.jsonl",
+        "screenspot_pro",
+        [("app_windows_0", [30, 30]), ("app_windows_1", [160, 70]), ("app_windows_0_negative", [-1, -1])],
+    )
+    e = _run(_pro_args(tmp_path, some, "negative", "o1"))["benchmarks"]["screenspot_pro"]
+    assert (e["samples"], e["top1"], e["missing_predictions"]) == (2, 50.0, 1)
+    assert e["unmatched_predictions"] == ["app_windows_0", "app_windows_1"]
+    # a file naming no record: nothing to say about the variant, every sample not in the file
+    other = _replay(tmp_path / "other.jsonl", "screenspot_pro", [("other", [1, 1])])
+    e = _run(_pro_args(tmp_path, other, "negative", "o2"))["benchmarks"]["screenspot_pro"]
+    assert (e["top1"], e["missing_predictions"], e["unmatched_predictions"]) == (0.0, 2, ["other"])
+
+
+def test_the_release_check_loads_the_release_when_not_given_it(tmp_path: Path) -> None:
+    """hub.py: release_check reads release_root itself where the caller passes no release."""
+    release = _pro(tmp_path / "release")
+    bench = get_benchmark("screenspot_pro")
+    samples = bench.load(release, bench.options_type()).samples
+    options = bench.options_type(release_root=str(release))
+    check = release_check(bench, {"language": "en"}, samples, options)
+    assert check["matches"] is True and check["differences"] == []
+    assert check["checked_against"] == f"the release files under {release}"
+    moved = [samples[0], replace(samples[1], instruction="click elsewhere")]
+    assert release_check(bench, {"language": "en"}, moved, options)["differences"] == [
+        "1 instructions differ (app_windows_1; app_windows_1: 'click elsewhere' vs release "
+        "'click app_windows_1')"
     ]
