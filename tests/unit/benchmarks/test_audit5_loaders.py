@@ -355,9 +355,8 @@ def test_a_folder_written_under_the_earlier_negative_ids_is_refused_not_mixed(tm
 # Hub copies (HU08, HU09) and the release comparisons (HD03, HD04)
 
 
-def test_a_copy_row_whose_image_cannot_be_read_stays_unreadable(tmp_path: Path) -> None:
-    """HU08: an unreadable embedded image does not take its size column's value (not scored as read)."""
-    pytest.importorskip("pyarrow")
+def _pro_copy(path: Path, junk: bool = False) -> Path:
+    """PRO_RECORDS as the lmms-lab parquet copy's rows in ``path`` (the second image junk bytes)."""
     png = PngCache()
     rows = [
         {
@@ -369,17 +368,36 @@ def test_a_copy_row_whose_image_cannot_be_read_stays_unreadable(tmp_path: Path) 
             "ui_type": "icon",
             "platform": "windows",
             "application": "app",
-            "image": (png((200, 100)) if i == 0 else b"junk", "shot.png"),
+            "image": (b"junk" if junk and i == 1 else png((200, 100)), "shot.png"),
         }
         for i, (sid, bbox) in enumerate(PRO_RECORDS)
     ]
-    copy = tmp_path / "copy"
-    write_hf_parquet(copy / "data" / "train-00000-of-00001.parquet", rows)
+    return write_hf_parquet(path, rows)
+
+
+def test_a_copy_row_whose_image_cannot_be_read_stays_unreadable(tmp_path: Path) -> None:
+    """HU08: an unreadable embedded image does not take its size column's value (not scored as read)."""
+    pytest.importorskip("pyarrow")
+    _pro_copy(tmp_path / "copy" / "data" / "train-00000-of-00001.parquet", junk=True)
     release = _pro(tmp_path / "release")
     bench = get_benchmark("screenspot_pro")
     options = bench.options_type(source="parquet", release_root=str(release), allow_copy_differences=True)
-    loaded = load_source(bench, copy, options)
+    loaded = load_source(bench, tmp_path / "copy", options)
     assert [s.image_size for s in loaded.samples] == [(200, 100), UNKNOWN_SIZE]
+
+
+def test_the_copy_record_says_whether_the_copy_is_a_known_one(tmp_path: Path) -> None:
+    """hub.py: provenance.copy of lmms-lab's file names is known; other file names are not."""
+    pytest.importorskip("pyarrow")
+    release = _pro(tmp_path / "release")
+    bench = get_benchmark("screenspot_pro")
+    options = bench.options_type(source="parquet", release_root=str(release))
+    _pro_copy(tmp_path / "known" / "data" / "train-00000-of-00001.parquet")
+    known = load_source(bench, tmp_path / "known", options).summary["provenance"]["copy"]
+    assert known["known"] is True and known["repository"] == "lmms-lab/ScreenSpot-Pro"
+    _pro_copy(tmp_path / "mine" / "screens.parquet")
+    mine = load_source(bench, tmp_path / "mine", options).summary["provenance"]["copy"]
+    assert (mine["known"], mine["repository"], mine["files"]) == (False, None, ["screens.parquet"])
 
 
 def _v1_release(root: Path) -> Path:
@@ -568,3 +586,9 @@ def test_the_release_check_loads_the_release_when_not_given_it(tmp_path: Path) -
         "1 instructions differ (app_windows_1; app_windows_1: 'click elsewhere' vs release "
         "'click app_windows_1')"
     ]
+
+
+def test_a_missing_record_without_the_release_order_is_counted_unnamed() -> None:
+    """hub_digests.py: no release ids given, nothing to name a missing record by: no empty brackets."""
+    release = _samples(3)
+    assert compare_digests(release[1:], digests(release)) == ["count 2 vs release 3", "1 release ids missing"]
