@@ -400,10 +400,14 @@ def test_the_copy_record_says_whether_the_copy_is_a_known_one(tmp_path: Path) ->
     assert (mine["known"], mine["repository"], mine["files"]) == (False, None, ["screens.parquet"])
 
 
+V1 = {"mobile": RECORDS["mobile"][:1], "desktop": RECORDS["desktop"], "web": RECORDS["web"]}
+"""Three records of hub_writers' tiny ScreenSpot, each on its own screenshot."""
+
+
 def _v1_release(root: Path) -> Path:
-    """hub_writers' RECORDS in ScreenSpot v1's release layout, the screenshots folder empty."""
+    """:data:`V1` in ScreenSpot v1's release layout, the screenshots folder empty."""
     (root / "screenspot_imgs").mkdir(parents=True)
-    for split, recs in RECORDS.items():
+    for split, recs in V1.items():
         (root / f"screenspot_{split}.json").write_text(json.dumps(recs), encoding="utf-8")
     return root
 
@@ -417,12 +421,17 @@ def test_a_copy_that_differs_beside_missing_release_screenshots_is_a_difference(
     rows = [
         screenspot_hf_row(rec, SIZES[rec["img_filename"]], png)
         for split in ("mobile", "desktop", "web")
-        for rec in RECORDS[split]
+        for rec in V1[split]
     ]
     options = bench.options_type(source="parquet", release_root=str(release), allow_copy_differences=True)
     faithful = write_hf_parquet(tmp_path / "same" / "data" / "test-00000-of-00001.parquet", rows).parents[1]
-    assert load_source(bench, faithful, options).summary["provenance"]["release_check"]["matches"] is None
-    rows[3] = {**rows[3], "instruction": "open e"}  # web_0's "open d"
+    check = load_source(bench, faithful, options).summary["provenance"]["release_check"]
+    # the first record the release loader reads (mobile, desktop, web) is the one named
+    assert check["matches"] is None and check["differences"] == [
+        "image sizes not checked: the screenshots of 3 of the release's 3 records are missing or unreadable "
+        f"under {release} (first: {release / 'screenspot_imgs' / 'mobile_m.png'})"
+    ]
+    rows[2] = {**rows[2], "instruction": "open e"}  # web_0's "open d"
     changed = write_hf_parquet(tmp_path / "changed" / "data" / "test-00000-of-00001.parquet", rows).parents[1]
     check = load_source(bench, changed, options).summary["provenance"]["release_check"]
     assert check["matches"] is False
