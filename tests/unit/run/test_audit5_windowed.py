@@ -334,10 +334,14 @@ def test_after_ctrl_c_a_sample_that_finishes_is_not_logged(tmp_path: Path) -> No
             zero_logged.set()
 
     policy.enter = enter  # type: ignore[method-assign]
+    # one sample at a time (limit 1, prefetch 0): sample 1 starts once sample 0 has ended, so Ctrl-C
+    # comes while the run waits for its last sample in progress
+    policy.window = ScriptedWindow(policy, limit=1, waiting=[0])  # type: ignore[attr-defined]
+    samples = [_sample(tmp_path, i) for i in range(2)]
     before = set(threading.enumerate())
     try:
         with pytest.raises(KeyboardInterrupt):
-            evaluate_windowed(policy, [_sample(tmp_path, i) for i in range(2)], k=1, on_result=log)
+            evaluate_windowed(policy, samples, k=1, on_result=log, prefetch=0)
     finally:
         release.set()
         for thread in set(threading.enumerate()) - before:  # the run's sample threads end
