@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gge.benchmarks.screenspot_pro import NEGATIVE_SUFFIX
 from gge.errors import GgeError
 from gge.models.imported.lines import LogLine
 
@@ -168,7 +169,8 @@ def _sspro_line(record: Any, where: str, line: int) -> LogLine:
     return LogLine(
         where=where,
         line=line,
-        id=None if ident is None else str(ident),
+        # the script keeps a record's id on both of its copies; gge's negative copy is <id>_negative
+        id=None if ident is None else str(ident) + (NEGATIVE_SUFFIX if negative else ""),
         image=text_field(image, image_key, where),
         instruction=text_field(instruction, instruction_key, where),
         box=_box(box, box_key, where),

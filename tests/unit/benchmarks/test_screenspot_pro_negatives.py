@@ -31,7 +31,7 @@ def _bench_and_samples(demo_suite: Path, **options: str):  # type: ignore[no-unt
 def test_negative_reads_every_record_with_its_target_absent(demo_suite: Path) -> None:
     _, positive = _bench_and_samples(demo_suite)
     bench, negative = _bench_and_samples(demo_suite, gt_type="negative")
-    assert [s.id for s in negative.samples] == [s.id for s in positive.samples]
+    assert [s.id for s in negative.samples] == [f"{s.id}_negative" for s in positive.samples]
     assert all(s.region == Absent() and s.labels["gt_type"] == "negative" for s in negative.samples)
     assert negative.summary["variant"] == {
         "language": "en",

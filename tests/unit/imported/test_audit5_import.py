@@ -301,3 +301,21 @@ def test_a_line_without_a_verdict_is_unjudged_not_a_disagreement(tmp_path: Path)
     said = "\n".join(report.summary())
     assert "gge's rule gives the same on 0 of 0 matched lines (1 lines carry no verdict)" in said
     assert "differ where" not in said
+
+
+def test_both_copies_of_a_record_under_gt_type_all_match_their_own_sample(tmp_path: Path) -> None:
+    """The script keeps X's id on its negative copy too; gge's negative copy is X_negative (one id a copy)."""
+    positive = _sample("s-0")
+    negative = Sample("b", "s-0_negative", positive.image_path, (10, 10), positive.instruction, Absent())
+    both = [
+        {"id": "s-0", "img_path": "s-0.png", "prompt_to_evaluate": "click s-0", "gt_type": gt,
+         "pred": pred, "raw_response": "", "correctness": verdict}
+        for gt, pred, verdict in (("positive", [2, 2], "correct"), ("negative", None, "correct"))
+    ]  # fmt: skip
+    for order in (both, both[::-1]):  # whichever copy the log holds first
+        log = tmp_path / "log.json"
+        log.write_text(json.dumps({"details": order}))
+        report = import_log("sspro_log", log, [positive, negative])
+        by_id = {r["id"]: r["candidates"] for r in report.records}
+        assert by_id == {"s-0": [[2.0, 2.0]], "s-0_negative": [None]}  # a point on the box, an abstention
+        assert (report.hits, report.agree, report.disagree) == (2, 2, [])
