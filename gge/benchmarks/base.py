@@ -403,6 +403,8 @@ class LoadCollector:
         samples: Samples in the order they were added.
         files: Relative paths of the files read.
         notes: Notes for the summary.
+        left_out: The records left out on purpose, by why (as the release's own code leaves them
+            out): their prediction lines are not stray (``load.left_out``; written only when some are).
         provenance: The whole ``provenance`` when the loader builds it (a Hub copy's, a records
             file's); None: the release layout's, built here from the files read.
     """
@@ -413,6 +415,7 @@ class LoadCollector:
         self.samples: list[Sample] = []
         self.files: list[str] = []
         self.notes: list[str] = []
+        self.left_out: dict[str, list[str]] = {}
         self.provenance: dict[str, Any] | None = None
         self._origin: dict[str, str] = {}
 
@@ -472,6 +475,8 @@ class LoadCollector:
             summary["unreadable_image_ids"] = unreadable
         summary["variant"] = dict(variant or {})
         summary["notes"] = list(self.notes)
+        if self.left_out:
+            summary["left_out"] = {why: list(ids) for why, ids in self.left_out.items()}
         summary["provenance"] = self.provenance or self.release_provenance()
         return LoadedBenchmark(self.name, str(self.root), self.samples, summary)
 

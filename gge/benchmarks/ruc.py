@@ -45,6 +45,7 @@ from gge.benchmarks.base import (
     require_root,
     resolve_image,
 )
+from gge.documents.caveats import gge_rule
 from gge.errors import GgeError, unknown_name
 from gge.types import Box, Sample
 
@@ -53,9 +54,9 @@ SPLITS = {"full": "full.json", "train": "train.json", "eval": "eval.json", "merg
 DROPPED_ID = "998"
 """The record the released code leaves out by id (``src/utils/datasets.py``)."""
 NOT_NAMED = "not named"
-CAVEAT = (
-    "gge's rule: RUC has no official box-based scorer (its paper's rates come from an agent loop "
-    "judged by a model); a hit is the point in correct_box"
+CAVEAT = gge_rule(
+    "RUC",
+    "its paper's rates come from an agent loop judged by a model; a hit is the point in correct_box",
 )
 
 
@@ -197,6 +198,12 @@ class RUC(Benchmark):
             )
         if dropped:
             out.notes.append(f"record {DROPPED_ID} left out, as the released code does (by its id)")
+        left_out = {
+            "no correct_box.bbox, as the released code does": no_box,
+            "by its id, as the released code does": [DROPPED_ID] if dropped else [],
+        }
+        if any(left_out.values()):  # a prediction line of one of them is not stray (report.md says so)
+            out.left_out = {why: ids for why, ids in left_out.items() if ids}
         if odd:
             out.notes.append(
                 f"{len(odd)} records whose dark_box does not follow their type (a Deception without one, or "

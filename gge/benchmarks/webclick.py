@@ -42,6 +42,7 @@ from gge.benchmarks.base import (
     require_root,
 )
 from gge.benchmarks.hub_files import CopyRow, read_parquet_rows
+from gge.documents.caveats import gge_rule
 from gge.errors import GgeError, unknown_name
 from gge.types import Box, Sample
 
@@ -68,6 +69,13 @@ class WebClickOptions(BenchmarkOptions):
     """``revision`` only labels the run (the samples digest covers what was read)."""
 
 
+CAVEAT = gge_rule(
+    "WebClick",
+    "a hit is the point in the box normalised by the image size, edges included (ScreenSpot's rule)",
+)
+"""Every WebClick headline's label: the card publishes figures but no scorer."""
+
+
 def parquet_files(root: Path) -> list[Path]:
     """The dataset's parquet files in name order: ``root/data/*.parquet``, else ``root/*.parquet``."""
     data = root / "data"
@@ -88,6 +96,10 @@ class WebClick(Benchmark):
             "By bucket (gge; the card publishes no number per bucket)", rows="bucket", row_order=BUCKETS
         ),
     )
+
+    def headline_caveat(self, options: BenchmarkOptions) -> str | None:
+        """Always: the rule is gge's (WebClick publishes no scorer)."""
+        return CAVEAT
 
     def load(self, root: Path, options: BenchmarkOptions) -> LoadedBenchmark:
         """Read every row of the parquet files (see the module docstring).

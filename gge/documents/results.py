@@ -398,6 +398,8 @@ class LoadSummary(TypedDict):
     unreadable_image_ids: NotRequired[list[str]]
     variant: dict[str, Any]
     notes: list[str]
+    left_out: NotRequired[dict[str, list[str]]]
+    """Records the loader left out on purpose, by why: their prediction lines are not stray."""
     provenance: NotRequired[Provenance]
     headline_caveat: NotRequired[str]
     """Why the run's headline is not the published one (``Benchmark.headline_caveat``)."""

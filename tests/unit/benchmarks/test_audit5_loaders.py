@@ -601,3 +601,38 @@ def test_a_missing_record_without_the_release_order_is_counted_unnamed() -> None
     """hub_digests.py: no release ids given, nothing to name a missing record by: no empty brackets."""
     release = _samples(3)
     assert compare_digests(release[1:], digests(release)) == ["count 2 vs release 3", "1 release ids missing"]
+
+
+def test_lines_of_the_records_ruc_leaves_out_are_not_stray(tmp_path: Path) -> None:
+    """Records 998 and a box-less 1026 are left out as RUC's code does: their lines are said apart."""
+    records = [_ruc_rec(1), _ruc_rec(998), _ruc_rec(1026, correct_box={})]
+    root = _ruc_write(tmp_path / "ruc", "full.json", records)
+    loaded = get_benchmark("ruc").load(root, RUCOptions())
+    assert [s.id for s in loaded.samples] == ["1"]
+    assert loaded.summary["left_out"] == {
+        "no correct_box.bbox, as the released code does": ["1026"],
+        "by its id, as the released code does": ["998"],
+    }
+    preds = _replay(
+        tmp_path / "p.jsonl", "ruc", [("1", [20, 20]), ("998", [20, 20]), ("1026", [1, 1]), ("x", [1, 1])]
+    )
+    out = io.StringIO()
+    args = [
+        f"model.predictions={preds}",
+        f"bench.ruc.root={root}",
+        "benchmarks=[ruc]",
+        f"output_dir={tmp_path / 'o'}",
+    ]
+    doc = _run(args, out)
+    assert doc["benchmarks"]["ruc"]["top1"] == 100.0  # the one sample, hit
+    said = [line for line in out.getvalue().splitlines() if line.startswith("warning: ruc: Prediction lines")]
+    assert said == [
+        "warning: ruc: Prediction lines of records the loader left out as the release's code does "
+        "(no correct_box.bbox, as the released code does): 1 (1026): not scored, not stray",
+        "warning: ruc: Prediction lines of records the loader left out as the release's code does "
+        "(by its id, as the released code does): 1 (998): not scored, not stray",
+        "warning: ruc: Prediction lines that match no sample: 1 (x): not scored",
+    ]
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "Prediction lines that match no sample: 1 (x): not scored" in report
+    assert "(by its id, as the released code does): 1 (998): not scored, not stray" in report

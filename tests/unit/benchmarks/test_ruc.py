@@ -140,7 +140,7 @@ def test_deceptive_clicks_per_strategy_counted_by_hand(tmp_path: Path) -> None:
     report = (tmp_path / "o" / "report.md").read_text()
     assert "- Deceptive clicks, of the 4 samples with a decoy (gge's rule" in report
     assert "first 50.0% (2)" in report and "critic 50.0% (2)" in report
-    assert "not official: gge's rule: RUC has no official box-based scorer" in report
+    assert "not official: gge's rule (no official scorer): RUC publishes none; its paper's rates" in report
     html = (tmp_path / "o" / "report.html").read_text()
     assert "deceptive clicks of the 4 samples with a decoy: critic 50.0%" in html
     scalars = scalar_metrics(doc["benchmarks"], doc["k"])

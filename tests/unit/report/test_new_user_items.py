@@ -88,13 +88,6 @@ def test_the_reports_label_every_gge_rule_headline_alike() -> None:
     assert "Official" not in md_headline(doc, "webclick") + summary
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "needs gge/benchmarks/webclick.py to return gge.documents.caveats.gge_rule('WebClick', ...) from "
-        "headline_caveat, and ruc.py's CAVEAT to be gge_rule('RUC', ...) (another helper's files)"
-    ),
-)
 def test_every_registered_benchmark_without_an_official_scorer_says_gges_rule() -> None:
     said = {name: bench.headline_caveat(bench.options_type()) or "" for name, bench in REGISTRY.items()}
     assert {name for name, caveat in said.items() if caveat.startswith(GGE_RULE)} == set(NO_SCORER)
