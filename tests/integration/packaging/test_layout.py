@@ -137,17 +137,19 @@ def test_the_floor_test_sees_an_upward_import(tmp_path: Path) -> None:
     assert "gge.callbacks.grounding" in imported(ROOT / "callbacks" / "__init__.py", top_level_only=False)
 
 
-def test_no_import_circle_among_gge_modules() -> None:
-    """Imports inside functions count: no two modules (or longer loops) import each other."""
-    graph = {name: imported(path, top_level_only=False) - {name} for name, path in MODULES.items()}
+def find_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every loop a depth-first walk of ``graph`` finds, each as its nodes with the first again last.
+
+    An edge between a package and its own submodule is no loop (Python imports the package first).
+    """
     state: dict[str, int] = {}
     circles: list[list[str]] = []
 
     def visit(node: str, stack: list[str]) -> None:
         state[node] = 1
-        for nxt in sorted(graph[node]):
+        for nxt in sorted(graph.get(node, ())):
             if nxt.startswith(node + ".") or node.startswith(nxt + "."):
-                continue  # a package and its own submodules: Python imports the package first
+                continue
             if state.get(nxt) == 1:
                 circles.append([*stack[stack.index(nxt) :], nxt] if nxt in stack else [node, nxt])
             elif nxt not in state:
@@ -157,7 +159,46 @@ def test_no_import_circle_among_gge_modules() -> None:
     for name in sorted(graph):
         if name not in state:
             visit(name, [name])
+    return circles
+
+
+def test_the_circle_finder_finds_a_circle_of_two_and_of_three() -> None:
+    assert find_circles({"a": {"b"}, "b": {"a"}}) == [["a", "b", "a"]]
+    assert find_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert find_circles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+    assert find_circles({"p": {"p.m"}, "p.m": {"p"}}) == []  # a package and its own module
+
+
+def test_no_import_circle_among_gge_modules() -> None:
+    """Imports inside functions count: no two modules (or longer loops) import each other."""
+    graph = {name: imported(path, top_level_only=False) - {name} for name, path in MODULES.items()}
+    circles = find_circles(graph)
     assert not circles, f"import circles: {circles}"
+
+
+def package(module: str) -> str:
+    """The package of gge a module is in (``gge.report.gallery`` -> ``gge.report``; ``gge.drawing``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_no_two_packages_of_gge_import_each_other() -> None:
+    """The floor check over packages: two packages of one floor (the report and the loggers) that
+    import each other make a circle the module-level checks cannot see (the report's gallery drew
+    through gge.loggers, whose W&B tables stand on the report). Imports anywhere count."""
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        mine = package(name)
+        graph.setdefault(mine, set()).update(package(m) for m in imported(path, top_level_only=False))
+        graph[mine].discard(mine)
+    assert "gge.report" in graph["gge.loggers"] and "gge.drawing" in graph["gge.report"]  # edges seen
+    circles = find_circles(graph)
+    assert not circles, f"package circles: {circles}"
+
+
+def test_the_overlay_drawing_stands_on_the_value_types_only() -> None:
+    """Floor 0, beside gge.types, below both its users (the report's gallery, the loggers)."""
+    assert imported(GGE / "drawing.py", top_level_only=False) == {"gge.types"}
+    assert floor("gge.drawing") == 0
 
 
 def test_only_the_entry_points_import_gge_cli() -> None:
