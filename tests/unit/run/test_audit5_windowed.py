@@ -122,10 +122,11 @@ def test_no_sample_starts_while_prefetch_requests_wait_for_the_window(tmp_path: 
     assert before[: len(script)] == script
 
 
-def test_at_most_the_windows_limit_plus_prefetch_samples_are_in_progress(tmp_path: Path) -> None:
-    policy = Policy()
-    window = ScriptedWindow(policy, limit=1, waiting=[0], max_limit=8)
-    policy.window = window  # type: ignore[attr-defined]
+def _held_in_the_model(
+    policy: Policy,
+) -> tuple[threading.Event, list[str], list[int], threading.Condition]:
+    """Hold every sample in ``policy``'s model until ``go`` is set: (go, the ids inside, the count
+    inside after each entry, the condition notified at each entry)."""
     go = threading.Event()
     inside: list[str] = []
     most: list[int] = []
@@ -141,6 +142,14 @@ def test_at_most_the_windows_limit_plus_prefetch_samples_are_in_progress(tmp_pat
             inside.remove(sample.id)
 
     policy.enter = enter  # type: ignore[method-assign]
+    return go, inside, most, entered
+
+
+def test_at_most_the_windows_limit_plus_prefetch_samples_are_in_progress(tmp_path: Path) -> None:
+    policy = Policy()
+    window = ScriptedWindow(policy, limit=1, waiting=[0], max_limit=8)
+    policy.window = window  # type: ignore[attr-defined]
+    go, inside, most, entered = _held_in_the_model(policy)
 
     def conductor() -> None:
         with entered:  # two samples in the model: the window's limit (1) plus prefetch (1)
@@ -160,21 +169,7 @@ def test_at_most_the_windows_limit_plus_prefetch_samples_are_in_progress(tmp_pat
 
 def test_without_a_window_sixteen_plus_prefetch_samples_are_in_progress(tmp_path: Path) -> None:
     policy = Policy()
-    go = threading.Event()
-    inside: list[str] = []
-    most: list[int] = []
-    entered = threading.Condition()
-
-    def enter(sample: Sample) -> None:
-        with entered:
-            inside.append(sample.id)
-            most.append(len(inside))
-            entered.notify_all()
-        assert go.wait(WAIT_S)
-        with entered:
-            inside.remove(sample.id)
-
-    policy.enter = enter  # type: ignore[method-assign]
+    go, inside, most, entered = _held_in_the_model(policy)
     samples = [_sample(tmp_path, i) for i in range(19)]
 
     def conductor() -> None:
