@@ -29,7 +29,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,9 +148,19 @@ def demo_root(seed: int = 0) -> Path:
         _add_webclick(final, seed)
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
+    _write_into_place(final, lambda tmp: write_demo_suite(tmp, seed))
+    return final
+
+
+def _write_into_place(final: Path, write: Callable[[Path], object]) -> None:
+    """``write`` a folder into a temporary sibling of ``final``, then rename it to ``final``.
+
+    No caller sees a partial folder; where a concurrent caller's rename wins the race, its folder is
+    kept and this one dropped.
+    """
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
     try:
-        write_demo_suite(tmp, seed)
+        write(tmp)
         try:
             os.replace(tmp, final)
         except OSError:
@@ -159,7 +169,6 @@ def demo_root(seed: int = 0) -> Path:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return final
 
 
 def _add_webclick(root: Path, seed: int) -> None:
@@ -172,17 +181,7 @@ def _add_webclick(root: Path, seed: int) -> None:
     target = root / "webclick"
     if target.is_dir() or not writers_sets.pyarrow_installed():
         return
-    tmp = Path(tempfile.mkdtemp(prefix=".webclick.", dir=root))
-    try:
-        dict(SET_WRITERS)["webclick"](tmp, seed, DEFAULT_PER_BENCHMARK)
-        try:
-            os.replace(tmp, target)
-        except OSError:
-            if not target.is_dir():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    _write_into_place(target, lambda tmp: dict(SET_WRITERS)["webclick"](tmp, seed, DEFAULT_PER_BENCHMARK))
 
 
 def _files(root: Path) -> Iterable[Path]:
