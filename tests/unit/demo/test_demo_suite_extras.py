@@ -71,6 +71,7 @@ def test_installing_pyarrow_adds_webclick_to_the_same_folder_and_changes_no_reco
 def test_a_demo_run_resumes_into_its_folder_after_pyarrow_is_installed(
     cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    pytest.importorskip("pyarrow")  # the rerun writes webclick/'s parquet
     args = [f"output_dir={tmp_path / 'o'}", "max_samples=3"]
     monkeypatch.setattr(writers_sets, "pyarrow_installed", lambda: False)
     first = run(parse_args(args), out=io.StringIO())
