@@ -491,7 +491,7 @@ def output_dir_lock(folder: str | Path) -> Iterator[None]:
         os.pwrite(fd, f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
         yield
     finally:
-        if locked:
+        if locked and _names(path, fd):  # never another's file (this one's removed by hand, re-made)
             with contextlib.suppress(OSError):  # while still locked: one that opened it sees it gone, retries
                 path.unlink()
         os.close(fd)  # releases the lock

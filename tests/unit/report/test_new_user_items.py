@@ -164,8 +164,9 @@ def test_a_lock_taken_on_a_removed_file_is_taken_again(
     calls: list[int] = []
 
     def flock(fd: int, op: int) -> None:
-        if not calls:  # the first run: the file it opened is removed before it locks it
+        if not calls:  # the file it opened is removed before it locks it, and another made at the path
             os.unlink(tmp_path / LOCK_FILE)
+            (tmp_path / LOCK_FILE).write_text("")
         calls.append(fd)
         real(fd, op)
 
@@ -178,6 +179,14 @@ def test_a_lock_taken_on_a_removed_file_is_taken_again(
             pass
         assert os.stat(tmp_path / LOCK_FILE).st_ino == held.st_ino
     assert not (tmp_path / LOCK_FILE).exists()
+
+
+def test_a_run_leaves_a_lock_file_it_does_not_hold(tmp_path: Path) -> None:
+    """The lock file removed by hand during a run and another made there: the run's end leaves it."""
+    with output_dir_lock(tmp_path):
+        os.unlink(tmp_path / LOCK_FILE)
+        (tmp_path / LOCK_FILE).write_text("pid 1, started then")
+    assert (tmp_path / LOCK_FILE).read_text() == "pid 1, started then"
 
 
 # -- item 7e: the costs of an imported log -----------------------------------------------------------
