@@ -149,8 +149,8 @@ def left_out(entry: BenchmarkEntry) -> dict[str, list[str]]:
     """The records the loader left out on purpose, by why (``load.left_out``); {} when none or unsaid.
 
     Example:
-        >>> left_out({"load": {"left_out": {"by its id, as the released code does": ["998"]}}})
-        {'by its id, as the released code does': ['998']}
+        >>> left_out({"load": {"left_out": {"by its id": ["998"]}}})
+        {'by its id': ['998']}
         >>> left_out({})
         {}
     """
