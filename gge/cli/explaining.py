@@ -98,6 +98,11 @@ def _recorded_roots(
             folder, key = Path(data_root) / bench.directory, "data_root"
         else:
             continue
+        if not folder.is_absolute():
+            raise GgeError(
+                f"{path}: {label}'s run recorded {bench.name}'s folder as {folder} ({key}), relative to "
+                "the folder it ran from, which gge explain cannot know: give --data-root or --root"
+            )
         if not folder.is_dir():
             raise GgeError(
                 f"{path}: {label}'s run read {bench.name} from {folder} (its results.json {key}), which is "

@@ -284,8 +284,9 @@ class ReplayModel:
                     f"{self.path}:{self._line[(bench, first)]}: {bench} is read with gt_type=negative, whose "
                     f"samples are the records' negative copies ({first}{NEGATIVE_SUFFIX}), and none of the "
                     f"file's lines answers one: its {len(positive)} {bench} ids are the positive copies' "
-                    f"({first}), made with gt_type=positive; replay it with bench.{bench}.gt_type=positive "
-                    f"(or all), or name its negative lines <id>{NEGATIVE_SUFFIX}"
+                    f"({first}): a gt_type=positive file, or one written before gge named the negative "
+                    f"copies so; replay it with bench.{bench}.gt_type=positive (or all), or name its "
+                    f"negative lines <id>{NEGATIVE_SUFFIX}"
                 )
 
     def _check_screenshots(self, samples: Iterable[Sample]) -> None:

@@ -135,7 +135,7 @@ def test_the_published_step_of_a_log_says_its_harnesss_verdicts_and_lines(
     )
 
 
-@pytest.mark.parametrize("recorded", ["data_root", "root", "gone"])
+@pytest.mark.parametrize("recorded", ["data_root", "root", "gone", "relative"])
 def test_without_data_root_the_benchmark_is_read_where_the_run_read_it(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], recorded: str
 ) -> None:
@@ -143,7 +143,7 @@ def test_without_data_root_the_benchmark_is_read_where_the_run_read_it(
     benchmark's root: A is no run (an import), so B's is used."""
     samples, a, _ = _sides(suite, tmp_path)
     gone = tmp_path / "gone"
-    data_root = {"data_root": str(suite), "root": None, "gone": str(gone)}[recorded]
+    data_root = {"data_root": str(suite), "root": None, "gone": str(gone), "relative": "suite"}[recorded]
     root = str(suite / BENCH) if recorded == "root" else None
     folder = tmp_path / "run"
     folder.mkdir()
@@ -159,6 +159,14 @@ def test_without_data_root_the_benchmark_is_read_where_the_run_read_it(
         assert err == (
             f"gge: error: {folder}: B's run read {BENCH} from {gone / BENCH} (its results.json data_root), "
             "which is not a folder here: give --data-root or --root"
+        )
+        return
+    if recorded == "relative":  # relative to the folder the run ran from, which explain cannot know
+        err = _error(capsys, *args[1:])
+        assert err == (
+            f"gge: error: {folder}: B's run recorded {BENCH}'s folder as {Path('suite') / BENCH} "
+            "(data_root), relative to the folder it ran from, which gge explain cannot know: "
+            "give --data-root or --root"
         )
         return
     assert main(args) == 0

@@ -33,6 +33,7 @@ FLOORS = {
     "gge.geometry": 0,
     "gge.errors": 0,
     "gge.documents": 0,
+    "gge.drawing": 0,
     "gge.benchmarks": 1,
     "gge.scoring": 2,
     "gge.models": 3,

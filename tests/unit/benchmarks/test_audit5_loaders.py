@@ -308,8 +308,9 @@ def test_a_replay_of_positive_ids_under_negative_is_refused_naming_the_variant(t
     assert msg == (
         f"{positive}:1: screenspot_pro is read with gt_type=negative, whose samples are the records' "
         "negative copies (app_windows_0_negative), and none of the file's lines answers one: its 2 "
-        "screenspot_pro ids are the positive copies' (app_windows_0), made with gt_type=positive; replay "
-        "it with bench.screenspot_pro.gt_type=positive (or all), or name its negative lines <id>_negative"
+        "screenspot_pro ids are the positive copies' (app_windows_0): a gt_type=positive file, or one "
+        "written before gge named the negative copies so; replay it with "
+        "bench.screenspot_pro.gt_type=positive (or all), or name its negative lines <id>_negative"
     )
     # the same file under positive: 1 of 2; under all: the positives answered, the negatives not in it
     assert (
