@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from omegaconf import DictConfig
 
 from gge.benchmarks.base import Benchmark
+from gge.documents.caveats import copy_warning, headline_caveat
 from gge.documents.results import ResultsDocument
 from gge.report.markdown import render_summary, scored_text, subset_text
 from gge.scoring.metrics import scalar_metrics
@@ -27,7 +28,8 @@ def console_summary(document: ResultsDocument, titles: Mapping[str, str], output
     """What the console shows of a finished run: its caveats, the headlines, where the detail is.
 
     The protocol line (and the ``subset:`` and ``Note:`` lines where the run has them), how Top-1 is
-    chosen, report.md's summary table (each benchmark's headline and the mean), then the files written
+    chosen, report.md's summary table (each benchmark's headline and the mean), a warning for each
+    Hub copy run with differences where the table's caveat is the variant's, then the files written
     and where every other table is (splits, misses, target sizes, cost, budget: report.md and
     report.html). The summary is on screen at the end of the run, not a few hundred lines up.
 
@@ -64,6 +66,10 @@ def console_summary(document: ResultsDocument, titles: Mapping[str, str], output
     head += [f"Note: {n}" for n in document.get("notes", ())]
     head.append(scored_text(k, document["selection"]))
     summary = render_summary(titles, document["benchmarks"], document["mean"], k=k)
+    for name, entry in document["benchmarks"].items():  # the summary's caveat is the variant's, if any
+        copy = copy_warning(entry)
+        if copy and copy != headline_caveat(entry):
+            summary += f"\n\nwarning: {titles.get(name, name)}: {copy}"
     written = [
         f"wrote {output_dir / 'results.json'}, predictions.jsonl, report.md and report.html",
         "every table (by split, misses, size, cost, budget): report.md and report.html "
