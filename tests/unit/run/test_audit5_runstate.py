@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -28,3 +30,12 @@ def test_a_setting_is_shown_whole_up_to_sixty_characters_then_cut() -> None:
     assert differences({"a": sixty}, {"a": 1}) == [f'a: "{sixty}" -> 1']
     longer = "y" * 59  # 61 with its quotes: the first 57, then ...
     assert differences({"a": 1}, {"a": longer}) == ['a: 1 -> "' + "y" * 56 + "..."]
+
+
+def test_the_lock_file_is_readable_by_all_and_written_by_its_owner_only(tmp_path: Path) -> None:
+    from gge.run.runstate import LOCK_FILE, output_dir_lock
+
+    umask = os.umask(0)
+    os.umask(umask)
+    with output_dir_lock(tmp_path):
+        assert stat.S_IMODE((tmp_path / LOCK_FILE).stat().st_mode) == 0o644 & ~umask
