@@ -369,3 +369,21 @@ def test_bs_screenshots_stand_in_only_where_none_of_bs_is_embedded() -> None:
         Line("s1", 2, True, (True,), "/b/1.png", None),
     ]
     assert _pairs(a2, b2)[1] == ["x.parquet::parquet:0", "x.parquet::parquet:1"]
+
+
+# --- from an unbiased mutant sample (seed 11) ---------------------------------------------------
+
+
+def test_an_imported_point_keeps_its_x_and_its_y(tmp_path: Path) -> None:
+    side = read_side(_imported(tmp_path, {"correct": False, "point": [12, 47]}), "b", "A")
+    assert side.lines["s0"].log_point == (12.0, 47.0)
+
+
+def test_a_selection_that_is_no_name_reads_the_first_candidate(tmp_path: Path) -> None:
+    run = _run_folder(
+        tmp_path, None, [{"id": "s0", "candidates": [[1, 2], [15, 15]], "picks": {"5": [15, 15]}}]
+    )
+    for selection in (5, ["5"]):  # a hand-edited results.json: no strategy's name, so no pick of one
+        (run / "results.json").write_text(json.dumps({"selection": selection}))
+        side = read_side(run, "b", "B")
+        assert side.scored_by == "its first candidate" and side.lines["s0"].point == (1.0, 2.0)

@@ -319,3 +319,29 @@ def test_both_copies_of_a_record_under_gt_type_all_match_their_own_sample(tmp_pa
         by_id = {r["id"]: r["candidates"] for r in report.records}
         assert by_id == {"s-0": [[2.0, 2.0]], "s-0_negative": [None]}  # a point on the box, an abstention
         assert (report.hits, report.agree, report.disagree) == (2, 2, [])
+
+
+# from an unbiased mutant sample (seed 11)
+
+
+def test_a_whole_pixel_point_well_inside_the_box_is_the_rule_not_rounding(tmp_path: Path) -> None:
+    """(3, 5) in the box (1, 1)-(10, 10) is two pixels from its nearest edge: no rounding moved it."""
+    sample = Sample("b", "s-0", "/d/s-0.png", (20, 20), "click s-0", Box(1, 1, 10, 10))
+    report = import_log("sspro_log", _sspro(tmp_path, sample, "wrong", [3, 5], bbox=[1, 1, 10, 10]), [sample])
+    assert _causes(report) == [("s-0", False, True, "rule")]
+
+
+def test_a_clawgui_list_names_its_records_by_position_and_keeps_their_ids(tmp_path: Path) -> None:
+    from gge.models.imported.formats import read_clawgui
+
+    sample = _sample()
+    path = tmp_path / "predictions.json"
+    no_id = {k: v for k, v in _claw(sample, "(2, 2)").items() if k != "id"}
+    path.write_text(json.dumps([_claw(sample, "(2, 2)"), no_id]))
+    assert [(ln.where, ln.line, ln.id) for ln in read_clawgui(path)] == [
+        (f"{path}:1", 1, "s-0"),
+        (f"{path}:2", 2, None),
+    ]
+    path.write_text(json.dumps([_claw(sample, "(2, 2)"), {**no_id, "correct": "yes"}]))
+    with pytest.raises(GgeError, match=rf"{path.name}:2: correct must be true or false"):
+        read_clawgui(path)
