@@ -122,6 +122,19 @@ def test_no_sample_starts_while_prefetch_requests_wait_for_the_window(tmp_path: 
     assert before[: len(script)] == script
 
 
+@pytest.mark.parametrize("prefetch", [2, 1, 0])
+def test_one_sample_starts_only_on_the_first_read_below_the_bound(tmp_path: Path, prefetch: int) -> None:
+    """One sample: the loop reads the window until it may start it, then reads no more before it enters
+    (with several, later reads for the next samples can come before the first enters)."""
+    policy = Policy()
+    bound = max(1, prefetch)
+    script = [5, bound, bound, bound - 1]
+    policy.window = ScriptedWindow(policy, limit=4, waiting=script)  # type: ignore[attr-defined]
+    [result] = evaluate_windowed(policy, [_sample(tmp_path, 0)], k=1, prefetch=prefetch)
+    first = policy.events.index(("enter", "0"))
+    assert result.id == "0" and [v for kind, v in policy.events[:first] if kind == "waiting"] == script
+
+
 def _held_in_the_model(
     policy: Policy,
 ) -> tuple[threading.Event, list[str], list[int], threading.Condition]:
