@@ -603,3 +603,25 @@ def test_the_sixteen_most_recently_sent_files_are_read_once(
     send("b1")
     assert reads == [*names[:16], "c", "b1"]
     assert urls.counts.file_bytes == 20
+
+
+# -- from an unbiased mutant sample (seed 11) --------------------------------------------------------
+
+
+def test_a_failure_cuts_short_another_requests_retry_wait(server: Server) -> None:
+    """b is told to come back in 30 s; a then fails for good: b's wait ends at once, b is not sent again."""
+    server.script["b"] = [Reply(429, body={"error": {"message": "busy"}}, headers={"Retry-After": "30"})]
+    server.script["a"] = [
+        Reply(400, body={"error": {"message": "bad"}}, after=lambda arrived: "b" in arrived)
+    ]
+    backend = _backend(server.url, concurrency=2)
+    with pytest.raises(GgeError, match="HTTP 400"):
+        backend.generate([_request("a"), _request("b")])
+    assert sorted(server.arrived) == ["a", "b"]
+
+
+def test_a_smart_resize_honours_min_pixels() -> None:
+    """100x100 at factor 28: 112x112 by default; at least 200x200 px asked: scaled by 2, ceiled to 224."""
+    assert OpenAIBackend("http://127.0.0.1:1/v1", MODEL, resize_factor=28).seen_size(100, 100) == (112, 112)
+    backend = OpenAIBackend("http://127.0.0.1:1/v1", MODEL, resize_factor=28, min_pixels=200 * 200)
+    assert backend.seen_size(100, 100) == (224, 224)
