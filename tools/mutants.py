@@ -208,6 +208,10 @@ def replaced(source: str, spec: str) -> Mutant:
     if old not in rows[line - 1]:
         raise SystemExit(f"mutants: line {line} does not hold {old!r}: {rows[line - 1].strip()!r}")
     rows[line - 1] = rows[line - 1].replace(old, new, 1)
+    try:  # a mutant that does not parse is killed by any test: it would say nothing
+        ast.parse("".join(rows))
+    except SyntaxError as e:
+        raise SystemExit(f"mutants: {spec!r} does not parse ({e.msg}): {rows[line - 1].strip()!r}") from None
     return Mutant(line, f"{old!r} -> {new!r}", "".join(rows))
 
 

@@ -482,3 +482,18 @@ def test_a_replayed_logs_settings_record_how_it_was_read(tmp_path: Path) -> None
     )
     plain = ImportedReplay(log, "gelato").settings()
     assert "read_as" not in plain and "columns" not in plain
+
+
+# from an unbiased mutant sample (seed 23)
+
+
+def test_a_cell_holding_json_null_is_no_point_and_a_0_verdict_is_wrong(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text('sid,xy,ok\na,null,0\nb,"[2, 3]",1\n')
+    a, b = read_generic(path, parse_columns("id=sid,point=xy,correct=ok"))
+    assert (a.point, a.correct) == (None, False) and (b.point, b.correct) == ((2.0, 3.0), True)
+    path = tmp_path / "p.jsonl"  # JSON's own numbers: 0, 1 and a spreadsheet's floats 0.0, 1.0
+    rows = [{"sid": s, "xy": [2, 3], "ok": ok} for s, ok in (("a", 0), ("b", 1), ("c", 0.0), ("d", 1.0))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lines = read_generic(path, parse_columns("id=sid,point=xy,correct=ok"))
+    assert [line.correct for line in lines] == [False, True, False, True]

@@ -30,8 +30,15 @@ from gge.models import openai_api
 from gge.models.base import GenerationRequest
 from gge.models.encoding import ImageUrls
 from gge.models.openai_api import OpenAIBackend
-from gge.models.openai_http import MAX_DELAY_S, is_loopback, retry_after, truncate
-from gge.models.openai_reading import WINDOW_KEY, request_cost, with_prefill
+from gge.models.openai_http import (
+    MAX_DELAY_S,
+    is_loopback,
+    request_body,
+    retry_after,
+    server_message,
+    truncate,
+)
+from gge.models.openai_reading import WINDOW_KEY, MalformedAnswer, message_text, request_cost, with_prefill
 from gge.models.window import RequestWindow
 
 WAIT_S = 10.0
@@ -625,3 +632,41 @@ def test_a_smart_resize_honours_min_pixels() -> None:
     assert OpenAIBackend("http://127.0.0.1:1/v1", MODEL, resize_factor=28).seen_size(100, 100) == (112, 112)
     backend = OpenAIBackend("http://127.0.0.1:1/v1", MODEL, resize_factor=28, min_pixels=200 * 200)
     assert backend.seen_size(100, 100) == (224, 224)
+
+
+def test_a_servers_detail_is_its_message() -> None:
+    """FastAPI-style servers (vLLM's errors among them) answer ``{"detail": ...}``."""
+    assert server_message(b'{"detail": "Model not found"}') == "Model not found"
+    assert server_message(b'{"error": {"message": "too long"}}') == "too long"
+    assert server_message(b'{"error": {"code": 400}, "detail": "bad image"}') == "bad image"
+
+
+def test_a_body_with_a_text_only_message_beside_an_image_is_sent_as_it_is() -> None:
+    url = "data:image/png;base64," + base64.b64encode(b"\x89PNG tiny").decode()
+    image = {"type": "image_url", "image_url": {"url": url}}
+    body = {
+        "model": MODEL,
+        "messages": [
+            {"role": "system", "content": "answer with a point"},
+            {"role": "user", "content": [image, {"type": "text", "text": "click OK"}]},
+        ],
+    }
+    assert json.loads(request_body(body)) == body
+
+
+def test_an_answer_without_content_reads_as_no_text() -> None:
+    """A refusal or a tool call leaves ``content`` null: no text, not a malformed answer."""
+    assert message_text({"content": None}) == ("", False)
+    call = {"type": "function", "function": {"name": "click", "arguments": '{"x": 1}'}}
+    text = '<tool_call>\n{"name": "click", "arguments": {"x": 1}}\n</tool_call>'
+    assert message_text({"content": None, "tool_calls": [call]}) == (text, True)
+
+
+def test_content_that_is_not_text_is_a_malformed_answer() -> None:
+    with pytest.raises(MalformedAnswer, match=r"\.message\.content is not a string"):
+        message_text({"content": [{"type": "text", "text": "(5, 6)"}]})
+
+
+def test_a_body_without_messages_gains_none() -> None:
+    body = {"model": MODEL, "prompt": "click OK"}
+    assert json.loads(request_body(body)) == body
