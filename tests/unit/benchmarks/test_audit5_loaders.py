@@ -637,3 +637,15 @@ def test_lines_of_the_records_ruc_leaves_out_are_not_stray(tmp_path: Path) -> No
     report = (tmp_path / "o" / "report.md").read_text()
     assert "Prediction lines that match no sample: 1 (x): not scored" in report
     assert "(by its id): 1 (998): not scored, not stray" in report
+
+
+def test_pixel_boxes_within_two_pixels_are_pixels_and_a_mix_is_refused(tmp_path: Path) -> None:
+    """From an unbiased mutant sample (seed 23): [0, 1] bounds the normalised units, and a mix is named."""
+    rows = [_wc_row([0.5, 0.5, 1.5, 1.5]), _wc_row([1, 1, 2, 2])]  # tiny pixel boxes: a value past 1
+    root = _wc_write(tmp_path / "wc" / "data" / "test-00000-of-00001.parquet", rows).parent.parent
+    loaded = get_benchmark("webclick").load(root, WebClickOptions())
+    assert loaded.summary["variant"]["bbox"] == "pixels"
+    rows = [_wc_row([0.1, 0.1, 0.2, 0.2]), _wc_row([10, 10, 50, 40])]
+    root = _wc_write(tmp_path / "mix" / "data" / "test-00000-of-00001.parquet", rows).parent.parent
+    with pytest.raises(GgeError, match=r"its bbox is not in \[0, 1\], .*'s in: the boxes mix units"):
+        get_benchmark("webclick").load(root, WebClickOptions())
