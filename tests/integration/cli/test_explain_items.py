@@ -8,17 +8,15 @@ The figures are counted by hand from a tiny suite (12 ScreenSpot-v2 samples): A 
 
 from __future__ import annotations
 
-import errno
 import io
 import json
-import os
-import stat
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from unwritable import denied, read_only_folder
 
 from gge.benchmarks.demo import write_demo_suite
 from gge.benchmarks.loading import load_benchmarks
@@ -233,10 +231,6 @@ def test_out_under_a_file_is_one_line_naming_the_folder(
     assert err == f"gge: error: --out {out}: {tmp_path / 'file'} is a file, not a folder"
 
 
-def _denied(path: object) -> PermissionError:
-    return PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
-
-
 def test_a_folder_that_cannot_be_created_is_one_line_naming_it(
     suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -246,13 +240,13 @@ def test_a_folder_that_cannot_be_created_is_one_line_naming_it(
 
     def fake_mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
         if self == out:  # what a read-only parent answers (root is not stopped by chmod)
-            raise _denied(self)
+            raise denied(self)
         real_mkdir(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "mkdir", fake_mkdir)
     err = _error(capsys, str(a), str(b), "--benchmark", BENCH, "--data-root", str(suite), "--out", str(out))
-    denied = f"cannot create the folder (Permission denied: {out}); choose a writable --out"
-    assert err == f"gge: error: --out {out}: {denied}"
+    said = f"cannot create the folder (Permission denied: {out}); choose a writable --out"
+    assert err == f"gge: error: --out {out}: {said}"
 
 
 def test_a_file_that_cannot_be_written_is_one_line_naming_the_folder_and_file(
@@ -264,7 +258,7 @@ def test_a_file_that_cannot_be_written_is_one_line_naming_the_folder_and_file(
 
     def fake_open(self: Path, *args: Any, **kwargs: Any) -> Any:
         if self.name.startswith(".explain.json."):  # atomic_write's temporary file beside explain.json
-            raise _denied(self)
+            raise denied(self)
         return real_open(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "open", fake_open)
@@ -275,12 +269,7 @@ def test_a_file_that_cannot_be_written_is_one_line_naming_the_folder_and_file(
 def test_a_real_read_only_folder(suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The same through ``chmod``, where it takes effect (not as root)."""
     _, a, b = _sides(suite, tmp_path)
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    try:
-        if os.access(folder, os.W_OK):
-            pytest.skip("chmod does not stop writes here (running as root)")
+    with read_only_folder(tmp_path) as folder:
         out = folder / "explained"
         err = _error(
             capsys, str(a), str(b), "--benchmark", BENCH, "--data-root", str(suite), "--out", str(out)
@@ -290,5 +279,3 @@ def test_a_real_read_only_folder(suite: Path, tmp_path: Path, capsys: pytest.Cap
             capsys, str(a), str(b), "--benchmark", BENCH, "--data-root", str(suite), "--out", str(folder)
         )
         assert err == f"gge: error: --out {folder}: cannot write {folder / 'explain.md'}: Permission denied"
-    finally:
-        folder.chmod(stat.S_IRWXU)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 from paths import ROOT
+from unwritable import denied, read_only_folder
 
 from gge.benchmarks.demo import write_demo_suite
 from gge.cli.commands import main
@@ -56,10 +56,6 @@ def _error(capsys: pytest.CaptureFixture[str]) -> str:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("gge: error: ") and "Traceback" not in err, err
     return err.strip()
-
-
-def _denied(path: object) -> PermissionError:
-    return PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
 
 
 def test_an_out_under_a_regular_file_names_that_file(
@@ -108,12 +104,12 @@ def test_a_read_only_folder_names_the_folder(
 
     def fake_open(self: Path, *args: Any, **kwargs: Any) -> Any:
         if self.parent == read_only:
-            raise _denied(self)
+            raise denied(self)
         return real_open(self, *args, **kwargs)
 
     def fake_mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
         if self.parent == read_only and not self.exists():
-            raise _denied(self)
+            raise denied(self)
         real_mkdir(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "open", fake_open)
@@ -152,15 +148,8 @@ def test_a_failed_write_leaves_no_temporary_file(
 def test_a_real_read_only_folder(suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The same through ``chmod``, where it takes effect (not as root)."""
     log = _log(suite, tmp_path)
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    try:
-        if os.access(folder, os.W_OK):
-            pytest.skip("chmod does not stop writes here (running as root)")
+    with read_only_folder(tmp_path) as folder:
         assert main(_args(suite, log, folder / "preds.jsonl")) == 2
         assert f"cannot write the replay file in {folder} (Permission denied)" in _error(capsys)
         assert main(_args(suite, log, folder / "sub" / "preds.jsonl")) == 2
         assert f"--out folder {folder / 'sub'}: cannot create the folder" in _error(capsys)
-    finally:
-        folder.chmod(stat.S_IRWXU)

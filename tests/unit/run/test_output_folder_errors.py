@@ -8,20 +8,15 @@ effect (``os.access`` says so).
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
+from unwritable import denied, read_only_folder
 
 from gge.errors import GgeError
 from gge.run.runstate import LOCK_FILE, output_dir_lock, prepare_output_dir
-
-
-def _denied(path: object) -> PermissionError:
-    return PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
 
 
 def _one_line(e: pytest.ExceptionInfo[GgeError], folder: Path) -> str:
@@ -36,7 +31,7 @@ def test_the_lock_file_of_a_read_only_folder(tmp_path: Path, monkeypatch: pytest
 
     def fake_open(path: Any, flags: int, mode: int = 0o777) -> int:
         if Path(path).name == LOCK_FILE:
-            raise _denied(path)
+            raise denied(path)
         return real_open(path, flags, mode)
 
     monkeypatch.setattr(os, "open", fake_open)  # runstate's os.open is this one
@@ -53,7 +48,7 @@ def test_a_subfolder_of_a_read_only_folder(tmp_path: Path, monkeypatch: pytest.M
 
     def fake_mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
         if self.parent == read_only and not self.exists():
-            raise _denied(self)
+            raise denied(self)
         real_mkdir(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "mkdir", fake_mkdir)
@@ -72,7 +67,7 @@ def test_run_json_in_a_read_only_folder(tmp_path: Path, monkeypatch: pytest.Monk
 
     def fake_open(self: Path, *args: Any, **kwargs: Any) -> Any:
         if self.name.startswith(".run.json."):  # atomic_write's temporary file beside run.json
-            raise _denied(self)
+            raise denied(self)
         return real_open(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "open", fake_open)
@@ -83,17 +78,10 @@ def test_run_json_in_a_read_only_folder(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_a_real_read_only_folder(tmp_path: Path) -> None:
     """The same through ``chmod``, where it takes effect (not as root)."""
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    try:
-        if os.access(folder, os.W_OK):
-            pytest.skip("chmod does not stop writes here (running as root)")
+    with read_only_folder(tmp_path) as folder:
         with pytest.raises(GgeError) as e, output_dir_lock(folder):
             pass
         assert "lock file" in _one_line(e, folder)
         with pytest.raises(GgeError) as e, output_dir_lock(folder / "sub"):
             pass
         assert "cannot create the folder" in _one_line(e, folder / "sub")
-    finally:
-        folder.chmod(stat.S_IRWXU)
