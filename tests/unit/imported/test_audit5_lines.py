@@ -497,3 +497,26 @@ def test_a_cell_holding_json_null_is_no_point_and_a_0_verdict_is_wrong(tmp_path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     lines = read_generic(path, parse_columns("id=sid,point=xy,correct=ok"))
     assert [line.correct for line in lines] == [False, True, False, True]
+
+
+# from an unbiased mutant sample (seed 37)
+
+
+def test_blank_lines_of_a_json_lines_table_are_passed_over(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    rows = [{"sid": "a", "xy": [1, 2]}, {"sid": "b", "xy": [3, 4]}]
+    path.write_text(json.dumps(rows[0]) + "\n\n   \n" + json.dumps(rows[1]) + "\n")
+    lines = read_generic(path, parse_columns("id=sid,point=xy"))
+    assert [(ln.id, ln.point, ln.line) for ln in lines] == [("a", (1.0, 2.0), 1), ("b", (3.0, 4.0), 4)]
+
+
+def test_an_empty_workbook_is_one_line(tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    path = tmp_path / "empty.xlsx"
+    openpyxl.Workbook().save(path)
+    with pytest.raises(GgeError, match=rf"^{path}: the sheet is empty$"):
+        read_vlmevalkit(path)
+
+
+def test_a_reading_resizes_by_qwens_patch_of_28_unless_told() -> None:
+    assert (Reading("r", "abs_resized").factor, Reading("r", "abs_resized").min_pixels) == (28, 56 * 56)

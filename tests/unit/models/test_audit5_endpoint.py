@@ -670,3 +670,11 @@ def test_content_that_is_not_text_is_a_malformed_answer() -> None:
 def test_a_body_without_messages_gains_none() -> None:
     body = {"model": MODEL, "prompt": "click OK"}
     assert json.loads(request_body(body)) == body
+
+
+def test_the_latency_floor_is_the_one_asked_at_least_one_else_where_the_window_starts() -> None:
+    """From an unbiased mutant sample (seed 37)."""
+    assert RequestWindow(adaptive=True, latency_floor=4).latency_floor == 4
+    assert RequestWindow(adaptive=True, latency_floor=0).latency_floor == 1
+    window = RequestWindow(adaptive=True)
+    assert window.latency_floor == window.start
