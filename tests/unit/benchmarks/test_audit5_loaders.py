@@ -649,3 +649,19 @@ def test_pixel_boxes_within_two_pixels_are_pixels_and_a_mix_is_refused(tmp_path:
     root = _wc_write(tmp_path / "mix" / "data" / "test-00000-of-00001.parquet", rows).parent.parent
     with pytest.raises(GgeError, match=r"its bbox is not in \[0, 1\], .*'s in: the boxes mix units"):
         get_benchmark("webclick").load(root, WebClickOptions())
+
+
+# from an unbiased mutant sample (seed 37)
+
+
+def test_a_user_message_of_text_parts_is_the_instruction() -> None:
+    parts = [{"type": "image"}, {"type": "text", "text": "Click"}, {"type": "text", "text": "Buy "}]
+    assert instruction_of([{"role": "user", "content": parts}], "f:1") == "Click Buy"
+
+
+def test_a_correct_box_that_is_no_object_is_a_record_without_a_box(tmp_path: Path) -> None:
+    records = [_ruc_rec(1), _ruc_rec(2, correct_box=[10, 10, 30, 30])]
+    loaded = get_benchmark("ruc").load(_ruc_write(tmp_path / "ruc", "full.json", records), RUCOptions())
+    assert [s.id for s in loaded.samples] == ["1"] and loaded.summary["left_out"] == {
+        "no correct_box.bbox": ["2"]
+    }

@@ -345,3 +345,10 @@ def test_a_clawgui_list_names_its_records_by_position_and_keeps_their_ids(tmp_pa
     path.write_text(json.dumps([_claw(sample, "(2, 2)"), {**no_id, "correct": "yes"}]))
     with pytest.raises(GgeError, match=rf"{path.name}:2: correct must be true or false"):
         read_clawgui(path)
+
+
+def test_a_point_two_pixels_left_of_the_box_is_the_rule_not_rounding(tmp_path: Path) -> None:
+    """From an unbiased mutant sample (seed 37): (3, 6) is two pixels left of the box (5, 5)-(9, 9)."""
+    sample = Sample("b", "s-0", "/d/s-0.png", (20, 20), "click s-0", Box(5, 5, 9, 9))
+    report = import_log("sspro_log", _sspro(tmp_path, sample, "correct", [3, 6], bbox=[5, 5, 9, 9]), [sample])
+    assert _causes(report) == [("s-0", True, False, "rule")]
