@@ -15,6 +15,8 @@ import logging
 import math
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -678,3 +680,24 @@ def test_the_latency_floor_is_the_one_asked_at_least_one_else_where_the_window_s
     assert RequestWindow(adaptive=True, latency_floor=0).latency_floor == 1
     window = RequestWindow(adaptive=True)
     assert window.latency_floor == window.start
+
+
+def test_a_connection_that_times_out_is_a_sign_of_load(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From an unbiased mutant sample (seed 37): a timeout while connecting (urllib wraps it in a
+    URLError) shrinks an adaptive window as a timeout while reading does."""
+    real = urllib.request.OpenerDirector.open
+    calls: list[int] = []
+
+    def open_(self: urllib.request.OpenerDirector, *args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise urllib.error.URLError(TimeoutError("timed out"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(urllib.request.OpenerDirector, "open", open_)
+    backend = _backend(server.url)
+    [gen] = backend.generate([_request()])
+    summary = backend.window_summary()
+    assert gen.texts == ["(5, 6)"] and (summary["overloads"], summary["final"]) == (1, 32)
