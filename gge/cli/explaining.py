@@ -12,7 +12,7 @@ from typing import Any
 from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import Benchmark
 from gge.benchmarks.loading import load_benchmarks
-from gge.compare.explain import draw_moved, explain, read_side
+from gge.compare.explain import draw_moved, explain, read_side, run_results
 from gge.documents.files import atomic_write
 from gge.errors import GgeError
 from gge.report.explain_page import render_explain_html
@@ -56,19 +56,11 @@ def explain_parser() -> argparse.ArgumentParser:
 
 
 def _run_config(path: str) -> Mapping[str, Any] | None:
-    """The ``config`` of the run whose folder or predictions.jsonl ``path`` is (its results.json), or None.
+    """The ``config`` of the run whose folder or predictions.jsonl ``path`` is, or None.
 
-    None where ``path`` is no run's (a ``gge import`` output, or a folder without results.json) or its
-    results.json cannot be read or records no ``config``.
+    None where ``path`` is no run's, or its results.json records no ``config``.
     """
-    file = Path(path)
-    results = file / "results.json" if file.is_dir() else file.parent / "results.json"
-    if not (file.is_dir() or file.name == "predictions.jsonl") or not results.is_file():
-        return None
-    try:
-        config = json.loads(results.read_text(encoding="utf-8")).get("config")
-    except (OSError, ValueError, AttributeError):
-        return None
+    config = (run_results(path) or {}).get("config")
     return config if isinstance(config, Mapping) else None
 
 

@@ -566,15 +566,26 @@ def _imported_line(block: Any, point: tuple[float, float] | None, refused: bool,
     )
 
 
-def _selection(file: Path) -> str | None:
-    """The selection strategy of the run whose predictions.jsonl this is (its results.json), or None."""
-    results = file.parent / "results.json"
-    if file.name != "predictions.jsonl" or not results.is_file():
+def run_results(path: str | Path) -> Mapping[str, Any] | None:
+    """The results.json of the run whose folder or ``predictions.jsonl`` ``path`` is, or None.
+
+    None where ``path`` is no run's (a ``gge import`` output, a folder without results.json) or its
+    results.json cannot be read as a JSON object.
+    """
+    file = Path(path)
+    results = file / "results.json" if file.is_dir() else file.parent / "results.json"
+    if not (file.is_dir() or file.name == "predictions.jsonl") or not results.is_file():
         return None
     try:
-        strategy = json.loads(results.read_text(encoding="utf-8")).get("selection")
-    except (OSError, ValueError, AttributeError):
+        document = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
+    return document if isinstance(document, Mapping) else None
+
+
+def _selection(file: Path) -> str | None:
+    """The selection strategy of the run whose predictions.jsonl this is (its results.json), or None."""
+    strategy = (run_results(file) or {}).get("selection")
     return strategy if isinstance(strategy, str) else None
 
 
