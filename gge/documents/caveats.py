@@ -154,17 +154,15 @@ def left_out(entry: BenchmarkEntry) -> dict[str, list[str]]:
         >>> left_out({})
         {}
     """
-    load: Mapping[str, Any] = entry.get("load") or {}
-    return {str(why): [str(i) for i in ids] for why, ids in (load.get("left_out") or {}).items()}
+    load = entry.get("load")
+    return {} if load is None else dict(load.get("left_out") or {})
 
 
 def data_notes(entry: BenchmarkEntry) -> list[str]:
     """What the entry's data says beside its figures, one line each: the one wording of both reports.
 
     The loader's notes (``load.notes``: what it left out and why, labels it filled in), then the
-    replayed file's lines that no sample answers (``unmatched_predictions``), split in two: those
-    of records the loader left out on purpose (``load.left_out``, as the release's code does: not
-    stray) and the stray ones. Each names its count and its first :data:`SHOWN_IDS` ids.
+    replayed file's lines that no sample answers (:func:`unmatched_notes`).
 
     Example:
         >>> entry = {"unmatched_predictions": ["998", "x1"],
@@ -177,11 +175,27 @@ def data_notes(entry: BenchmarkEntry) -> list[str]:
         Prediction lines that match no sample: 1 (x1): not scored
     """
     load = entry.get("load")
-    lines = [f"Loader: {note}" for note in ((load.get("notes") if load is not None else None) or [])]
+    notes = (load.get("notes") if load is not None else None) or []
+    return [f"Loader: {note}" for note in notes] + unmatched_notes(entry)
+
+
+def unmatched_notes(entry: BenchmarkEntry) -> list[str]:
+    """The replayed file's lines no sample answers (``unmatched_predictions``), one line a kind.
+
+    Those of records the loader left out on purpose (``load.left_out``, as the release's code does:
+    not stray), then the stray ones, each with its count and first :data:`SHOWN_IDS` ids; [] when
+    there are none.
+
+    Example:
+        >>> unmatched_notes({"unmatched_predictions": ["x1", "x2"]})
+        ['Prediction lines that match no sample: 2 (x1, x2): not scored']
+    """
     unmatched = entry.get("unmatched_predictions") or []
+    lines: list[str] = []
     placed: set[str] = set()
     for why, ids in left_out(entry).items():
-        answered = [i for i in unmatched if i in set(ids)]
+        chosen = set(ids)
+        answered = [i for i in unmatched if i in chosen]
         placed.update(answered)
         if answered:
             lines.append(

@@ -26,7 +26,7 @@ from gge.benchmarks import get_benchmark
 from gge.benchmarks.base import LoadedBenchmark
 from gge.benchmarks.loading import BenchmarkSet, load_benchmarks
 from gge.benchmarks.plugins import benchmark_origin
-from gge.documents.caveats import data_notes
+from gge.documents.caveats import unmatched_notes
 from gge.documents.results import CostSetup, ResultsDocument
 from gge.errors import GgeError
 from gge.loggers.standalone import console_summary, log_standalone
@@ -532,12 +532,11 @@ def _warn_after(run: _Run, document: Mapping[str, Any], out: TextIO) -> None:
     """Warn of prediction lines that match no sample, samples without one, and other benchmarks' lines.
 
     Lines of records the loader left out on purpose (RUC's, as its released code does) are said apart
-    from the stray ones, in the reports' words (:func:`gge.documents.caveats.data_notes`).
+    from the stray ones, in the reports' words (:func:`gge.documents.caveats.unmatched_notes`).
     """
     for name, entry in document["benchmarks"].items():
-        for note in data_notes(entry):
-            if note.startswith("Prediction lines"):
-                print(f"warning: {name}: {note}", file=out)
+        for note in unmatched_notes(entry):
+            print(f"warning: {name}: {note}", file=out)
         if entry.get("missing_predictions"):
             print(
                 f"warning: {name}: {entry['missing_predictions']} samples have no prediction "
