@@ -156,11 +156,12 @@ def load_training_samples(
             f"them back): about {duration(SUITE_SECONDS * len(to_draw))} on 2 CPU cores"
         )
     started = _clock()
+    drawn = 0
     out: list[Sample] = []
     for seed, root in roots.items():
         if seed in to_draw:
             write_demo_suite(root, seed=seed, per_benchmark=per_benchmark)
-            drawn = to_draw.index(seed) + 1
+            drawn += 1
             spent = _clock() - started
             left = spent / drawn * (len(to_draw) - drawn)
             say(
