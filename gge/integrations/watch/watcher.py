@@ -59,7 +59,6 @@ class WatchReport:
         config_errors: Steps that met a configuration error in this call, with the error (recorded
             as ``config_error``; see :func:`gge.integrations.watch.state.is_configuration_error`).
         pending: Steps not complete at the last scan, with the reason.
-        found: Steps found at the last scan, complete or not (none: the watcher said so).
         state: ``watch.json`` as saved last.
     """
 
@@ -67,7 +66,6 @@ class WatchReport:
     failed: list[int] = field(default_factory=list)
     config_errors: dict[int, str] = field(default_factory=dict)
     pending: dict[int, str] = field(default_factory=dict)
-    found: list[int] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
 
 
@@ -202,7 +200,7 @@ class _Watcher:
         self.report = WatchReport()
         self._said: dict[int, str] = {}  # the reason last printed, per waiting step
         self._duplicates: set[int] = set()
-        self._said_none = False  # "no checkpoints" said (once, until one appears)
+        self._said_none = False  # "no checkpoints" said: once a watch
 
     def say(self, text: str) -> None:
         print(f"gge watch: {text}", file=self.stdout, flush=True)
@@ -262,7 +260,6 @@ class _Watcher:
                 self.say(f"step {ck.step} ({ck.path}): waiting: {reason}")
             self._said[ck.step] = reason
         self.report.pending = pending
-        self.report.found = sorted(seen)
         if not seen and not self._said_none:
             self._said_none = True
             then = "waiting for the trainer's first save" if self.polling else "nothing to evaluate"
