@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 from gge.benchmarks.base import Benchmark
 from gge.documents.caveats import copy_warning, headline_caveat
 from gge.documents.results import ResultsDocument
-from gge.report.markdown import render_summary, scored_text, subset_text
+from gge.report.markdown import head_lines, render_summary, scored_text
 from gge.scoring.metrics import scalar_metrics
 from gge.types import Sample, SampleResult
 
@@ -60,10 +60,7 @@ def console_summary(document: ResultsDocument, titles: Mapping[str, str], output
         every table (by split, misses, size, cost, budget): report.md and report.html (open it in a browser)
     """
     k = document["k"]
-    head = [f"Protocol: {document['protocol']}"]
-    subset = subset_text(document.get("subset"), titles)
-    head += [subset] if subset else []
-    head += [f"Note: {n}" for n in document.get("notes", ())]
+    head = head_lines(document["protocol"], document.get("subset"), titles, document.get("notes", ()))
     head.append(scored_text(k, document["selection"]))
     summary = render_summary(titles, document["benchmarks"], document["mean"], k=k)
     for name, entry in document["benchmarks"].items():  # the summary's caveat is the variant's, if any

@@ -103,6 +103,30 @@ def subset_text(subset: Subset | None, titles: Mapping[str, str]) -> str:
     return f"subset: {what}; max_samples={n}: not comparable with published numbers"
 
 
+def head_lines(
+    protocol: str,
+    subset: Subset | None,
+    titles: Mapping[str, str],
+    notes: Sequence[str] = (),
+    setup: str | None = None,
+) -> list[str]:
+    """The head of a run's report, one line each: the one head of report.md and the console.
+
+    The protocol, the subset line of a subset run, the cost setup where given, then each note.
+
+    Example:
+        >>> head_lines("demo", None, {}, ["a note"])
+        ['Protocol: demo', 'Note: a note']
+    """
+    subset_line = subset_text(subset, titles)
+    return [
+        f"Protocol: {protocol}",
+        *([subset_line] if subset_line else []),
+        *([setup] if setup else []),
+        *(f"Note: {n}" for n in notes),
+    ]
+
+
 def bootstrap_label(spec: HeadlineInterval) -> str:
     """How a benchmark's declared headline interval is named beside it.
 

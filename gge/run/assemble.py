@@ -123,7 +123,7 @@ def build_document(
         the report's text.
     """
     import gge
-    from gge.report.markdown import render_benchmark, render_summary, subset_text
+    from gge.report.markdown import head_lines, render_benchmark, render_summary
     from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
 
     entries: dict[str, BenchmarkEntry] = {}
@@ -136,12 +136,8 @@ def build_document(
         entries[name], titles[name] = entry, bench.title
         sections.append(render_benchmark(bench.title, entry, k=k, strategy=strategy))
     mean = mean_over_benchmarks(entries, k)
-    head = [f"Protocol: {protocol}"]
-    if subset is not _ABSENT and subset is not None:
-        head.append(subset_text(cast(Subset, subset), titles))
-    if cost is not None:
-        head.append(setup_text(cost))
-    head += [f"Note: {n}" for n in notes or ()]
+    shown = None if subset is _ABSENT else cast(Subset | None, subset)
+    head = head_lines(protocol, shown, titles, notes or (), setup_text(cost) if cost is not None else None)
     report = "\n\n".join(["\n".join(head), *sections, render_summary(titles, entries, mean, k=k)])
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
