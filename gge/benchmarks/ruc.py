@@ -191,19 +191,16 @@ class RUC(Benchmark):
             if (sample.labels["type"] == "Deception") != (sample.decoy is not None):
                 odd.append(sid)
             out.add(sample, where)
+        # each kind left out is said in a note and recorded: a prediction line of one is not stray
         if no_box:
             out.notes.append(
                 f"{len(no_box)} records without correct_box.bbox left out, as the released code does: "
                 + ", ".join(no_box[:20])
             )
+            out.left_out["no correct_box.bbox"] = no_box
         if dropped:
             out.notes.append(f"record {DROPPED_ID} left out, as the released code does (by its id)")
-        left_out = {
-            "no correct_box.bbox": no_box,
-            "by its id": [DROPPED_ID] if dropped else [],
-        }
-        if any(left_out.values()):  # a prediction line of one of them is not stray (report.md says so)
-            out.left_out = {why: ids for why, ids in left_out.items() if ids}
+            out.left_out["by its id"] = [DROPPED_ID]
         if odd:
             out.notes.append(
                 f"{len(odd)} records whose dark_box does not follow their type (a Deception without one, or "
