@@ -202,3 +202,33 @@ def tiny_parquet(root: Path, mutate: dict[str, Any] | None = None) -> Path:
     write_hf_parquet(root / "data" / "test-00000-of-00002.parquet", rows[:2])
     write_hf_parquet(root / "data" / "test-00001-of-00002.parquet", rows[2:])
     return root
+
+
+def screenspot_pro_release(
+    root: Path, records: Sequence[tuple[str, list[int]]], size: tuple[int, int], mode: str = "1"
+) -> Path:
+    """A one-screenshot ScreenSpot-Pro release (``annotations/app_windows.json``, ``images/shot.png``).
+
+    Each ``(id, bbox)`` is a record on the one screenshot of ``size`` (drawn in PIL ``mode``), its
+    instruction ``click <id>`` (Chinese ``点击 <id>``), of the Office group, an icon, on Windows.
+    """
+    (root / "annotations").mkdir(parents=True)
+    (root / "images").mkdir()
+    Image.new(mode, size).save(root / "images" / "shot.png")
+    rows = [
+        {
+            "id": sid,
+            "img_filename": "shot.png",
+            "img_size": list(size),
+            "bbox": bbox,
+            "instruction": f"click {sid}",
+            "instruction_cn": f"点击 {sid}",
+            "group": "Office",
+            "ui_type": "icon",
+            "platform": "windows",
+            "application": "app",
+        }
+        for sid, bbox in records
+    ]
+    (root / "annotations" / "app_windows.json").write_text(json.dumps(rows), encoding="utf-8")
+    return root

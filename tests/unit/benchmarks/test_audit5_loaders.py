@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hub_writers import RECORDS, SIZES, PngCache, screenspot_hf_row, write_hf_parquet
+from hub_writers import RECORDS, SIZES, PngCache, screenspot_hf_row, screenspot_pro_release, write_hf_parquet
 from PIL import Image
 
 from gge.benchmarks import get_benchmark
@@ -235,26 +235,7 @@ PRO_RECORDS = [("app_windows_0", [10, 20, 50, 40]), ("app_windows_1", [150, 60, 
 
 
 def _pro(root: Path) -> Path:
-    (root / "annotations").mkdir(parents=True)
-    (root / "images").mkdir()
-    Image.new("RGB", (200, 100)).save(root / "images" / "shot.png")
-    records = [
-        {
-            "id": sid,
-            "img_filename": "shot.png",
-            "img_size": [200, 100],
-            "bbox": bbox,
-            "instruction": f"click {sid}",
-            "instruction_cn": f"点击 {sid}",
-            "group": "Office",
-            "ui_type": "icon",
-            "platform": "windows",
-            "application": "app",
-        }
-        for sid, bbox in PRO_RECORDS
-    ]
-    (root / "annotations" / "app_windows.json").write_text(json.dumps(records), encoding="utf-8")
-    return root
+    return screenspot_pro_release(root, PRO_RECORDS, (200, 100), mode="RGB")
 
 
 def test_a_negative_only_run_keeps_the_class_tables_with_the_gt_type_label() -> None:

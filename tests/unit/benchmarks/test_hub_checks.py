@@ -22,6 +22,7 @@ from hub_writers import (
     PngCache,
     png_bytes,
     screenspot_hf_row,
+    screenspot_pro_release,
     tiny_parquet,
     tiny_release,
     tsv_cell,
@@ -148,26 +149,7 @@ PRO_SIZE = [200, 100]
 
 
 def pro_release(root: Path) -> Path:
-    (root / "annotations").mkdir(parents=True)
-    (root / "images").mkdir()
-    Image.new("1", tuple(PRO_SIZE)).save(root / "images" / "shot.png")
-    records = [
-        {
-            "id": sid,
-            "img_filename": "shot.png",
-            "img_size": PRO_SIZE,
-            "bbox": bbox,
-            "instruction": f"click {sid}",
-            "instruction_cn": f"点击 {sid}",
-            "group": "Office",
-            "ui_type": "icon",
-            "platform": "windows",
-            "application": "app",
-        }
-        for sid, bbox in PRO
-    ]
-    (root / "annotations" / "app_windows.json").write_text(json.dumps(records), encoding="utf-8")
-    return root
+    return screenspot_pro_release(root, PRO, (PRO_SIZE[0], PRO_SIZE[1]))
 
 
 def pro_copy(root: Path, image_sizes: list[tuple[int, int]]) -> Path:
