@@ -238,7 +238,7 @@ def test_the_demo_training_prints_its_plan_and_progress(
     assert drawn == [1, 3, 4]
     assert out.getvalue().splitlines() == [
         f"training split: drawing 3 of 4 synthetic suites (12 samples per benchmark each) into {tmp_path}, "
-        "once (later runs read them back): about 36 s on 2 CPU cores",
+        "once (later runs read them back): about 6 s on 2 CPU cores",  # 3 suites at SUITE_SECONDS = 2
         "  suite 1 of 3 drawn (seed 1): 11 s so far, about 22 s left",  # 11 s a suite, 2 left
         "  suite 2 of 3 drawn (seed 3): 24 s so far, about 12 s left",  # 12 s a suite, 1 left
         "  suite 3 of 3 drawn (seed 4): 36 s so far, about 0 s left",
