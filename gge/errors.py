@@ -19,6 +19,21 @@ class TransientError(GgeError):
     """
 
 
+class RequestFailed(TransientError):
+    """One request of one sample failed for good: its retries ran out, or the server refused or garbled it.
+
+    An HTTP 429/5xx, a timeout or a body that is not a JSON answer, still failing after the backend's
+    retries; an HTTP 4xx refusal of that request alone (400, 413, 422). A windowed run scores the
+    sample as a ``server_error`` miss and goes on (unless ``strict_server=true``); a rerun into the
+    folder asks it again. A failure that every request would meet (a wrong URL or model name, a key
+    refused, a prefill the server does not take) is a plain :class:`GgeError` and stops the run.
+    """
+
+
+class ServerGone(TransientError):
+    """The server stayed unreachable past ``model.server_wait_s``: the run stops, keeping what finished."""
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A ``" (did you mean 'x'?)"`` suffix for an unknown name, or ``""`` when nothing is close.
 
