@@ -238,7 +238,9 @@ class EncodeCounts:
         encoded: Images encoded (once each, however many requests sent them).
         file_bytes: Images sent as their screenshot file's own bytes.
         reused: Requests that sent an image already encoded for another request.
-        encode_seconds: Wall seconds spent encoding (across threads).
+        encode_seconds: CPU seconds the client spent encoding: each encoding thread's own CPU time
+            (``time.thread_time``) summed, not wall time (threads waiting for the GIL or the
+            processor count nothing), so it is comparable with the run's wall time times its cores.
     """
 
     encoded: int = 0
@@ -346,7 +348,7 @@ class ImageUrls:
         self._urls.pop(key, None)
 
     def _make(self, image: Image.Image | MarkedView, file: str | None) -> str:
-        began = time.perf_counter()
+        began = time.thread_time()
         if isinstance(image, MarkedView):
             if self.image_format == "png":
                 data = encode_marked_png(image, *self._base_parts(image.base))
@@ -374,12 +376,12 @@ class ImageUrls:
                 return url
             with self._lock:
                 self.counts.file_bytes -= 1  # cut short: encoded from its pixels (which fail to load)
-        began = time.perf_counter()
+        began = time.thread_time()
         data = encode_png(image) if self.image_format == "png" else encode_jpeg(image, self.jpeg_quality)
         return self._encoded(data, began)
 
     def _encoded(self, data: bytes, began: float) -> str:
         with self._lock:
             self.counts.encoded += 1
-            self.counts.encode_seconds += time.perf_counter() - began
+            self.counts.encode_seconds += time.thread_time() - began
         return f"data:{_MIME[self.image_format]};base64,{base64.b64encode(data).decode('ascii')}"
