@@ -8,7 +8,7 @@ Re-exported by :mod:`gge.documents.results` (the one schema every reader takes).
 from __future__ import annotations
 
 import sys
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired
@@ -20,6 +20,8 @@ __all__ = [
     "BudgetPoint",
     "CostSetup",
     "CostSummary",
+    "Invocation",
+    "InvocationEnd",
     "PointCost",
     "RefineSummary",
     "RefinedPoint",
@@ -100,6 +102,11 @@ class WindowSummary(TypedDict):
         overloads: Tries answered 429 or 503, or timed out.
         decreases: Times an adaptive window shrank (overloads and queueing latency).
         busy_seconds: The time any request was in flight.
+        start_reason: Why it started where it did: ``model.concurrency`` (fixed), ``default``
+            (adaptive, :data:`gge.models.window.ADAPTIVE_START`), ``given``, or what a probe of the
+            server measured (absent from runs before it was recorded).
+        ramp_stalls: Times a try out past the usual timeout ended an adaptive window's slow start
+            and halved it (absent from runs before it was recorded).
     """
 
     mode: str
@@ -112,6 +119,41 @@ class WindowSummary(TypedDict):
     overloads: int
     decreases: int
     busy_seconds: float
+    start_reason: NotRequired[str]
+    ramp_stalls: NotRequired[int]
+
+
+InvocationEnd = Literal["running", "finished", "interrupted", "stopped", "killed"]
+"""How an invocation of a run ended: ``running`` (not yet, or the process died before it could say),
+``finished`` (it wrote the results), ``interrupted`` (Ctrl-C), ``stopped`` (an error stopped it: ``why``)
+or ``killed`` (a later invocation found it ``running``: the process was killed, its counters are those
+of its last update)."""
+
+
+class Invocation(TypedDict):
+    """One invocation of a run into its folder (results.json ``invocations``; :mod:`gge.run.invocations`).
+
+    Attributes:
+        started: When it started (UTC, ISO 8601 to the second).
+        ended: When it ended (None while ``running``, or when it was killed).
+        end: How it ended (:data:`InvocationEnd`).
+        why: What stopped it (``stopped``: the error's first line), else absent.
+        restored: Samples already finished in the folder when it started.
+        samples: Samples it finished itself.
+        counters: Its usage counters by where the model record holds them (``backend.usage``,
+            ``backend.images``, ``critic_backend.usage``, ``calls``, ``usage``): each a mapping of
+            counts (requests, retries, tokens, ...) this invocation alone made.
+        window: What its request window did (absent for a policy without one: an in-process run).
+    """
+
+    started: str
+    ended: str | None
+    end: InvocationEnd
+    why: NotRequired[str]
+    restored: int
+    samples: int
+    counters: dict[str, dict[str, float]]
+    window: NotRequired[WindowSummary]
 
 
 class CostSetup(TypedDict):

@@ -51,18 +51,23 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from gge.errors import GgeError, TransientError
+from gge.errors import GgeError, RequestFailed, ServerGone
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
 from gge.models.encoding import ImageUrls
 from gge.models.openai_http import (
     MAX_DELAY_S,
+    REQUEST_REFUSALS,
+    Refused,
     Retryable,
+    ServerWait,
+    config_hint,
+    connection_reason,
     is_loopback,
     request_body,
     retry_after,
@@ -71,6 +76,7 @@ from gge.models.openai_http import (
 )
 from gge.models.openai_reading import (
     WINDOW_KEY,
+    EndpointStatus,
     MalformedAnswer,
     ReadingRecord,
     message_text,
@@ -80,13 +86,23 @@ from gge.models.openai_reading import (
     usage_of,
     with_prefill,
 )
-from gge.models.window import RequestWindow
+from gge.models.window import RAMP_TIMEOUT_FACTOR, RequestWindow
 from gge.types import CostRecord
 
 log = logging.getLogger(__name__)
 
 _DEFAULT_MIN_PIXELS = 56 * 56
 _DEFAULT_MAX_PIXELS = 14 * 14 * 4 * 1280
+
+DEFAULT_SERVER_WAIT_S = 600.0
+"""How long a run waits for a server that went away (``model.server_wait_s``): ten minutes. A vLLM or
+SGLang restart loads a 7-8B VLM's weights and captures its CUDA graphs in one to five minutes (a
+72B model on several GPUs, or weights read from a network disk, take longer); ``transformers serve``
+came back in about 45 s. Ten minutes survives a model reload with room to spare, and is short
+against the hours of a full run that waiting keeps."""
+
+POLL_TIMEOUT_S = 10.0
+"""The longest a poll of a server that went away waits for its answer."""
 
 
 class OpenAIBackend:
@@ -119,6 +135,15 @@ class OpenAIBackend:
         jpeg_quality: The quality of ``jpeg`` images (1-100).
         extra_body: More fields merged into each request body (e.g. ``{"top_k": 1}``); they override
             the fields gge sets.
+        server_wait_s: How long to wait for a server that stops answering connections after it has
+            answered once (restarted, reloading its model): requests wait, not retry, while one
+            thread polls ``GET <base_url>/models``, and are sent again when it answers; past the
+            wait they raise :class:`~gge.errors.ServerGone`. 0: no wait (a connection error is
+            retried as any failure, then raises ServerGone). Default :data:`DEFAULT_SERVER_WAIT_S`.
+            Before the server has answered once, a connection error fails fast (one retry).
+        clock: Epoch seconds for the server wait (tests pass their own).
+        sleep: The wait between two polls of a server that went away, returning True when cut short
+            (default: the backend's cancel event's wait; tests pass their own).
 
     Raises:
         GgeError: A setting is out of range or the URL is not http(s).
@@ -146,6 +171,9 @@ class OpenAIBackend:
         image_format: str = "png",
         jpeg_quality: int = 90,
         extra_body: dict[str, Any] | None = None,
+        server_wait_s: float = DEFAULT_SERVER_WAIT_S,
+        clock: Callable[[], float] | None = None,
+        sleep: Callable[[float], bool] | None = None,
     ) -> None:
         parsed = urllib.parse.urlsplit(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -160,13 +188,17 @@ class OpenAIBackend:
             raise GgeError(f"timeout_s must be positive, got {timeout_s}")
         if not backoff_s >= 0:
             raise GgeError(f"backoff_s must be at least 0, got {backoff_s}")
+        if not (math.isfinite(server_wait_s) and server_wait_s >= 0):
+            raise GgeError(f"model.server_wait_s must be at least 0 seconds, got {server_wait_s}")
         for name, value in (("max_pixels", max_pixels), ("min_pixels", min_pixels)):
             if value is not None and value < 1:
                 raise GgeError(f"{name} must be positive, got {value}")
         if resize_factor is not None and resize_factor < 1:
             raise GgeError(f"resize_factor must be positive, got {resize_factor}")
         self._images = ImageUrls(image_format, jpeg_quality)
-        self.window = RequestWindow(concurrency, adaptive=concurrency is None, max_limit=max_concurrency)
+        self.window = RequestWindow(
+            concurrency, adaptive=concurrency is None, max_limit=max_concurrency, stall_s=float(timeout_s)
+        )
         self.base_url = base_url.rstrip("/")
         self.url = (
             self.base_url
@@ -191,7 +223,22 @@ class OpenAIBackend:
         self.extra_body = dict(extra_body or {})
         self.logprobs: str | None = None
         self._lock = threading.Lock()
-        self._usage = {"prompt_tokens": 0, "completion_tokens": 0, "requests": 0, "retries": 0}
+        self._usage = {
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "requests": 0,
+            "retries": 0,
+            "overloads": 0,
+            "failed": 0,
+        }
+        self.server_wait_s = float(server_wait_s)
+        self._answered = threading.Event()  # the server answered once (an HTTP status, any)
+        self._server = ServerWait(
+            self.server_wait_s,
+            self.base_url,
+            clock=clock or time.time,
+            sleep=sleep or self._cancelled.wait,
+        )
         # A local server is never reached through a proxy; anything else follows the environment.
         handlers = [urllib.request.ProxyHandler({})] if is_loopback(parsed.hostname) else []
         self._opener = urllib.request.build_opener(*handlers)
@@ -304,10 +351,19 @@ class OpenAIBackend:
         or sent as their file's own bytes) and the seconds spent encoding. What the window did is
         results.json ``cost.window`` (:meth:`window_summary`). ``answers`` is what the server's
         answers showed it supports (:class:`~gge.models.openai_reading.ReadingRecord`: ``n`` honoured
-        or ignored and re-asked, a prefill continued, tool-call answers written back as text).
+        or ignored and re-asked, a prefill continued, tool-call answers written back as text, and who
+        answered: the answers' ``model`` and ``system_fingerprint``). ``images.encode_seconds`` is the
+        client's CPU seconds spent encoding (:class:`~gge.models.encoding.EncodeCounts`).
+
+        ``usage`` holds ``prompt_tokens``, ``completion_tokens``, ``requests`` (answered), ``retries``,
+        ``overloads`` (tries answered HTTP 429, 503 or 504, or timed out), ``failed`` (requests that
+        failed for good: :class:`~gge.errors.RequestFailed`), ``outages`` (times the server went away
+        after answering) and ``unreachable_s`` (seconds spent waiting for it).
         """
         with self._lock:
-            usage = dict(self._usage)
+            usage: dict[str, Any] = dict(self._usage)
+        usage["outages"] = self._server.outages
+        usage["unreachable_s"] = round(self._server.now_unreachable_s(), 3)
         counts = self._images.counts
         return {
             "backend": "openai",
@@ -320,6 +376,7 @@ class OpenAIBackend:
             "max_retries": self.max_retries,
             "timeout_s": self.timeout_s,
             "backoff_s": self.backoff_s,
+            "server_wait_s": self.server_wait_s,
             "max_pixels": self.max_pixels,
             "min_pixels": self.min_pixels,
             "resize_factor": self.resize_factor,
@@ -335,6 +392,31 @@ class OpenAIBackend:
             "logprobs": self.logprobs,
             "answers": self._reading_record(),
             "usage": usage,
+        }
+
+    def status(self) -> EndpointStatus:
+        """Where the backend stands now, for a progress line (cheap: counters read under a lock).
+
+        Returns:
+            Requests in flight and the window's limit, requests answered, retries, overloads (HTTP
+            429/503/504 and timeouts), requests failed for good, when the server went away (epoch
+            seconds; None while it answers) and how long it is waited for.
+
+        Example:
+            >>> OpenAIBackend("http://127.0.0.1:8000/v1", "m", concurrency=4).status()["limit"]
+            4
+        """
+        with self._lock:
+            usage = dict(self._usage)
+        return {
+            "in_flight": self.window.in_flight,
+            "limit": self.window.limit,
+            "requests": usage["requests"],
+            "retries": usage["retries"],
+            "overloads": usage["overloads"],
+            "failed": usage["failed"],
+            "unreachable_since": self._server.since,
+            "server_wait_s": self.server_wait_s,
         }
 
     def window_summary(self) -> dict[str, Any]:
@@ -443,17 +525,36 @@ class OpenAIBackend:
     def _fail(self, what: str, kind: type[GgeError] = GgeError) -> GgeError:
         return kind(self._redact(f"POST {self.url} (model {self.model!r}): {what}"))
 
-    def _post_once(self, payload: bytes) -> dict[str, Any]:
-        """One try: the parsed JSON answer, or Retryable, or GgeError (refused / malformed)."""
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    def _request_failed(self, what: str) -> RequestFailed:
+        """One request failed for good (counted in ``failed``): that sample's failure, not the run's."""
+        with self._lock:
+            self._usage["failed"] += 1
+        error = self._fail(what, RequestFailed)
+        assert isinstance(error, RequestFailed)
+        return error
+
+    def _auth_headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
         key = os.environ.get(self.api_key_env)
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _heard(self) -> None:
+        """The server answered with an HTTP status: it is up (a connection error is now waited out)."""
+        self._answered.set()
+        self._server.answered()
+
+    def _post_once(self, payload: bytes, timeout_s: float) -> dict[str, Any]:
+        """One try: the parsed JSON answer, or Retryable, or a GgeError (refused / a configuration)."""
+        headers = {"Content-Type": "application/json", **self._auth_headers()}
         req = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
         try:
-            with self._opener.open(req, timeout=self.timeout_s) as resp:
+            with self._opener.open(req, timeout=timeout_s) as resp:
+                self._heard()
                 raw = resp.read()
         except urllib.error.HTTPError as e:
+            self._heard()
             try:
                 body = e.read()
             except (OSError, http.client.HTTPException):
@@ -467,24 +568,101 @@ class OpenAIBackend:
                     overload=e.code in (429, 503, 504),
                     busy=e.code in (429, 503),
                 ) from None
+            key_set = bool(os.environ.get(self.api_key_env))
+            hint = config_hint(e.code, message, self._api_root(), self.api_key_env, key_set)
+            if hint is not None:
+                raise self._fail(f"{what}; {hint}") from None
+            if e.code in REQUEST_REFUSALS:
+                message = self._redact(f"POST {self.url} (model {self.model!r}): {what}")
+                raise Refused(message, e.code) from None
             raise self._fail(what) from None
         except TimeoutError:
-            raise Retryable(f"timed out after {self.timeout_s:g} s", overload=True) from None
+            raise Retryable(f"timed out after {timeout_s:g} s", overload=True) from None
         except urllib.error.URLError as e:
             if isinstance(e.reason, TimeoutError):
-                raise Retryable(f"timed out after {self.timeout_s:g} s", overload=True) from None
-            raise Retryable(f"connection error: {e.reason}") from None
+                raise Retryable(f"timed out after {timeout_s:g} s", overload=True) from None
+            # never connected (refused, no route, a name that does not resolve) or cut while sending
+            what = f"connection error: {connection_reason(e.reason)}"
+            raise Retryable(what, connection=True, unreached=True) from None
+        except (ConnectionError, http.client.IncompleteRead) as e:  # reset, closed without an answer
+            raise Retryable(f"connection error: {connection_reason(e)}", connection=True) from None
         except (OSError, http.client.HTTPException) as e:
             raise Retryable(f"connection error: {type(e).__name__}: {e}") from None
         try:
             data = json.loads(raw)
         except ValueError:
-            raise self._fail(
-                f"malformed response, not JSON: {truncate(raw.decode('utf-8', 'replace'))!r}"
-            ) from None
+            text = truncate(raw.decode("utf-8", "replace"))
+            raise Retryable(f"malformed response, not JSON: {self._redact(text)!r}") from None
         if not isinstance(data, dict):
-            raise self._fail(f"malformed response, expected a JSON object, got {truncate(str(data))!r}")
+            raise Retryable(f"malformed response, expected a JSON object, got {truncate(str(data))!r}")
         return data
+
+    def _api_root(self) -> str:
+        """The API root the user gave (``base_url`` without ``/chat/completions``)."""
+        root = self.base_url
+        return root[: -len("/chat/completions")] if root.endswith("/chat/completions") else root
+
+    def get(self, path: str, timeout_s: float | None = None) -> tuple[int, dict[str, str], bytes]:
+        """One GET to the server, without retries (a probe of what it serves and says about itself).
+
+        Sent as the POSTs are: the same proxy rule (none for a loopback host) and the API key header
+        where its variable is set.
+
+        Args:
+            path: Starting with ``/``: relative to the server root (``scheme://host:port``, e.g.
+                ``/version`` for vLLM, ``/get_server_info`` for SGLang); otherwise relative to the
+                API root (``models`` -> ``<base_url>/models``).
+            timeout_s: How long to wait for the answer (default: ``timeout_s``).
+
+        Returns:
+            The HTTP status, the headers (names lowercased) and the body; an HTTP error status is
+            returned as any other (no exception).
+
+        Raises:
+            GgeError: Nothing answered (a connection error or a timeout); the message names the URL.
+
+        Example:
+            >>> OpenAIBackend("http://127.0.0.1:9/v1", "m").get_url("/version")
+            'http://127.0.0.1:9/version'
+        """
+        url = self.get_url(path)
+        req = urllib.request.Request(url, headers=self._auth_headers(), method="GET")
+        wait = self.timeout_s if timeout_s is None else float(timeout_s)
+        try:
+            with self._opener.open(req, timeout=wait) as resp:
+                self._heard()
+                status, headers, body = resp.status, resp.headers, resp.read()
+        except urllib.error.HTTPError as e:
+            self._heard()
+            try:
+                body = e.read()
+            except (OSError, http.client.HTTPException):
+                body = b""
+            status, headers = e.code, e.headers
+        except TimeoutError:
+            raise GgeError(f"GET {url}: timed out after {wait:g} s") from None
+        except urllib.error.URLError as e:
+            reason = "timed out" if isinstance(e.reason, TimeoutError) else connection_reason(e.reason)
+            raise GgeError(f"GET {url}: nothing answers ({reason})") from None
+        except (OSError, http.client.HTTPException) as e:
+            raise GgeError(f"GET {url}: {connection_reason(e)}") from None
+        named = {k.lower(): v for k, v in headers.items()} if headers is not None else {}
+        return int(status), named, body
+
+    def get_url(self, path: str) -> str:
+        """The URL :meth:`get` asks for ``path`` (``/x``: from the server root; ``x``: from the API root)."""
+        if path.startswith("/"):
+            parsed = urllib.parse.urlsplit(self.base_url)
+            return f"{parsed.scheme}://{parsed.netloc}{path}"
+        return f"{self._api_root()}/{path}"
+
+    def _poll(self) -> bool:
+        """One poll of a server that went away: True when ``GET <base_url>/models`` gets a status < 500."""
+        try:
+            status, _, _ = self.get("models", timeout_s=min(self.timeout_s, POLL_TIMEOUT_S))
+        except GgeError:
+            return False
+        return status < 500
 
     def _pause(self, delay: float, stop: threading.Event) -> bool:
         """Wait ``delay`` seconds before a retry; True (at once) when the call or the run is cancelled."""
@@ -495,23 +673,53 @@ class OpenAIBackend:
         return stop.is_set() or self._cancelled.is_set()
 
     def _post(self, body: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
-        """POST with retries: exponential backoff (or ``Retry-After``) on retryable failures."""
+        """POST with retries: exponential backoff (or ``Retry-After``) on retryable failures.
+
+        A connection error after the server has answered once waits for the server
+        (:class:`~gge.models.openai_http.ServerWait`) and sends the try again, spending no retry;
+        before it has answered once, nothing listening there fails fast (one retry).
+        """
         payload = request_body(body)
         kind = (body.get("max_tokens"), len(payload).bit_length())  # latencies compared within a kind
         attempt = 0  # the tries that failed on their own (an overload the window shrinks for is not one)
+
+        def stopping() -> bool:
+            return stop.is_set() or self._cancelled.is_set()
+
         while True:
-            if stop.is_set() or self._cancelled.is_set():
+            if stopping():
                 raise self._fail("cancelled after another request failed")
+            seen = self._server.hold(stopping)
+            if stopping():
+                continue
             ticket = self.window.acquire(self._cancelled, kind=kind)
             if ticket is None:
                 raise self._fail("cancelled: the run is stopping")
+            timeout_s = self.timeout_s * (RAMP_TIMEOUT_FACTOR if ticket.ramp else 1.0)
             try:
-                data = self._post_once(payload)
+                data = self._post_once(payload, timeout_s)
             except Retryable as e:
                 self.window.release(ticket, "overload" if e.overload else "error")
+                with self._lock:
+                    self._usage["overloads"] += e.overload
+                heard = self._answered.is_set()
+                if e.connection and heard and self.server_wait_s > 0:
+                    if self._server.wait(e.what, seen, self._poll, stopping):
+                        continue  # the server is back: sent again, no retry spent
+                    raise self._fail("cancelled: the run is stopping") from None
                 owned = e.busy and self.window.owns(ticket)
-                if attempt == self.max_retries and not owned:
-                    raise self._fail(f"{e.what} (after {self.max_retries} retries)", TransientError) from None
+                if e.unreached and not heard and attempt >= min(1, self.max_retries):
+                    reason = e.what.removeprefix("connection error: ")
+                    raise GgeError(
+                        f"nothing answers at {self.base_url} ({reason}): is the server up, and is "
+                        "base_url's port right?"
+                    ) from None
+                if attempt >= self.max_retries and not owned:
+                    what = f"{e.what} (after {self.max_retries} retries)"
+                    if e.connection and heard:  # model.server_wait_s=0: no wait
+                        what += "; model.server_wait_s=0: not waited for"
+                        raise self._fail(what, ServerGone) from None
+                    raise self._request_failed(what) from None
                 delay = min(
                     self.backoff_s * 2**attempt if e.retry_after is None else e.retry_after, MAX_DELAY_S
                 )
@@ -527,11 +735,17 @@ class OpenAIBackend:
                 if delay > 0 and self._pause(delay, stop):
                     raise self._fail("cancelled after another request failed") from None
                 continue
+            except RequestFailed:
+                self.window.release(ticket, "error")
+                with self._lock:
+                    self._usage["failed"] += 1
+                raise
             except BaseException:
                 self.window.release(ticket, "error")
                 raise
             self.window.release(ticket, "ok")
             data[WINDOW_KEY] = ticket.limit
+            self._reading().answered(data)
             usage = data.get("usage")
             with self._lock:
                 self._usage["requests"] += 1
@@ -544,7 +758,9 @@ class OpenAIBackend:
     def _choices(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         choices = data.get("choices")
         if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
-            raise self._fail(f"malformed response, missing 'choices' list: {truncate(json.dumps(data))!r}")
+            shown = {k: v for k, v in data.items() if k != WINDOW_KEY}
+            shown_text = truncate(json.dumps(shown))
+            raise self._request_failed(f"malformed response, missing 'choices' list: {shown_text!r}")
         return sorted(choices, key=lambda c: c["index"] if isinstance(c.get("index"), int) else 0)
 
     def _text(self, choice: dict[str, Any], i: int) -> str:
@@ -556,7 +772,7 @@ class OpenAIBackend:
         try:
             text, from_calls = message_text(choice.get("message"))
         except MalformedAnswer as error:
-            raise self._fail(f"malformed response, choices[{i}]{error}") from None
+            raise self._request_failed(f"malformed response, choices[{i}]{error}") from None
         if from_calls:
             self._reading().tool_call_answer()
         return text
@@ -629,7 +845,7 @@ class OpenAIBackend:
             answers.append(data)
             choices = self._choices(data)
             if not choices:
-                raise self._fail("malformed response, 'choices' is empty")
+                raise self._request_failed("malformed response, 'choices' is empty")
             self._reading().choices(want, len(choices), again=len(texts) > 0)
             texts.extend(
                 with_prefill(self._text(c, i), request.prefill) for i, c in enumerate(choices[:want])
@@ -642,13 +858,14 @@ class OpenAIBackend:
     def _post_prefilled(self, request: GenerationRequest, want: int, stop: threading.Event) -> dict[str, Any]:
         """POST a request for ``want`` choices; a 4xx refusal of its prefill becomes a one-line error.
 
-        Where a request with a prefill is refused (HTTP 4xx), the same request is sent once without
-        the prefill: if that one is answered, the prefill was what the server refused.
+        Where a request with a prefill is refused (HTTP 400, 413, 422: :class:`Refused`), the same
+        request is sent once without the prefill: if that one is answered, the prefill was what the
+        server refused (a run-stopping GgeError); otherwise the refusal is the request's own failure.
         """
         try:
             return self._post(self._body(request, n=want), stop)
-        except GgeError as refused:
-            if not request.prefill or isinstance(refused, TransientError) or " HTTP 4" not in str(refused):
+        except Refused as refused:
+            if not request.prefill:
                 raise
             try:
                 self._post(self._body(replace(request, prefill=None), n=1), stop)
@@ -667,7 +884,7 @@ class OpenAIBackend:
         cost = request_cost("judge", [data], time.perf_counter() - began)
         choices = self._choices(data)
         if not choices:
-            raise self._fail("malformed response, 'choices' is empty")
+            raise self._request_failed("malformed response, 'choices' is empty")
         top = top_logprobs(choices[0])
         if top is None:
             with self._lock:

@@ -23,9 +23,36 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from typing import Any
+from typing import Any, TypedDict
 
 from gge.types import CostRecord
+
+SEEN_AT_MOST = 4
+"""How many distinct ``model`` and ``system_fingerprint`` values of the answers are recorded."""
+
+
+class EndpointStatus(TypedDict):
+    """An endpoint backend's state now, for a progress line (``OpenAIBackend.status``).
+
+    Attributes:
+        in_flight: Requests in flight now.
+        limit: The request window's limit now.
+        requests: Requests answered so far.
+        retries: Tries sent again so far (after a failure, or uncounted after a busy answer).
+        overloads: Tries answered HTTP 429, 503 or 504, or timed out.
+        failed: Requests that failed for good (:class:`~gge.errors.RequestFailed`).
+        unreachable_since: When the server went away (epoch seconds), None while it answers.
+        server_wait_s: How long a server that went away is waited for (``model.server_wait_s``).
+    """
+
+    in_flight: int
+    limit: int
+    requests: int
+    retries: int
+    overloads: int
+    failed: int
+    unreachable_since: float | None
+    server_wait_s: float
 
 
 class MalformedAnswer(ValueError):
@@ -96,7 +123,8 @@ def message_text(message: Any) -> tuple[str, bool]:
 class ReadingRecord:
     """What a server's answers showed about what it supports (thread-safe).
 
-    Attributes (see :meth:`as_dict`): ``n``, ``n_reasks``, ``prefill``, ``tool_call_answers``.
+    Attributes (see :meth:`as_dict`): ``n``, ``n_reasks``, ``prefill``, ``tool_call_answers``,
+    ``model``, ``system_fingerprint``.
     """
 
     def __init__(self) -> None:
@@ -105,6 +133,17 @@ class ReadingRecord:
         self._n_reasks = 0
         self._prefill: str | None = None
         self._tool_calls = 0
+        self._models: list[str] = []
+        self._fingerprints: list[str] = []
+
+    def answered(self, data: dict[str, Any]) -> None:
+        """One answer: who answered it (its ``model`` and ``system_fingerprint``, where given)."""
+        for key, seen in (("model", self._models), ("system_fingerprint", self._fingerprints)):
+            value = data.get(key)
+            if isinstance(value, str) and value and value not in seen and len(seen) < SEEN_AT_MOST:
+                with self._lock:
+                    if value not in seen and len(seen) < SEEN_AT_MOST:
+                        seen.append(value)
 
     def choices(self, want: int, got: int, *, again: bool) -> None:
         """One answer of ``got`` choices to a request for ``want`` (``again``: asked for missing ones)."""
@@ -133,7 +172,10 @@ class ReadingRecord:
             fewer, and gge asked again for the rest) or None (no request asked for more than one);
             ``n_reasks``: the requests sent for missing choices; ``prefill``: ``"continued"`` (the
             server took an assistant prefill) or None (none sent; a server that refuses one stops
-            the run); ``tool_call_answers``: answers read from ``tool_calls``.
+            the run); ``tool_call_answers``: answers read from ``tool_calls``; ``model``: the
+            distinct ``model`` fields of the answers (who the server says answered), in the order
+            first seen, at most :data:`SEEN_AT_MOST`; ``system_fingerprint``: the distinct
+            ``system_fingerprint`` values of the answers, likewise (empty lists where none was given).
         """
         with self._lock:
             return {
@@ -141,6 +183,8 @@ class ReadingRecord:
                 "n_reasks": self._n_reasks,
                 "prefill": self._prefill,
                 "tool_call_answers": self._tool_calls,
+                "model": list(self._models),
+                "system_fingerprint": list(self._fingerprints),
             }
 
 

@@ -17,6 +17,19 @@ work on and never more.
   started: only a server that says it is overloaded takes it lower. At most one decrease per round
   trip: the answers to requests sent before the last decrease do not decrease it again.
 
+Where an adaptive window starts: :data:`ADAPTIVE_START`, or what a probe of the server measured
+(:meth:`RequestWindow.start_at`, e.g. one request at a time for a server that generates one at a
+time), recorded with its reason.
+
+A timeout during the ramp does not throw away answers the server is still computing. Until the
+window learns the server's limit (slow start), the first waves may queue behind each other on a
+server slower than the start assumed; a try sent then waits :data:`RAMP_TIMEOUT_FACTOR` times the
+usual timeout for its answer (the backend reads :attr:`Ticket.ramp`), and once any try has been out
+longer than the usual timeout (``stall_s``: the server queues them), slow start ends and the window
+halves at once, so no more pile up while those already sent are answered. (A server that does not
+cancel what a client gave up on, such as ``transformers serve``, otherwise computes every timed-out
+answer for nothing, and its retry queues again.)
+
 The window records what it did: its limit over time, the requests in flight (peak, and mean over the
 time any request was in flight), and the decreases. :meth:`RequestWindow.summary` is results.json
 ``cost.window``.
@@ -68,6 +81,10 @@ _EWMA = 0.1
 _WARMUP = 8
 """Answers before the smoothed latency counts as the baseline."""
 
+RAMP_TIMEOUT_FACTOR = 4.0
+"""How many usual timeouts a try sent during slow start waits for its answer: the first wave of 64
+queued on a server that serves one request at a time in 3.75 s is answered within 4 x 60 s."""
+
 Outcome = Literal["ok", "overload", "error"]
 """What became of one try: answered, refused for load (429, 503, a timeout), or failed otherwise."""
 
@@ -82,6 +99,9 @@ class Ticket:
         limit: The window's limit when it was taken (the ledger's ``window``).
         in_flight: Requests in flight with it (itself included).
         kind: The request's kind, whose latencies alone are compared with each other.
+        ramp: Taken while an adaptive window was in slow start: its try waits
+            :data:`RAMP_TIMEOUT_FACTOR` times the usual timeout.
+        serial: Its number among the window's tickets.
     """
 
     sent: float
@@ -89,6 +109,8 @@ class Ticket:
     limit: int
     in_flight: int = 1
     kind: Hashable = None
+    ramp: bool = False
+    serial: int = 0
 
 
 class RequestWindow:
@@ -102,6 +124,8 @@ class RequestWindow:
         clock: The time source (tests pass their own).
         latency_floor: The least the latency rule takes an adaptive window down to (default: where it
             started; an overload takes it lower, down to one request).
+        stall_s: During slow start, a try out longer than this ends slow start and halves the
+            window (the endpoint's usual timeout); None: never.
 
     Raises:
         GgeError: A limit below 1.
@@ -115,20 +139,27 @@ class RequestWindow:
         max_limit: int | None = None,
         clock: Callable[[], float] | None = None,
         latency_floor: int | None = None,
+        stall_s: float | None = None,
     ) -> None:
         top = DEFAULT_MAX if max_limit is None else int(max_limit)
         if top < 1:
             raise GgeError(f"model.max_concurrency must be at least 1, got {top}")
+        given = "given"
         if limit is None:
             if not adaptive:
                 raise GgeError("a fixed request window needs its limit (model.concurrency)")
             limit = min(ADAPTIVE_START, top)
+            given = "default"
         if limit < 1:
             raise GgeError(f"model.concurrency must be at least 1, got {limit}")
         self.adaptive = adaptive
         self.max_limit = top if adaptive else int(limit)
         self._limit = float(min(limit, self.max_limit))
         self.start = int(self._limit)
+        self.start_reason = "model.concurrency" if not adaptive else given
+        self.stall_s = stall_s
+        self._out: dict[int, float] = {}  # the tickets in flight: serial -> sent
+        self._stalls = 0
         self._clock = clock or time.perf_counter
         self._cond = threading.Condition()
         self.in_flight = 0
@@ -138,6 +169,7 @@ class RequestWindow:
         self._latency: dict[Hashable, float] = {}
         self._baseline: dict[Hashable, float] = {}
         self._answers: dict[Hashable, int] = {}
+        self._floor_given = latency_floor is not None
         self.latency_floor = self.start if latency_floor is None else max(1, int(latency_floor))
         self._slow_start = True
         self._decreases = 0
@@ -177,18 +209,23 @@ class RequestWindow:
         """
         with self._cond:
             self.waiting += 1
+            self._check_stall()
             try:
                 while self.in_flight >= self.limit:
                     if cancelled is not None and cancelled.is_set():
                         return None
-                    self._cond.wait(0.1 if cancelled is not None else None)
+                    self._cond.wait(0.1 if cancelled is not None or self.stall_s is not None else None)
+                    self._check_stall()
             finally:
                 self.waiting -= 1
             self._tick()
             self.in_flight += 1
             self._sent += 1
             self._peak = max(self._peak, self.in_flight)
-            return Ticket(self._clock(), self._epoch, self.limit, self.in_flight, kind)
+            now = self._clock()
+            ramp = self.adaptive and self._slow_start
+            self._out[self._sent] = now
+            return Ticket(now, self._epoch, self.limit, self.in_flight, kind, ramp, self._sent)
 
     def release(self, ticket: Ticket, outcome: Outcome) -> None:
         """Give a place back, with what became of its try (an adaptive window learns from it).
@@ -200,6 +237,8 @@ class RequestWindow:
         with self._cond:
             self._tick()
             self.in_flight -= 1
+            self._out.pop(ticket.serial, None)
+            self._check_stall()
             if outcome == "overload":
                 self._overloads += 1
             if self.adaptive:
@@ -239,6 +278,46 @@ class RequestWindow:
         if self.limit < before:
             self._decreases += 1
 
+    def _check_stall(self) -> None:
+        """End slow start and halve, once, when a try has been out past ``stall_s`` (holding the lock)."""
+        if not (self.adaptive and self._slow_start and self.stall_s is not None and self._out):
+            return
+        if self._clock() - min(self._out.values()) <= self.stall_s:
+            return
+        self._slow_start = False
+        self._epoch += 1
+        self._stalls += 1
+        before = self.limit
+        self._limit = max(1.0, self._limit * 0.5)
+        if self.limit < before:
+            self._decreases += 1
+            self.history.append((round(self._clock() - self._t0, 3), self.limit))
+
+    def start_at(self, limit: int, reason: str) -> None:
+        """Start an adaptive window at ``limit`` (clamped to 1..``max_limit``) instead of its default.
+
+        Meant for before the run's requests (a probe of the server calls it with what it measured:
+        ``start_at(1, "the server answered 4 requests one after another")``); the latency rule's
+        floor moves with the start unless it was given. A fixed window keeps the limit it was given
+        (``model.concurrency``): the call does nothing.
+
+        Args:
+            limit: Requests in flight to start with.
+            reason: Why, recorded in :meth:`summary` (``start_reason``).
+        """
+        with self._cond:
+            if not self.adaptive:
+                return
+            start = max(1, min(int(limit), self.max_limit))
+            self._limit = float(start)
+            self.start = start
+            self.start_reason = reason
+            self._slow_start = True
+            if not self._floor_given:
+                self.latency_floor = start
+            self.history.append((round(self._clock() - self._t0, 3), start))
+            self._cond.notify_all()
+
     def owns(self, ticket: Ticket) -> bool:
         """Whether a server's "too busy" answer to this try is the window's to answer, not the request's.
 
@@ -254,6 +333,7 @@ class RequestWindow:
             return {
                 "mode": "adaptive" if self.adaptive else "fixed",
                 "start": self.start,
+                "start_reason": self.start_reason,
                 "max": self.max_limit,
                 "final": self.limit,
                 "peak_in_flight": self._peak,
@@ -262,4 +342,5 @@ class RequestWindow:
                 "overloads": self._overloads,
                 "decreases": self._decreases,
                 "busy_seconds": round(self._busy, 3),
+                "ramp_stalls": self._stalls,
             }

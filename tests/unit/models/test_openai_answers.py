@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from gge.errors import GgeError
+from gge.errors import GgeError, RequestFailed
 from gge.models.base import GenerationRequest
 from gge.models.openai_api import OpenAIBackend
 from gge.models.parsing import parse_points
@@ -230,7 +230,14 @@ def test_n_stays_unknown_when_no_request_asks_for_more_than_one(serve: Any) -> N
     server = serve(lambda body: (200, _completion([_message("(1, 1)")])))
     backend = _backend(server.url)
     backend.generate([_request(), _request()])
-    assert backend._reading_record() == {"n": None, "n_reasks": 0, "prefill": None, "tool_call_answers": 0}
+    assert backend._reading_record() == {
+        "n": None,
+        "n_reasks": 0,
+        "prefill": None,
+        "tool_call_answers": 0,
+        "model": [],
+        "system_fingerprint": [],
+    }
 
 
 PREFILL = '<tool_call>\n{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": ['
@@ -266,8 +273,8 @@ def test_a_server_that_refuses_the_prefill_stops_the_run_naming_the_option(serve
 
 
 def test_a_refusal_that_is_not_the_prefill_keeps_the_servers_own_error(serve: Any) -> None:
-    server = serve(lambda body: (400, {"error": {"message": "model 'm' does not exist"}}))
-    with pytest.raises(GgeError, match="does not exist") as err:
+    server = serve(lambda body: (400, {"error": {"message": "image too large: 9000000 pixels"}}))
+    with pytest.raises(RequestFailed, match="HTTP 400: image too large") as err:
         _backend(server.url).generate([_request(prefill=PREFILL)])
     assert "prefill" not in str(err.value)
     assert len(server.bodies) == 2  # the request, then the probe without the prefill

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from gge.errors import GgeError
+from gge.errors import GgeError, RequestFailed
 from gge.geometry import smart_resize
 from gge.models import openai_api
 from gge.models.base import Backend, GenerationRequest
@@ -320,7 +320,16 @@ def test_generate_greedy_and_sampling(server: FakeServer) -> None:
     }
     assert len(server.bodies) == 2 and server.auth == [None, None]
     usage = backend.settings()["usage"]
-    assert usage == {"prompt_tokens": 20, "completion_tokens": 12, "requests": 2, "retries": 0}
+    assert usage == {
+        "prompt_tokens": 20,
+        "completion_tokens": 12,
+        "requests": 2,
+        "retries": 0,
+        "overloads": 0,
+        "failed": 0,
+        "outages": 0,
+        "unreachable_s": 0.0,
+    }
     assert backend.generate([]) == []
 
 
@@ -500,20 +509,35 @@ def test_400_fails_at_once(server: FakeServer) -> None:
     assert len(server.bodies) == 1 and backend.settings()["usage"]["retries"] == 0
 
 
-def test_connection_refused_is_retried() -> None:
+def test_nothing_listening_fails_fast_with_one_retry() -> None:
+    """Before the server has answered once, a refused connection is a wrong URL: one retry, then a hint."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    backend = OpenAIBackend(f"http://127.0.0.1:{port}/v1", MODEL, max_retries=2, backoff_s=0.01)
-    with pytest.raises(GgeError, match=r"connection error.*after 2 retries"):
+    backend = OpenAIBackend(f"http://127.0.0.1:{port}/v1", MODEL, max_retries=5, backoff_s=0.01)
+    with pytest.raises(GgeError) as e:
         backend.generate([_request(backend)])
-    assert backend.settings()["usage"]["retries"] == 2
+    assert str(e.value) == (
+        f"nothing answers at http://127.0.0.1:{port}/v1 (connection refused): is the server up, and is "
+        "base_url's port right?"
+    )
+    assert not isinstance(e.value, RequestFailed)  # every request would meet it: the run stops
+    assert backend.settings()["usage"]["retries"] == 1
+
+
+def test_a_body_that_is_not_json_is_retried_then_fails_the_request(server: FakeServer) -> None:
+    backend = _backend(server, max_retries=2)
+    server.default = "garbage"
+    with pytest.raises(RequestFailed, match=r"malformed response, not JSON: .* \(after 2 retries\)$"):
+        backend.generate([_request(backend)])
+    assert len(server.bodies) == 3  # the try and its 2 retries
+    usage = backend.settings()["usage"]
+    assert (usage["retries"], usage["overloads"], usage["failed"]) == (2, 0, 1)
 
 
 @pytest.mark.parametrize(
     ("behaviour", "needle"),
     [
-        ("garbage", "not JSON"),
         ("nochoices", "'choices'"),
         ("nocontent", "choices[0] has no 'message.content'"),
     ],
@@ -521,9 +545,10 @@ def test_connection_refused_is_retried() -> None:
 def test_malformed_answers(server: FakeServer, behaviour: str, needle: str) -> None:
     backend = _backend(server)
     server.default = behaviour
-    with pytest.raises(GgeError, match=re.escape(needle)):
+    with pytest.raises(RequestFailed, match=re.escape(needle)):
         backend.generate([_request(backend)])
     assert len(server.bodies) == 1  # not retried
+    assert backend.status()["failed"] == 1
 
 
 def test_server_ignoring_n_is_asked_again(server: FakeServer) -> None:
