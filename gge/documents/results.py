@@ -29,7 +29,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar, cast
+from typing import Any, Literal, TypedDict, TypeVar, cast
 
 from gge.documents.compare import (  # compare.json's types, re-exported
     Bootstrap,
@@ -53,6 +53,8 @@ from gge.documents.cost import (  # results.json's cost types, re-exported
     BudgetPoint,
     CostSetup,
     CostSummary,
+    Invocation,
+    InvocationEnd,
     PointCost,
     RefinedPoint,
     RefineSummary,
@@ -87,6 +89,8 @@ __all__ = [
     "HeadlineDiff",
     "HeadlineInterval",
     "ImportedLog",
+    "Invocation",
+    "InvocationEnd",
     "MatchedBudget",
     "MatchedPoint",
     "MatchedSide",
@@ -165,7 +169,7 @@ class HeadlineInterval(TypedDict):
 
 
 class ImageError(TypedDict):
-    """An unreadable screenshot (scored as a miss)."""
+    """An unreadable screenshot, or a request that failed for good (scored as a miss)."""
 
     id: str
     error: str
@@ -242,6 +246,7 @@ class OutcomeSplit(TypedDict):
     abstained: float | None
     format_error: float | None
     image_error: float | None
+    server_error: NotRequired[float | None]  # only where some sample's request failed for good
     not_in_file: NotRequired[float | None]  # only where some sample has no line in a replayed file
 
 
@@ -412,6 +417,38 @@ class ResponseCounts(TypedDict):
     max: int
 
 
+ImageTokenSource = Literal["measured", "prompt", "none"]
+"""Where a run's image tokens were read: the engine's own count (in process), a server's prompt tokens
+less the probe's text tokens, or nowhere."""
+
+
+class ImageTokenExample(TypedDict):
+    """One proposer answer whose image tokens differ from the preset's expectation."""
+
+    id: str
+    size: list[int]
+    """The (width, height) the screenshot was sent at."""
+    expected: int
+    observed: int
+
+
+class ImageTokenCheck(TypedDict):
+    """What the model saw: a benchmark's proposer answers whose image tokens differ from the expected.
+
+    :func:`gge.scoring.image_tokens.check_requests`; ``ratio`` is observed over expected image tokens
+    summed over the answers that differ (None: none differ).
+    """
+
+    source: ImageTokenSource
+    factor: int
+    requests: int
+    differ: int
+    unchecked: int
+    ratio: float | None
+    tolerance: str
+    example: ImageTokenExample | None
+
+
 class BenchmarkEntry(TypedDict):
     """One benchmark of results.json (:func:`gge.scoring.metrics.benchmark_metrics`, then extras).
 
@@ -432,6 +469,10 @@ class BenchmarkEntry(TypedDict):
     format_errors: int
     truncated: int
     image_errors: list[ImageError]
+    server_errors: NotRequired[list[ImageError]]
+    """The samples whose request failed for good (``error``: the server's last error), misses apart
+    from format and image errors; a rerun into the folder asks them again. Always written; a
+    results.json written before it existed has none."""
     not_in_file: NotRequired[NotInFile]
     """Only a replay whose file lacks some samples' lines."""
     decoy_clicks: NotRequired[DecoyClicks]
@@ -460,6 +501,8 @@ class BenchmarkEntry(TypedDict):
     """The cost ledger (None: no sample has cost records)."""
     budget: NotRequired[BudgetCurves | None]
     """Top-1 against the candidates used and their cost (None: one answer per sample)."""
+    image_tokens: NotRequired[ImageTokenCheck]
+    """Only a run whose preset declares its image tokens (a Qwen-VL factor): what the model saw."""
     refine: NotRequired[RefineSummary]
     """Only a run with a refine stage."""
     unmatched_predictions: NotRequired[list[str]]
@@ -510,6 +553,7 @@ class ResultsDocument(TypedDict):
     cost: NotRequired[CostSetup]
     model: dict[str, Any]
     config: dict[str, Any]
+    invocations: NotRequired[list[Invocation]]  # each invocation of the run, oldest first
 
 
 # -- keys a TypedDict cannot name -------------------------------------------------------------------
