@@ -152,6 +152,18 @@ class EvalConfig:
         strict_images: Stop at the first missing or unreadable screenshot. Default: all missing
             files are listed at the start, and each unreadable screenshot is its sample's failure
             (a miss, counted apart and listed in results.json under ``image_errors``).
+        strict_server: Stop an endpoint run at the first request that failed for good (its retries
+            ran out, or the server refused or garbled it). Default: that sample is a ``server_error``
+            (a miss, counted apart and listed in results.json under ``server_errors``) and the run
+            goes on; a rerun into the folder asks it again.
+        probe: Ask an endpoint once before the run (:mod:`gge.run.probe`): a wrong port, a missing
+            ``/v1``, a model name not served, a refused prefill stop it in seconds, naming the option to
+            set; it records who answered and checks the image tokens the server counts against the
+            preset's (a mismatch warns, or stops with ``strict_server=true``), and starts an adaptive
+            window small on a server that serves one request at a time. false skips it.
+        max_server_error_share: Stop an endpoint run (keeping what finished; the same command
+            resumes) once more than this share of its finished samples are server errors, checked
+            from the 20th sample on: the server is broken, not flaky. 1 never stops.
         dry_run: Load no weights and evaluate nothing: print the preset and why it was chosen (and
             the warning a run gives when the checkpoint's ``model_type`` is not the preset's), write
             ``output_dir/requests.jsonl``, one line per model request the run would make (``propose``;
@@ -170,6 +182,11 @@ class EvalConfig:
         table_samples: Screenshots per benchmark in the logged tables.
         report_misses: Misses per benchmark in ``report.html``'s gallery (screenshots drawn with the
             target, candidates and pick; about 20-60 KB each); 0 keeps the page without a gallery.
+        progress_s: An endpoint run's progress line (samples done per benchmark, requests in flight,
+            requests/s, retries, server errors, ETA) on stderr: on a terminal a live line redrawn in
+            place; in a pipe or a log file one line every ``progress_s`` seconds (and one when the
+            server becomes unreachable or is back), nothing for a run shorter than that. 0 turns it
+            off. Default 60: a five-hour run's log gets 300 lines.
         trainer: The Lightning Trainer.
         max_samples: Evaluate only the first N samples of each benchmark (smoke tests; the numbers
             are then not comparable with papers: results.json says so under ``subset``, report.md
@@ -193,6 +210,9 @@ class EvalConfig:
     decode_max_pixels: int | None = None
     pad_batches: bool = False
     strict_images: bool = False
+    strict_server: bool = False
+    max_server_error_share: float = 0.1
+    probe: bool = True
     resume: bool = True
     drop_malformed_lines: bool = False
     dry_run: bool = False
@@ -200,6 +220,7 @@ class EvalConfig:
     wandb_project: str = "gge"
     table_samples: int = 16
     report_misses: int = 20
+    progress_s: float = 60.0
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     bench: Any = field(default_factory=BenchConfig)
 
@@ -309,6 +330,8 @@ def validate(cfg: DictConfig) -> None:
         num_workers=cfg.num_workers,
         table_samples=cfg.table_samples,
     )
+    if not 0.0 <= float(cfg.max_server_error_share) <= 1.0:
+        raise GgeError(f"max_server_error_share must be in [0, 1], got {cfg.max_server_error_share}")
     kind = kind_of(cfg.model)  # an unknown model name stops here
     m = cfg.model
     if m.refine != "none" and not kind.refines:
@@ -336,6 +359,8 @@ def validate(cfg: DictConfig) -> None:
         raise GgeError(f"decode_max_pixels must be at least 1 (or unset), got {cfg.decode_max_pixels}")
     if cfg.report_misses < 0:
         raise GgeError(f"report_misses must be >= 0, got {cfg.report_misses}")
+    if not float(cfg.progress_s) >= 0:
+        raise GgeError(f"progress_s must be >= 0 (0 turns the progress line off), got {cfg.progress_s}")
     if cfg.logger in ("wandb", "tensorboard"):
         _require(cfg.logger, f"logger={cfg.logger}")
     if kind.needs_transformers(cfg.model) and not cfg.dry_run:

@@ -16,7 +16,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -28,7 +28,7 @@ from gge.benchmarks.loading import BenchmarkSet, load_benchmarks
 from gge.benchmarks.plugins import benchmark_origin
 from gge.documents.caveats import unmatched_notes
 from gge.documents.results import CostSetup, ResultsDocument
-from gge.errors import GgeError
+from gge.errors import GgeError, TransientError
 from gge.loggers.standalone import console_summary, log_standalone
 from gge.models import settings_record
 from gge.models.base import Policy, answers_per_sample, capabilities
@@ -38,7 +38,9 @@ from gge.run.assemble import build_document, write_run
 from gge.run.dry_run import dry_run
 from gge.run.evaluate import merge_results
 from gge.run.hardware import cost_setup
+from gge.run.invocations import InvocationLedger, Snapshot, counters_of, merged_window, with_summed
 from gge.run.predlog import MalformedLine, bad_lines_path, existing_logs, read_records
+from gge.run.probe import ProbeResult, image_token_checks, probe_server
 from gge.run.runstate import (
     asked_digest,
     check_not_smaller,
@@ -81,6 +83,7 @@ _NOT_PREDICTIVE = (
     "max_concurrency",
     "max_retries",
     "timeout_s",
+    "server_wait_s",
     "delay_s",
     "api_key_env",
     "attn_implementation",
@@ -148,17 +151,56 @@ class RunInterrupted(KeyboardInterrupt):
             (``output_dir``, and ``resume=true``).
     """
 
-    def __init__(self, kept: int, total: int, output_dir: Path) -> None:
-        logs = ", ".join(p.name for p in existing_logs(output_dir)) or "no prediction log"
-        super().__init__(
-            f"interrupted: {kept} of {total} samples are kept in {output_dir} ({logs}); the same command "
-            "resumes from them"
-        )
+    def __init__(self, kept: int, total: int, output_dir: Path, reask: int = 0) -> None:
+        super().__init__(f"interrupted: {kept_line(kept, total, output_dir, reask)}")
         self.kept, self.total, self.output_dir = kept, total, output_dir
         self.rerun = {"output_dir": str(output_dir), "resume": "true"}
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class RunStopped(Rerun, TransientError):
+    """An endpoint run stopped by the server, with work kept: the failure, what is kept, and the resume.
+
+    The server went away past ``model.server_wait_s``, the server errors passed
+    ``max_server_error_share``, or ``strict_server=true`` met a request that failed for good. ``str()``
+    says why, how many samples the output folder keeps, and that the same command resumes from them;
+    :attr:`rerun` holds the arguments of that command (``output_dir``, ``resume=true``).
+
+    Attributes:
+        kept: Samples of this run answered in the output folder's prediction logs.
+        total: Samples this run evaluates.
+    """
+
+    def __init__(self, why: str, kept: int, total: int, output_dir: Path, reask: int = 0) -> None:
+        super().__init__(f"{why}: {kept_line(kept, total, output_dir, reask)}", _resume_args(output_dir))
+        self.kept, self.total = kept, total
+
+
+def _resume_args(output_dir: Path) -> dict[str, str]:
+    return {"output_dir": str(output_dir), "resume": "true"}
+
+
+def kept_line(kept: int, total: int, output_dir: Path, reask: int = 0) -> str:
+    """What a stopped run keeps, and that the same command resumes: the end of every stop message.
+
+    Args:
+        kept: Samples answered in the output folder's prediction logs.
+        total: Samples the run evaluates.
+        output_dir: The output folder.
+        reask: Server errors logged there, which a resume asks again.
+
+    Example:
+        >>> for part in kept_line(215, 216, Path("/nonexistent/out"), reask=1).split("; "):
+        ...     print(part)
+        kept 215 of 216 samples in /nonexistent/out (no prediction log)
+        the same command resumes from them, asking the 1 server error again
+    """
+    logs = ", ".join(p.name for p in existing_logs(output_dir)) or "no prediction log"
+    again = f", asking the {reask} server error{'s' if reask != 1 else ''} again" if reask else ""
+    resumes = f"the same command resumes from them{again}"
+    return f"kept {kept} of {total} samples in {output_dir} ({logs}); {resumes}"
 
 
 def _restore(
@@ -170,7 +212,12 @@ def _restore(
     else such a line stops the run, saying how to drop it.
     """
     try:
-        records = read_records(existing_logs(output_dir), repair=_is_launcher_rank(), drop_malformed=drop)
+        records = read_records(
+            existing_logs(output_dir),
+            repair=_is_launcher_rank(),
+            drop_malformed=drop,
+            reask_server_errors=True,
+        )
     except MalformedLine as e:
         raise Rerun(
             f"{e}: a line of this output folder's own prediction log, not its last, cannot be read. "
@@ -188,6 +235,9 @@ def _restore(
             + "; ".join(records.malformed),
             file=out,
         )
+    if records.reask:
+        n = len(records.reask)
+        print(f"asking again {n} sample{'s' if n != 1 else ''} whose request failed (server_error)", file=out)
     return _rescore(records, samples, k, radius)
 
 
@@ -295,6 +345,7 @@ class _Run:
             demo suite, or None when every benchmark names its own (``root``, a records ``path``).
         output_dir: The run's output folder.
         loaded: The benchmarks, what each loaded, and the samples evaluated.
+        ledger: The output folder's record of the run's invocations (rank 0; None before it starts).
     """
 
     cfg: DictConfig
@@ -306,6 +357,9 @@ class _Run:
     data_root: Path | None
     output_dir: Path
     loaded: BenchmarkSet
+    ledger: InvocationLedger | None = None
+    probe: ProbeResult = field(default_factory=ProbeResult)
+    console: TextIO | None = None
 
 
 def _load(
@@ -369,22 +423,39 @@ def _finalize(
         origin = benchmark_origin(name)
         if origin is not None:
             extras[name]["origin"] = origin
+    checks = image_token_checks(policy, results, samples, run.probe.splits, cfg.decode_max_pixels)
+    for name, check in checks.items():  # what the model saw (gge.run.probe)
+        extras[name]["image_tokens"] = check
     config = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(config, dict)
     config["data_root"] = None if run.data_root is None else str(run.data_root)
     config["model"] = run.kind.recorded_options(cfg.model)  # the options the run used, not every default
+    model = settings_record(policy)
+    if run.probe.record and isinstance(model.get("backend"), dict):  # who answered (gge.run.probe)
+        model["backend"] = {**model["backend"], "probe": run.probe.record}
+    cost = _cost_setup(run, options, any(r.costs for group in results.values() for r in group))
+    invocations = None
+    if run.ledger is not None:  # the counters and window summed over every invocation of the run
+        counters, window = _snapshot(run)
+        invocations = run.ledger.end("finished", samples=len(gathered), counters=counters, window=window)
+        model = with_summed(model, invocations)
+        windows = [inv["window"] for inv in invocations if "window" in inv]
+        whole = merged_window(windows)
+        if whole is not None and "window" in cost:
+            cost["window"] = whole
     document, report = build_document(
         benches,
         results,
         k=run.k,
         strategy=run.strategy,
         protocol=run.kind.protocol(cfg.model),
-        model=settings_record(policy),
+        model=model,
         config=cast(dict[str, Any], config),
         extras=extras,
         subset=loaded.subset(),
         metrics_options=options,
-        cost=_cost_setup(run, options, any(r.costs for group in results.values() for r in group)),
+        cost=cost,
+        invocations=invocations,
     )
     every_result = [r for name in benches for r in results[name]]
     write_run(
@@ -479,17 +550,27 @@ def _predict_windowed(
     """
     from gge.documents.records import encode
     from gge.run.predlog import GroupedLog, PredictionLog, rank_log_path
+    from gge.run.progress import start_progress
     from gge.scoring.budget import prime_budget
 
     cfg = run.cfg
     samples = run.loaded.samples
     todo = [s for name, group in samples.items() for s in group if s.id not in done_ids.get(name, ())]
+    if cfg.probe and todo:  # ask the server once, before any sample (gge.run.probe)
+        asked: dict[str, list[Sample]] = {}
+        for s in todo:
+            asked.setdefault(s.benchmark, []).append(s)
+        strict = bool(cfg.strict_server)
+        found = probe_server(run.policy, asked, out=run.console or sys.stdout, strict=strict)
+        run.probe.record.update(found.record)
+        run.probe.splits.update(found.splits)
     first = run.kind.analysis_options(cfg.model, run.policy).get("exchangeable_from")
 
     def prime(result: SampleResult) -> None:
         prime_budget(result, k=run.k, exchangeable_from=first, cluster_radius=run.radius)
 
     log = GroupedLog(PredictionLog(rank_log_path(run.output_dir, 0)))  # no thread waits on an fsync
+    progress = start_progress(run.policy, samples, done_ids, float(cfg.progress_s))  # stderr
     try:
         local = evaluate_windowed(
             run.policy,
@@ -498,17 +579,72 @@ def _predict_windowed(
             cluster_radius=run.radius,
             decode_max_pixels=cfg.decode_max_pixels,
             strict_images=bool(cfg.strict_images),
-            on_result=lambda r: log.put(encode(r)),
+            on_result=progress.counting(lambda r: log.put(encode(r))),
             on_scored=prime,  # the budget curves' per-sample work, done while the run goes on
+            strict_server=bool(cfg.strict_server),
+            max_server_error_share=float(cfg.max_server_error_share),
         )
     except KeyboardInterrupt:
         log.close()
         raise _interrupted(run) from None
+    except GgeError as e:  # the server gone, broken, or strict_server: say what is kept and how to resume
+        log.close()
+        raise _stopped(run, e) from e
     finally:
         log.close()  # a no-op after the one above
+        progress.close()  # its final state, before any message or the report
     order = [s for group in run.loaded.samples.values() for s in group]
     finalize(merge_results([local], order))
     return True
+
+
+def _snapshot(run: _Run) -> Snapshot:
+    """The policy's counters and request window so far (:mod:`gge.run.invocations`)."""
+    summary = getattr(run.policy, "window_summary", None)
+    window = summary() if callable(summary) and is_windowed(run.policy) else None
+    return counters_of(settings_record(run.policy)), window
+
+
+def _predict_recorded(
+    run: _Run, done_ids: dict[str, set[str]], finalize: Callable[[list[SampleResult]], None], restored: int
+) -> bool:
+    """:func:`_predict`, its invocation's end recorded however it ends (finished, interrupted, stopped).
+
+    An endpoint run's counters are also recorded every :data:`gge.run.invocations.UPDATE_EVERY_S`
+    seconds, so that a killed process loses at most that much of them.
+    """
+    ledger = run.ledger
+    if ledger is None:
+        return _predict(run, done_ids, finalize)
+    try:
+        with ExitStack() as updating:
+            if is_windowed(run.policy):
+                updating.enter_context(ledger.keep_updated(lambda: _snapshot(run)))
+            done = _predict(run, done_ids, finalize)
+    except BaseException as e:
+        kept = getattr(e, "kept", None)
+        samples = max(0, (kept if isinstance(kept, int) else _answered(run)) - restored)
+        why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        try:
+            counters, window = _snapshot(run)
+            if isinstance(e, KeyboardInterrupt):
+                ledger.end("interrupted", samples=samples, counters=counters, window=window)
+            else:
+                ledger.end("stopped", samples=samples, counters=counters, window=window, why=why)
+        except (GgeError, OSError) as record_error:  # the run's own error is the one to say
+            logging.getLogger(__name__).warning("%s: not recorded: %s", ledger.path, record_error)
+        raise
+    return done
+
+
+def _answered(run: _Run) -> int:
+    """Samples of this run answered in the output folder's logs (0 where they cannot be read)."""
+    wanted = {(s.benchmark, s.id) for group in run.loaded.samples.values() for s in group}
+    try:
+        records = read_records(existing_logs(run.output_dir), repair=False, drop_malformed=True)
+    except GgeError:
+        return 0
+    return sum(key in wanted for key in records)
 
 
 def _restore_handler(handler: Any) -> None:
@@ -517,15 +653,39 @@ def _restore_handler(handler: Any) -> None:
         signal.signal(signal.SIGINT, handler)
 
 
-def _interrupted(run: _Run) -> RunInterrupted:
-    """What an interrupted run kept: its samples finished in the output folder's logs."""
+def _kept(run: _Run) -> tuple[int, int, int]:
+    """A stopped run's samples answered in the output folder's logs, its samples, its server errors there."""
     wanted = {(s.benchmark, s.id) for group in run.loaded.samples.values() for s in group}
     try:
-        records = read_records(existing_logs(run.output_dir), repair=False, drop_malformed=True)
-        kept = sum(key in wanted for key in records)
+        records = read_records(
+            existing_logs(run.output_dir), repair=False, drop_malformed=True, reask_server_errors=True
+        )
+        return sum(key in wanted for key in records), len(wanted), sum(key in wanted for key in records.reask)
     except GgeError:
-        kept = 0
-    return RunInterrupted(kept, len(wanted), run.output_dir)
+        return 0, len(wanted), 0
+
+
+def _interrupted(run: _Run) -> RunInterrupted:
+    """What an interrupted run kept: its samples finished in the output folder's logs."""
+    kept, total, reask = _kept(run)
+    return RunInterrupted(kept, total, run.output_dir, reask)
+
+
+def _stopped(run: _Run, error: GgeError) -> GgeError:
+    """The error that stops an endpoint run, saying what is kept and how to resume.
+
+    A failure of the server (:class:`~gge.errors.TransientError`: gone past its wait, broken, or a
+    request failed with ``strict_server=true``) is a :class:`RunStopped`, whose rerun command the CLI
+    prints; any other error keeps its message, followed by what is kept where something is.
+    """
+    kept, total, reask = _kept(run)
+    if isinstance(error, TransientError):
+        return RunStopped(str(error), kept, total, run.output_dir, reask)
+    if not kept and not reask:
+        return error
+    return GgeError(
+        f"{error}; kept {kept} of {total} samples in {run.output_dir}: a rerun into it resumes from them"
+    )
 
 
 def _warn_after(run: _Run, document: Mapping[str, Any], out: TextIO) -> None:
@@ -583,7 +743,7 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
     output_dir = check_output_dir(cfg.output_dir)
     if cfg.dry_run:
         return dry_run(cfg, _load_root(data_root), output_dir, out)
-    run = _load(cfg, strategy, radius, data_root, is_demo, output_dir, out)
+    run = replace(_load(cfg, strategy, radius, data_root, is_demo, output_dir, out), console=out)
     restored, done_ids = _resume(run, stack, out)
 
     # pass@k needs exchangeable answers, and calibration the critic's score kind: the kind says which
@@ -593,10 +753,14 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         "cluster_radius": run.radius,  # the budget curves' votes on subsets
     }
 
+    if _is_launcher_rank():  # this invocation recorded beside run.json, on every way it ends
+        ledger = InvocationLedger.start(output_dir, restored=len(restored), resume=bool(cfg.resume))
+        run = replace(run, ledger=ledger)
+
     def finalize(gathered: list[SampleResult]) -> None:
         _finalize(run, restored, options, gathered)
 
-    if not _predict(run, done_ids, finalize):
+    if not _predict_recorded(run, done_ids, finalize, len(restored)):
         return {}
     # Under fork/spawn launchers rank 0 ran in a child process: read back what it wrote. No file means
     # no rank ran the loop (no benchmark has a sample), so nothing new was evaluated.
