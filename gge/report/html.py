@@ -81,7 +81,7 @@ from gge.report.html_format import (
     _title_of,
     esc,
 )
-from gge.report.markdown import bootstrap_label, subset_text
+from gge.report.markdown import answered_line, bootstrap_label, subset_text
 from gge.report.numbers import fmt_headline
 from gge.report.svg import Series, grouped_bars_svg, line_chart_svg, stacked_bars_svg
 
@@ -104,6 +104,8 @@ def _protocol_line(document: ResultsDocument) -> str:
     if document["gge_version"]:
         bits.append(f"gge {esc(document['gge_version'])}")
     line = '<p class="protocol">' + " · ".join(bits) + "</p>" if bits else ""
+    who = answered_line(document["model"])  # who answered: engine, endpoint, served model
+    line += f'<p class="protocol">{esc(who)}</p>' if who else ""
     return line + setup_html(document)
 
 
@@ -139,6 +141,7 @@ def _summary(document: ResultsDocument) -> str:
     one = _one_answer(k)
     rows = []
     absent = any("not_in_file" in e for e in document["benchmarks"].values())
+    served = any(e.get("server_errors") for e in document["benchmarks"].values())
     for name, entry in document["benchmarks"].items():
         rule, top1, oracle = _official(entry, k)
         caveat = headline_caveat(entry)
@@ -153,12 +156,15 @@ def _summary(document: ResultsDocument) -> str:
         if not one:
             row += [_headline(oracle), _pct(_gap(top1, oracle))]
         rows.append([*row, _count(entry["format_errors"]), _count(entry["image_errors"])])
+        if served:
+            rows[-1].append(_count(entry.get("server_errors") or []))
         if absent:
             rows[-1].append(_count(entry["not_in_file"]["samples"] if "not_in_file" in entry else 0))
     mean = document["mean"]
     header = ["benchmark", "samples", "official rule", "Top-1"]
     header += [] if one else [f"Oracle@{k}", "gap"]
-    header += ["format errors", "image errors"] + (["not in the file"] if absent else [])
+    header += ["format errors", "image errors"] + (["server errors"] if served else [])
+    header += ["not in the file"] if absent else []
     table = _table(header, rows, cls="summary")
     m_top1 = mean["top1"]
     n = len(mean["benchmarks"])
@@ -176,7 +182,7 @@ def _summary(document: ResultsDocument) -> str:
     )
     mean_row = (
         f'<tr class="mean"><td>{esc(label)}</td><td></td><td></td>'
-        f"<td>{_headline(m_top1)}</td>{oracle_cells}<td></td><td></td>{'<td></td>' if absent else ''}</tr>"
+        f"<td>{_headline(m_top1)}</td>{oracle_cells}<td></td><td></td>{'<td></td>' * (served + absent)}</tr>"
     )
     table = table.replace("</tbody>", mean_row + "</tbody>")
     return f'<section id="summary"><h2>Summary</h2>{table}</section>'
@@ -295,6 +301,7 @@ def _headline_line(entry: BenchmarkEntry, k: int) -> str:
     line2 += [
         f"format errors {_count(entry['format_errors'])}",
         f"image errors {_count(entry['image_errors'])}",
+        *([f"server errors {_count(entry['server_errors'])}"] if entry.get("server_errors") else []),
         f"truncated {_count(entry['truncated'])}",
         f"abstentions {_count(entry['abstentions'])}",
         f"critic format errors {_count(entry['critic_format_errors'])}",

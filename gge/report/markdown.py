@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from gge.documents.caveats import copy_warning, data_notes, headline_caveat, variant_text
 from gge.documents.results import (
@@ -18,6 +19,7 @@ from gge.documents.results import (
     GroupStats,
     HeadlineInterval,
     Interval,
+    Invocation,
     MeanStats,
     OfficialTable,
     Subset,
@@ -103,6 +105,47 @@ def subset_text(subset: Subset | None, titles: Mapping[str, str]) -> str:
     return f"subset: {what}; max_samples={n}: not comparable with published numbers"
 
 
+def answered_line(model: Mapping[str, Any]) -> str | None:
+    """Who answered, for the head of report.md and report.html (None: a run that asked no model).
+
+    An endpoint: the engine (what the probe learnt: ``vLLM 0.11.0``, ``SGLang ...``, else the HTTP
+    ``Server`` header), its base URL and the served model (the answers' ``model`` field where the
+    server returned one, else the name asked); in process: the checkpoint and transformers' version.
+
+    Args:
+        model: results.json's ``model`` record.
+
+    Example:
+        >>> answered_line({"backend": {"backend": "openai", "base_url": "http://h:8000/v1", "model": "q",
+        ...     "probe": {"engine": {"name": "vLLM 0.11.0"}, "answers": {"model": ["q"]}}}})
+        'Answered by: vLLM 0.11.0 at http://h:8000/v1, model q'
+        >>> answered_line({"backend": {"backend": "transformers", "checkpoint": "/ckpt",
+        ...     "transformers": "4.57"}})
+        'Answered by: /ckpt, in process (transformers 4.57)'
+    """
+    backend = model.get("backend")
+    if not isinstance(backend, Mapping):
+        return None
+    if backend.get("backend") == "transformers" and backend.get("checkpoint"):
+        version = f" {backend['transformers']}" if backend.get("transformers") else ""
+        return f"Answered by: {backend['checkpoint']}, in process (transformers{version})"
+    if backend.get("backend") != "openai":
+        return None
+
+    def part(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+        value = record.get(key)
+        return value if isinstance(value, Mapping) else {}
+
+    probe = part(backend, "probe")
+    engine, answers = part(probe, "engine"), part(probe, "answers")
+    name = engine.get("name") or (f"a server ({engine['server']})" if engine.get("server") else None)
+    served, asked = answers.get("model"), backend.get("model")
+    if isinstance(served, list):  # the distinct names the answers gave
+        served = ", ".join(map(str, served)) or None
+    shown = f"{served} (asked as {asked})" if served and asked and served != asked else served or asked
+    return f"Answered by: {name or 'an OpenAI-compatible server'} at {backend.get('base_url')}, model {shown}"
+
+
 def head_lines(
     protocol: str,
     subset: Subset | None,
@@ -125,6 +168,74 @@ def head_lines(
         *([setup] if setup else []),
         *(f"Note: {n}" for n in notes),
     ]
+
+
+_USAGE_WORDS = (
+    ("requests", "requests answered"),
+    ("retries", "retries"),
+    ("overloads", "overloads"),
+    ("failed", "failed for good"),
+    ("outages", "outages"),
+    ("unreachable_s", "s unreachable"),
+    ("prompt_tokens", "prompt tokens"),
+    ("completion_tokens", "completion tokens"),
+)
+"""The counters of an endpoint's ``usage`` the report names, in its order, with their words."""
+
+_WHY_CHARS = 80
+"""Characters of a stopped invocation's error shown in the ``resumed:`` line (results.json has it whole)."""
+
+
+def usage_text(usage: Mapping[str, object]) -> str:
+    """An endpoint's usage counters in words (those of :data:`_USAGE_WORDS` it records).
+
+    Example:
+        >>> usage_text({"requests": 303, "retries": 58, "prompt_tokens": 1234567, "unreachable_s": 45.25})
+        '303 requests answered, 58 retries, 45.2 s unreachable, 1,234,567 prompt tokens'
+    """
+    parts = []
+    for key, word in _USAGE_WORDS:
+        value = usage.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        number = f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
+        parts.append(f"{number} {word}")
+    return ", ".join(parts)
+
+
+def invocation_lines(invocations: Sequence[Invocation], model: Mapping[str, Any]) -> list[str]:
+    """The report's lines on the run's invocations and its endpoint usage (summed over them).
+
+    ``resumed: N invocations (...)`` when the run took more than one (each with how it ended and the
+    samples it finished), then one ``usage`` line per endpoint backend that counts its requests.
+
+    Args:
+        invocations: results.json ``invocations``.
+        model: results.json ``model`` (its counters already summed over the invocations).
+
+    Example:
+        >>> invs = [{"end": "interrupted", "samples": 20}, {"end": "finished", "samples": 16}]
+        >>> for line in invocation_lines(invs, {"backend": {"usage": {"requests": 40, "retries": 3}}}):
+        ...     print(line)
+        resumed: 2 invocations (#1 interrupted, 20 samples; #2 finished, 16 samples)
+        usage, summed over the 2 invocations: 40 requests answered, 3 retries
+    """
+    n = len(invocations)
+    lines = []
+    if n > 1:
+        ends = []
+        for i, inv in enumerate(invocations, 1):
+            why = inv.get("why")
+            said = f" ({why[:_WHY_CHARS]}{'...' if len(why) > _WHY_CHARS else ''})" if why else ""
+            ends.append(f"#{i} {inv['end']}{said}, {inv['samples']} samples")
+        lines.append(f"resumed: {n} invocations ({'; '.join(ends)})")
+    summed = f", summed over the {n} invocations" if n > 1 else ""
+    for key, name in (("backend", "usage"), ("critic_backend", "critic usage")):
+        record = model.get(key)
+        usage = record.get("usage") if isinstance(record, Mapping) else None
+        if isinstance(usage, Mapping) and "requests" in usage:
+            lines.append(f"{name}{summed}: {usage_text(usage)}")
+    return lines
 
 
 def bootstrap_label(spec: HeadlineInterval) -> str:
@@ -249,6 +360,7 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
     if bad:
         lines.append(f"- Unreadable screenshots (the model was not asked; scored as misses): {len(bad)}")
         lines += [f"  - {e['error']}" for e in bad]
+    lines += server_error_lines(entry)
     if entry["critic_format_errors"]:
         n_critic = entry["critic_format_errors"]
         lines.append(f"- Critic format errors (unparseable rankings, proposer order used): {n_critic}")
@@ -299,9 +411,37 @@ OUTCOME_NAMES = {
     "abstained": "abstained",
     "format_error": "format error",
     "image_error": "unreadable image",
+    "server_error": "server error",
     "not_in_file": "not in the file",
 }
 """How the report names the outcome kinds of :data:`gge.scoring.analysis.OUTCOMES`."""
+
+
+SERVER_ERRORS_SHOWN = 5
+"""Server errors report.md names one by one (results.json lists every one)."""
+
+
+def server_error_lines(entry: BenchmarkEntry) -> list[str]:
+    """report.md's lines on a benchmark's server errors: how many, the first few with their errors.
+
+    Example:
+        >>> entry = {"server_errors": [{"id": "7", "error": "POST u: HTTP 500 (after 2 retries)"}]}
+        >>> for line in server_error_lines(entry):  # doctest: +ELLIPSIS
+        ...     print(line)
+        - Server errors (the request failed for good; scored as misses; a rerun ... asks them again): 1
+          - 7: POST u: HTTP 500 (after 2 retries)
+    """
+    errors = entry.get("server_errors") or []
+    if not errors:
+        return []
+    lines = [
+        "- Server errors (the request failed for good; scored as misses; a rerun into the output folder "
+        f"asks them again): {len(errors)}"
+    ]
+    lines += [f"  - {e['id']}: {e['error']}" for e in errors[:SERVER_ERRORS_SHOWN]]
+    if len(errors) > SERVER_ERRORS_SHOWN:
+        lines.append(f"  - and {len(errors) - SERVER_ERRORS_SHOWN} more (results.json lists each)")
+    return lines
 
 
 def scored_text(k: int, strategy: str) -> str:
@@ -425,15 +565,18 @@ def render_summary(
     A headline that is not official (a variant, a subtask left out: its caveat) says so on its row
     and in a note; the mean row counts how many of them it includes, and a note names them.
 
-    Each row counts the format errors and the image errors (unreadable screenshots), and, where a
-    replayed file lacks some samples' lines, the samples not in the file; with ``k == 1`` (a
-    one-answer run) the table is Top-1 only (no Oracle@1, no gap).
+    Each row counts the format errors and the image errors (unreadable screenshots), where some
+    request failed for good the server errors, and, where a replayed file lacks some samples' lines,
+    the samples not in the file; with ``k == 1`` (a one-answer run) the table is Top-1 only (no
+    Oracle@1, no gap).
     """
     one = k == 1
     absent = any("not_in_file" in e for e in entries.values())
+    served = any(e.get("server_errors") for e in entries.values())
     header = ["benchmark", "samples", "official rule", "Top-1"]
     header += [] if one else [f"Oracle@{k}", "gap"]
-    header += ["format errors", "image errors"] + (["not in the file"] if absent else [])
+    header += ["format errors", "image errors"] + (["server errors"] if served else [])
+    header += ["not in the file"] if absent else []
     rows = []
     caveats = {name: headline_caveat(e) for name, e in entries.items()}
     for name, e in entries.items():
@@ -444,6 +587,8 @@ def render_summary(
             top1, oracle = off["top1"], oracle_at(off, k)
             row += [fmt_headline(oracle), fmt(None if top1 is None or oracle is None else oracle - top1)]
         rows.append([*row, str(e["format_errors"]), str(len(e["image_errors"]))])
+        if served:
+            rows[-1].append(str(len(e.get("server_errors") or [])))
         if absent:
             rows[-1].append(str(e["not_in_file"]["samples"]) if "not_in_file" in e else "0")
     unofficial = [name for name in mean["benchmarks"] if caveats.get(name)]

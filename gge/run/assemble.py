@@ -14,7 +14,14 @@ from typing import Any, cast
 from gge.benchmarks.base import Benchmark
 from gge.documents.files import atomic_write
 from gge.documents.records import encode
-from gge.documents.results import SCHEMA_VERSION, BenchmarkEntry, CostSetup, ResultsDocument, Subset
+from gge.documents.results import (
+    SCHEMA_VERSION,
+    BenchmarkEntry,
+    CostSetup,
+    Invocation,
+    ResultsDocument,
+    Subset,
+)
 from gge.report.cost_tables import setup_text
 from gge.types import Sample, SampleResult
 
@@ -94,6 +101,7 @@ def build_document(
     subset: dict[str, Any] | None = _ABSENT,
     metrics_options: Mapping[str, Any] | None = None,
     cost: CostSetup | None = None,
+    invocations: Sequence[Invocation] | None = None,
 ) -> tuple[ResultsDocument, str]:
     """The results document and report.md's text of one run: the ONE place a results document is made.
 
@@ -117,13 +125,22 @@ def build_document(
             ``score_kind``, ``cost_source``).
         cost: What the run's costs were measured on (:func:`gge.run.hardware.cost_setup`): a ``cost``
             field and a ``Costs:`` line under the protocol (None: neither).
+        invocations: Each invocation of the run (:mod:`gge.run.invocations`): an ``invocations``
+            field, and the report's usage lines and, past one, its ``Resumed:`` line
+            (:func:`gge.report.markdown.invocation_lines`; None: neither).
 
     Returns:
         The document (as results.json holds it: :data:`~gge.documents.results.SCHEMA_VERSION` first) and
         the report's text.
     """
     import gge
-    from gge.report.markdown import head_lines, render_benchmark, render_summary
+    from gge.report.markdown import (
+        answered_line,
+        head_lines,
+        invocation_lines,
+        render_benchmark,
+        render_summary,
+    )
     from gge.scoring.metrics import benchmark_metrics, mean_over_benchmarks
 
     entries: dict[str, BenchmarkEntry] = {}
@@ -138,6 +155,11 @@ def build_document(
     mean = mean_over_benchmarks(entries, k)
     shown = None if subset is _ABSENT else cast(Subset | None, subset)
     head = head_lines(protocol, shown, titles, notes or (), setup_text(cost) if cost is not None else None)
+    who = answered_line(model)
+    if who is not None:  # who answered, under the protocol line
+        head.insert(1, who)
+    if invocations is not None:
+        head += invocation_lines(invocations, model)
     report = "\n\n".join(["\n".join(head), *sections, render_summary(titles, entries, mean, k=k)])
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -153,6 +175,8 @@ def build_document(
     if cost is not None:
         document["cost"] = cost
     document.update(model=dict(model), config=dict(config))
+    if invocations is not None:
+        document["invocations"] = list(invocations)
     return cast(ResultsDocument, document), report
 
 
