@@ -39,13 +39,25 @@ counts). Every other recorded setting (``k``, ``selection``, ``gge_version``, th
 of the protocol: if one differs, the runs differ beyond the engine and compare says which. A
 replay run records its predictions file, not what produced it: where either run is a replay and
 anything differs, compare says that whether the runs differ only by engine is unknown.
+
+**What the models saw** (:func:`input_check`): two engines can differ in what they make of one request
+(a server that shrinks the screenshot to its own ``max_pixels``, a processor release with a token-budget
+bug) without any recorded setting differing. Where the setups are the same or differ only by engine,
+the verdict also requires the matched samples' proposer prompt tokens to agree (per sample: the
+``propose`` cost records' input tokens over the answers they paid for, as both kinds of run count a
+prompt once per answer, :class:`~gge.types.CostRecord`): within :data:`TOKEN_TOLERANCE` of the larger
+on at least :data:`AGREEING_SHARE` of the samples both runs count. Otherwise the relation is
+``inputs``: the models saw different inputs, by how much, and it is not engine drift. Where a run
+records no prompt token counts, compare says the inputs cannot be checked. A run's own image-token
+check (results.json ``image_tokens``) that found answers costing other image tokens than expected is
+named too.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -55,19 +67,24 @@ from gge.documents.compare import (
     Drift,
     DriftExample,
     FlipCounts,
+    InputCheck,
     SetupComparison,
     SetupDifference,
 )
 from gge.documents.records import wire_point
 
 __all__ = [
+    "AGREEING_SHARE",
     "ENGINE_KEYS",
     "FLIP_EXAMPLES",
     "IGNORED_KEYS",
+    "TOKEN_TOLERANCE",
     "benchmark_drift",
     "compare_setups",
     "distance_spread",
     "engine_text",
+    "input_check",
+    "prompt_tokens",
 ]
 
 FLIP_EXAMPLES = 5
@@ -139,6 +156,17 @@ IGNORED_KEYS = (
 how many requests are in flight and how the window moves, counts of calls, tokens and images
 encoded) or that the pairing checks itself (the benchmarks, their variants and samples): never
 compared. A new option of this kind belongs here; until it is, it reads as a difference."""
+
+TOKEN_TOLERANCE = 0.01
+"""Two runs' prompt tokens per proposer request agree on a sample within this fraction of the larger.
+The same text through the same chat template costs the same tokens, so any gap is the image's or the
+template's; 1% lets a special token or two counted otherwise pass on a prompt of a few hundred tokens,
+while a screenshot resized by one row of 28-pixel patches changes a 1080p one's tokens by 2.6%."""
+
+AGREEING_SHARE = 0.99
+"""The share of the samples both runs count on which the prompt tokens must agree: one sample in a
+hundred may differ (an instruction one tokenizer splits otherwise) without the inputs being called
+different."""
 
 _CHECKPOINTS = ("config.ckpt", "config.model.critic_ckpt")
 _MISSING = "(absent)"
@@ -228,6 +256,118 @@ def _listed(diffs: Sequence[SetupDifference]) -> str:
     return shown + more
 
 
+def prompt_tokens(line: Line) -> float | None:
+    """A sample's prompt tokens per proposer request: its ``propose`` records' input tokens per answer.
+
+    Both kinds of run count a prompt once per answer it paid for (an in-process prefill shared by n
+    answers, an endpoint request for n choices: :class:`~gge.types.CostRecord`), so the input tokens
+    over the answers are one prompt's tokens.
+
+    Args:
+        line: The sample's line.
+
+    Returns:
+        The tokens (None: no proposer record, or one that does not count its input tokens).
+    """
+    records = [c for c in line.costs if c.stage == "propose"]
+    if not records or any(c.input_tokens is None for c in records):
+        return None
+    return sum(c.input_tokens or 0 for c in records) / sum(max(1, c.candidates) for c in records)
+
+
+def _image_token_notes(side: str, run: Run) -> list[str]:
+    """What a run's own image-token check says, where it found answers off the expectation."""
+    notes = []
+    for name, entry in run.document.get("benchmarks", {}).items():
+        check: Any = cast(Mapping[str, Any], entry).get("image_tokens")
+        if not isinstance(check, Mapping) or not check.get("differ"):
+            continue
+        ratio = check.get("ratio")
+        by = f" (observed/expected {ratio:.2f})" if isinstance(ratio, int | float) else ""
+        notes.append(
+            f"{side}'s {name}: {check['differ']} of {check.get('requests', '?')} proposer answers cost other "
+            f"image tokens than its preset expects{by}"
+        )
+    return notes
+
+
+def _tokens(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def input_check(a: Run, b: Run) -> InputCheck:
+    """Whether the two runs' models saw the same inputs: their matched samples' prompt tokens.
+
+    Samples are matched by benchmark and id; each sample's tokens are :func:`prompt_tokens`. The
+    inputs agree when the tokens agree within :data:`TOKEN_TOLERANCE` on at least
+    :data:`AGREEING_SHARE` of the samples both runs count.
+
+    Args:
+        a: Run A.
+        b: Run B.
+
+    Returns:
+        compare.json ``setup.inputs`` (:class:`~gge.documents.compare.InputCheck`).
+    """
+    matched = 0
+    both: list[tuple[float, float]] = []
+    counted = {"A": 0, "B": 0}
+    for bench, lines in a.lines.items():
+        others = {x.id: x for x in b.lines.get(bench, [])}
+        for xa in lines:
+            xb = others.get(xa.id)
+            if xb is None:
+                continue
+            matched += 1
+            ta, tb = prompt_tokens(xa), prompt_tokens(xb)
+            counted["A"] += ta is not None
+            counted["B"] += tb is not None
+            if ta is not None and tb is not None:
+                both.append((ta, tb))
+    differing = [(x, y) for x, y in both if abs(x - y) > TOKEN_TOLERANCE * max(x, y)]
+    notes = [*_image_token_notes("A", a), *_image_token_notes("B", b)]
+    shown = differing or both
+    a_tokens = sum(x for x, _ in shown) / len(shown) if shown else None
+    b_tokens = sum(y for _, y in shown) / len(shown) if shown else None
+    ratio = b_tokens / a_tokens if a_tokens and b_tokens is not None else None
+    if not both:
+        status = "unknown"
+        none = [side for side, n in counted.items() if n == 0] or ["A", "B"]
+        records = "records" if len(none) == 1 else "record"
+        statement = (
+            f"whether the models saw the same inputs cannot be checked: {' and '.join(none)} {records} no "
+            "prompt token counts for the matched samples' proposer requests"
+        )
+    elif len(both) - len(differing) >= AGREEING_SHARE * len(both):
+        status = "agree"
+        statement = (
+            f"the models saw the same inputs: the prompt tokens per proposer request agree on "
+            f"{len(both) - len(differing)} of {len(both)} matched samples"
+        )
+    else:
+        assert a_tokens is not None and b_tokens is not None and ratio is not None
+        status = "differ"
+        statement = (
+            f"the models saw different inputs: A {_tokens(a_tokens)} vs B {_tokens(b_tokens)} prompt tokens "
+            f"per proposer request on {len(differing)} of {len(both)} matched samples (B/A {ratio:.2f}): "
+            "the engines prepared the screenshots differently, not engine drift"
+        )
+    if notes:
+        statement += "; " + "; ".join(notes)
+    return {
+        "status": status,
+        "matched": matched,
+        "checked": len(both),
+        "differing": len(differing),
+        "a_tokens": a_tokens,
+        "b_tokens": b_tokens,
+        "ratio": ratio,
+        "tolerance": TOKEN_TOLERANCE,
+        "image_tokens": notes,
+        "statement": statement,
+    }
+
+
 def compare_setups(a: Run, b: Run) -> SetupComparison:
     """What differs between two runs' recorded setups: nothing, only the engine, or more.
 
@@ -295,12 +435,20 @@ def compare_setups(a: Run, b: Run) -> SetupComparison:
             "the runs' recorded setups are the same, engine included: the answers that differ are "
             "run-to-run nondeterminism"
         )
+    inputs = input_check(a, b)
+    if relation in ("engine", "same") and inputs["status"] == "differ":
+        relation = "inputs"
+        said = "differ only by engine" if engine else "are the same, engine included"
+        statement = f"the runs' recorded setups {said}, but {inputs['statement']}"
+    elif relation in ("engine", "same") and (inputs["status"] == "unknown" or inputs["image_tokens"]):
+        statement += f"; {inputs['statement']}"
     return {
         "relation": relation,
         "engine": texts,
         "engine_differences": engine,
         "differences": other,
         "statement": statement,
+        "inputs": inputs,
     }
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "ErrorCounts",
     "FlipCounts",
     "HeadlineDiff",
+    "InputCheck",
     "MatchedBudget",
     "MatchedPoint",
     "MatchedSide",
@@ -270,18 +271,53 @@ class SetupDifference(TypedDict):
     b: Any
 
 
+class InputCheck(TypedDict):
+    """Whether the two runs' models saw the same inputs (:func:`gge.compare.drift.input_check`).
+
+    Attributes:
+        status: ``agree`` (the matched samples' proposer prompt tokens agree), ``differ`` or
+            ``unknown`` (a run records no prompt token counts).
+        matched: Samples paired between the runs.
+        checked: Of them, samples both runs record prompt token counts for.
+        differing: Of those, samples whose prompt tokens per proposer request differ by more than
+            ``tolerance`` (a fraction of the larger).
+        a_tokens: A's mean prompt tokens per proposer request over the differing samples (over the
+            checked ones when none differ; None: none checked).
+        b_tokens: B's, alike.
+        ratio: ``b_tokens / a_tokens`` (None: unknown).
+        tolerance: The per-sample tolerance.
+        image_tokens: What each run's own image-token check (results.json ``image_tokens``) says
+            where it found answers whose image tokens differ from the expectation.
+        statement: The sentence compare adds to the setup's.
+    """
+
+    status: str
+    matched: int
+    checked: int
+    differing: int
+    a_tokens: float | None
+    b_tokens: float | None
+    ratio: float | None
+    tolerance: float
+    image_tokens: list[str]
+    statement: str
+
+
 class SetupComparison(TypedDict):
     """What differs between the two runs' recorded setups (:func:`gge.compare.drift.compare_setups`).
 
     Attributes:
         relation: ``same`` (no recorded setting differs, the engine included), ``engine`` (only the
-            engine's settings differ: :data:`gge.compare.drift.ENGINE_KEYS`), ``other`` (something
+            engine's settings differ: :data:`gge.compare.drift.ENGINE_KEYS`), ``inputs`` (the recorded
+            setups are the same or differ only by engine, but the models saw other prompt token counts:
+            ``inputs``), ``other`` (something
             that changes predictions differs too: ``differences``) or ``replay`` (a run replays a
             predictions file, whose engine and protocol are not recorded, and something differs).
         engine: How each run's answers were produced, in words (``a``, ``b``).
         engine_differences: The engine settings that differ.
         differences: The other settings that differ (empty unless ``relation`` is ``other``).
         statement: The sentence compare prints.
+        inputs: Whether the models saw the same inputs (:class:`InputCheck`).
     """
 
     relation: str
@@ -289,6 +325,7 @@ class SetupComparison(TypedDict):
     engine_differences: list[SetupDifference]
     differences: list[SetupDifference]
     statement: str
+    inputs: NotRequired[InputCheck]
 
 
 class CompareEntry(TypedDict):
@@ -309,6 +346,7 @@ class CompareEntry(TypedDict):
     micro: PairedFigures
     format_errors: ErrorCounts
     image_errors: ErrorCounts
+    server_errors: NotRequired[ErrorCounts]  # only where a side's request failed for good for some samples
     not_in_file: NotRequired[ErrorCounts]  # only where a side replayed a file without some samples' lines
     tables: list[PairedTable]
     won: list[str]
