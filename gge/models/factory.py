@@ -138,6 +138,9 @@ class ModelConfig:
         jpeg_quality: ``openai``: the quality of ``jpeg`` images (1-100, default 90).
         max_retries: ``openai``: retries on 429, 5xx and timeouts.
         timeout_s: ``openai``: per-request timeout.
+        server_wait_s: ``openai``: how long (seconds) to wait for a server that stops answering
+            connections after it has answered once (a restart, a model reload): requests wait and are
+            sent again when it answers (default 600; 0: do not wait). Changes no prediction.
         resize_factor: ``openai``: mirror the server's smart_resize with this factor (Qwen-VL served;
             default for a family preset: its ``patch_factor``).
         family: The model family a preset evaluates (e.g. ``Qwen2.5-VL``).
@@ -199,6 +202,7 @@ class ModelConfig:
     jpeg_quality: int = 90
     max_retries: int = 5
     timeout_s: float = 60.0
+    server_wait_s: float = 600.0
     resize_factor: int | None = None
     family: str | None = None
     source: str | None = None
@@ -410,6 +414,7 @@ def grounding_policy(cfg: DictConfig, resize_factor: int | None) -> GroundingPol
             max_concurrency=int(m.max_concurrency),
             max_retries=int(m.max_retries),
             timeout_s=float(m.timeout_s),
+            server_wait_s=float(m.server_wait_s),
             max_pixels=m.max_pixels,
             min_pixels=m.min_pixels,
             resize_factor=resize_factor,
