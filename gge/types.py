@@ -388,6 +388,8 @@ class Prediction:
         refine: The refine stage's answer, or None (no refine stage).
         not_in_file: A replayed predictions file has no line for the sample: the model was not asked
             there; a miss counted apart from format errors (the headline stays over every sample).
+        server_error: The sample's request failed for good (the server's last error, one line): a
+            miss counted apart from format and image errors; a rerun into the folder asks it again.
     """
 
     benchmark: str
@@ -402,6 +404,7 @@ class Prediction:
     costs: tuple[CostRecord, ...] = ()
     refine: Refinement | None = None
     not_in_file: bool = False
+    server_error: str | None = None
 
 
 STRATEGIES: tuple[str, ...] = ("critic", "first", "mean", "median", "geomedian", "medoid", "cluster")
@@ -435,6 +438,8 @@ class SampleResult:
         not_in_file: A replayed predictions file has no line for the sample (a miss, counted apart
             from format errors).
         decoy: The sample's deceptive region (:attr:`Sample.decoy`), or None.
+        server_error: The sample's request failed for good (the server's last error, one line): a
+            miss counted apart from format and image errors.
     """
 
     benchmark: str
@@ -458,6 +463,7 @@ class SampleResult:
     refine: Refinement | None = None
     not_in_file: bool = False
     decoy: Region | None = None
+    server_error: str | None = None
 
     def hit_at(self, k: int) -> bool:
         """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""

@@ -417,8 +417,17 @@ def _compare_benchmark(
         "lost": [sid for sid, xa, xb in zip(ids, top1_a, top1_b, strict=True) if xa and not xb],
         "drift": benchmark_drift(pairs),
     }
-    entry = insert_after(entry, "image_errors", _not_in_file(pairs))
+    entry = insert_after(entry, "image_errors", {**_server_errors(pairs), **_not_in_file(pairs)})
     return insert_after(entry, "top1", {key: heads[key] for key in keys[1:]}), notes
+
+
+def _server_errors(pairs: Sequence[tuple[Line, Line]]) -> dict[str, ErrorCounts]:
+    """``{"server_errors": {"a": n, "b": n}}`` where a side's request failed for good for some samples."""
+    counts: ErrorCounts = {
+        "a": sum(xa.server_error for xa, _ in pairs),
+        "b": sum(xb.server_error for _, xb in pairs),
+    }
+    return {"server_errors": counts} if counts["a"] or counts["b"] else {}
 
 
 def _not_in_file(pairs: Sequence[tuple[Line, Line]]) -> dict[str, ErrorCounts]:
@@ -451,7 +460,8 @@ def compare_runs(
     differences (``{"rule", "a", "b", "diff", "ci"}``; ``official`` is the same as ``top1``);
     ``micro`` holds the micro PairStats ``top1`` and ``oracle@K`` (every sample counts once: McNemar,
     MDD, won/lost); then ``title``, ``samples``, ``screenshots``, ``cluster``, ``format_errors`` and
-    ``image_errors`` (``{"a": n, "b": n}``), ``tables`` of per-cell (micro) PairStats, the
+    ``image_errors`` (``{"a": n, "b": n}``; ``server_errors`` and ``not_in_file`` too where a side
+    has some), ``tables`` of per-cell (micro) PairStats, the
     ``won`` and ``lost`` ids, and ``drift``: how the answers differ (raw texts, candidates, the
     first points' distance in original pixels, the flips each way and the first flips' raw
     answers, :func:`gge.compare.drift.benchmark_drift`). With a common K of 1 (a one-answer run,

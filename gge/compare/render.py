@@ -166,6 +166,9 @@ def render_markdown(doc: CompareDocument) -> str:
         if budget is not None:
             out += ["", "### Budget curves (micro Top-1 and cost per sample, j candidates used)", ""]
             out.append(_curves_table(budget))
+        served = e.get("server_errors")
+        if served is not None:
+            out += ["", f"server errors (requests failed for good; misses): A {_errors(served)} B"]
         absent = e.get("not_in_file")
         if absent is not None:
             out += ["", f"not in the predictions file (misses, not format errors): A {_errors(absent)} B"]

@@ -49,6 +49,7 @@ class Line:
         size: The screenshot's (width, height), or None where not recorded.
         raw: The model's answer text as the line records it (``raw``; "" where absent).
         not_in_file: The run replayed a file without a line for the sample (a miss).
+        server_error: The sample's request failed for good in the run (a miss; a server error).
     """
 
     id: str
@@ -66,6 +67,7 @@ class Line:
     size: tuple[int, int] | None = None
     raw: str = ""
     not_in_file: bool = False
+    server_error: bool = False
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,7 @@ def _parse_line(obj: Any, where: str, lineno: int, selection: str) -> tuple[str,
         size=rec.size,
         raw=rec.raw,
         not_in_file=rec.not_in_file,
+        server_error=rec.server_error is not None,
     )
     return rec.benchmark, line
 

@@ -97,6 +97,8 @@ class PredictionRecord:
         size: The screenshot's (width, height) (``size``), or None.
         not_in_file: The replayed predictions file had no line for the sample (``not_in_file``:
             a miss counted apart from format errors).
+        server_error: The sample's request failed for good (``server_error``: the server's last
+            error, one line), or None; a resume asks the sample again.
     """
 
     benchmark: str
@@ -118,6 +120,7 @@ class PredictionRecord:
     target: Region | None = None
     size: tuple[int, int] | None = None
     not_in_file: bool = False
+    server_error: str | None = None
 
     @classmethod
     def of(cls, r: SampleResult) -> PredictionRecord:
@@ -142,6 +145,7 @@ class PredictionRecord:
             target=r.region,
             size=r.image_size,
             not_in_file=r.not_in_file,
+            server_error=r.server_error,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -161,6 +165,8 @@ class PredictionRecord:
             rec["image_error"] = self.image_error
         if self.not_in_file:
             rec["not_in_file"] = True
+        if self.server_error is not None:
+            rec["server_error"] = self.server_error
         if self.critic_raw or self.critic_format_error:
             rec["critic_raw"] = self.critic_raw
             rec["critic_format_error"] = self.critic_format_error
@@ -199,6 +205,7 @@ class PredictionRecord:
             costs=self.costs,
             refine=self.refine,
             not_in_file=self.not_in_file,
+            server_error=self.server_error,
         )
 
 
@@ -509,6 +516,9 @@ def decode(obj: Any, where: str) -> PredictionRecord:
     image_error = obj.get("image_error")
     if image_error is not None and not isinstance(image_error, str):
         raise GgeError(f"{where}: field 'image_error' must be a string, got {image_error!r}")
+    server_error = obj.get("server_error")
+    if server_error is not None and not isinstance(server_error, str):
+        raise GgeError(f"{where}: field 'server_error' must be a string, got {server_error!r}")
     truncated = obj.get("truncated", False)
     if not isinstance(truncated, bool):
         raise GgeError(f"{where}: field 'truncated' must be true or false, got {truncated!r}")
@@ -555,6 +565,7 @@ def decode(obj: Any, where: str) -> PredictionRecord:
         target=_target(obj.get("target"), where),
         size=_size(obj.get("size"), where),
         not_in_file=not_in_file,
+        server_error=server_error,
     )
 
 

@@ -114,6 +114,9 @@ def _errors_line(b: CompareEntry) -> str:
         f"{label} A {_count(v['a'])} · B {_count(v['b'])}"
         for label, v in (("format errors", b["format_errors"]), ("image errors", b["image_errors"]))
     ]
+    served = b.get("server_errors")
+    if served is not None:
+        bits.append(f"server errors A {_count(served['a'])} · B {_count(served['b'])} (misses)")
     absent = b.get("not_in_file")
     if absent is not None:
         bits.append(f"not in the predictions file A {_count(absent['a'])} · B {_count(absent['b'])} (misses)")

@@ -168,7 +168,7 @@ def gallery_entries(
         ``critic_raw``, ``candidates`` (how many were scored), ``hit_ranks`` (1-based ranks of the
         candidates that hit), ``pick`` (``{"rank", "point", "hit"}``: proposer rank or None for an
         aggregated point, the point or None for an abstention or no pick), ``oracle`` (some
-        candidate hits), ``format_error`` and ``image_error``.
+        candidate hits), ``format_error``, ``image_error`` and ``server_error``.
 
     Example:
         >>> from gge.scoring.scoring import score_sample
@@ -229,6 +229,7 @@ def gallery_entries(
                 "oracle": any(r.hits),
                 "format_error": r.format_error,
                 "image_error": r.image_error,
+                "server_error": r.server_error,
             }
         )
     return out
@@ -269,6 +270,9 @@ def _card(entry: Mapping[str, Any]) -> str:
     )
     image_error = entry.get("image_error")
     err = f'<div class="pick">image error: {esc(image_error)}</div>' if image_error else ""
+    server_error = entry.get("server_error")
+    if server_error:
+        err += f'<div class="pick">server error (asked again on a rerun): {esc(server_error)}</div>'
     return (
         f'<figure class="card" data-benchmark="{esc(entry.get("benchmark"))}" '
         f'data-cell="{esc(_cell_key(entry))}" data-kind="{esc(kind)}">{img}<figcaption>'

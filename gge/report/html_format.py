@@ -29,6 +29,7 @@ KIND_COLOURS: dict[str, str] = {
     "abstained": "#7570b3",
     "format_error": "#6b6b6b",
     "image_error": "#a6761d",
+    "server_error": "#c2185b",
     "not_in_file": "#b8b8b8",
 }
 """Colour of each outcome kind in the decomposition bars and the gallery's badges (none is close

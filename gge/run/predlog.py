@@ -38,6 +38,7 @@ __all__ = [
     "Records",
     "bad_lines_path",
     "existing_logs",
+    "is_server_error",
     "rank_log_path",
     "read_records",
 ]
@@ -177,10 +178,13 @@ class Records(dict[Key, dict[str, Any]]):
         malformed: ``file:line: why`` of each malformed line before a file's last that was dropped
             (``drop_malformed``; moved to :func:`bad_lines_path` when repairing).
         moved_to: The :func:`bad_lines_path` files the dropped lines were appended to.
+        reask: The keys whose record is a ``server_error`` (the request failed for good), left out by
+            ``reask_server_errors`` so the run asks them again; in reading order.
     """
 
     def __init__(self) -> None:
         super().__init__()
+        self.reask: list[Key] = []
         self.duplicates = 0
         self.duplicate_keys: list[Key] = []
         self.dropped: list[Path] = []
@@ -189,7 +193,11 @@ class Records(dict[Key, dict[str, Any]]):
 
 
 def read_records(
-    paths: Iterable[str | Path], *, repair: bool = True, drop_malformed: bool = False
+    paths: Iterable[str | Path],
+    *,
+    repair: bool = True,
+    drop_malformed: bool = False,
+    reask_server_errors: bool = False,
 ) -> Records:
     r"""Read prediction logs into one dict keyed by ``(benchmark, id)``; ids are normalised to strings.
 
@@ -200,7 +208,9 @@ def read_records(
     barrier); :class:`PredictionLog` repairs its own file when it opens it, so concurrent readers can
     pass ``repair=False``. Blank lines are skipped. A sample found twice, within or across files (e.g.
     finished by an earlier run with another world size) keeps its first record and is counted in
-    :attr:`Records.duplicates`. A malformed line before the last (not UTF-8 JSON, or no record's
+    :attr:`Records.duplicates`, except a ``server_error`` record (its request failed for good), which
+    a later record of its sample replaces: a rerun that asked it again appended the answer after it
+    (not counted as a duplicate). A malformed line before the last (not UTF-8 JSON, or no record's
     ``benchmark`` and ``id``) stops the reading, unless ``drop_malformed``: it is then left out and
     listed in :attr:`Records.malformed`, and with ``repair`` moved from the file to
     :func:`bad_lines_path` (appended there as it was, nothing lost), so its sample is evaluated again.
@@ -209,9 +219,13 @@ def read_records(
         paths: Log files, read in this order (:func:`existing_logs` gives rank order).
         repair: Truncate a bad tail off the file (and move dropped malformed lines out of it).
         drop_malformed: Drop malformed lines before the last instead of stopping.
+        reask_server_errors: Leave out the samples whose record is a ``server_error`` (listed in
+            :attr:`Records.reask`): a resume asks them again and never keeps a server error as an
+            answer.
 
     Returns:
-        The records, a :class:`Records` dict (the first record of each key).
+        The records, a :class:`Records` dict (the first record of each key, or the last one after
+        a server error).
 
     Raises:
         GgeError: for a missing file.
@@ -257,7 +271,7 @@ def read_records(
                 records.malformed.append(str(e))
                 bad.append((start, stop))
                 continue
-            if key in records:
+            if key in records and not is_server_error(records[key]):
                 records.duplicates += 1
                 records.duplicate_keys.append(key)
             else:
@@ -265,7 +279,21 @@ def read_records(
         if bad and repair:
             _move_out(path, data[:end], bad)
             records.moved_to.append(bad_lines_path(path))
+    if reask_server_errors:
+        records.reask = [key for key, obj in records.items() if is_server_error(obj)]
+        for key in records.reask:
+            del records[key]
     return records
+
+
+def is_server_error(record: Any) -> bool:
+    """Whether a log record is a ``server_error``: its sample's request failed for good (asked again).
+
+    Example:
+        >>> is_server_error({"benchmark": "b", "id": "1", "server_error": "HTTP 500"}), is_server_error({})
+        (True, False)
+    """
+    return isinstance(record, dict) and record.get("server_error") is not None
 
 
 def _read_line(line: bytes, where: str) -> tuple[Key, Any]:

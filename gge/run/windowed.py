@@ -20,6 +20,13 @@ in flight: preparing a sample waits for the GIL among the others.)
 Results are order-independent: each sample's result depends on its own answers only, and the list
 returned is in sample order whatever order the samples finished in (the log's order may differ).
 
+A request that fails for good (:class:`gge.errors.RequestFailed`: its retries ran out, or the server
+refused or garbled that request) is its sample's failure, not the run's: the sample is scored as a
+``server_error`` miss carrying the error and the run goes on (``strict_server`` stops at the first
+instead). A server that fails most samples is broken, not flaky: once :data:`SERVER_ERROR_MIN_SAMPLES`
+samples have finished, more than ``max_server_error_share`` of them server errors stops the run
+(:class:`ServerBroken`), keeping what finished.
+
 Example:
     >>> import os, tempfile
     >>> from PIL import Image
@@ -49,7 +56,7 @@ from typing import Any
 from PIL import Image
 
 from gge.benchmarks.images import decode_image, open_image
-from gge.errors import GgeError
+from gge.errors import GgeError, RequestFailed, TransientError
 from gge.models.base import Capabilities, capabilities
 from gge.scoring.scoring import score_sample
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
@@ -60,6 +67,54 @@ PREFETCH = 8
 
 _NO_WINDOW = 16
 """Samples in progress for a concurrent policy that shows no request window."""
+
+MAX_SERVER_ERROR_SHARE = 0.1
+"""The share of finished samples that may be server errors before the run stops (the default)."""
+
+SERVER_ERROR_MIN_SAMPLES = 20
+"""Finished samples before the server-error share is checked: one or two flaky requests among the
+first few samples do not stop a run; a server that fails every request stops it at the 20th sample."""
+
+_ERROR_CHARS = 500
+"""A server error's text is kept to one line of at most this many characters."""
+
+
+class ServerBroken(TransientError):
+    """More than ``max_server_error_share`` of the finished samples were server errors: the run stops.
+
+    Attributes:
+        errors: Server errors among the finished samples.
+        finished: Samples finished in this evaluation.
+        share: The share allowed.
+    """
+
+    def __init__(self, errors: int, finished: int, share: float, last: str) -> None:
+        super().__init__(
+            f"{errors} of the {finished} samples finished failed at the server (more than "
+            f"max_server_error_share={share:g}): the server looks broken, not flaky; last error: {last}"
+        )
+        self.errors, self.finished, self.share = errors, finished, share
+
+
+def server_error_text(error: BaseException) -> str:
+    r"""A failed request's error as a ``server_error`` keeps it: one line, at most 500 characters.
+
+    Example:
+        >>> server_error_text(RequestFailed("POST http://h/v1/chat/completions: HTTP 500:\n  oops"))
+        'POST http://h/v1/chat/completions: HTTP 500: oops'
+    """
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 3] + "..."
+
+
+def broken(errors: int, finished: int, share: float, min_samples: int = SERVER_ERROR_MIN_SAMPLES) -> bool:
+    """Whether the server errors among the finished samples stop the run (the server is broken).
+
+    Example:
+        >>> broken(2, 20, 0.1), broken(3, 20, 0.1), broken(19, 19, 0.1)
+        (False, True, False)
+    """
+    return finished >= max(1, min_samples) and errors > share * finished
 
 
 _MALLOC_ARENAS = 2
@@ -113,15 +168,22 @@ def evaluate_windowed(
     on_result: Callable[[SampleResult], None] | None = None,
     prefetch: int = PREFETCH,
     on_scored: Callable[[SampleResult], None] | None = None,
+    strict_server: bool = False,
+    max_server_error_share: float = MAX_SERVER_ERROR_SHARE,
+    server_error_min_samples: int = SERVER_ERROR_MIN_SAMPLES,
 ) -> list[SampleResult]:
     """Evaluate samples each on its own thread, as many at once as the request window keeps busy.
 
     An unreadable screenshot is that sample's counted failure (scored as a miss carrying its
-    ``image_error``), unless ``strict_images`` stops the run there. The first failure of any other
-    kind (a request that failed after its retries, a malformed answer) stops the run: no new sample
-    starts, the policy is told to stop sending (``cancel()``), and the failure is raised once the
-    samples in progress have ended; the samples finished before it are already handed to
-    ``on_result``. So is Ctrl-C (KeyboardInterrupt in the calling thread).
+    ``image_error``), unless ``strict_images`` stops the run there. So is a request that failed for
+    good (:class:`~gge.errors.RequestFailed`: a miss carrying its ``server_error``), unless
+    ``strict_server`` stops the run there, or the server errors pass ``max_server_error_share`` of the
+    finished samples (checked from ``server_error_min_samples`` on: :class:`ServerBroken`). The first
+    failure of any other kind (the server gone past its wait, a configuration every request meets)
+    stops the run: no new sample starts, the policy is told to stop sending (``cancel()``), and the
+    failure is raised once the samples in progress have ended; the samples finished before it are
+    already handed to ``on_result`` (a request cut short by the stop makes no server error). So is
+    Ctrl-C (KeyboardInterrupt in the calling thread).
 
     Args:
         policy: A policy that declares ``concurrent`` (:func:`is_windowed`).
@@ -136,12 +198,19 @@ def evaluate_windowed(
         on_scored: Called with each sample's result in its own thread, before ``on_result`` and not
             one call at a time: work on the finished sample that the report would otherwise do at
             the end (:func:`gge.scoring.budget.prime_budget`).
+        strict_server: Raise on the first request that failed for good instead (its message ends
+            with ``(strict_server=true)``).
+        max_server_error_share: Stop once more than this share of the finished samples are server
+            errors (1 never stops).
+        server_error_min_samples: Finished samples before the share is checked.
 
     Returns:
         One result per sample, in sample order.
 
     Raises:
         GgeError: The policy does not declare ``concurrent``, or the first failure of a sample.
+        ServerBroken: The server errors passed their share of the finished samples.
+        RequestFailed: With ``strict_server``, the first request that failed for good.
     """
     caps = capabilities(policy)
     if not (caps.concurrent and caps.predict_images is not None):
@@ -162,13 +231,30 @@ def evaluate_windowed(
     cond = threading.Condition()
     logged = threading.Lock()
     state = {"in_progress": 0}
+    counts = {"finished": 0, "server_errors": 0}  # this evaluation's samples, for the broken-server stop
+    last_error = [""]
     failures: list[BaseException] = []
     stopped = threading.Event()  # Ctrl-C: what finishes now is not logged (the caller closed the log)
+    stopping = threading.Event()  # set before the policy is cancelled: a request cut short is no answer
     _cancel(policy, False)  # a policy an earlier evaluation stopped sends again
+
+    def stop(e: BaseException) -> None:
+        """Keep the first failure and stop sending (the caller holds ``cond``)."""
+        if not failures:
+            failures.append(e)
+        stopping.set()
 
     def run(i: int, sample: Sample) -> None:
         try:
-            result = _one(caps, sample, k, cluster_radius, decode_max_pixels, strict_images)
+            try:
+                result = _one(caps, sample, k, cluster_radius, decode_max_pixels, strict_images)
+            except RequestFailed as e:
+                if stopping.is_set():
+                    raise
+                if strict_server:
+                    raise RequestFailed(f"{e} (strict_server=true)") from e
+                pred = Prediction(sample.benchmark, sample.id, server_error=server_error_text(e))
+                result = score_sample(sample, pred, k=k, cluster_radius=cluster_radius)
             if on_scored is not None:
                 on_scored(result)
             with logged:
@@ -177,10 +263,18 @@ def evaluate_windowed(
                 if on_result is not None:
                     on_result(result)
             results[i] = result
+            with cond:
+                finished, errors = counts["finished"] + 1, counts["server_errors"]
+                if result.server_error is not None:
+                    errors, last_error[0] = errors + 1, result.server_error
+                counts["finished"], counts["server_errors"] = finished, errors
+                if broken(errors, finished, max_server_error_share, server_error_min_samples):
+                    stop(ServerBroken(errors, finished, max_server_error_share, last_error[0]))
+            if stopping.is_set():
+                _cancel(policy)
         except BaseException as e:
             with cond:
-                if not failures:
-                    failures.append(e)
+                stop(e)
             _cancel(policy)
         finally:
             with cond:
@@ -214,6 +308,7 @@ def evaluate_windowed(
             while state["in_progress"] > 0:
                 cond.wait(0.05)
     except BaseException:  # Ctrl-C: stop sending, leave what is in flight
+        stopping.set()
         _cancel(policy)
         with logged:
             stopped.set()

@@ -8,6 +8,8 @@ draws them, the loggers log them.
 
 * ``hit`` — the Top-1 pick hits (a correct abstention on an absent target included);
 * ``image_error`` — the screenshot could not be read (the model was not asked);
+* ``server_error`` — the sample's request failed for good (its retries ran out, or the server refused
+  or garbled it): the model's answer never came;
 * ``not_in_file`` — a replayed predictions file has no line for the sample (the harness that made it
   did not ask the model, or dropped the answer);
 * ``critic_miss`` — some scored candidate hits, the pick does not;
@@ -61,12 +63,13 @@ OUTCOMES: tuple[str, ...] = (
     "abstained",
     "format_error",
     "image_error",
+    "server_error",
     "not_in_file",
 )
 """The outcome kinds, in the order tables show them."""
-WHEN_PRESENT: tuple[str, ...] = ("not_in_file",)
-"""Kinds an outcome split has only where some sample has them (only a replay lacks lines): documents
-written before the kind existed read the same."""
+WHEN_PRESENT: tuple[str, ...] = ("server_error", "not_in_file")
+"""Kinds an outcome split has only where some sample has them (only an endpoint run has server
+errors, only a replay lacks lines): documents written before the kind existed read the same."""
 MISS_KINDS: tuple[str, ...] = OUTCOMES[1:]
 """Every outcome but ``hit``."""
 SPATIAL: tuple[str, ...] = tuple(s for s in STRATEGIES if s not in ("critic", "first"))
@@ -99,6 +102,8 @@ def outcome(result: SampleResult, strategy: str) -> str:
         return "hit"
     if result.image_error is not None:
         return "image_error"
+    if result.server_error is not None:
+        return "server_error"
     if result.not_in_file:
         return "not_in_file"
     if any(result.hits):

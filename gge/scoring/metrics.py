@@ -125,6 +125,9 @@ def benchmark_metrics(
         "format_errors": sum(r.format_error for r in results),
         "truncated": sum(r.truncated for r in results),
         "image_errors": [{"id": r.id, "error": r.image_error} for r in results if r.image_error is not None],
+        "server_errors": [
+            {"id": r.id, "error": r.server_error} for r in results if r.server_error is not None
+        ],
         "unparsed_candidates": sum(not c.parsed for r in results for c in r.candidates),
         "critic_format_errors": sum(r.critic_format_error for r in results),
         "abstentions": sum(r.abstained(strategy) for r in results),
@@ -234,14 +237,18 @@ def decoy_clicks(results: Sequence[SampleResult]) -> DecoyClicks | None:
 def check_refined(benchmark: str, results: Sequence[SampleResult]) -> None:
     """Refuse ``selection=refined`` over samples without a refine answer (it would score them as misses).
 
-    A sample whose screenshot could not be read, or that a replayed file has no line for, has none and
-    is a miss anyway; any other sample
-    without one (a replayed file of a run without the stage, or with lines missing it) stops the run.
+    A sample whose screenshot could not be read, whose request failed for good, or that a replayed file
+    has no line for, has none and is a miss anyway; any other sample without one (a replayed file of
+    a run without the stage, or with lines missing it) stops the run.
 
     Raises:
         GgeError: naming the benchmark, how many samples lack one and the first of them.
     """
-    lacking = [r.id for r in results if r.refine is None and r.image_error is None and not r.not_in_file]
+    lacking = [
+        r.id
+        for r in results
+        if r.refine is None and r.image_error is None and r.server_error is None and not r.not_in_file
+    ]
     if lacking:
         raise GgeError(
             f"{benchmark}: selection=refined, but {len(lacking)} of {len(results)} samples have no refine "
@@ -341,8 +348,9 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
     ``micro/oracle@K`` (hits over samples), ``official/top1`` and ``official/oracle@K`` (aliases of the
     headline), ``top1_ci_low`` and ``top1_ci_high`` (the benchmark's declared headline interval, only
     where it declares one), ``format_errors``, ``image_errors``, the outcome split (``hit``,
-    ``critic_miss``, ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``, and a replay's
-    ``not_in_file`` where some sample has it; percent of samples), RUC's ``decoy_clicks/<strategy>``
+    ``critic_miss``, ``proposer_miss``, ``abstained``, ``format_error``, ``image_error``, and an endpoint
+    run's ``server_error`` and a replay's ``not_in_file`` where some sample has them; percent of
+    samples; ``server_errors`` counted where some sample has one), RUC's ``decoy_clicks/<strategy>``
     (percent of the samples with a decoy), ``critic_gain/over_first`` and
     ``critic_gain/over_best_spatial`` (points), ``pass@K`` when reported, the cost ledger's
     ``cost/calls_per_sample``, ``cost/tokens_per_sample``, ``cost/seconds_per_sample`` and
@@ -384,6 +392,8 @@ def scalar_metrics(entries: Mapping[str, BenchmarkEntry], k: int) -> dict[str, f
         if bounds is not None:
             pairs += [("top1_ci_low", bounds[0]), ("top1_ci_high", bounds[1])]
         pairs += [("format_errors", e["format_errors"]), ("image_errors", len(e["image_errors"]))]
+        if e.get("server_errors"):
+            pairs.append(("server_errors", len(e.get("server_errors", []))))
         dec = e["decomposition"]["overall"]
         kinds = [
             kind

@@ -88,6 +88,7 @@ def score_sample(
         format_error=prediction.format_error
         or (
             prediction.image_error is None
+            and prediction.server_error is None
             and not prediction.not_in_file
             and not any(c.parsed for c in candidates)
         ),
@@ -103,6 +104,7 @@ def score_sample(
         refine=prediction.refine,
         not_in_file=prediction.not_in_file,
         decoy=sample.decoy,
+        server_error=prediction.server_error,
     )
 
 
