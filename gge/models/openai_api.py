@@ -6,8 +6,17 @@ library speaks HTTP. Every request takes a place in the backend's one
 that finds the server's limit), whichever thread sends it: calls from many threads at once (the
 windowed run, :mod:`gge.run.windowed`) share it, so the window holds across samples, stages and
 benchmarks. The requests of one call go out together (results come back in request order); each
-retries with exponential backoff on HTTP 429, 5xx, connection errors and timeouts, and fails at once
-on any other 4xx.
+retries with exponential backoff on HTTP 429, 5xx, timeouts and answers that are not a JSON object.
+
+What fails is told apart (:mod:`gge.models.openai_http`): one request's failure (its retries spent,
+an HTTP 400/413/422, an answer without usable choices) raises :class:`~gge.errors.RequestFailed`,
+that sample's failure; what every request would meet (HTTP 404: a base_url without ``/v1`` or a
+model not served; 401/403: the key; nothing listening before the server has answered once, after
+one retry) is a plain GgeError naming the option that fixes it. A server that stops answering
+connections after it has answered once is waited for (``server_wait_s``): the requests wait while
+one thread polls it, and are sent again when it is back, or raise :class:`~gge.errors.ServerGone`
+past the wait. :meth:`OpenAIBackend.status` is what a progress line reads; :meth:`OpenAIBackend.get`
+is a GET for a probe of the server.
 
 Images: each request image is encoded once however many requests send it, lossless PNG by default,
 or JPEG, or the screenshot file's own bytes where the image is the file unchanged
@@ -52,7 +61,7 @@ import urllib.parse
 import urllib.request
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Any
 
@@ -103,6 +112,25 @@ against the hours of a full run that waiting keeps."""
 
 POLL_TIMEOUT_S = 10.0
 """The longest a poll of a server that went away waits for its answer."""
+
+
+class Cancelled(GgeError):
+    """A request not sent, or no longer waited for, because another one failed or the run is stopping."""
+
+
+def results_in_order(futures: Sequence[Future[Any]], stop: threading.Event) -> list[Any]:
+    """The futures' results in order; on a failure, ``stop`` is set and the first real failure raised.
+
+    The requests cancelled because of it (:class:`Cancelled`) do not hide it: a sample's one failed
+    request is raised as what it is (a :class:`~gge.errors.RequestFailed`, say), whatever its place.
+    """
+    wait(futures, return_when=FIRST_EXCEPTION)
+    if any(f.done() and f.exception() is not None for f in futures):
+        stop.set()
+        wait(futures)
+        errors = [e for f in futures if (e := f.exception()) is not None]
+        raise next((e for e in errors if not isinstance(e, Cancelled)), errors[0])
+    return [f.result() for f in futures]
 
 
 class OpenAIBackend:
@@ -308,7 +336,11 @@ class OpenAIBackend:
             One generation per request, in request order, with the server's token usage and cost.
 
         Raises:
-            GgeError: A request failed after its retries, was refused (4xx), or the answer was malformed.
+            RequestFailed: A request failed after its retries, was refused (HTTP 400/413/422), or its
+                answer was malformed: that sample's failure.
+            ServerGone: The server went away and stayed away past ``server_wait_s``.
+            GgeError: What every request would meet (a wrong URL, key or model name; a prefill the
+                server refuses).
         """
         return self._map(self._generate_one, requests)
 
@@ -440,7 +472,8 @@ class OpenAIBackend:
 
         Each request's tries wait for their place in the window, so the requests of one call and of
         every other thread's calls share it. On the first failure the requests not yet sent are
-        cancelled, retry waits are cut short, and the failure is raised.
+        cancelled, retry waits are cut short, and the failure is raised (:func:`results_in_order`:
+        the failure itself, never a cancellation it caused).
         """
         stop = threading.Event()
         if not requests:
@@ -452,7 +485,7 @@ class OpenAIBackend:
         )
         try:
             futures: list[Future[Any]] = [pool.submit(fn, r, stop) for r in requests]
-            return [f.result() for f in futures]
+            return results_in_order(futures, stop)
         except BaseException:
             stop.set()
             pool.shutdown(wait=True, cancel_futures=True)
@@ -688,13 +721,13 @@ class OpenAIBackend:
 
         while True:
             if stopping():
-                raise self._fail("cancelled after another request failed")
+                raise self._fail("cancelled after another request failed", Cancelled)
             seen = self._server.hold(stopping)
             if stopping():
                 continue
             ticket = self.window.acquire(self._cancelled, kind=kind)
             if ticket is None:
-                raise self._fail("cancelled: the run is stopping")
+                raise self._fail("cancelled: the run is stopping", Cancelled)
             timeout_s = self.timeout_s * (RAMP_TIMEOUT_FACTOR if ticket.ramp else 1.0)
             try:
                 data = self._post_once(payload, timeout_s)
@@ -706,7 +739,7 @@ class OpenAIBackend:
                 if e.connection and heard and self.server_wait_s > 0:
                     if self._server.wait(e.what, seen, self._poll, stopping):
                         continue  # the server is back: sent again, no retry spent
-                    raise self._fail("cancelled: the run is stopping") from None
+                    raise self._fail("cancelled: the run is stopping", Cancelled) from None
                 owned = e.busy and self.window.owns(ticket)
                 if e.unreached and not heard and attempt >= min(1, self.max_retries):
                     reason = e.what.removeprefix("connection error: ")
@@ -733,7 +766,7 @@ class OpenAIBackend:
                 with self._lock:
                     self._usage["retries"] += 1
                 if delay > 0 and self._pause(delay, stop):
-                    raise self._fail("cancelled after another request failed") from None
+                    raise self._fail("cancelled after another request failed", Cancelled) from None
                 continue
             except RequestFailed:
                 self.window.release(ticket, "error")
@@ -805,7 +838,7 @@ class OpenAIBackend:
             with ThreadPoolExecutor(max_workers=len(parts), thread_name_prefix="gge-openai-part") as pool:
                 futures = [pool.submit(ask, i) for i in range(len(parts))]
                 try:
-                    done = [f.result() for f in futures]
+                    done = results_in_order(futures, stop)
                 except BaseException:
                     stop.set()
                     raise

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -54,6 +54,7 @@ class Server(ThreadingHTTPServer):
         self.default: Reply = (200, completion())
         self.log: list[tuple[str, str, str | None]] = []  # (method, path, Authorization)
         self.get_reply: Reply = (200, {"object": "list", "data": [{"id": MODEL}]})
+        self.route: Callable[[str], Reply | None] = lambda text: None  # a reply by prompt, before the script
 
     @property
     def root(self) -> str:
@@ -81,10 +82,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(self.server.get_reply)
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        text = next(p["text"] for p in body["messages"][-1]["content"] if p["type"] == "text")
         with self.server.lock:
             self.server.log.append(("POST", self.path, self.headers.get("Authorization")))
-            reply = self.server.script.pop(0) if self.server.script else self.server.default
+        routed = self.server.route(text)
+        with self.server.lock:
+            reply = routed or (self.server.script.pop(0) if self.server.script else self.server.default)
         self._send(reply)
 
 
@@ -184,6 +188,27 @@ def test_a_json_answer_without_usable_choices_fails_the_request(
         b.generate([request()])
     assert needle in str(e.value)
     assert posts(server) == 1 and b.status()["failed"] == 1
+
+
+def test_a_calls_failed_request_is_raised_as_itself_not_as_an_earlier_requests_cancellation(
+    server: Server,
+) -> None:
+    """Request 0 waits out a retry when request 1 is refused: the call raises the refusal, not 0's cancel."""
+    waiting = threading.Event()
+
+    def route(text: str) -> Reply:
+        if text == "a":
+            waiting.set()
+            return (500, {"error": {"message": "hiccup"}})  # retried after a long backoff: cut short
+        waiting.wait(10)  # a safety net: "a" arrives at once
+        return (422, {"error": {"message": "bad image"}})
+
+    server.route = route
+    b = backend(server.root + "/v1", concurrency=2, max_retries=5, backoff_s=30.0)
+    with pytest.raises(RequestFailed, match=r"HTTP 422: bad image$"):
+        b.generate([request("a"), request("b")])
+    assert posts(server) == 2  # "a" was not sent again
+    assert b.status()["failed"] == 1
 
 
 # -- what every request would meet: a plain GgeError naming the fix ---------------------------------
@@ -398,3 +423,20 @@ def test_a_fixed_window_never_stalls() -> None:
     clock.now = 100.0
     assert w.acquire() is not None
     assert (w.limit, w.summary()["ramp_stalls"]) == (2, 0)
+
+
+@pytest.mark.parametrize(("concurrency", "factor"), [(None, 4.0), (3, 1.0)])
+def test_a_try_sent_during_slow_start_waits_four_timeouts(
+    server: Server, concurrency: int | None, factor: float
+) -> None:
+    b = backend(server.root + "/v1", concurrency=concurrency, timeout_s=7.0)
+    waits: list[float] = []
+    send = b._post_once
+
+    def recorded(payload: bytes, timeout_s: float) -> dict[str, Any]:
+        waits.append(timeout_s)
+        return send(payload, timeout_s)
+
+    b._post_once = recorded  # type: ignore[method-assign]
+    b.generate([request()])
+    assert waits == [7.0 * factor]  # adaptive: sent in slow start; fixed: the usual timeout
