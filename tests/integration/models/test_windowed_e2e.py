@@ -50,6 +50,7 @@ def _args(srv: Scripted, demo: Path, out: Path, *more: str) -> list[str]:
         f"model.base_url={srv.url}",
         "model.api_model=scripted",
         "model.max_retries=8",
+        "probe=false",  # the server's log is the run's own requests (the probe has its own tests)
         *more,
     ]
 
@@ -191,12 +192,14 @@ def test_a_killed_windowed_run_resumes_to_the_fresh_numbers(
     server.fail_key = _first_key(server, demo_suite, tmp_path)
     others = sum(server.fail_key not in e["key"] for e in server.log)
     server.fail_after = len(server.log) + others  # every fresh request is answered (counted a little after)
-    with pytest.raises(GgeError, match="HTTP 400"):
-        _eval(server, demo_suite, tmp_path / "again", *MODES["sampling+pointwise"])
+    with pytest.raises(GgeError, match="HTTP 400"):  # strict_server: the failed request stops the run
+        _eval(server, demo_suite, tmp_path / "again", *MODES["sampling+pointwise"], "strict_server=true")
     kept = (tmp_path / "again" / "predictions.rank0.jsonl").read_text().splitlines()
     assert len(kept) == 11  # every sample that finished before the failure is logged
     server.fail_after, server.fail_key = None, ""
-    again, printed = _eval(server, demo_suite, tmp_path / "again", *MODES["sampling+pointwise"])
+    again, printed = _eval(
+        server, demo_suite, tmp_path / "again", *MODES["sampling+pointwise"], "strict_server=true"
+    )
     assert f"resuming: {len(kept)} samples already finished" in printed
     assert _records(tmp_path / "again") == _records(tmp_path / "fresh")
     assert _figures(again) == _figures(fresh)

@@ -1,30 +1,22 @@
 """The probe of an endpoint before a run, against a fake engine on 127.0.0.1.
 
-The fake engine lists its models, tells its version (as vLLM's ``/version``), and answers each chat
-request with ``usage.prompt_tokens`` counted from the request itself: its text (one token per 4 bytes
-of the text parts, plus 2 vision markers) and its image as the engine would resize it with its own
-``max_pixels`` (Qwen's 28-pixel merged patches). It logs what it counted, and serves requests one at
-a time (``serial``) or together.
+The fake engine (tests/helpers/probe_engine.py) counts each request's prompt tokens from the request
+itself, resizing its image with its own ``max_pixels``; it serves requests one at a time or together.
 """
 
 from __future__ import annotations
 
-import base64
 import io
-import json
 import socket
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
+from probe_engine import Engine, running
 
 from gge.errors import GgeError
-from gge.geometry import smart_resize
 from gge.models.openai_api import OpenAIBackend
 from gge.models.policy import AdapterSettings, GroundingPolicy
 from gge.models.window import ADAPTIVE_START
@@ -32,109 +24,10 @@ from gge.run.probe import COPIES, SERIAL_START, probe_server, serves_one_at_a_ti
 from gge.types import Box, Sample
 
 
-class Engine(ThreadingHTTPServer):
-    """A fake vLLM-like engine (see the module)."""
-
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.served = ["qwen"]
-        self.models_path = "/v1/models"
-        self.version: str | None = "0.11.0"
-        self.max_pixels = 12845056  # the engine's own limit
-        self.choices_at_most: int | None = None  # an engine that ignores n
-        self.logprobs = True
-        self.delay_s = 0.0
-        self.serial = False
-        self.serving = threading.Lock()
-        self.lock = threading.Lock()
-        self.log: list[dict[str, Any]] = []  # per chat request: text tokens, image size, image tokens
-
-    @property
-    def root(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Engine
-
-    def do_GET(self) -> None:
-        e = self.server
-        if self.path == e.models_path:
-            self._send(200, {"object": "list", "data": [{"id": m, "owned_by": "vllm"} for m in e.served]})
-        elif self.path == "/version" and e.version:
-            self._send(200, {"version": e.version})
-        else:
-            self._send(404, {"detail": "Not Found"})
-
-    def do_POST(self) -> None:
-        e = self.server
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        text, size = "", (0, 0)
-        for message in body["messages"]:
-            parts = (
-                message["content"]
-                if isinstance(message["content"], list)
-                else [{"type": "text", "text": message["content"]}]
-            )
-            for part in parts:
-                if part["type"] == "text":
-                    text += part["text"]
-                else:
-                    data = base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
-                    size = Image.open(io.BytesIO(data)).size
-        h, w = smart_resize(size[1], size[0], factor=28, max_pixels=e.max_pixels)
-        counted = {"text": len(text.encode()) // 4 + 2, "size": size, "image": (h // 28) * (w // 28)}
-        with e.lock:
-            e.log.append(counted)
-        if e.serial:
-            with e.serving:
-                time.sleep(e.delay_s)
-        else:
-            time.sleep(e.delay_s)
-        n = int(body.get("n", 1))
-        if e.choices_at_most is not None:
-            n = min(n, e.choices_at_most)
-        choice: dict[str, Any] = {"message": {"content": "(10, 20)"}, "finish_reason": "stop"}
-        if body.get("logprobs") and e.logprobs:
-            top = [{"token": "Yes", "logprob": -0.1}, {"token": "No", "logprob": -2.4}]
-            choice = {
-                "message": {"content": "Yes"},
-                "logprobs": {"content": [{"token": "Yes", "top_logprobs": top}]},
-            }
-        self._send(
-            200,
-            {
-                "model": "qwen",
-                "system_fingerprint": "fp-1",
-                "choices": [{**choice, "index": i} for i in range(n)],
-                "usage": {"prompt_tokens": counted["text"] + counted["image"], "completion_tokens": 3},
-            },
-        )
-
-    def _send(self, code: int, data: dict[str, Any]) -> None:
-        payload = json.dumps(data).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def engine() -> Iterator[Engine]:
-    e = Engine()
-    thread = threading.Thread(target=e.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with running() as e:
         yield e
-    finally:
-        e.shutdown()
-        e.server_close()
 
 
 def _sample(tmp_path: Path) -> Sample:
@@ -234,31 +127,9 @@ def test_an_engine_without_logprobs_is_said_for_a_pointwise_critic(engine: Engin
     policy = _policy(engine.root + "/v1", proposer="single_pass", critic="pointwise", k=2)
     # single_pass reads the points it lists: answer two
     sample = _sample(tmp_path)
-    with _answering(engine, "(10, 20) (40, 50)"):
-        _, said = _probe(policy, sample)
+    engine.answer = "(10, 20) (40, 50)"
+    _, said = _probe(policy, sample)
     assert said.startswith("warning: probe: the server returns no log-probabilities")
-
-
-class _answering:
-    """Make the engine answer this text (patched on its handler) for the block."""
-
-    def __init__(self, engine: Engine, text: str) -> None:
-        self.text = text
-
-    def __enter__(self) -> None:
-        self.saved = _Handler._send
-        text = self.text
-
-        def send(handler: _Handler, code: int, data: dict[str, Any]) -> None:
-            for c in data.get("choices", []):
-                if c["message"]["content"] == "(10, 20)":
-                    c["message"]["content"] = text
-            self.saved(handler, code, data)
-
-        _Handler._send = send  # type: ignore[method-assign]
-
-    def __exit__(self, *exc: object) -> None:
-        _Handler._send = self.saved  # type: ignore[method-assign]
 
 
 def test_the_parallelism_rule() -> None:

@@ -1,0 +1,131 @@
+"""A fake vLLM-like engine on 127.0.0.1 that counts each request's prompt tokens from the request itself.
+
+It lists its models (``/v1/models``), tells its version (as vLLM's ``/version``), and answers each
+chat request with ``usage.prompt_tokens`` counted from what it received: its text (one token per 4
+bytes of the text parts, plus 2 vision markers) and its image as the engine would resize it with its
+own ``max_pixels`` (Qwen's 28-pixel merged patches). It logs what it counted, and serves requests one
+at a time (``serial``) or together. Used by the probe's tests.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from PIL import Image
+
+from gge.geometry import smart_resize
+
+
+class Engine(ThreadingHTTPServer):
+    """A fake vLLM-like engine (see the module)."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.served = ["qwen"]
+        self.models_path = "/v1/models"
+        self.version: str | None = "0.11.0"
+        self.max_pixels = 12845056  # the engine's own limit
+        self.choices_at_most: int | None = None  # an engine that ignores n
+        self.logprobs = True
+        self.delay_s = 0.0
+        self.serial = False
+        self.serving = threading.Lock()
+        self.lock = threading.Lock()
+        self.log: list[dict[str, Any]] = []  # per chat request: text tokens, image size, image tokens
+        self.answer = "(10, 20)"  # the answer text of a proposer request
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Engine
+
+    def do_GET(self) -> None:
+        e = self.server
+        if self.path == e.models_path:
+            self._send(200, {"object": "list", "data": [{"id": m, "owned_by": "vllm"} for m in e.served]})
+        elif self.path == "/version" and e.version:
+            self._send(200, {"version": e.version})
+        else:
+            self._send(404, {"detail": "Not Found"})
+
+    def do_POST(self) -> None:
+        e = self.server
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        text, size = "", (0, 0)
+        for message in body["messages"]:
+            parts = (
+                message["content"]
+                if isinstance(message["content"], list)
+                else [{"type": "text", "text": message["content"]}]
+            )
+            for part in parts:
+                if part["type"] == "text":
+                    text += part["text"]
+                else:
+                    data = base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
+                    size = Image.open(io.BytesIO(data)).size
+        h, w = smart_resize(size[1], size[0], factor=28, max_pixels=e.max_pixels)
+        counted = {"text": len(text.encode()) // 4 + 2, "size": size, "image": (h // 28) * (w // 28)}
+        with e.lock:
+            e.log.append(counted)
+        if e.serial:
+            with e.serving:
+                time.sleep(e.delay_s)
+        else:
+            time.sleep(e.delay_s)
+        n = int(body.get("n", 1))
+        if e.choices_at_most is not None:
+            n = min(n, e.choices_at_most)
+        choice: dict[str, Any] = {"message": {"content": e.answer}, "finish_reason": "stop"}
+        if body.get("logprobs") and e.logprobs:
+            top = [{"token": "Yes", "logprob": -0.1}, {"token": "No", "logprob": -2.4}]
+            choice = {
+                "message": {"content": "Yes"},
+                "logprobs": {"content": [{"token": "Yes", "top_logprobs": top}]},
+            }
+        self._send(
+            200,
+            {
+                "model": "qwen",
+                "system_fingerprint": "fp-1",
+                "choices": [{**choice, "index": i} for i in range(n)],
+                "usage": {"prompt_tokens": counted["text"] + counted["image"], "completion_tokens": 3},
+            },
+        )
+
+    def _send(self, code: int, data: dict[str, Any]) -> None:
+        payload = json.dumps(data).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def running() -> Iterator[Engine]:
+    """An engine serving on a thread for the block."""
+    e = Engine()
+    thread = threading.Thread(target=e.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield e
+    finally:
+        e.shutdown()
+        e.server_close()
