@@ -4,7 +4,7 @@ It answers a point from the prompt (greedy) or from the prompt, seed and choice 
 from the prompt, a P(Yes) from the marked image, after a delay drawn from the request's content, so
 requests finish out of the order they were sent; it records when each one arrived and was answered,
 and can hold, refuse (429 above a capacity) or fail (HTTP 400 after some answers, all requests or
-one sample's) requests.
+one sample's; ``broken_status`` to every proposer request ``broken`` picks, each time) requests.
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ class Scripted(ThreadingHTTPServer):
         self.answered = 0
         self.delay_ms = 12
         self.pairs = False  # hold each proposer request until a second one with its prompt and image
+        # proposer requests whose prompt text it picks get broken_status every time (logged, "failed": True)
+        self.broken: Callable[[str], bool] = lambda text: False
+        self.broken_status = 500
         self.seen: dict[str, int] = {}
         self.paired = threading.Condition(self.lock)
 
@@ -99,6 +102,9 @@ class _Handler(BaseHTTPRequestHandler):
             keyed = kind == "propose" and bool(srv.fail_key) and srv.fail_key in text
             failing = srv.fail_after is not None and srv.answered >= srv.fail_after and not srv.fail_key
             held = kind == "propose" and bool(srv.held_key) and srv.held_key in text
+            broken = kind == "propose" and not refuse and srv.broken(text)
+            if broken:
+                entry["failed"] = True
         if refuse:
             self._send(429, {"error": {"message": "too many requests"}}, {"Retry-After": "0.02"})
             return
@@ -123,6 +129,10 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep((2 + h(text + url) % 4) * srv.delay_ms / 1000)
             if failing:
                 self._send(400, {"error": {"message": "the server broke"}})
+                return
+            if broken:
+                message = {"error": {"message": f"HTTP {srv.broken_status} every time"}}
+                self._send(srv.broken_status, message, {"Retry-After": "0"})  # retried at once
                 return
             n = int(body.get("n", 1))
             greedy = body.get("temperature", 0) == 0
