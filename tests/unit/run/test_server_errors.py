@@ -290,3 +290,40 @@ def test_the_stop_message_says_what_is_kept_and_how_to_resume(tmp_path: Path) ->
     out = io.StringIO()
     print(str(stop), file=out)
     assert out.getvalue().count("\n") == 1
+
+
+@pytest.mark.parametrize("share", ["-0.1", "1.5"])
+def test_a_share_outside_0_to_1_is_refused_naming_the_key(share: str) -> None:
+    from gge.run.settings import parse_args, validate
+
+    with pytest.raises(GgeError, match=rf"^max_server_error_share must be in \[0, 1\], got {share}$"):
+        validate(parse_args([f"max_server_error_share={share}"]))
+
+
+class CutShort(Failing):
+    """Sample 0's server is gone; sample 1's request is cut short by the stop (RequestFailed after it)."""
+
+    def __init__(self) -> None:
+        super().__init__(set(), serial=False)
+        self.cancelled = threading.Event()
+        self.started = threading.Event()
+
+    def cancel(self, on: bool = True) -> None:
+        if on:
+            self.cancelled.set()
+
+    def predict_images(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Prediction]:
+        (sample,) = samples
+        if sample.id == "0":
+            assert self.started.wait(5)
+            raise ServerGone("the server at u stayed unreachable for 0 s (model.server_wait_s)")
+        self.started.set()
+        assert self.cancelled.wait(5)
+        raise RequestFailed("cancelled: the run is stopping")
+
+
+def test_a_request_cut_short_by_the_stop_is_no_server_error(tmp_path: Path) -> None:
+    logged: list[SampleResult] = []
+    with pytest.raises(ServerGone):
+        evaluate_windowed(CutShort(), _samples(tmp_path, 2), k=1, on_result=logged.append)
+    assert logged == []
