@@ -171,7 +171,7 @@ class OpenAIBackend:
             Before the server has answered once, a connection error fails fast (one retry).
         clock: Epoch seconds for the server wait (tests pass their own).
         sleep: The wait between two polls of a server that went away, returning True when cut short
-            (default: the backend's cancel event's wait; tests pass their own).
+            (default: a wait that ends when the run or the call stops; tests pass their own).
 
     Raises:
         GgeError: A setting is out of range or the URL is not http(s).
@@ -265,7 +265,7 @@ class OpenAIBackend:
             self.server_wait_s,
             self.base_url,
             clock=clock or time.time,
-            sleep=sleep or self._cancelled.wait,
+            sleep=sleep,
         )
         # A local server is never reached through a proxy; anything else follows the environment.
         handlers = [urllib.request.ProxyHandler({})] if is_loopback(parsed.hostname) else []

@@ -274,7 +274,8 @@ class ServerWait:
         url: The endpoint, for the messages.
         clock: Epoch seconds (tests pass their own).
         sleep: Waits between two polls; returns True when the wait was cut short because the run is
-            stopping (tests pass their own, which may stop and start their server).
+            stopping (tests pass their own, which may stop and start their server). Default: a wait
+            that ends early when the poller's call or the run stops.
 
     Example:
         >>> w = ServerWait(600.0, "http://127.0.0.1:8000/v1")
@@ -293,7 +294,8 @@ class ServerWait:
         self.wait_s = float(wait_s)
         self.url = url
         self._clock = clock
-        self._sleep = sleep or (lambda seconds: threading.Event().wait(seconds))
+        self._sleep = sleep or self._wait_unless_stopping
+        self._stopping: Callable[[], bool] = lambda: False  # the poller's, while it polls
         self._cond = threading.Condition()
         self.since: float | None = None
         """When the server went away (epoch seconds); None while it answers."""
@@ -386,8 +388,18 @@ class ServerWait:
                 raise ServerGone(self._gone)
         return not stopping()
 
+    def _wait_unless_stopping(self, seconds: float) -> bool:
+        """Wait ``seconds`` (monotonic time); True at once when the poller's call or the run stops."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            if self._stopping():
+                return True
+            threading.Event().wait(min(left, 0.1))
+        return self._stopping()
+
     def _poll(self, error: str, poll: Callable[[], bool], stopping: Callable[[], bool]) -> None:
         """Poll the server with backoff until it answers, the wait runs out or the run stops."""
+        self._stopping = stopping
         since = self.since
         assert since is not None
         delay = POLL_FIRST_S

@@ -20,7 +20,7 @@ from PIL import Image
 
 from gge.errors import GgeError, RequestFailed, ServerGone
 from gge.models.base import GenerationRequest
-from gge.models.openai_api import OpenAIBackend
+from gge.models.openai_api import Cancelled, OpenAIBackend
 
 MODEL = "m"
 LOGGER = "gge.models.openai_api"
@@ -243,3 +243,28 @@ def test_before_the_first_answer_a_closed_port_is_a_configuration_error_not_a_wa
     assert not isinstance(e.value, (RequestFailed, ServerGone))
     assert str(e.value).startswith(f"nothing answers at {server.url} (connection refused)")
     assert t.waits == [] and b.settings()["usage"]["retries"] == 1
+
+
+def test_a_run_that_stops_ends_the_wait_and_the_polls(server: Restartable) -> None:
+    """The real wait between polls (no injected one) ends when the run stops, not when it would poll."""
+    b = OpenAIBackend(server.url, MODEL, concurrency=2, backoff_s=0.0, server_wait_s=600.0)
+    b.generate([request("first")])
+    server.stop()
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            b.generate([request("a"), request("b")])
+        except BaseException as error:
+            raised.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    while b.status()["unreachable_since"] is None and thread.is_alive():
+        threading.Event().wait(0.01)
+    b.cancel()
+    thread.join(60)  # a safety net: the wait would be 600 s
+    assert not thread.is_alive()
+    [error] = raised
+    assert isinstance(error, Cancelled) and str(error).endswith("cancelled: the run is stopping")
+    assert server.log == ["first"] and b.status()["unreachable_since"] is None
