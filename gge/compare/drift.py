@@ -126,6 +126,13 @@ IGNORED_KEYS = (
             "backoff_s",
             "window",
             "images",
+            "server_wait_s",
+            # the probe's measurements and its copy of the endpoint: what differs in them is told by
+            # base_url and by the prompt token check (input_check); its engine identity is compared
+            "probe.endpoint",
+            "probe.warnings",
+            "probe.window",
+            "probe.image_tokens",
         )
     ),
     "config.output_dir",
@@ -148,6 +155,11 @@ IGNORED_KEYS = (
     "config.model.max_concurrency",
     "config.model.max_retries",
     "config.model.timeout_s",
+    "config.model.server_wait_s",
+    "config.strict_server",
+    "config.max_server_error_share",
+    "config.probe",
+    "config.progress_s",
     "config.model.backoff_s",
     "config.model.delay_s",
     "config.model.selected_by",
