@@ -42,7 +42,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TextIO, TypedDict
+from typing import Any, TextIO, TypedDict, cast
 
 REDRAW_S = 0.5
 """A terminal's line is redrawn at most this often (twice a second: live, and cheap to draw)."""
@@ -387,7 +387,10 @@ class Progress:
         self._clock = clock
         self._clock_text = clock_text
         self._columns = columns
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # RLock: a line written above ours from inside a tick
+        self._drawn = False  # a terminal's line is on the screen, the cursor at its end
+        self._redraw = False  # something was written above it: draw it again at the next tick
+        self._undo: list[Callable[[], None]] = []  # run at close (stderr put back)
         self._started = clock()
         self._last = self._started  # the last draw (on a terminal)
         self._due = self._started + max(self.interval_s, 1e-9)  # the next periodic line (elsewhere)
@@ -445,7 +448,7 @@ class Progress:
             went = since is not None and self._unreachable is None
             back = since is None and self._unreachable is not None
             if self.is_tty:
-                if now - self._last >= self.redraw_s or went or back:
+                if now - self._last >= self.redraw_s or went or back or self._redraw:
                     self._draw(now, status)
             else:
                 due = now >= self._due
@@ -462,20 +465,26 @@ class Progress:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
-        if not self.enabled:
-            return
         try:
             with self._lock:
-                now = self._clock()
-                status = self._status() if self._status is not None else unknown_status()
-                self._remember(now, status)
-                if self.is_tty:
-                    self._draw(now, status, end="\n")
-                elif self.lines > 0:
-                    self._print(now, status)
+                if self.enabled:
+                    now = self._clock()
+                    status = self._status() if self._status is not None else unknown_status()
+                    self._remember(now, status)
+                    if self.is_tty:
+                        self._draw(now, status, end="\n")
+                    elif self.lines > 0:
+                        self._print(now, status)
+                elif self._drawn:  # a line that stopped half-way: ended, so the report starts clean
+                    self.stream.write("\n")
+                    self._drawn = False
         except Exception:
             pass
-        self.enabled = False
+        finally:
+            self.enabled = False
+            for undo in self._undo:
+                undo()
+            self._undo.clear()
 
     def start(self) -> Progress:
         """Start the daemon ticker thread (not when the line is off); returns self."""
@@ -533,7 +542,23 @@ class Progress:
         self.stream.write(f"\r{text}{CLEAR}{end}")
         self.stream.flush()
         self._last = now
+        self._drawn, self._redraw = not end, False
         self.lines += 1
+
+    def above(self, text: str) -> None:
+        """Write ``text`` above a terminal's live line: the line is cleared first, drawn again after.
+
+        What the rest of the run writes to stderr while the line is up (a warning, a retry line) goes
+        through here (:func:`start_progress`), so it gets a clean line of its own instead of landing
+        at the end of the progress line. Elsewhere, or before the line is drawn, ``text`` is written
+        as it is.
+        """
+        with self._lock:
+            if self._drawn and text:
+                self.stream.write(f"\r{CLEAR}")
+                self._drawn = False
+                self._redraw = True
+            self.stream.write(text)
 
     def _print(self, now: float, status: RequestStatus, back_after: float | None = None) -> None:
         resumed = 0 if self._said_resumed else sum(self.resumed.values())
@@ -545,6 +570,24 @@ class Progress:
         self.stream.flush()
         self._last = now
         self.lines += 1
+
+
+class _AboveTheLine:
+    """A terminal stream whose writes go above the live progress line (:meth:`Progress.above`)."""
+
+    def __init__(self, progress: Progress, stream: TextIO) -> None:
+        self._progress = progress
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._progress.enabled:
+            self._progress.above(text)
+        else:
+            self._stream.write(text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, encoding...: the terminal's own
+        return getattr(self._stream, name)
 
 
 def _terminal_columns(stream: TextIO) -> Callable[[], int | None]:
@@ -573,6 +616,10 @@ def start_progress(
         interval_s: ``progress_s``: seconds between plain lines; 0 turns the line off.
         stream: Where it goes (default ``sys.stderr``; a terminal gets the live line).
 
+    On a terminal that is ``sys.stderr``, what else the run writes to ``sys.stderr`` while the line is
+    up (a logged warning, a retry line) is written above the line (:meth:`Progress.above`) until the
+    line is closed.
+
     Returns:
         The line, ticking; close it when the run ends (``with`` does).
     """
@@ -597,4 +644,13 @@ def start_progress(
         status=lambda: read_status(policy),
         columns=_terminal_columns(out) if is_tty else None,
     )
+    if is_tty and progress.enabled and out is sys.stderr:
+        above = _AboveTheLine(progress, out)
+        sys.stderr = cast(TextIO, above)
+
+        def put_back() -> None:
+            if sys.stderr is cast(TextIO, above):  # unless someone replaced it since
+                sys.stderr = out
+
+        progress._undo.append(put_back)
     return progress.start()

@@ -4,7 +4,8 @@ The run's last sample is held by the server until the test has seen the line say
 done with exactly one request in flight (the held one): the line's states are reached by events,
 not by sleeping. On a pseudo-terminal (``pty.openpty()``) stderr holds only the line's in-place
 redraws (``\\r``, the line, clear to its end) and one final newline; in a pipe with ``progress_s=0.2``
-it holds plain lines, no carriage return, ending with the final state.
+it holds plain lines, no carriage return, ending with the final state. Retry warnings logged while
+the terminal's line is up each get a row of their own (the line cleared first), never its end.
 """
 
 from __future__ import annotations
@@ -76,17 +77,20 @@ def _env() -> dict[str, str]:
 
 
 def _read_until_eof(fd: int, seen: list[bytes], wanted: re.Pattern[str], found: threading.Event) -> None:
-    """Read a stream to its end, setting ``found`` once its text so far matches ``wanted``."""
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # a pseudo-terminal whose other end closed
-            return
-        if not chunk:
-            return
-        seen.append(chunk)
-        if wanted.search(b"".join(seen).decode(errors="replace")):
-            found.set()
+    """Read a stream to its end, setting ``found`` once its text so far matches ``wanted`` (or it ends)."""
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # a pseudo-terminal whose other end closed
+                return
+            if not chunk:
+                return
+            seen.append(chunk)
+            if wanted.search(b"".join(seen).decode(errors="replace")):
+                found.set()
+    finally:
+        found.set()  # a run that ended without it: the test's assertion says what it printed
 
 
 # the state the held run shows: two samples done, the held request alone in flight
@@ -113,7 +117,8 @@ def test_on_a_terminal_the_line_is_redrawn_in_place_and_ended_once(
     reader = threading.Thread(target=_read_until_eof, args=(master, seen, HELD, held), daemon=True)
     reader.start()
     try:
-        assert held.wait(120), b"".join(seen).decode(errors="replace")
+        held.wait(120)
+        assert HELD.search(b"".join(seen).decode(errors="replace")), b"".join(seen).decode(errors="replace")
     finally:
         server.unheld.set()
     stdout, _ = proc.communicate(timeout=120)
@@ -160,10 +165,13 @@ def test_in_a_pipe_plain_lines_every_progress_s_and_a_final_one(
     )
     reader.start()
     try:
-        assert held.wait(120), b"".join(seen).decode(errors="replace")
+        held.wait(120)
+        assert HELD.search(b"".join(seen).decode(errors="replace")), b"".join(seen).decode(errors="replace")
     finally:
         server.unheld.set()
-    stdout, _ = proc.communicate(timeout=120)
+    assert proc.stdout is not None
+    stdout = proc.stdout.read()  # stderr is the reader's alone (communicate would take part of it)
+    proc.wait(timeout=120)
     reader.join(timeout=30)
     text = b"".join(seen).decode()
     assert proc.returncode == 0, text
@@ -176,3 +184,46 @@ def test_in_a_pipe_plain_lines_every_progress_s_and_a_final_one(
     assert final is not None
     assert (final["done"], final["in_flight"], final["errors"], final["eta"]) == ("3", "0", "0", "0 s")
     assert "\r" not in stdout.decode()
+
+
+def test_on_a_terminal_retry_warnings_get_lines_of_their_own_above_the_line(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    """The last sample's request is held, then answered HTTP 500 every time: its two retries are logged
+    while the line is up, each on a line of its own (the line cleared first), and it ends a server error."""
+    _hold_last(server, demo_suite, tmp_path)
+    key = server.held_key
+    server.broken = lambda text: key in text
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 400, 0, 0))
+    command = _command(server, demo_suite, tmp_path / "retries", "model.max_retries=2")
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL
+    )
+    os.close(slave)
+    seen: list[bytes] = []
+    held = threading.Event()
+    reader = threading.Thread(target=_read_until_eof, args=(master, seen, HELD, held), daemon=True)
+    reader.start()
+    try:
+        held.wait(120)
+        assert HELD.search(b"".join(seen).decode(errors="replace")), b"".join(seen).decode(errors="replace")
+    finally:
+        server.unheld.set()
+    proc.communicate(timeout=120)
+    reader.join(timeout=30)
+    os.close(master)
+    text = b"".join(seen).decode().replace("\r\n", "\n")
+    assert proc.returncode == 0, text
+    asked = [e for e in server.log if key in e["key"] and e["kind"] == "propose"]
+    assert len(asked) == 3 and all(e.get("failed") for e in asked)  # the first try and 2 retries
+    rows = text.split("\n")
+    warned = [row for row in rows if "retry" in row]
+    assert len(warned) == len(asked) - 1
+    # the line was up when the first came: cleared, then the warning from the row's start; the next
+    # came before the line was drawn again; none lands at the end of a progress line
+    assert warned[0].split("\r")[-1].startswith(CLEAR + "POST "), warned[0]
+    assert all(row.split("\r")[-1].removeprefix(CLEAR).startswith("POST ") for row in warned), warned
+    final = LINE.fullmatch(rows[-2].split("\r")[-1].removesuffix(CLEAR))
+    assert rows[-1] == "" and final is not None, rows[-2:]
+    assert (final["done"], final["in_flight"], final["errors"], final["eta"]) == ("3", "0", "1", "0 s")

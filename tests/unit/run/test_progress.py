@@ -7,6 +7,8 @@ test reads the wall clock.
 from __future__ import annotations
 
 import io
+import re
+import sys
 import threading
 import time
 from types import SimpleNamespace
@@ -363,3 +365,66 @@ def test_the_ticker_thread_is_a_daemon_and_stops_on_close() -> None:
         assert p._thread is not None and p._thread.daemon and p._thread.is_alive()
     assert not p._thread.is_alive()
     assert threading.active_count() >= 1
+
+
+# --- what else is written while a terminal's line is up
+
+
+def test_a_line_written_while_the_line_is_up_gets_its_own_line_and_the_line_comes_back() -> None:
+    clock, out = Clock(), io.StringIO()
+    p = Progress({"a": 4}, stream=out, is_tty=True, interval_s=60, clock=clock)
+    p.above("before the first draw\n")  # nothing to clear yet
+    clock.now = 0.5
+    p.tick()
+    p.above("warning: server unreachable\n")
+    clock.now = 0.75  # a quarter second after the last draw: drawn again because it was cleared
+    p.tick()
+    clock.now = 1.0  # not due: the last draw was 0.25 s ago
+    p.tick()
+
+    def line(elapsed: str) -> str:
+        return f"\rprogress [{elapsed}]: a 0/4 | 0 server errors | ETA ?{CLEAR}"
+
+    assert out.getvalue() == (  # 0.5 s and 0.75 s said rounded: 0 s and 1 s
+        "before the first draw\n" + line("0 s") + f"\r{CLEAR}" + "warning: server unreachable\n" + line("1 s")
+    )
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_stderr_goes_above_the_line_while_it_is_up_and_is_put_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    p = start_progress(object(), {"a": ["1", "2"]}, {}, 60)
+    assert sys.stderr is not terminal and sys.stderr.isatty()
+    print("warning: a retry", file=sys.stderr)
+    p.close()
+    assert sys.stderr is terminal
+    # the ticker may have drawn the line (every 0.5 s) before the warning: without its draws and
+    # clears, what is left is the warning's line and the final line's end
+    drawn = re.compile(r"\r[^\r\n]*?" + re.escape(CLEAR))
+    assert drawn.sub("", terminal.getvalue()) == "warning: a retry\n\n"
+    assert terminal.getvalue().endswith("\rprogress [0 s]: a 0/2 | 0 server errors | ETA ?" + CLEAR + "\n")
+
+
+def test_a_line_stopped_half_way_is_ended_at_close() -> None:
+    clock, out = Clock(), io.StringIO()
+    broken = [False]
+
+    def status() -> RequestStatus:
+        if broken[0]:
+            raise RuntimeError("status broke")
+        return unknown_status()
+
+    p = Progress({"a": 2}, stream=out, is_tty=True, interval_s=60, status=status, clock=clock)
+    clock.now = 0.5
+    p.tick()
+    broken[0] = True
+    with pytest.raises(RuntimeError):
+        p.tick()
+    p.enabled = False  # what the ticker thread does on a failure
+    p.close()
+    assert out.getvalue() == f"\rprogress [0 s]: a 0/2 | 0 server errors | ETA ?{CLEAR}\n"
