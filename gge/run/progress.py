@@ -2,14 +2,15 @@ r"""The progress line of an endpoint run: how far it is, what its requests are d
 
 An endpoint run (:mod:`gge.run.windowed`) can take hours and prints nothing of its own between the
 load lines and the report. :class:`Progress` says, in one line: the samples done out of each
-benchmark's total (those an earlier invocation finished count as done, and the line says how many
-once), the requests in flight and the window's limit, requests per second (recent), the retries,
-overloads and server errors so far, and an ETA from the recent sample rate ("ETA ?" until there is
-one). While the server is unreachable the request part says so and since when.
+benchmark's total (those an earlier invocation finished count as done: the first plain line says how
+many, a terminal's line all along), the requests in flight and the window's limit, requests per
+second (recent), the retries, overloads and server errors so far, and an ETA from the recent sample
+rate ("ETA ?" until there is one). While the server is unreachable the request part says so and since when.
 
 - On a terminal (``is_tty``): one live line, redrawn in place (``\r``, the line, clear to its end) at
   most every :data:`REDRAW_S`; closing it draws the final state and ends it with a newline, so the
-  report's lines start clean.
+  report's lines start clean. What else the run writes to stderr meanwhile (a retry warning) gets a
+  row of its own above the line (:meth:`Progress.above`).
 - Elsewhere (a pipe, a log file): one plain line every ``interval_s`` (``progress_s``), plus one when
   the server becomes unreachable and one when it is back; nothing else while the server is healthy.
   A run shorter than one interval prints nothing at all (not even a final line: a 3-sample test run
@@ -17,8 +18,8 @@ one). While the server is unreachable the request part says so and since when.
 
 Numbers come from two places: the finished samples from the run's ``on_result`` callback
 (:meth:`Progress.counting` wraps it), the request counters from the endpoint backend's ``status()``
-(:func:`read_status`, which degrades to what a backend exposes). Time is injected (a clock, a
-``localtime``), so tests drive :meth:`Progress.tick` with a fake clock and pin the text; a daemon
+(:func:`read_status`, which degrades to what a backend exposes). Time is injected (a clock, and how
+a clock time is said), so tests drive :meth:`Progress.tick` with a fake clock and pin the text; a daemon
 ticker thread calls it in a real run. A progress failure never breaks a run: the line stops, the run
 goes on.
 
