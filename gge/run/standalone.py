@@ -194,13 +194,13 @@ def kept_line(kept: int, total: int, output_dir: Path, reask: int = 0) -> str:
     Example:
         >>> for part in kept_line(215, 216, Path("/nonexistent/out"), reask=1).split("; "):
         ...     print(part)
-        kept 215 of 216 samples in /nonexistent/out (no prediction log)
+        215 of 216 samples are kept in /nonexistent/out (no prediction log)
         the same command resumes from them, asking the 1 server error again
     """
     logs = ", ".join(p.name for p in existing_logs(output_dir)) or "no prediction log"
     again = f", asking the {reask} server error{'s' if reask != 1 else ''} again" if reask else ""
     resumes = f"the same command resumes from them{again}"
-    return f"kept {kept} of {total} samples in {output_dir} ({logs}); {resumes}"
+    return f"{kept} of {total} samples are kept in {output_dir} ({logs}); {resumes}"
 
 
 def _restore(
@@ -684,7 +684,7 @@ def _stopped(run: _Run, error: GgeError) -> GgeError:
     if not kept and not reask:
         return error
     return GgeError(
-        f"{error}; kept {kept} of {total} samples in {run.output_dir}: a rerun into it resumes from them"
+        f"{error}; {kept} of {total} samples are kept in {run.output_dir}: a rerun into it resumes from them"
     )
 
 

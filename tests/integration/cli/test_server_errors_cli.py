@@ -123,7 +123,7 @@ def test_strict_server_stops_at_the_first_and_says_what_is_kept(
     line = _error_line(err)
     assert line.startswith(f"gge: error: POST {server.url}/chat/completions")
     assert line.endswith(
-        f"(strict_server=true): kept {kept} of 4 samples in {out} ({logs}); "
+        f"(strict_server=true): {kept} of 4 samples are kept in {out} ({logs}); "
         "the same command resumes from them:"
     )
     command = err.splitlines()[err.splitlines().index(line) + 1]
@@ -144,7 +144,7 @@ def test_a_server_that_fails_every_request_stops_the_run_at_the_share(
     assert line.startswith("gge: error: 20 of the 20 samples finished failed at the server (more than ")
     assert "max_server_error_share=0.1): the server looks broken, not flaky; last error: POST " in line
     assert line.endswith(
-        f": kept 0 of 30 samples in {out} (predictions.rank0.jsonl); the same command resumes from them, "
+        f": 0 of 30 samples are kept in {out} (predictions.rank0.jsonl); the same command resumes from them, "
         f"asking the {len(logged)} server errors again:"
     )
     assert "Traceback" not in err
