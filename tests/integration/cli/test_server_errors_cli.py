@@ -7,12 +7,14 @@ results.json, listed in report.md, its line in predictions.jsonl carrying the er
 the folder with the server healed asks that sample alone and the results have it answered, one
 record per sample; ``strict_server=true`` stops at it, and a server that fails every request stops
 the run once 20 samples have finished, each with one error line that says what is kept and the
-command that resumes.
+command that resumes; so does a server gone past model.server_wait_s.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -146,5 +148,38 @@ def test_a_server_that_fails_every_request_stops_the_run_at_the_share(
     assert line.endswith(
         f": 0 of 30 samples are kept in {out} (predictions.rank0.jsonl); the same command resumes from them, "
         f"asking the {len(logged)} server errors again:"
+    )
+    assert "Traceback" not in err
+
+
+def test_a_server_gone_stops_the_run_saying_what_is_kept(
+    server: Scripted, demo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server stops while the first sample's request is held (a window of 1: nothing else out)."""
+    samples = _instructions(server, demo_suite, tmp_path, 30)
+    server.held_key = "Instruction: " + samples[0][1]
+    out = tmp_path / "gone"
+    args = _args(
+        server, demo_suite, out, 30, "model.concurrency=1", "model.server_wait_s=0", "model.max_retries=0"
+    )
+    codes: list[int] = []
+    thread = threading.Thread(target=lambda: codes.append(main(args)), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not any(server.held_key in e["key"] for e in list(server.log)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    server.shutdown()
+    server.server_close()  # nothing listens there now: the next request's connection is refused
+    server.unheld.set()  # the held request is answered on its open connection
+    thread.join(60)
+    assert codes == [2]
+    err = capsys.readouterr().err
+    kept = len(_lines(out / "predictions.rank0.jsonl"))
+    assert kept == len([e for e in server.log if e["answered"] is not None])  # every answer was kept
+    line = _error_line(err)
+    assert line.startswith(f"gge: error: POST {server.url}/chat/completions")
+    assert line.endswith(
+        f"(after 0 retries); model.server_wait_s=0: not waited for: {kept} of 30 samples are kept in {out} "
+        "(predictions.rank0.jsonl); the same command resumes from them:"
     )
     assert "Traceback" not in err
