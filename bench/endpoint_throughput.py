@@ -161,6 +161,7 @@ class Logged:
     n: int
     images: list[tuple[str, int, int]]
     status: int = 200
+    target: str = ""  # the record's ``[target ...]`` tag in the request's text: whose request it is
 
 
 def image_header(url: str) -> tuple[str, int, int]:
@@ -235,6 +236,9 @@ class FakeEngine:
             def do_POST(self) -> None:
                 engine.handle(self)
 
+            def do_GET(self) -> None:
+                engine.handle_get(self)
+
         class Server(ThreadingHTTPServer):
             daemon_threads = True
             request_queue_size = 1024
@@ -250,12 +254,29 @@ class FakeEngine:
             server.server_close()
             thread.join()
 
+    def handle_get(self, h: BaseHTTPRequestHandler) -> None:
+        """``GET /v1/models`` lists the served model (what a client's probe asks first); else HTTP 404.
+
+        Not logged: the log holds the chat requests, whose slots and images the figures count.
+        """
+        answer: dict[str, Any]
+        if h.path.rstrip("/") == "/v1/models":
+            status, answer = 200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}]}
+        else:
+            status, answer = 404, {"error": {"message": f"not found: {h.path}"}}
+        data = json.dumps(answer).encode()
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
     def handle(self, h: BaseHTTPRequestHandler) -> None:
         """Read, queue for a slot, hold it the service time, answer; log the request."""
         arrival = time.perf_counter()
         length = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(length)
-        status, answer, kind, n = 200, b"", "?", 1
+        status, answer, kind, n, target = 200, b"", "?", 1, ""
         images: list[tuple[str, int, int]] = []
         try:
             if h.path.rstrip("/") != "/v1/chat/completions":
@@ -263,6 +284,8 @@ class FakeEngine:
             body, text, images = self._read(raw)
             kind = "judge" if body.get("logprobs") else ("rank" if _RANK_RE.search(text) else "propose")
             n = int(body.get("n") or 1)
+            tagged = _TARGET_RE.search(text)
+            target = tagged.group(0) if tagged else ""
         except LookupError:
             status, answer = 404, b'{"error": {"message": "not found"}}'
         except (ValueError, TypeError, KeyError, AttributeError) as e:
@@ -283,7 +306,7 @@ class FakeEngine:
         h.wfile.write(answer)
         h.wfile.flush()
         sent = time.perf_counter()
-        entry = Logged(arrival, start, finish, sent, service, length, kind, n, images, status)
+        entry = Logged(arrival, start, finish, sent, service, length, kind, n, images, status, target)
         with self._lock:
             self.log.append(entry)
 
@@ -937,6 +960,24 @@ def scaling_check(one: Figures, two: Figures) -> tuple[Check, str]:
     return check, f"{head} = {two.rate:.1f} / {one.rate:.1f} requests/s = {tail}"
 
 
+def scaling_why(one: Figures, two: Figures) -> str:
+    """What the rate is made of on 1 core and on 2: the rate is the client's cores busy over the span
+    divided by its CPU per request, so a ratio under 2 is either cores left idle (the GIL, waits, a
+    machine busy with other work: its load) or more CPU per request (contention)."""
+
+    def part(f: Figures) -> str:
+        busy = f.client_cpu_span_s / f.span_s if f.span_s > 0 else math.nan
+        cpu = f.client_cpu_span_s / max(f.requests, 1) * 1000
+        engine = f.engine_cpu_s / f.wall_s if f.wall_s > 0 else math.nan
+        return (
+            f"{busy:.2f} client cores busy, {cpu:.1f} ms CPU per request, engine {engine:.2f} of a core on "
+            f"cores {f.engine_cpus}, machine load {f.load[0]:.1f} -> {f.load[1]:.1f}"
+        )
+
+    tag = f"{one.mode} C={one.slots} L={one.latency:g} {one.records}"
+    return f"{tag}: on 1 core {part(one)}; on {two.cores} cores {part(two)}"
+
+
 def report(fig: Figures) -> list[str]:
     """The lines printed for one run (a ``ratio:`` prefix on every ratio; targets end in PASS or FAIL)."""
     tag = fig.tag
@@ -1146,6 +1187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             checks.append(check)
             scaling_lines.append(line)
             print(line, flush=True)
+            print(scaling_why(narrow, both), flush=True)
         if plan.cpu:
             print("== cpu: the client's CPU per request on one core ==", flush=True)
         for mode, slots, latency, n, which in plan.cpu:

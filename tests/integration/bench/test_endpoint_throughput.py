@@ -3,7 +3,8 @@
 No timing is asserted. The engine is driven directly (real HTTP on 127.0.0.1, real PNG and JPEG
 bytes) for what it answers; the script's quick run (gge's ``eval.py`` in a subprocess against it) is
 checked against an independent reading of the engine's own request log: the requests counted
-(against gge's own count in results.json, and the modes' request rule), the limit (the service times
+(against gge's own count in results.json, and record by record against the modes' request rule
+plus gge's probe, which asks the first record's requests again before the run), the limit (the service times
 summed / C), the in-flight mean and peak and the slots busy (integrated piecewise over the log's
 events, a brute-force count per elementary interval), the slots never over C, the pixels sent (the
 records' screenshot sizes); and the printed ratios and their verdicts are those recomputed from the
@@ -110,6 +111,20 @@ def test_engine_answers_each_request_kind_and_reads_the_image_header() -> None:
     assert [s for _, _, s in by_kind[4:]] == [400, 400]
 
 
+def test_engine_lists_its_model_and_logs_no_get() -> None:
+    engine = et.FakeEngine(slots=1, latency=0.0)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with engine.serving() as port:
+        with opener.open(f"http://127.0.0.1:{port}/v1/models", timeout=30) as resp:
+            assert resp.status == 200 and json.loads(resp.read())["data"] == [
+                {"id": "fake-vl", "object": "model"}
+            ]
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            opener.open(f"http://127.0.0.1:{port}/version", timeout=30)
+        assert missing.value.code == 404
+    assert engine.log == []
+
+
 def test_engine_serves_at_most_c_at_once() -> None:
     engine = et.FakeEngine(slots=2, latency=0.05, sigma=0.5, seed=3)
     url = _data_url(Image.new("RGB", (64, 64)), "PNG")
@@ -154,6 +169,38 @@ def _span(log: list[dict[str, Any]]) -> float:
     return float(max(e["sent"] for e in log) - min(e["arrival"] for e in log))
 
 
+PER_RECORD = {"greedy": {"propose": 1}, "sampling_pointwise": {"propose": 2, "judge": K}}
+"""A record's requests: greedy one; sampling + pointwise the greedy request and the sampled one,
+then one judge per candidate."""
+PROBE = {"greedy": {"propose": 1}, "sampling_pointwise": {"propose": 2, "judge": 1}}
+"""What gge's probe (gge/run/probe.py) asks before the run: the first record's proposer requests
+again, and one judge where the critic is pointwise (does the server give log-probabilities)."""
+
+
+def _tag(row: dict[str, Any]) -> str:
+    return str(row["instruction"][row["instruction"].index("[target") :])
+
+
+def _per_record(log: list[dict[str, Any]]) -> dict[tuple[str, str], int]:
+    """Requests by (record's target tag, kind), counted from the engine's log."""
+    counts: dict[tuple[str, str], int] = {}
+    for e in log:
+        counts[e["target"], e["kind"]] = counts.get((e["target"], e["kind"]), 0) + 1
+    return counts
+
+
+def _rule(mode: str, rows: list[dict[str, Any]]) -> dict[tuple[str, str], int]:
+    """The requests by (record, kind) the mode's rule and the probe make on these records."""
+    counts = {(_tag(r), kind): n for r in rows for kind, n in PER_RECORD[mode].items()}
+    for kind, n in PROBE[mode].items():
+        counts[_tag(rows[0]), kind] += n
+    return counts
+
+
+def _records(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (folder / "records.jsonl").read_text().splitlines()]
+
+
 def _verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
@@ -193,7 +240,6 @@ def test_quick_run_accounting_matches_the_engine_log(tmp_path: Path) -> None:
     assert len(rows) == 12
     sizes = {f"{key}.png": size for key, size, *_ in et.SCREENS}
     verdicts: list[bool] = []
-    pixels_1080p = sum(sizes[r["image"]][0] * sizes[r["image"]][1] for r in rows) / (1920 * 1080)
     for mode in modes:
         fig = runs[mode]
         log = [
@@ -201,22 +247,19 @@ def test_quick_run_accounting_matches_the_engine_log(tmp_path: Path) -> None:
             for x in (tmp_path / "logs" / f"requests_{mode}_C4_L0.05.jsonl").read_text().splitlines()
         ]
         assert fig["returncode"] == 0 and all(e["status"] == 200 for e in log)
-        # requests: the engine's log, gge's own count and the mode's rule agree
-        kinds = [e["kind"] for e in log]
+        # requests: the engine's log, gge's own count and the mode's rule agree, record by record
+        # (each request's text carries its record's target tag); the probe's extra requests are the
+        # first record's
         assert fig["requests"] == len(log) == fig["client_requests"]
-        if mode == "greedy":
-            assert kinds.count("propose") == len(log) == 12
-        else:  # the greedy request and the sampled one, then one judge per candidate
-            assert kinds.count("propose") == 2 * 12 and kinds.count("judge") == K * 12
-        # every image went as PNG; the proposals at the screenshots' own sizes
+        assert _per_record(log) == _rule(mode, rows)
+        # every image went as PNG, at its record's screenshot size (a judge's marked view too)
         assert all(fmt == "png" for e in log for fmt, _, _ in e["images"])
-        proposed = sorted(tuple(e["images"][0][1:]) for e in log if e["kind"] == "propose")
-        assert proposed == sorted([tuple(sizes[r["image"]]) for r in rows] * (1 if mode == "greedy" else 2))
+        size_of = {_tag(r): tuple(sizes[r["image"]]) for r in rows}
+        assert all(tuple(i[1:]) == size_of[e["target"]] for e in log for i in e["images"])
+        pixels = sum(n * math.prod(size_of[tag]) for (tag, _), n in _rule(mode, rows).items())
+        assert math.isclose(fig["pixels_1080p"], pixels / (1920 * 1080))
         if mode == "greedy":
-            assert math.isclose(fig["pixels_1080p"], pixels_1080p)
             assert fig["top1"] == 100  # the engine answers every target's centre
-        else:  # the marked images of the judges are the same sizes, K of them per sample
-            assert math.isclose(fig["pixels_1080p"], (2 + K) * pixels_1080p)
         # limit = the service times / C; every service the fixed L
         assert all(e["service"] == 0.05 for e in log)
         assert math.isclose(fig["limit_s"], len(log) * 0.05 / 4)
@@ -229,11 +272,10 @@ def test_quick_run_accounting_matches_the_engine_log(tmp_path: Path) -> None:
         limit = len(log) * 0.05 / 4
         busy_area, busy_peak = _brute_count(log, "start", "finish")
         assert busy_peak <= 4
-        pixels = pixels_1080p * (1 if mode == "greedy" else 2 + K)
         wall, startup, cpu_span = fig["wall_s"], fig["startup_s"], fig["client_cpu_span_s"]
         assert math.isclose(fig["bound_s"], limit + startup + 0.05)
         bound = wall / (limit + startup + 0.05)
-        cpu = cpu_span / pixels * 1000
+        cpu = cpu_span / (pixels / (1920 * 1080)) * 1000
         expected = [
             f"wall / limit = {wall / limit:.2f}",
             f"wall / (limit + startup + L) = {bound:.2f} (target <= 1.1: {_verdict(bound <= 1.1)})",
@@ -256,7 +298,8 @@ def test_quick_run_accounting_matches_the_engine_log(tmp_path: Path) -> None:
 
     # cores: sampling + pointwise on 1 core and on 2 over 1080p records; the rate = requests / span
     one, two = (read_log(f"sampling_pointwise_C4_L0.05_1080p_{n}core") for n in (1, 2))
-    assert len(one) == len(two) == (2 + K) * 12
+    rows_1080p = _records(tmp_path / "logs" / "records_1080p_12")
+    assert _per_record(one) == _per_record(two) == _rule("sampling_pointwise", rows_1080p)
     assert {tuple(i[1:]) for e in one + two for i in e["images"]} == {(1920, 1080)}
     r1, r2 = len(one) / _span(one), len(two) / _span(two)
     scaling = (
@@ -281,9 +324,9 @@ def test_quick_run_accounting_matches_the_engine_log(tmp_path: Path) -> None:
     ):
         log = read_log(label)
         images = [tuple(i[1:]) for e in log for i in e["images"]]
-        assert set(images) == {size} and len(log) == (4 if "4k" in label else 12) * (
-            1 if "greedy" in label else 2 + K
-        )
+        rows_of = _records(tmp_path / "logs" / ("records_4k_4" if "4k" in label else "records_1080p_12"))
+        assert set(images) == {size}
+        assert _per_record(log) == _rule(label.partition("_C4")[0], rows_of)
         cpu = cpu_of(label) / len(images) * 1000
         line = f"ratio: {tag} on 1 core: client CPU ms per {per} request = {cpu:.1f} (target <= {bound}: "
         assert f"{line}{_verdict(cpu <= bound)})" in out, line
@@ -291,7 +334,7 @@ def test_quick_run_accounting_matches_the_engine_log(tmp_path: Path) -> None:
     # short: 12 greedy requests at C=3, L=0.05 s; the mean in flight over the log's span
     short = read_log("greedy_C3_L0.05_short")
     mean, _ = _brute_in_flight(short)
-    assert len(short) == 12
+    assert _per_record(short) == _rule("greedy", rows)
     line = f"ratio: greedy C=3 L=0.05: mean in flight / C = {mean / 3:.2f} (target >= 0.9: "
     assert f"{line}{_verdict(mean >= 0.9 * 3)})" in out
     verdicts.append(mean >= 0.9 * 3)
