@@ -450,6 +450,8 @@ class Figures:
     load: tuple[float, float] = (math.nan, math.nan)
     cpu_trace: list[tuple[float, float]] = field(default_factory=list)
     peak_rss_mib: float = math.nan  # gge's main process (VmHWM), sampled with its CPU
+    probe_requests: int = 0  # gge's probe's requests before the run (in ``requests``, not in the run's)
+    probe_s: float = 0.0  # the probe's first request's arrival to the run's first request's
     span_s: float = math.nan  # the first request's arrival to the last answer sent
     phase: str = "fill"
     records: str = "mix"  # the key of RECORD_SETS the run's records cycle over
@@ -462,9 +464,14 @@ class Figures:
         return self.limit_s + self.startup_s + self.latency
 
     @property
+    def run_requests(self) -> int:
+        """The run's own requests (the probe's left out)."""
+        return self.requests - self.probe_requests
+
+    @property
     def rate(self) -> float:
-        """Requests answered per second from the first request's arrival to the last answer."""
-        return self.requests / self.span_s if self.span_s > 0 else math.nan
+        """The run's requests answered per second from its first request's arrival to the last answer."""
+        return self.run_requests / self.span_s if self.span_s > 0 else math.nan
 
     @property
     def label(self) -> str:
@@ -515,6 +522,24 @@ def in_flight(log: Sequence[Logged]) -> tuple[float, int, float]:
     return mean, peak, busy
 
 
+def probe_prefix(log: Sequence[Logged]) -> int:
+    """How many requests at the head of ``log`` (ordered by arrival) gge's probe sent before the run.
+
+    gge's probe (``gge/run/probe.py``) asks the server with the first record's requests, and has its
+    answers, before the run sends any: its requests are the longest head of the log whose requests
+    all carry one record's tag and were all answered before the next request arrived (0: no probe).
+    """
+    answered = -math.inf
+    head = 0
+    for k, e in enumerate(log[:-1]):
+        if e.target != log[0].target:
+            break
+        answered = max(answered, e.sent)
+        if answered <= log[k + 1].arrival:
+            head = k + 1
+    return head
+
+
 def figures_of(
     mode: str,
     engine: FakeEngine,
@@ -525,12 +550,18 @@ def figures_of(
     engine_cpu: float,
     returncode: int,
 ) -> Figures:
-    """The figures of one run from the engine's log and the run's clocks."""
-    log = [e for e in engine.log if e.status == 200]
+    """The figures of one run from the engine's log and the run's clocks.
+
+    The probe's requests (:func:`probe_prefix`) are start-up: the limit, the requests in flight, the
+    span and the pixels are the run's own requests'; ``requests`` counts them all (as gge does).
+    """
+    served = sorted((e for e in engine.log if e.status == 200), key=lambda e: e.arrival)
+    probe = probe_prefix(served)
+    log = served[probe:]
     mean, peak, busy = in_flight(log)
     kinds: dict[str, int] = {}
     formats: dict[str, int] = {}
-    for e in log:
+    for e in served:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
         for fmt, _, _ in e.images:
             formats[fmt] = formats.get(fmt, 0) + 1
@@ -539,8 +570,10 @@ def figures_of(
         slots=engine.slots,
         latency=engine.latency,
         samples=samples,
-        requests=len(log),
-        failed=len(engine.log) - len(log),
+        requests=len(served),
+        failed=len(engine.log) - len(served),
+        probe_requests=probe,
+        probe_s=(log[0].arrival - served[0].arrival) if probe and log else 0.0,
         limit_s=sum(e.service for e in log) / engine.slots if log else math.nan,
         wall_s=ended - began,
         startup_s=(min(e.arrival for e in log) - began) if log else math.nan,
@@ -552,7 +585,7 @@ def figures_of(
         client_cpu_s=client_cpu,
         engine_cpu_s=engine_cpu,
         pixels_1080p=sum(w * h for e in log for _, w, h in e.images) / PIXELS_1080P,
-        body_mib=sum(e.body_bytes for e in log) / 2**20,
+        body_mib=sum(e.body_bytes for e in served) / 2**20,
         kinds=kinds,
         formats=formats,
         returncode=returncode,
@@ -773,7 +806,7 @@ def run_mode(
         stats.sort_stats("cumulative").print_stats(40)
         (work / f"{out.name}.prof.txt").write_text(text.getvalue(), encoding="utf-8")
         print(f"profile: {work / (out.name + '.prof.txt')} (every thread, merged; seconds are wall)")
-    served = [e for e in engine.log if e.status == 200]
+    served = sorted((e for e in engine.log if e.status == 200), key=lambda e: e.arrival)[fig.probe_requests :]
     if served:
         first, last = min(e.arrival for e in served), max(e.sent for e in served)
         fig.client_cpu_span_s = tree.at(last) - tree.at(first)
@@ -967,7 +1000,7 @@ def scaling_why(one: Figures, two: Figures) -> str:
 
     def part(f: Figures) -> str:
         busy = f.client_cpu_span_s / f.span_s if f.span_s > 0 else math.nan
-        cpu = f.client_cpu_span_s / max(f.requests, 1) * 1000
+        cpu = f.client_cpu_span_s / max(f.run_requests, 1) * 1000
         engine = f.engine_cpu_s / f.wall_s if f.wall_s > 0 else math.nan
         return (
             f"{busy:.2f} client cores busy, {cpu:.1f} ms CPU per request, engine {engine:.2f} of a core on "
@@ -984,7 +1017,7 @@ def report(fig: Figures) -> list[str]:
     checks = {c.name.rpartition(": ")[2]: c for c in checks_of(fig)}
     requests = max(fig.requests, 1)
     cpu_req = fig.client_cpu_s / requests * 1000
-    cpu_span_req = fig.client_cpu_span_s / requests * 1000
+    cpu_span_req = fig.client_cpu_span_s / max(fig.run_requests, 1) * 1000
     cpu_1080 = cpu_ms_per_1080p(fig)
     cpu_1080_all = fig.client_cpu_s / fig.pixels_1080p * 1000 if fig.pixels_1080p else math.nan
     wall_bound = fig.wall_s / fig.bound_s
@@ -999,12 +1032,14 @@ def report(fig: Figures) -> list[str]:
         return check.line() if check is not None else f"ratio: {tag}: {name} = {text}"
 
     lines = [
-        f"{tag}: {fig.samples} samples, {fig.requests} requests ({kinds}; gge counted {counted}), "
+        f"{tag}: {fig.samples} samples, {fig.requests} requests ({kinds}; gge counted {counted}; "
+        f"{fig.probe_requests} of them gge's probe's), "
         f"{fig.failed} refused, images {formats}, {fig.body_mib:.0f} MiB sent, exit {fig.returncode}, "
         f"machine load {fig.load[0]:.1f} -> {fig.load[1]:.1f} on {os.cpu_count()} cores{placement}, "
         f"gge peak RSS {fig.peak_rss_mib:.0f} MiB"
         + (f", Top-1 {fig.top1:g}" if fig.top1 is not None else ""),
-        f"{tag}: wall {fig.wall_s:.1f} s, limit {fig.limit_s:.1f} s, startup {fig.startup_s:.1f} s, "
+        f"{tag}: wall {fig.wall_s:.1f} s, limit {fig.limit_s:.1f} s, startup {fig.startup_s:.1f} s "
+        f"(gge's probe: {fig.probe_requests} requests, {fig.probe_s:.1f} s of it), "
         f"tail {fig.tail_s:.1f} s, in flight mean {fig.mean_in_flight:.1f} peak {fig.peak_in_flight}, "
         f"slots busy mean {fig.mean_busy:.1f}, {fig.rate:.1f} requests/s over the span",
         f"{tag}: client CPU {fig.client_cpu_s:.1f} s whole process ({cpu_req:.1f} ms per request, "
