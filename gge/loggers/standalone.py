@@ -17,7 +17,14 @@ from omegaconf import DictConfig
 from gge.benchmarks.base import Benchmark
 from gge.documents.caveats import copy_warning, headline_caveat
 from gge.documents.results import ResultsDocument
-from gge.report.markdown import head_lines, render_summary, scored_text
+from gge.report.markdown import (
+    answered_line,
+    head_lines,
+    image_tokens_text,
+    invocation_lines,
+    render_summary,
+    scored_text,
+)
 from gge.scoring.metrics import scalar_metrics
 from gge.types import Sample, SampleResult
 
@@ -27,9 +34,12 @@ LOGGERS = ("wandb", "tensorboard", "csv")
 def console_summary(document: ResultsDocument, titles: Mapping[str, str], output_dir: Path) -> str:
     """What the console shows of a finished run: its caveats, the headlines, where the detail is.
 
-    The protocol line (and the ``subset:`` and ``Note:`` lines where the run has them), how Top-1 is
-    chosen, report.md's summary table (each benchmark's headline and the mean), a warning for each
-    Hub copy run with differences where the table's caveat is the variant's, then the files written
+    The protocol line, who answered (:func:`~gge.report.markdown.answered_line`), the ``subset:``
+    and ``Note:`` lines and a resumed run's ``resumed: N invocations`` line where the run has them,
+    how Top-1 is chosen, report.md's summary table (each benchmark's headline and the mean), a warning
+    for each Hub copy run with differences where the table's caveat is the variant's and for each
+    benchmark whose image-token check found answers off the preset's expectation
+    (:func:`~gge.report.markdown.image_tokens_text`), then the files written
     and where every other table is (splits, misses, target sizes, cost, budget: report.md and
     report.html). The summary is on screen at the end of the run, not a few hundred lines up.
 
@@ -61,12 +71,23 @@ def console_summary(document: ResultsDocument, titles: Mapping[str, str], output
     """
     k = document["k"]
     head = head_lines(document["protocol"], document.get("subset"), titles, document.get("notes", ()))
+    who = answered_line(document.get("model") or {})
+    if who is not None:  # under the protocol line, as in report.md
+        head.insert(1, who)
+    invocations = document.get("invocations") or []
+    if len(invocations) > 1:  # the resumed line alone: report.md has the usage
+        head.append(invocation_lines(invocations, {})[0])
     head.append(scored_text(k, document["selection"]))
     summary = render_summary(titles, document["benchmarks"], document["mean"], k=k)
     for name, entry in document["benchmarks"].items():  # the summary's caveat is the variant's, if any
         copy = copy_warning(entry)
         if copy and copy != headline_caveat(entry):
             summary += f"\n\nwarning: {titles.get(name, name)}: {copy}"
+    for name, entry in document["benchmarks"].items():  # what the model saw, where it differs
+        check = entry.get("image_tokens")
+        seen = None if check is None else image_tokens_text(check)
+        if seen is not None:
+            summary += f"\n\nwarning: {titles.get(name, name)}: {seen}"
     written = [
         f"wrote {output_dir / 'results.json'}, predictions.jsonl, report.md and report.html",
         "every table (by split, misses, size, cost, budget): report.md and report.html "

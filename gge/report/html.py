@@ -81,7 +81,15 @@ from gge.report.html_format import (
     _title_of,
     esc,
 )
-from gge.report.markdown import answered_line, bootstrap_label, subset_text
+from gge.report.markdown import (
+    answered_line,
+    bootstrap_label,
+    image_tokens_text,
+    invocation_lines,
+    subset_text,
+    usage_text,
+    window_text,
+)
 from gge.report.numbers import fmt_headline
 from gge.report.svg import Series, grouped_bars_svg, line_chart_svg, stacked_bars_svg
 
@@ -105,8 +113,82 @@ def _protocol_line(document: ResultsDocument) -> str:
         bits.append(f"gge {esc(document['gge_version'])}")
     line = '<p class="protocol">' + " · ".join(bits) + "</p>" if bits else ""
     who = answered_line(document["model"])  # who answered: engine, endpoint, served model
-    line += f'<p class="protocol">{esc(who)}</p>' if who else ""
-    return line + setup_html(document)
+    line += f'<p class="protocol answered">{esc(who)}</p>' if who else ""
+    return line + setup_html(document) + invocations_html(document)
+
+
+def invocations_html(document: ResultsDocument) -> str:
+    """The run's invocations and its endpoint usage, as report.md says them, or "" without ``invocations``.
+
+    report.md's lines (:func:`gge.report.markdown.invocation_lines`: ``resumed: N invocations (...)``
+    past one invocation, then the usage summed over them); a resumed run adds a table of its
+    invocations: when each started and ended, how it ended, the samples it finished, its own requests
+    (:func:`gge.report.markdown.usage_text` of its counters) and its request window
+    (:func:`gge.report.markdown.window_text`).
+
+    Example:
+        >>> doc = {"model": {"backend": {"usage": {"requests": 9}}}, "invocations": [
+        ...     {"started": "t0", "ended": "t1", "end": "interrupted", "restored": 0, "samples": 5,
+        ...      "counters": {"backend.usage": {"requests": 6}}},
+        ...     {"started": "t2", "ended": "t3", "end": "finished", "restored": 5, "samples": 3,
+        ...      "counters": {"backend.usage": {"requests": 3}}}]}
+        >>> html = invocations_html(doc)
+        >>> "resumed: 2 invocations (#1 interrupted, 5 samples; #2 finished, 3 samples)" in html
+        True
+        >>> "<td>#2</td><td>t2</td><td>t3</td><td>finished</td><td>3</td><td>3 requests answered</td>" in html
+        True
+    """
+    invocations = document.get("invocations")
+    if not invocations:
+        return ""
+    lines = invocation_lines(invocations, document["model"])
+    out = "".join(f'<p class="protocol invocations">{esc(text)}</p>' for text in lines)
+    if len(invocations) < 2:
+        return out
+    rows = []
+    for i, inv in enumerate(invocations, 1):
+        usage = inv.get("counters", {}).get("backend.usage")
+        window = inv.get("window")
+        why = inv.get("why")
+        rows.append(
+            [
+                f"#{i}",
+                esc(inv.get("started")),
+                esc(inv.get("ended") or "–"),
+                esc(inv["end"]) + (f": {esc(why)}" if why else ""),
+                _count(inv["samples"]),
+                esc(usage_text(usage)) if usage else "–",
+                esc(window_text(window)) if window else "–",
+            ]
+        )
+    header = ["invocation", "started", "ended", "how it ended", "samples", "requests", "request window"]
+    return out + _table(header, rows, cls="invocations")
+
+
+def image_tokens_banner(document: ResultsDocument) -> str:
+    """A warning per benchmark whose image-token check found answers off the expectation, or "".
+
+    The words are report.md's (:func:`gge.report.markdown.image_tokens_text`), after the benchmark's
+    title, linked to its section.
+
+    Example:
+        >>> check = {"source": "prompt", "requests": 8, "differ": 8, "ratio": 0.25, "example": None}
+        >>> html = image_tokens_banner({"benchmarks": {"b": {"image_tokens": check}}})
+        >>> "the model saw fewer image tokens than the preset expects in 8 of 8 proposer answers" in html
+        True
+        >>> image_tokens_banner({"benchmarks": {"b": {}}})
+        ''
+    """
+    out = []
+    for name, entry in document["benchmarks"].items():
+        check = entry.get("image_tokens")
+        text = None if check is None else image_tokens_text(check)
+        if text is not None:
+            out.append(
+                f'<p class="warning banner image-tokens"><b><a href="#{_anchor(name)}">'
+                f"{esc(_title_of(name))}</a>: {esc(text)}</b></p>"
+            )
+    return "".join(out)
 
 
 def subset_banner(document: ResultsDocument) -> str:
@@ -491,7 +573,10 @@ def _benchmark_section(name: str, entry: BenchmarkEntry, document: ResultsDocume
         *cost_blocks(entry, _title_of(name)),
     ]
     grid = "".join(f"<div>{b}</div>" for b in blocks if b)
+    seen = entry.get("image_tokens")  # what the model saw: report.md's warning, in the section too
+    seen_text = None if seen is None else image_tokens_text(seen)
     notes = "".join(f"<li>{esc(note)}</li>" for note in data_notes(entry))
+    notes += f'<li class="warning image-tokens">{esc(seen_text)}</li>' if seen_text else ""
     notes = f'<ul class="muted data-notes">{notes}</ul>' if notes else ""
     variant = variant_text(entry)
     label = f"{esc(name)} · {esc(variant)}" if variant else esc(name)
@@ -547,7 +632,8 @@ def render_report_html(
     sections = "".join(_benchmark_section(name, entry, document) for name, entry in benchmarks.items())
     body = (
         f"<header><h1>{esc(page_title)}</h1>{_protocol_line(document)}{nav}</header>"
-        f"{subset_banner(document)}{_summary(document)}{sections}{_gallery(gallery)}"
+        f"{subset_banner(document)}{image_tokens_banner(document)}{_summary(document)}{sections}"
+        f"{_gallery(gallery)}"
     )
     return _page(page_title, body, _GALLERY_SCRIPT)
 

@@ -14,10 +14,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gge.documents.caveats import copy_warning, data_notes, headline_caveat, variant_text
+from gge.documents.cost import WindowSummary
 from gge.documents.results import (
     BenchmarkEntry,
     GroupStats,
     HeadlineInterval,
+    ImageTokenCheck,
     Interval,
     Invocation,
     MeanStats,
@@ -238,6 +240,90 @@ def invocation_lines(invocations: Sequence[Invocation], model: Mapping[str, Any]
     return lines
 
 
+def window_text(window: WindowSummary) -> str:
+    """What a request window did, in words: its size, the requests in flight, the overloads.
+
+    The words of the ``Costs:`` line's window (:func:`gge.report.cost_tables.setup_text`), for one
+    invocation's window (results.json ``invocations[i].window``).
+
+    Example:
+        >>> window_text({"mode": "adaptive", "start": 64, "max": 256, "final": 32, "peak_in_flight": 64,
+        ...     "mean_in_flight": 30.6, "sent": 500, "overloads": 3, "decreases": 1, "busy_seconds": 9.0})
+        'adaptive 64 -> 32 (at most 256), 30.6 requests in flight on average, 64 at most, 3 overloads'
+        >>> window_text({"mode": "fixed", "start": 8, "max": 8, "final": 8, "peak_in_flight": 8,
+        ...     "mean_in_flight": 7.5, "sent": 40, "overloads": 0, "decreases": 0, "busy_seconds": 5.0})
+        'fixed 8, 7.5 requests in flight on average, 8 at most, 0 overloads'
+    """
+    moved = f"{window['start']} -> {window['final']} (at most {window['max']})"
+    size = moved if window["mode"] == "adaptive" else str(window["start"])
+    return (
+        f"{window['mode']} {size}, {window['mean_in_flight']:g} requests in flight on average, "
+        f"{window['peak_in_flight']} at most, {window['overloads']} overloads"
+    )
+
+
+def image_tokens_text(check: ImageTokenCheck) -> str | None:
+    r"""What a benchmark's image-token check found, in words (None: no answer differs).
+
+    The one wording of report.md (:func:`image_tokens_lines`), report.html's warning and the
+    console's: how many proposer answers cost other image tokens than the preset expects, fewer or
+    more, the ratio observed/expected (summed over those answers), the first such answer, and the
+    likely cause.
+
+    Args:
+        check: results.json's ``benchmarks.<name>.image_tokens``
+            (:func:`gge.scoring.image_tokens.check_requests`).
+
+    Example:
+        >>> text = image_tokens_text({"source": "prompt", "factor": 28, "requests": 40, "differ": 40,
+        ...     "unchecked": 0, "ratio": 0.3311, "tolerance": "...",
+        ...     "example": {"id": "p7", "size": [1288, 728], "expected": 1196, "observed": 396}})
+        >>> for part in text.replace(" (", "\n(").replace(": the", ":\nthe").splitlines():
+        ...     print(part)
+        the model saw fewer image tokens than the preset expects in 40 of 40 proposer answers
+        (observed/expected 0.33; e.g. p7: 396 for its 1288x728 screenshot, 1196 expected):
+        the server likely resizes with its own max_pixels/min_pixels
+        (start it with the preset's)
+        >>> image_tokens_text({"source": "prompt", "requests": 40, "differ": 0, "ratio": None})
+    """
+    differ = check.get("differ")
+    if not differ:
+        return None
+    ratio = check.get("ratio")
+    how = "other"
+    facts = []
+    if isinstance(ratio, int | float):
+        how = "fewer" if ratio < 1 else "more" if ratio > 1 else "other"
+        facts.append(f"observed/expected {ratio:.2f}")
+    example = check.get("example")
+    if example is not None:
+        w, h = example["size"]
+        seen, expected = example["observed"], example["expected"]
+        facts.append(f"e.g. {example['id']}: {seen} for its {w}x{h} screenshot, {expected} expected")
+    said = f" ({'; '.join(facts)})" if facts else ""
+    who = "server" if check.get("source") == "prompt" else "processor"
+    return (
+        f"the model saw {how} image tokens than the preset expects in {differ} of {check.get('requests')} "
+        f"proposer answers{said}: the {who} likely resizes with its own max_pixels/min_pixels "
+        "(start it with the preset's)"
+    )
+
+
+def image_tokens_lines(entry: BenchmarkEntry) -> list[str]:
+    """report.md's warning on a benchmark whose image-token check found differing answers (else none).
+
+    Example:
+        >>> check = {"source": "measured", "requests": 4, "differ": 1, "ratio": 2.0, "example": None}
+        >>> [line[:58] for line in image_tokens_lines({"image_tokens": check})]
+        ['- Warning: the model saw more image tokens than the preset']
+        >>> image_tokens_lines({})
+        []
+    """
+    check = entry.get("image_tokens")
+    text = None if check is None else image_tokens_text(check)
+    return [] if text is None else [f"- Warning: {text}"]
+
+
 def bootstrap_label(spec: HeadlineInterval) -> str:
     """How a benchmark's declared headline interval is named beside it.
 
@@ -361,6 +447,7 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
         lines.append(f"- Unreadable screenshots (the model was not asked; scored as misses): {len(bad)}")
         lines += [f"  - {e['error']}" for e in bad]
     lines += server_error_lines(entry)
+    lines += image_tokens_lines(entry)
     if entry["critic_format_errors"]:
         n_critic = entry["critic_format_errors"]
         lines.append(f"- Critic format errors (unparseable rankings, proposer order used): {n_critic}")
