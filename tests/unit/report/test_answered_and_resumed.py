@@ -288,3 +288,13 @@ def test_a_run_without_these_facts_shows_none_of_them(tmp_path: Path) -> None:
     console = console_summary(document, TITLES, tmp_path)
     assert console.split("\n\n")[0].splitlines() == ["Protocol: p", "Top-1 by `critic` · K=2"]
     assert not [block for block in console.split("\n\n") if block.startswith("warning")]
+
+
+def test_a_killed_invocation_without_an_end_or_a_window_is_a_row_of_dashes() -> None:
+    killed = {"started": "t0", "ended": None, "end": "killed", "restored": 0, "samples": 2, "counters": {}}
+    document, report = _run(ENDPOINT, [killed, INVOCATIONS[1]], {})
+    resumed = "resumed: 2 invocations (#1 killed, 2 samples; #2 finished, 1 samples)"
+    assert report.splitlines()[2] == resumed
+    page = render_report_html(document, [])
+    assert _texts(page, "p", "invocations")[0] == resumed
+    assert _invocation_rows(page) == [["#1", "t0", "–", "killed", "2", "–", "–"], INVOCATION_ROWS[1]]
