@@ -17,8 +17,10 @@ says each problem in one line naming the option that fixes it:
    log-probabilities when the critic is pointwise are a warning each). Its answer is not kept: the
    run asks the sample again.
 4. What the model saw (a Qwen-VL preset: ``resize_factor``): per benchmark, its first sample's
-   proposer prompt sent twice with ``max_tokens=1``, with the screenshot at its sent size and with a
-   small image; the difference of the prompt tokens is the difference of image tokens, exactly
+   proposer request sent twice as the run sends it (its budget too: ``transformers serve`` answers
+   HTTP 500 to a Qwen tool call cut short, e.g. after one token), with the screenshot at its sent
+   size and with a small image; the difference of the prompt tokens is the difference of image
+   tokens, exactly
    (:func:`gge.scoring.image_tokens.split_prompt`). A mismatch is one warning line (recorded), or
    stops the run with ``strict_server=true``. The text split is kept for the per-request check of
    the run (:func:`image_token_checks`).
@@ -299,8 +301,14 @@ def _token_split(
     view = _view(backend, image)
     spec = policy.proposer_requests(sample, view.size)[0]
     small = Image.new("RGB", backend.seen_size(SMALL_SIDE, SMALL_SIDE), (128, 128, 128))
-    big_request = GenerationRequest(view, spec.messages, prefill=spec.prefill, max_new_tokens=1)
-    small_request = GenerationRequest(small, spec.messages, prefill=spec.prefill, max_new_tokens=1)
+    # the run's own budget: a server that parses answers refuses one cut short (transformers serve
+    # answers HTTP 500 to a Qwen tool call cut after <tool_call>); the prompt tokens do not depend on it
+    budget = spec.generation.get("max_new_tokens")
+    asked = budget if isinstance(budget, int) else 1
+    big_request, small_request = (
+        GenerationRequest(image, spec.messages, prefill=spec.prefill, max_new_tokens=asked)
+        for image in (view, small)
+    )
     try:
         big, little = backend.generate([big_request, small_request])
     except TransientError as e:
@@ -313,6 +321,7 @@ def _token_split(
         "small_size": list(small.size),
         "prompt_tokens": p_big,
         "small_prompt_tokens": p_small,
+        "max_new_tokens": asked,
     }
     result.record["image_tokens"][sample.benchmark] = entry
     if p_big is None or p_small is None:
@@ -343,12 +352,16 @@ def _window_start(
     backend: Any, request: GenerationRequest, result: ProbeResult, clock: Callable[[], float]
 ) -> None:
     """An adaptive window's start from the server's parallelism (see the module's rule)."""
-    began = clock()
-    backend.generate([request])
-    alone = clock() - began
-    began = clock()
-    backend.generate([request] * COPIES)
-    together = clock() - began
+    try:
+        began = clock()
+        backend.generate([request])
+        alone = clock() - began
+        began = clock()
+        backend.generate([request] * COPIES)
+        together = clock() - began
+    except TransientError as e:  # the window starts where it would without the probe
+        result.record["warnings"].append(f"the window probe failed: {e}")
+        return
     serial = serves_one_at_a_time(alone, together)
     entry: dict[str, Any] = {
         "copies": COPIES,

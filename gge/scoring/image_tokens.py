@@ -124,18 +124,25 @@ def mismatch_line(
         min_pixels: The preset's smallest area (what the server should be started with).
         max_pixels: The preset's largest area.
 
+    Returns:
+        ``the model saw fewer`` (or ``more``) ``image tokens than gge sent: the server counts ...``,
+        with the ratio, the pixels seen and the likely fix; None when the counts agree.
+
     Example:
         >>> mismatch_line(TokenSplit(396, 104, 1196), (1288, 728), 28, 3136, 1003520)[:61]
-        'the server counts 396 image tokens for a 1288x728 screenshot '
+        'the model saw fewer image tokens than gge sent: the server co'
     """
     if split.matches:
         return None
     w, h = size
+    saw = "fewer" if split.image_tokens < split.expected else "more"
+    seen = split.image_tokens * factor * factor
     return (
-        f"the server counts {split.image_tokens} image tokens for a {w}x{h} screenshot where the preset "
-        f"expects {split.expected} (ratio {split.ratio:.2f}; about {split.image_tokens * factor * factor:,} "
-        f"pixels seen of {w * h:,} sent): it likely resizes with its own max_pixels/min_pixels (start the "
-        f"server with the preset's: min_pixels={min_pixels}, max_pixels={max_pixels})"
+        f"the model saw {saw} image tokens than gge sent: the server counts {split.image_tokens} image "
+        f"tokens for a {w}x{h} screenshot where the preset expects {split.expected} "
+        f"(ratio {split.ratio:.2f}; about {seen:,} pixels seen of {w * h:,} sent): it likely resizes with "
+        f"its own max_pixels/min_pixels (start the server with the preset's: min_pixels={min_pixels}, "
+        f"max_pixels={max_pixels})"
     )
 
 

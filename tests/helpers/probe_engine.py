@@ -3,8 +3,11 @@
 It lists its models (``/v1/models``), tells its version (as vLLM's ``/version``), and answers each
 chat request with ``usage.prompt_tokens`` counted from what it received: its text (one token per 4
 bytes of the text parts, plus 2 vision markers) and its image as the engine would resize it with its
-own ``max_pixels`` (Qwen's 28-pixel merged patches). It logs what it counted, and serves requests one
-at a time (``serial``) or together. Used by the probe's tests.
+own ``max_pixels`` (Qwen's 28-pixel merged patches). It logs what it counted (and the request's
+``max_tokens``), and serves requests one at a time (``serial``) or together; ``refuse_one_token``
+answers HTTP 500 to a one-token request, as ``transformers serve`` does a Qwen tool call cut after
+its first token; ``fail_after`` answers HTTP 500 to every chat request after that many. Used by the
+probe's tests.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ class Engine(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.log: list[dict[str, Any]] = []  # per chat request: text tokens, image size, image tokens
         self.answer = "(10, 20)"  # the answer text of a proposer request
+        self.refuse_one_token = False  # HTTP 500 to max_tokens=1 (transformers serve, a cut Qwen tool call)
+        self.fail_after: int | None = None  # HTTP 500 to every chat request after this many
 
     @property
     def root(self) -> str:
@@ -79,8 +84,13 @@ class Handler(BaseHTTPRequestHandler):
                     size = Image.open(io.BytesIO(data)).size
         h, w = smart_resize(size[1], size[0], factor=28, max_pixels=e.max_pixels)
         counted = {"text": len(text.encode()) // 4 + 2, "size": size, "image": (h // 28) * (w // 28)}
+        counted["max_tokens"] = body.get("max_tokens")
         with e.lock:
             e.log.append(counted)
+        failing = e.fail_after is not None and len(e.log) > e.fail_after
+        if failing or (e.refuse_one_token and body.get("max_tokens") == 1):
+            self._send(500, {"error": {"message": "json parser could not parse region as JSON."}})
+            return
         if e.serial:
             with e.serving:
                 time.sleep(e.delay_s)

@@ -72,7 +72,8 @@ def test_an_engine_with_its_own_max_pixels_is_one_line(engine: Engine, tmp_path:
     sample = _sample(tmp_path)
     found, said = _probe(_policy(engine.root + "/v1"), sample)
     assert said == (
-        "warning: probe: screenspot_v2: the server counts 15 image tokens for a 308x196 screenshot where the "
+        "warning: probe: screenspot_v2: the model saw fewer image tokens than gge sent: the server counts 15 "
+        "image tokens for a 308x196 screenshot where the "
         "preset expects 77 (ratio 0.19; about 11,760 pixels seen of 60,368 sent): it likely resizes with its "
         "own max_pixels/min_pixels (start the server with the preset's: min_pixels=3136, "
         "max_pixels=1003520)\n"

@@ -58,13 +58,22 @@ def test_the_mismatch_line_names_the_counts_and_the_fix() -> None:
     s = split_prompt(100 + 396, 116, expected_big=1196, expected_small=16)
     line = mismatch_line(s, (1288, 728), 28, 3136, 1003520)
     assert line == (
-        "the server counts 396 image tokens for a 1288x728 screenshot where the preset expects 1196 "
+        "the model saw fewer image tokens than gge sent: the server counts 396 image tokens for a 1288x728 "
+        "screenshot where the preset expects 1196 "
         "(ratio 0.33; about 310,464 pixels seen of 937,664 sent): it likely resizes with its own "
         "max_pixels/min_pixels (start the server with the preset's: min_pixels=3136, max_pixels=1003520)"
     )
     assert (
         mismatch_line(split_prompt(1296, 116, expected_big=1196, expected_small=16), (1288, 728), 28, 1, 2)
         is None
+    )
+    # a server that resizes up (its own min_pixels above the preset's): 4 x 4 tokens sent, 8 x 8 counted
+    more = mismatch_line(
+        split_prompt(100 + 64, 116, expected_big=16, expected_small=16), (112, 112), 28, 1, 2
+    )
+    assert more is not None and more.startswith(
+        "the model saw more image tokens than gge sent: the server counts 64 image tokens for a 112x112 "
+        "screenshot where the preset expects 16 (ratio 4.00; about 50,176 pixels seen of 12,544 sent)"
     )
 
 
