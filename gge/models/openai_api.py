@@ -49,40 +49,23 @@ Example:
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import math
-import os
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from gge.errors import GgeError, RequestFailed, ServerGone
+from gge.errors import GgeError
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
 from gge.models.encoding import ImageUrls
-from gge.models.openai_http import (
-    MAX_DELAY_S,
-    REQUEST_REFUSALS,
-    Refused,
-    Retryable,
-    ServerWait,
-    config_hint,
-    connection_reason,
-    is_loopback,
-    request_body,
-    retry_after,
-    server_message,
-    truncate,
-)
+from gge.models.openai_http import Refused, truncate
 from gge.models.openai_reading import (
     WINDOW_KEY,
     EndpointStatus,
@@ -95,7 +78,9 @@ from gge.models.openai_reading import (
     usage_of,
     with_prefill,
 )
-from gge.models.window import RAMP_TIMEOUT_FACTOR, RequestWindow
+from gge.models.openai_requests import RequestLoop, results_in_order
+from gge.models.openai_transport import Transport
+from gge.models.window import RequestWindow
 from gge.types import CostRecord
 
 log = logging.getLogger(__name__)
@@ -109,28 +94,6 @@ SGLang restart loads a 7-8B VLM's weights and captures its CUDA graphs in one to
 72B model on several GPUs, or weights read from a network disk, take longer); ``transformers serve``
 came back in about 45 s. Ten minutes survives a model reload with room to spare, and is short
 against the hours of a full run that waiting keeps."""
-
-POLL_TIMEOUT_S = 10.0
-"""The longest a poll of a server that went away waits for its answer."""
-
-
-class Cancelled(GgeError):
-    """A request not sent, or no longer waited for, because another one failed or the run is stopping."""
-
-
-def results_in_order(futures: Sequence[Future[Any]], stop: threading.Event) -> list[Any]:
-    """The futures' results in order; on a failure, ``stop`` is set and the first real failure raised.
-
-    The requests cancelled because of it (:class:`Cancelled`) do not hide it: a sample's one failed
-    request is raised as what it is (a :class:`~gge.errors.RequestFailed`, say), whatever its place.
-    """
-    wait(futures, return_when=FIRST_EXCEPTION)
-    if any(f.done() and f.exception() is not None for f in futures):
-        stop.set()
-        wait(futures)
-        errors = [e for f in futures if (e := f.exception()) is not None]
-        raise next((e for e in errors if not isinstance(e, Cancelled)), errors[0])
-    return [f.result() for f in futures]
 
 
 class OpenAIBackend:
@@ -227,12 +190,11 @@ class OpenAIBackend:
         self.window = RequestWindow(
             concurrency, adaptive=concurrency is None, max_limit=max_concurrency, stall_s=float(timeout_s)
         )
-        self.base_url = base_url.rstrip("/")
-        self.url = (
-            self.base_url
-            if self.base_url.endswith("/chat/completions")
-            else self.base_url + "/chat/completions"
+        self._transport = Transport(
+            base_url, model, api_key_env, float(timeout_s), float(server_wait_s), clock=clock, sleep=sleep
         )
+        self.base_url = self._transport.base_url
+        self.url = self._transport.url
         self.model = model
         self.api_key_env = api_key_env
         self.concurrency = concurrency
@@ -246,30 +208,18 @@ class OpenAIBackend:
         self.resize_factor = resize_factor
         self.image_format = self._images.image_format
         self.jpeg_quality = self._images.jpeg_quality
-        self._cancelled = threading.Event()
         self._reading_state = ReadingRecord()
         self.extra_body = dict(extra_body or {})
         self.logprobs: str | None = None
         self._lock = threading.Lock()
-        self._usage = {
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "requests": 0,
-            "retries": 0,
-            "overloads": 0,
-            "failed": 0,
-        }
-        self.server_wait_s = float(server_wait_s)
-        self._answered = threading.Event()  # the server answered once (an HTTP status, any)
-        self._server = ServerWait(
-            self.server_wait_s,
-            self.base_url,
-            clock=clock or time.time,
-            sleep=sleep,
+        self._loop = RequestLoop(
+            self._transport,
+            self.window,
+            max_retries=max_retries,
+            backoff_s=float(backoff_s),
+            reading=self._reading_state,
         )
-        # A local server is never reached through a proxy; anything else follows the environment.
-        handlers = [urllib.request.ProxyHandler({})] if is_loopback(parsed.hostname) else []
-        self._opener = urllib.request.build_opener(*handlers)
+        self.server_wait_s = float(server_wait_s)
 
     # -- Backend API ----------------------------------------------------------------------------
     def seen_size(self, width: int, height: int) -> tuple[int, int]:
@@ -342,7 +292,7 @@ class OpenAIBackend:
             GgeError: What every request would meet (a wrong URL, key or model name; a prefill the
                 server refuses).
         """
-        return self._map(self._generate_one, requests)
+        return self._loop.map(self._generate_one, requests)
 
     def yes_probability(self, requests: Sequence[GenerationRequest], yes: str, no: str) -> list[float]:
         """P(first answer token is ``yes``) from the top-20 log-probabilities of one generated token.
@@ -372,7 +322,7 @@ class OpenAIBackend:
         """
         del no
         word = yes.strip().lower()
-        answers = self._map(lambda r, stop: self._yes_one(r, word, stop), requests)
+        answers = self._loop.map(lambda r, stop: self._yes_one(r, word, stop), requests)
         return [p for p, _ in answers], [c for _, c in answers]
 
     def settings(self) -> dict[str, Any]:
@@ -392,10 +342,9 @@ class OpenAIBackend:
         failed for good: :class:`~gge.errors.RequestFailed`), ``outages`` (times the server went away
         after answering) and ``unreachable_s`` (seconds spent waiting for it).
         """
-        with self._lock:
-            usage: dict[str, Any] = dict(self._usage)
-        usage["outages"] = self._server.outages
-        usage["unreachable_s"] = round(self._server.now_unreachable_s(), 3)
+        usage: dict[str, Any] = self._loop.counts()
+        usage["outages"] = self._transport.server.outages
+        usage["unreachable_s"] = round(self._transport.server.now_unreachable_s(), 3)
         counts = self._images.counts
         return {
             "backend": "openai",
@@ -438,8 +387,7 @@ class OpenAIBackend:
             >>> OpenAIBackend("http://127.0.0.1:8000/v1", "m", concurrency=4).status()["limit"]
             4
         """
-        with self._lock:
-            usage = dict(self._usage)
+        usage = self._loop.counts()
         return {
             "in_flight": self.window.in_flight,
             "limit": self.window.limit,
@@ -447,7 +395,7 @@ class OpenAIBackend:
             "retries": usage["retries"],
             "overloads": usage["overloads"],
             "failed": usage["failed"],
-            "unreachable_since": self._server.since,
+            "unreachable_since": self._transport.server.since,
             "server_wait_s": self.server_wait_s,
         }
 
@@ -462,37 +410,40 @@ class OpenAIBackend:
             on: False lets it send again (the next evaluation of a training run).
         """
         if on:
-            self._cancelled.set()
+            self._loop.cancelled.set()
         else:
-            self._cancelled.clear()
+            self._loop.cancelled.clear()
+
+    def get(self, path: str, timeout_s: float | None = None) -> tuple[int, dict[str, str], bytes]:
+        """One GET to the server, without retries (a probe of what it serves and says about itself).
+
+        Sent as the POSTs are: the same proxy rule (none for a loopback host) and the API key header
+        where its variable is set.
+
+        Args:
+            path: Starting with ``/``: relative to the server root (``scheme://host:port``, e.g.
+                ``/version`` for vLLM, ``/get_server_info`` for SGLang); otherwise relative to the
+                API root (``models`` -> ``<base_url>/models``).
+            timeout_s: How long to wait for the answer (default: ``timeout_s``).
+
+        Returns:
+            The HTTP status, the headers (names lowercased) and the body; an HTTP error status is
+            returned as any other (no exception).
+
+        Raises:
+            GgeError: Nothing answered (a connection error or a timeout); the message names the URL.
+
+        Example:
+            >>> OpenAIBackend("http://127.0.0.1:9/v1", "m").get_url("/version")
+            'http://127.0.0.1:9/version'
+        """
+        return self._transport.get(path, timeout_s)
+
+    def get_url(self, path: str) -> str:
+        """The URL :meth:`get` asks for ``path`` (``/x``: from the server root; ``x``: from the API root)."""
+        return self._transport.get_url(path)
 
     # -- requests -------------------------------------------------------------------------------
-    def _map(self, fn: Any, requests: Sequence[GenerationRequest]) -> list[Any]:
-        """``fn(request, stop)`` over the requests, all at once, results in request order.
-
-        Each request's tries wait for their place in the window, so the requests of one call and of
-        every other thread's calls share it. On the first failure the requests not yet sent are
-        cancelled, retry waits are cut short, and the failure is raised (:func:`results_in_order`:
-        the failure itself, never a cancellation it caused).
-        """
-        stop = threading.Event()
-        if not requests:
-            return []
-        if self.window.max_limit == 1 or len(requests) == 1:
-            return [fn(r, stop) for r in requests]
-        pool = ThreadPoolExecutor(
-            max_workers=min(self.window.max_limit, len(requests)), thread_name_prefix="gge-openai"
-        )
-        try:
-            futures: list[Future[Any]] = [pool.submit(fn, r, stop) for r in requests]
-            return results_in_order(futures, stop)
-        except BaseException:
-            stop.set()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        finally:
-            pool.shutdown(wait=True)
-
     def _body(self, request: GenerationRequest, **overrides: Any) -> dict[str, Any]:
         greedy = not request.do_sample
         body: dict[str, Any] = {
@@ -551,249 +502,12 @@ class OpenAIBackend:
             return self._images.url(request.marks)
         return self._images.url(request.image, request.image_file)
 
-    def _redact(self, text: str) -> str:
-        key = os.environ.get(self.api_key_env)
-        return text.replace(key, "***") if key else text
-
-    def _fail(self, what: str, kind: type[GgeError] = GgeError) -> GgeError:
-        return kind(self._redact(f"POST {self.url} (model {self.model!r}): {what}"))
-
-    def _request_failed(self, what: str) -> RequestFailed:
-        """One request failed for good (counted in ``failed``): that sample's failure, not the run's."""
-        with self._lock:
-            self._usage["failed"] += 1
-        error = self._fail(what, RequestFailed)
-        assert isinstance(error, RequestFailed)
-        return error
-
-    def _auth_headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json"}
-        key = os.environ.get(self.api_key_env)
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
-
-    def _heard(self) -> None:
-        """The server answered with an HTTP status: it is up (a connection error is now waited out)."""
-        self._answered.set()
-        self._server.answered()
-
-    def _post_once(self, payload: bytes, timeout_s: float) -> dict[str, Any]:
-        """One try: the parsed JSON answer, or Retryable, or a GgeError (refused / a configuration)."""
-        headers = {"Content-Type": "application/json", **self._auth_headers()}
-        req = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
-        try:
-            with self._opener.open(req, timeout=timeout_s) as resp:
-                self._heard()
-                raw = resp.read()
-        except urllib.error.HTTPError as e:
-            self._heard()
-            try:
-                body = e.read()
-            except (OSError, http.client.HTTPException):
-                body = b""
-            message = truncate(self._redact(server_message(body)) or str(e.reason))
-            what = f"HTTP {e.code}: {message}"
-            if e.code == 429 or e.code >= 500:
-                raise Retryable(
-                    what,
-                    retry_after(e.headers.get("Retry-After") if e.headers else None),
-                    overload=e.code in (429, 503, 504),
-                    busy=e.code in (429, 503),
-                ) from None
-            key_set = bool(os.environ.get(self.api_key_env))
-            hint = config_hint(e.code, message, self._api_root(), self.api_key_env, key_set)
-            if hint is not None:
-                raise self._fail(f"{what}; {hint}") from None
-            if e.code in REQUEST_REFUSALS:
-                message = self._redact(f"POST {self.url} (model {self.model!r}): {what}")
-                raise Refused(message, e.code) from None
-            raise self._fail(what) from None
-        except TimeoutError:
-            raise Retryable(f"timed out after {timeout_s:g} s", overload=True) from None
-        except urllib.error.URLError as e:
-            if isinstance(e.reason, TimeoutError):
-                raise Retryable(f"timed out after {timeout_s:g} s", overload=True) from None
-            # never connected (refused, no route, a name that does not resolve) or cut while sending
-            what = f"connection error: {connection_reason(e.reason)}"
-            raise Retryable(what, connection=True, unreached=True) from None
-        except (ConnectionError, http.client.IncompleteRead) as e:  # reset, closed without an answer
-            raise Retryable(f"connection error: {connection_reason(e)}", connection=True) from None
-        except (OSError, http.client.HTTPException) as e:
-            raise Retryable(f"connection error: {type(e).__name__}: {e}") from None
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            text = truncate(raw.decode("utf-8", "replace"))
-            raise Retryable(f"malformed response, not JSON: {self._redact(text)!r}") from None
-        if not isinstance(data, dict):
-            raise Retryable(f"malformed response, expected a JSON object, got {truncate(str(data))!r}")
-        return data
-
-    def _api_root(self) -> str:
-        """The API root the user gave (``base_url`` without ``/chat/completions``)."""
-        root = self.base_url
-        return root[: -len("/chat/completions")] if root.endswith("/chat/completions") else root
-
-    def get(self, path: str, timeout_s: float | None = None) -> tuple[int, dict[str, str], bytes]:
-        """One GET to the server, without retries (a probe of what it serves and says about itself).
-
-        Sent as the POSTs are: the same proxy rule (none for a loopback host) and the API key header
-        where its variable is set.
-
-        Args:
-            path: Starting with ``/``: relative to the server root (``scheme://host:port``, e.g.
-                ``/version`` for vLLM, ``/get_server_info`` for SGLang); otherwise relative to the
-                API root (``models`` -> ``<base_url>/models``).
-            timeout_s: How long to wait for the answer (default: ``timeout_s``).
-
-        Returns:
-            The HTTP status, the headers (names lowercased) and the body; an HTTP error status is
-            returned as any other (no exception).
-
-        Raises:
-            GgeError: Nothing answered (a connection error or a timeout); the message names the URL.
-
-        Example:
-            >>> OpenAIBackend("http://127.0.0.1:9/v1", "m").get_url("/version")
-            'http://127.0.0.1:9/version'
-        """
-        url = self.get_url(path)
-        req = urllib.request.Request(url, headers=self._auth_headers(), method="GET")
-        wait = self.timeout_s if timeout_s is None else float(timeout_s)
-        try:
-            with self._opener.open(req, timeout=wait) as resp:
-                self._heard()
-                status, headers, body = resp.status, resp.headers, resp.read()
-        except urllib.error.HTTPError as e:
-            self._heard()
-            try:
-                body = e.read()
-            except (OSError, http.client.HTTPException):
-                body = b""
-            status, headers = e.code, e.headers
-        except TimeoutError:
-            raise GgeError(f"GET {url}: timed out after {wait:g} s") from None
-        except urllib.error.URLError as e:
-            reason = "timed out" if isinstance(e.reason, TimeoutError) else connection_reason(e.reason)
-            raise GgeError(f"GET {url}: nothing answers ({reason})") from None
-        except (OSError, http.client.HTTPException) as e:
-            raise GgeError(f"GET {url}: {connection_reason(e)}") from None
-        named = {k.lower(): v for k, v in headers.items()} if headers is not None else {}
-        return int(status), named, body
-
-    def get_url(self, path: str) -> str:
-        """The URL :meth:`get` asks for ``path`` (``/x``: from the server root; ``x``: from the API root)."""
-        if path.startswith("/"):
-            parsed = urllib.parse.urlsplit(self.base_url)
-            return f"{parsed.scheme}://{parsed.netloc}{path}"
-        return f"{self._api_root()}/{path}"
-
-    def _poll(self) -> bool:
-        """One poll of a server that went away: True when ``GET <base_url>/models`` gets a status < 500."""
-        try:
-            status, _, _ = self.get("models", timeout_s=min(self.timeout_s, POLL_TIMEOUT_S))
-        except GgeError:
-            return False
-        return status < 500
-
-    def _pause(self, delay: float, stop: threading.Event) -> bool:
-        """Wait ``delay`` seconds before a retry; True (at once) when the call or the run is cancelled."""
-        end = time.monotonic() + delay
-        while (left := end - time.monotonic()) > 0:
-            if stop.wait(min(left, 0.1)) or self._cancelled.is_set():
-                return True
-        return stop.is_set() or self._cancelled.is_set()
-
-    def _post(self, body: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
-        """POST with retries: exponential backoff (or ``Retry-After``) on retryable failures.
-
-        A connection error after the server has answered once waits for the server
-        (:class:`~gge.models.openai_http.ServerWait`) and sends the try again, spending no retry;
-        before it has answered once, nothing listening there fails fast (one retry).
-        """
-        payload = request_body(body)
-        kind = (body.get("max_tokens"), len(payload).bit_length())  # latencies compared within a kind
-        attempt = 0  # the tries that failed on their own (an overload the window shrinks for is not one)
-
-        def stopping() -> bool:
-            return stop.is_set() or self._cancelled.is_set()
-
-        while True:
-            if stopping():
-                raise self._fail("cancelled after another request failed", Cancelled)
-            seen = self._server.hold(stopping)
-            if stopping():
-                continue
-            ticket = self.window.acquire(self._cancelled, kind=kind)
-            if ticket is None:
-                raise self._fail("cancelled: the run is stopping", Cancelled)
-            timeout_s = self.timeout_s * (RAMP_TIMEOUT_FACTOR if ticket.ramp else 1.0)
-            try:
-                data = self._post_once(payload, timeout_s)
-            except Retryable as e:
-                self.window.release(ticket, "overload" if e.overload else "error")
-                with self._lock:
-                    self._usage["overloads"] += e.overload
-                heard = self._answered.is_set()
-                if e.connection and heard and self.server_wait_s > 0:
-                    if self._server.wait(e.what, seen, self._poll, stopping):
-                        continue  # the server is back: sent again, no retry spent
-                    raise self._fail("cancelled: the run is stopping", Cancelled) from None
-                owned = e.busy and self.window.owns(ticket)
-                if e.unreached and not heard and attempt >= min(1, self.max_retries):
-                    reason = e.what.removeprefix("connection error: ")
-                    raise GgeError(
-                        f"nothing answers at {self.base_url} ({reason}): is the server up, and is "
-                        "base_url's port right?"
-                    ) from None
-                if attempt >= self.max_retries and not owned:
-                    what = f"{e.what} (after {self.max_retries} retries)"
-                    if e.connection and heard:  # model.server_wait_s=0: no wait
-                        what += "; model.server_wait_s=0: not waited for"
-                        raise self._fail(what, ServerGone) from None
-                    raise self._request_failed(what) from None
-                delay = min(
-                    self.backoff_s * 2**attempt if e.retry_after is None else e.retry_after, MAX_DELAY_S
-                )
-                if owned:
-                    limit = self.window.limit
-                    log.info("POST %s: %s; the request window shrinks to %d", self.url, e.what, limit)
-                else:
-                    attempt += 1
-                    what, most = e.what, self.max_retries
-                    log.warning("POST %s: %s; retry %d/%d in %.1f s", self.url, what, attempt, most, delay)
-                with self._lock:
-                    self._usage["retries"] += 1
-                if delay > 0 and self._pause(delay, stop):
-                    raise self._fail("cancelled after another request failed", Cancelled) from None
-                continue
-            except RequestFailed:
-                self.window.release(ticket, "error")
-                with self._lock:
-                    self._usage["failed"] += 1
-                raise
-            except BaseException:
-                self.window.release(ticket, "error")
-                raise
-            self.window.release(ticket, "ok")
-            data[WINDOW_KEY] = ticket.limit
-            self._reading().answered(data)
-            usage = data.get("usage")
-            with self._lock:
-                self._usage["requests"] += 1
-                if isinstance(usage, dict):
-                    for k in ("prompt_tokens", "completion_tokens"):
-                        if isinstance(usage.get(k), int):
-                            self._usage[k] += usage[k]
-            return data
-
     def _choices(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         choices = data.get("choices")
         if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
             shown = {k: v for k, v in data.items() if k != WINDOW_KEY}
             shown_text = truncate(json.dumps(shown))
-            raise self._request_failed(f"malformed response, missing 'choices' list: {shown_text!r}")
+            raise self._loop.request_failed(f"malformed response, missing 'choices' list: {shown_text!r}")
         return sorted(choices, key=lambda c: c["index"] if isinstance(c.get("index"), int) else 0)
 
     def _text(self, choice: dict[str, Any], i: int) -> str:
@@ -805,7 +519,7 @@ class OpenAIBackend:
         try:
             text, from_calls = message_text(choice.get("message"))
         except MalformedAnswer as error:
-            raise self._request_failed(f"malformed response, choices[{i}]{error}") from None
+            raise self._loop.request_failed(f"malformed response, choices[{i}]{error}") from None
         if from_calls:
             self._reading().tool_call_answer()
         return text
@@ -878,7 +592,7 @@ class OpenAIBackend:
             answers.append(data)
             choices = self._choices(data)
             if not choices:
-                raise self._request_failed("malformed response, 'choices' is empty")
+                raise self._loop.request_failed("malformed response, 'choices' is empty")
             self._reading().choices(want, len(choices), again=len(texts) > 0)
             texts.extend(
                 with_prefill(self._text(c, i), request.prefill) for i, c in enumerate(choices[:want])
@@ -896,15 +610,17 @@ class OpenAIBackend:
         server refused (a run-stopping GgeError); otherwise the refusal is the request's own failure.
         """
         try:
-            return self._post(self._body(request, n=want), stop)
+            return self._loop.post(self._body(request, n=want), stop)
         except Refused as refused:
             if not request.prefill:
                 raise
             try:
-                self._post(self._body(replace(request, prefill=None), n=1), stop)
+                self._loop.post(self._body(replace(request, prefill=None), n=1), stop)
             except GgeError:
                 raise refused from None
-            raise self._fail(prefill_refusal(request.prefill, str(refused).split("): ", 1)[-1])) from None
+            raise self._transport.fail(
+                prefill_refusal(request.prefill, str(refused).split("): ", 1)[-1])
+            ) from None
 
     def _yes_one(
         self, request: GenerationRequest, word: str, stop: threading.Event
@@ -913,11 +629,11 @@ class OpenAIBackend:
         body = self._body(
             request, max_tokens=1, temperature=0.0, top_p=1.0, n=1, logprobs=True, top_logprobs=20
         )
-        data = self._post(body, stop)
+        data = self._loop.post(body, stop)
         cost = request_cost("judge", [data], time.perf_counter() - began)
         choices = self._choices(data)
         if not choices:
-            raise self._request_failed("malformed response, 'choices' is empty")
+            raise self._loop.request_failed("malformed response, 'choices' is empty")
         top = top_logprobs(choices[0])
         if top is None:
             with self._lock:

@@ -529,7 +529,7 @@ def test_the_transient_failures_gge_meets_are_marked_so(
     url = f"http://127.0.0.1:{port}/v1"
     backend = OpenAIBackend(url, "served", max_retries=0)
     with pytest.raises(TransientError) as down:
-        backend._post({"model": "served"}, threading.Event())
+        backend._loop.post({"model": "served"}, threading.Event())
     assert str(down.value).startswith(f"POST {url}/chat/completions (model 'served'): connection error: ")
     assert str(down.value).endswith(" (after 0 retries)")
 

@@ -28,7 +28,7 @@ import pytest
 from PIL import Image
 
 from gge.errors import GgeError, TransientError
-from gge.models import openai_api
+from gge.models import openai_api, openai_requests
 from gge.models.base import GenerationRequest
 from gge.models.encoding import ImageUrls
 from gge.models.openai_api import OpenAIBackend
@@ -304,7 +304,7 @@ def test_a_retry_waits_at_most_max_delay_s(
     assert MAX_DELAY_S == 60.0
     server.script["click"] = [Reply(429, body={"error": {"message": "slow down"}}, headers=headers)]
     backend = _backend(server.url, backoff_s=backoff_s, max_retries=2)
-    monkeypatch.setattr(openai_api, "time", _FrozenMonotonic())  # the wait ends on the cancel alone
+    monkeypatch.setattr(openai_requests, "time", _FrozenMonotonic())  # the wait ends on the cancel alone
     messages = _first_retry_message(backend, caplog)
     assert messages == [f"POST {backend.url}: HTTP 429: slow down; retry 1/2 in {delay} s"]
 

@@ -431,12 +431,12 @@ def test_a_try_sent_during_slow_start_waits_four_timeouts(
 ) -> None:
     b = backend(server.root + "/v1", concurrency=concurrency, timeout_s=7.0)
     waits: list[float] = []
-    send = b._post_once
+    send = b._transport.post_once
 
     def recorded(payload: bytes, timeout_s: float) -> dict[str, Any]:
         waits.append(timeout_s)
         return send(payload, timeout_s)
 
-    b._post_once = recorded  # type: ignore[method-assign]
+    b._transport.post_once = recorded  # type: ignore[method-assign]
     b.generate([request()])
     assert waits == [7.0 * factor]  # adaptive: sent in slow start; fixed: the usual timeout

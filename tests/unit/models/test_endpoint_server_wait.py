@@ -20,7 +20,8 @@ from PIL import Image
 
 from gge.errors import GgeError, RequestFailed, ServerGone
 from gge.models.base import GenerationRequest
-from gge.models.openai_api import Cancelled, OpenAIBackend
+from gge.models.openai_api import OpenAIBackend
+from gge.models.openai_requests import Cancelled
 
 MODEL = "m"
 LOGGER = "gge.models.openai_api"
