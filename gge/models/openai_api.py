@@ -1,12 +1,12 @@
 """The OpenAI-compatible endpoint backend: a vision-language model served over ``/chat/completions``.
 
 Works with vLLM, SGLang, TGI, LM Studio, Ollama's OpenAI API and hosted APIs. Only the standard
-library speaks HTTP. Every request takes a place in the backend's one
-:class:`~gge.models.window.RequestWindow` (``concurrency`` requests in flight, or an adaptive window
-that finds the server's limit), whichever thread sends it: calls from many threads at once (the
-windowed run, :mod:`gge.run.windowed`) share it, so the window holds across samples, stages and
-benchmarks. The requests of one call go out together (results come back in request order); each
-retries with exponential backoff on HTTP 429, 5xx, timeouts and answers that are not a JSON object.
+library speaks HTTP. :class:`OpenAIBackend` is the gge ``Backend``: what to ask (the screenshot's
+size, the body: :mod:`gge.models.openai_wire`) and how to read the answers (choices, texts,
+log-probabilities, costs: :mod:`gge.models.openai_reading`). Sending is apart:
+:mod:`gge.models.openai_requests` is the request loop (one request window shared by every thread's
+calls, the requests of one call sent together, retries with backoff, the wait for a server that went
+away), :mod:`gge.models.openai_transport` one try over HTTP (the API key, a GET for a probe).
 
 What fails is told apart (:mod:`gge.models.openai_http`): one request's failure (its retries spent,
 an HTTP 400/413/422, an answer without usable choices) raises :class:`~gge.errors.RequestFailed`,
@@ -33,9 +33,8 @@ completion and, where reported, cached prompt tokens; image tokens are not repor
 request's own wall time: requests run concurrently, so a request's seconds are its latency, not
 a share of the batch, and their sum can exceed the batch's wall time up to ``concurrency`` times.
 
-The API key is read from the environment variable named by ``api_key_env`` at request time and sent
-as ``Authorization: Bearer ...`` only when set. It is never logged, recorded or put in an error
-message (any echo of it in a server's message is redacted).
+The API key (``api_key_env``) is never logged, recorded or put in an error message
+(:mod:`gge.models.openai_transport`).
 
 Example:
     >>> backend = OpenAIBackend("http://127.0.0.1:8000/v1", "qwen", max_pixels=1_000_000)
@@ -80,10 +79,12 @@ from gge.models.openai_reading import (
 )
 from gge.models.openai_requests import RequestLoop, results_in_order
 from gge.models.openai_transport import Transport
+from gge.models.openai_wire import chat_body
 from gge.models.window import RequestWindow
 from gge.types import CostRecord
 
 log = logging.getLogger(__name__)
+"""The backend's logger (:mod:`gge.models.openai_requests` and :mod:`gge.models.openai_http` log under it)."""
 
 _DEFAULT_MIN_PIXELS = 56 * 56
 _DEFAULT_MAX_PIXELS = 14 * 14 * 4 * 1280
@@ -115,7 +116,7 @@ class OpenAIBackend:
             counting: the window was too large, and it shrinks.
         timeout_s: Per-request timeout (on connecting and on each wait for the server's bytes).
         backoff_s: First retry delay; doubled on each retry (``backoff_s * 2**attempt``), at most
-            :data:`MAX_DELAY_S`; a ``Retry-After`` header replaces it.
+            :data:`~gge.models.openai_http.MAX_DELAY_S`; a ``Retry-After`` header replaces it.
         max_pixels: Largest image area sent (downscaled to fit, never upscaled); with
             ``resize_factor``, the ``max_pixels`` of ``smart_resize`` (default 1,003,520).
         min_pixels: Smallest area; used only with ``resize_factor`` (default 3,136).
@@ -443,53 +444,10 @@ class OpenAIBackend:
         """The URL :meth:`get` asks for ``path`` (``/x``: from the server root; ``x``: from the API root)."""
         return self._transport.get_url(path)
 
-    # -- requests -------------------------------------------------------------------------------
+    # -- asking and reading ----------------------------------------------------------------------
     def _body(self, request: GenerationRequest, **overrides: Any) -> dict[str, Any]:
-        greedy = not request.do_sample
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": self._messages(request),
-            "max_tokens": request.max_new_tokens,
-            "temperature": 0.0 if greedy else request.temperature,
-            "top_p": 1.0 if greedy else request.top_p,
-            "n": request.num_sequences,
-        }
-        if request.prefill:
-            # vLLM / SGLang: continue the last (assistant) message instead of opening a new turn
-            body["messages"].append({"role": "assistant", "content": request.prefill})
-            body.update(continue_final_message=True, add_generation_prompt=False)
-        body.update(overrides)
-        body.update(self.extra_body)
-        return body
-
-    def _messages(self, request: GenerationRequest) -> list[dict[str, Any]]:
-        """The gge chat messages as OpenAI messages: ``{"type": "image"}`` parts become data URLs."""
-        url: str | None = None
-        out: list[dict[str, Any]] = []
-        for m, message in enumerate(request.messages):
-            content = message.get("content")
-            if isinstance(content, str):
-                out.append({"role": message.get("role", "user"), "content": content})
-                continue
-            if not isinstance(content, list):
-                raise GgeError(
-                    f"message {m}: content must be a string or a list of parts, got {content!r:.80}"
-                )
-            parts: list[dict[str, Any]] = []
-            for part in content:
-                kind = part.get("type") if isinstance(part, dict) else None
-                if kind == "image":
-                    if url is None:
-                        url = self.image_url(request)
-                    parts.append({"type": "image_url", "image_url": {"url": url}})
-                elif kind == "text":
-                    parts.append({"type": "text", "text": str(part.get("text", ""))})
-                else:
-                    raise GgeError(
-                        f"message {m}: unsupported content part {part!r:.80} (expected image or text)"
-                    )
-            out.append({"role": message.get("role", "user"), "content": parts})
-        return out
+        """The request's body (:func:`~gge.models.openai_wire.chat_body`), its image's URL made once."""
+        return chat_body(request, self.model, lambda: self.image_url(request), self.extra_body, **overrides)
 
     def image_url(self, request: GenerationRequest) -> str:
         """The data URL of a request's image, made once per image (:class:`~gge.models.encoding.ImageUrls`).
