@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from gge.errors import GgeError, RequestFailed, ServerGone
+from gge.errors import GgeError, RequestFailed, ServerGone, TransientError
 from gge.models.base import GenerationRequest
 from gge.models.openai_http import MAX_DELAY_S, Retryable, request_body
 from gge.models.openai_reading import WINDOW_KEY, ReadingRecord
@@ -187,7 +187,7 @@ class RequestLoop:
                 owned = e.busy and self.window.owns(ticket)
                 if e.unreached and not heard and attempt >= min(1, self.max_retries):
                     reason = e.what.removeprefix("connection error: ")
-                    raise GgeError(
+                    raise TransientError(  # a server still starting: `gge watch` tries the step again
                         f"nothing answers at {self.transport.base_url} ({reason}): is the server up, and is "
                         "base_url's port right?"
                     ) from None

@@ -34,7 +34,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-from gge.errors import GgeError
+from gge.errors import GgeError, TransientError
 from gge.models.openai_http import (
     REQUEST_REFUSALS,
     Refused,
@@ -217,12 +217,12 @@ class Transport:
                 body = b""
             status, headers = e.code, e.headers
         except TimeoutError:
-            raise GgeError(f"GET {url}: timed out after {wait:g} s") from None
+            raise TransientError(f"GET {url}: timed out after {wait:g} s") from None
         except urllib.error.URLError as e:
             reason = "timed out" if isinstance(e.reason, TimeoutError) else connection_reason(e.reason)
-            raise GgeError(f"GET {url}: nothing answers ({reason})") from None
+            raise TransientError(f"GET {url}: nothing answers ({reason})") from None
         except (OSError, http.client.HTTPException) as e:
-            raise GgeError(f"GET {url}: {connection_reason(e)}") from None
+            raise TransientError(f"GET {url}: {connection_reason(e)}") from None
         named = {k.lower(): v for k, v in headers.items()} if headers is not None else {}
         return int(status), named, body
 

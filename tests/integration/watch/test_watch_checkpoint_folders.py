@@ -530,8 +530,11 @@ def test_the_transient_failures_gge_meets_are_marked_so(
     backend = OpenAIBackend(url, "served", max_retries=0)
     with pytest.raises(TransientError) as down:
         backend._loop.post({"model": "served"}, threading.Event())
-    assert str(down.value).startswith(f"POST {url}/chat/completions (model 'served'): connection error: ")
-    assert str(down.value).endswith(" (after 0 retries)")
+    assert str(down.value).startswith(f"nothing answers at {url} (")  # before any answer: a server starting
+    assert str(down.value).endswith("): is the server up, and is base_url's port right?")
+    with pytest.raises(TransientError) as get_down:
+        backend.get("models")
+    assert str(get_down.value).startswith(f"GET {url}/models: nothing answers (")
 
     def eio(*a: Any, **kw: Any) -> Any:
         raise OSError(errno.EIO, "Input/output error")
