@@ -7,7 +7,9 @@ limits. :func:`probe_server` asks the server once, in seconds, before any sample
 says each problem in one line naming the option that fixes it:
 
 1. ``GET models``: nothing answering (stops), a missing ``/v1`` (404 there, 200 at ``/v1/models``:
-   stops), an API key wanted (stops), a model name not served (stops, listing the served ones).
+   stops), an API key wanted (stops), a model name not served (stops, listing the served ones; not
+   where the list's entries carry a ``status``: ``transformers serve`` lists its cache and the models
+   it has loaded, and loads any other on demand).
 2. Who answered: vLLM's ``GET /version``, SGLang's ``GET /get_server_info`` (its version and pixel
    limits where given), the HTTP ``Server`` header, the models' ``owned_by``, and from the answers
    the ``model`` and ``system_fingerprint`` fields.
@@ -211,7 +213,12 @@ def _check_models(backend: Any, record: dict[str, Any]) -> None:
     record["served_models"] = served
     if owners:
         record["engine"]["owned_by"] = owners
-    if served and backend.model not in served:
+    # transformers serve lists the models of its cache and those it has loaded, each with a "status"
+    # (not an OpenAI field), and loads any other it is asked for: a name it does not list is no error
+    on_demand = any(isinstance(m, dict) and isinstance(m.get("status"), dict) for m in listed)
+    if on_demand:
+        record["engine"]["loads_models"] = "on demand"
+    if served and backend.model not in served and not on_demand:
         raise GgeError(
             f"probe: the server at {base} serves {', '.join(map(repr, served))}, not {backend.model!r}: set "
             "model.api_model to the served name"

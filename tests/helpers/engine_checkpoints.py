@@ -173,6 +173,25 @@ def add_serving_processor(folder: Path, base: str) -> None:
     path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
+def limit_pixels(folder: Path, max_pixels: int) -> Path:
+    """Give a saved Qwen-VL checkpoint's image processor its own ``max_pixels`` (``size.longest_edge``).
+
+    A server started on it resizes every image above that area again, as one started with its own
+    ``max_pixels`` does. Written in ``preprocessor_config.json`` and in ``processor_config.json``'s
+    ``image_processor`` alike (the processor may load either).
+
+    Returns:
+        ``folder``.
+    """
+    for name in ("preprocessor_config.json", "processor_config.json"):
+        path = Path(folder) / name
+        config = json.loads(path.read_text(encoding="utf-8"))
+        target = config["image_processor"] if name == "processor_config.json" else config
+        target["size"] = {**target["size"], "longest_edge": max_pixels}
+        path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return Path(folder)
+
+
 def _add_tokens(folder: Path, pieces: Sequence[str]) -> None:
     """Add ``pieces`` as (non-special) tokens of a saved checkpoint, its embeddings grown to match."""
     import torch

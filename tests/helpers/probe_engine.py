@@ -6,7 +6,8 @@ bytes of the text parts, plus 2 vision markers) and its image as the engine woul
 own ``max_pixels`` (Qwen's 28-pixel merged patches). It logs what it counted (and the request's
 ``max_tokens``), and serves requests one at a time (``serial``) or together; ``refuse_one_token``
 answers HTTP 500 to a one-token request, as ``transformers serve`` does a Qwen tool call cut after
-its first token; ``fail_after`` answers HTTP 500 to every chat request after that many. Used by the
+its first token; ``fail_after`` answers HTTP 500 to every chat request after that many;
+``model_status`` lists each model with a ``status`` as ``transformers serve`` does. Used by the
 probe's tests.
 """
 
@@ -48,6 +49,7 @@ class Engine(ThreadingHTTPServer):
         self.answer = "(10, 20)"  # the answer text of a proposer request
         self.refuse_one_token = False  # HTTP 500 to max_tokens=1 (transformers serve, a cut Qwen tool call)
         self.fail_after: int | None = None  # HTTP 500 to every chat request after this many
+        self.model_status = False  # each listed model with transformers serve's "status" (loads on demand)
 
     @property
     def root(self) -> str:
@@ -60,7 +62,10 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         e = self.server
         if self.path == e.models_path:
-            self._send(200, {"object": "list", "data": [{"id": m, "owned_by": "vllm"} for m in e.served]})
+            listed: list[dict[str, Any]] = [{"id": m, "owned_by": "vllm"} for m in e.served]
+            if e.model_status:
+                listed = [{**m, "status": {"value": "loaded"}} for m in listed]
+            self._send(200, {"object": "list", "data": listed})
         elif self.path == "/version" and e.version:
             self._send(200, {"version": e.version})
         else:

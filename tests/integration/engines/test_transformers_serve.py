@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from engine_checkpoints import (
     EngineError,
     build_serve_qwen2_5_vl,
     engine_python,
+    limit_pixels,
     not_started,
     skip_reason,
     start_transformers_serve,
@@ -217,3 +218,154 @@ def test_without_n_and_logprobs_the_backend_asks_again_and_answers_hard(
     [q] = noisy.yes_probability([judge], "certainly-not-" + first.texts[0].strip(), "No")
     assert type(q) is float and q == 0.0
     assert noisy.settings()["logprobs"] == "unavailable"
+
+
+# -- the probe: who answered, and what the model saw ----------------------------------------------------
+SERVER_MAX_PIXELS = 50176
+"""The ``limited`` checkpoint's own ``max_pixels`` (224 x 224: at most 64 image tokens), as a server
+started with its own limit has; the preset sends up to 12,845,056 pixels."""
+
+PRESET_PIXELS = (3136, 12845056)  # configs/models/qwen2_5_vl.yaml: min_pixels, max_pixels
+
+# id -> (screenshot size, whether the size the preset sends it at is above the server's limit, by hand)
+SHOTS: dict[str, tuple[tuple[int, int], bool]] = {
+    "s0": ((640, 360), True),  # sent at 644x364 = 234,416 pixels (the probe's sample: the first)
+    "s1": ((160, 120), False),  # 168x112 = 18,816
+    "s2": ((1280, 720), True),  # 1288x728 = 937,664
+    "s3": ((200, 200), False),  # 196x196 = 38,416
+    "s4": ((224, 224), False),  # 224x224 = 50,176: at the limit, not above it
+    "s5": ((400, 250), True),  # 392x252 = 98,784
+}
+FITTING = ("s1", "s3", "s4")
+
+
+def _reference_resize(width: int, height: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """(width, height) after Qwen2-VL's ``smart_resize`` (transformers' own: the reference library)."""
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import smart_resize
+
+    h, w = smart_resize(height, width, factor=28, min_pixels=min_pixels, max_pixels=max_pixels)
+    return w, h
+
+
+def _tokens(size: tuple[int, int]) -> int:
+    return (size[0] // 28) * (size[1] // 28)
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = build_serve_qwen2_5_vl(
+        tmp_path_factory.mktemp("limited") / "qwen", answer=ANSWER, pieces=[CALL, END]
+    )
+    return limit_pixels(folder, SERVER_MAX_PIXELS)
+
+
+def _server_pixels(checkpoint: Path) -> tuple[int, int]:
+    """The server's own (min_pixels, max_pixels): its checkpoint's image processor's ``size``."""
+    size = json.loads((checkpoint / "preprocessor_config.json").read_text(encoding="utf-8"))["size"]
+    return int(size["shortest_edge"]), int(size["longest_edge"])
+
+
+def _shots(root: Path, ids: Sequence[str]) -> Path:
+    """A records folder (``<root>/records``) of plain screenshots of SHOTS' sizes; the data root."""
+    from PIL import Image
+
+    images = root / "records" / "images"
+    images.mkdir(parents=True)
+    rows = []
+    for sample_id in ids:
+        Image.new("RGB", SHOTS[sample_id][0], (200, 210, 220)).save(images / f"{sample_id}.png")
+        box = {"bbox": [0, 0, 20, 20], "box_format": "xyxy", "units": "pixels"}
+        rows.append(
+            {"id": sample_id, "image": f"images/{sample_id}.png", "instruction": "click the button", **box}
+        )
+    (root / "records" / "records.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
+    return root
+
+
+def _listed(engine: Engine) -> dict[str, Any]:
+    """The server's GET /v1/models, asked directly: each listed id and its ``status``."""
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(engine.url + "/models", timeout=10) as resp:
+        return {m["id"]: m.get("status") for m in json.loads(resp.read())["data"]}
+
+
+def _probed(engine: Engine, checkpoint: Path, data: Path, out: Path) -> tuple[dict[str, Any], list[str]]:
+    """An eval run of the records benchmark through the server: its results and the probe's lines."""
+    args = [f"data_root={data}", "benchmarks=[records]", f"output_dir={out}", *_served(engine, checkpoint)]
+    printed = io.StringIO()
+    results = run(parse_args(args), out=printed)
+    return results, [line for line in printed.getvalue().splitlines() if line.startswith("warning: probe:")]
+
+
+def test_the_probe_records_transformers_serve_and_catches_its_own_max_pixels(
+    engine: Engine, limited: Path, tmp_path: Path
+) -> None:
+    server_min, server_max = _server_pixels(limited)
+    assert server_max == SERVER_MAX_PIXELS < PRESET_PIXELS[1]
+    before = _listed(engine)
+    assert str(limited) not in before  # not loaded yet: served on demand
+    results, lines = _probed(engine, limited, _shots(tmp_path / "data", list(SHOTS)), tmp_path / "run")
+    probe = results["model"]["backend"]["probe"]
+    # what transformers serve says about itself: no /version nor /get_server_info, uvicorn's Server
+    # header; its /v1/models lists its Hub cache (empty here) and the folders it has loaded (by earlier
+    # tests of this module, if any: owned by "local", each with a "status", from which the probe knows
+    # it loads any other folder asked for); each answer's model field is the request's, the checkpoint
+    # folder; no system_fingerprint
+    assert probe["endpoint"] == engine.url
+    listed = {"owned_by": ["local"], "loads_models": "on demand"} if before else {}
+    assert probe["engine"] == {"server": "uvicorn", **listed}
+    assert probe["served_models"] == list(before)
+    assert _listed(engine)[str(limited)] == {"value": "loaded"}
+    assert probe["answers"] == {"model": [str(limited)], "system_fingerprint": []}
+    # the first screenshot (s0) as sent, and as the server's own limit resizes it again
+    sent = _reference_resize(*SHOTS["s0"][0], *PRESET_PIXELS)
+    seen = _reference_resize(*sent, server_min, server_max)
+    assert (sent, seen) == ((644, 364), (280, 168))  # the reference library's arithmetic, by hand too
+    split = probe["image_tokens"]["records"]
+    assert (split["sample"], split["size"], split["small_size"]) == ("s0", list(sent), [112, 112])
+    assert (split["image_tokens"], split["expected"]) == (_tokens(seen), _tokens(sent)) == (60, 299)
+    # the server's own usage: the two prompts differ by their images' tokens (the small one's 4 x 4)
+    assert split["prompt_tokens"] - split["small_prompt_tokens"] == _tokens(seen) - 16
+    assert lines == [f"warning: probe: {probe['warnings'][0]}"]
+    assert lines[0].startswith(
+        "warning: probe: records: the model saw fewer image tokens than gge sent: the server counts 60 image "
+        "tokens for a 644x364 screenshot where the preset expects 299 (ratio 0.20; "
+    )
+    # every request of the run: those whose sent screenshot is above the server's limit differ
+    above = {i for i, (size, flag) in SHOTS.items() if flag}
+    for sample_id, (size, flag) in SHOTS.items():  # the hand-written flags agree with the arithmetic
+        w, h = _reference_resize(*size, *PRESET_PIXELS)
+        assert (w * h > server_max) == flag, sample_id
+    check = results["benchmarks"]["records"]["image_tokens"]
+    assert (check["source"], check["requests"], check["differ"], check["unchecked"]) == (
+        "prompt",
+        6,
+        len(above),
+        0,
+    )
+    assert len(above) == 3
+    # the first that differs is the probe's own sample: its prompt is the probe's, so exact
+    assert check["example"] == {"id": "s0", "size": list(sent), "expected": 299, "observed": 60}
+
+
+def test_screenshots_under_the_server_limit_differ_in_no_request(
+    engine: Engine, limited: Path, tmp_path: Path
+) -> None:
+    results, lines = _probed(engine, limited, _shots(tmp_path / "data", FITTING), tmp_path / "run")
+    assert lines == []
+    probe = results["model"]["backend"]["probe"]
+    split = probe["image_tokens"]["records"]
+    sent = _reference_resize(*SHOTS[FITTING[0]][0], *PRESET_PIXELS)
+    assert (split["sample"], split["size"]) == (FITTING[0], list(sent))
+    assert split["image_tokens"] == split["expected"] == _tokens(sent) == 24
+    check = results["benchmarks"]["records"]["image_tokens"]
+    assert (check["requests"], check["differ"], check["ratio"], check["example"]) == (
+        len(FITTING),
+        0,
+        None,
+        None,
+    )

