@@ -28,7 +28,8 @@ from gge.documents.results import COPY_SOURCES
 from gge.errors import GgeError
 from gge.models import model_names
 from gge.run.settings import EvalConfig, parse_args
-from gge.run.standalone import Rerun, RunInterrupted, run
+from gge.run.standalone import run
+from gge.run.stops import Rerun, RunInterrupted
 
 COPY_OPTIONS = ("source", "allow_copy_differences", "release_root")
 """The options of every benchmark that only a benchmark with Hub copies gge reads has use for."""

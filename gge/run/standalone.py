@@ -28,7 +28,7 @@ from gge.benchmarks.loading import BenchmarkSet, load_benchmarks
 from gge.benchmarks.plugins import benchmark_origin
 from gge.documents.caveats import unmatched_notes
 from gge.documents.results import CostSetup, ResultsDocument
-from gge.errors import GgeError, TransientError
+from gge.errors import GgeError
 from gge.loggers.standalone import console_summary, log_standalone
 from gge.models import settings_record
 from gge.models.base import Policy, answers_per_sample, capabilities
@@ -52,6 +52,7 @@ from gge.run.runstate import (
     samples_digest,
 )
 from gge.run.settings import bench_options, default_data_root, uses_demo_suite, validate, warn_model_type
+from gge.run.stops import Rerun, answered, interrupted, stopped
 from gge.run.windowed import evaluate_windowed, is_windowed
 from gge.scoring.scoring import score_sample
 from gge.types import Sample, SampleResult
@@ -124,83 +125,6 @@ def _fingerprint(kind: ModelKind, cfg: DictConfig, loads: Mapping[str, LoadedBen
         "precision": cfg.trainer.precision,
         "benchmarks": benchmarks,
     }
-
-
-class Rerun(GgeError):
-    """Bad input a rerun with other arguments gets past: the error, and those arguments.
-
-    Attributes:
-        rerun: The ``key=value`` arguments to set in the same command (e.g. ``drop_malformed_lines``).
-    """
-
-    def __init__(self, message: str, rerun: Mapping[str, str]) -> None:
-        super().__init__(message)
-        self.rerun = dict(rerun)
-
-
-class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during the evaluation: what is kept, and the arguments whose rerun resumes from it.
-
-    A KeyboardInterrupt still (whoever catches Ctrl-C catches it); ``str()`` is the message.
-
-    Attributes:
-        kept: Samples of this run finished in the output folder's prediction logs.
-        total: Samples this run evaluates.
-        output_dir: The output folder.
-        rerun: The ``key=value`` arguments a rerun of the same command needs to resume
-            (``output_dir``, and ``resume=true``).
-    """
-
-    def __init__(self, kept: int, total: int, output_dir: Path, reask: int = 0) -> None:
-        super().__init__(f"interrupted: {kept_line(kept, total, output_dir, reask)}")
-        self.kept, self.total, self.output_dir = kept, total, output_dir
-        self.rerun = {"output_dir": str(output_dir), "resume": "true"}
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-class RunStopped(Rerun, TransientError):
-    """An endpoint run stopped by the server, with work kept: the failure, what is kept, and the resume.
-
-    The server went away past ``model.server_wait_s``, the server errors passed
-    ``max_server_error_share``, or ``strict_server=true`` met a request that failed for good. ``str()``
-    says why, how many samples the output folder keeps, and that the same command resumes from them;
-    :attr:`rerun` holds the arguments of that command (``output_dir``, ``resume=true``).
-
-    Attributes:
-        kept: Samples of this run answered in the output folder's prediction logs.
-        total: Samples this run evaluates.
-    """
-
-    def __init__(self, why: str, kept: int, total: int, output_dir: Path, reask: int = 0) -> None:
-        super().__init__(f"{why}: {kept_line(kept, total, output_dir, reask)}", _resume_args(output_dir))
-        self.kept, self.total = kept, total
-
-
-def _resume_args(output_dir: Path) -> dict[str, str]:
-    return {"output_dir": str(output_dir), "resume": "true"}
-
-
-def kept_line(kept: int, total: int, output_dir: Path, reask: int = 0) -> str:
-    """What a stopped run keeps, and that the same command resumes: the end of every stop message.
-
-    Args:
-        kept: Samples answered in the output folder's prediction logs.
-        total: Samples the run evaluates.
-        output_dir: The output folder.
-        reask: Server errors logged there, which a resume asks again.
-
-    Example:
-        >>> for part in kept_line(215, 216, Path("/nonexistent/out"), reask=1).split("; "):
-        ...     print(part)
-        215 of 216 samples are kept in /nonexistent/out (no prediction log)
-        the same command resumes from them, asking the 1 server error again
-    """
-    logs = ", ".join(p.name for p in existing_logs(output_dir)) or "no prediction log"
-    again = f", asking the {reask} server error{'s' if reask != 1 else ''} again" if reask else ""
-    resumes = f"the same command resumes from them{again}"
-    return f"{kept} of {total} samples are kept in {output_dir} ({logs}); {resumes}"
 
 
 def _restore(
@@ -536,7 +460,7 @@ def _predict(
             raise
         _restore_handler(handler)  # Lightning ignores Ctrl-C from its graceful shutdown on
         module.close_log()
-        raise _interrupted(run) from None
+        raise interrupted(run.output_dir, _wanted(run)) from None
     return bool(trainer.global_rank == 0 and _is_launcher_rank())
 
 
@@ -586,10 +510,10 @@ def _predict_windowed(
         )
     except KeyboardInterrupt:
         log.close()
-        raise _interrupted(run) from None
+        raise interrupted(run.output_dir, _wanted(run)) from None
     except GgeError as e:  # the server gone, broken, or strict_server: say what is kept and how to resume
         log.close()
-        raise _stopped(run, e) from e
+        raise stopped(run.output_dir, _wanted(run), e) from e
     finally:
         log.close()  # a no-op after the one above
         progress.close()  # its final state, before any message or the report
@@ -623,7 +547,9 @@ def _predict_recorded(
             done = _predict(run, done_ids, finalize)
     except BaseException as e:
         kept = getattr(e, "kept", None)
-        samples = max(0, (kept if isinstance(kept, int) else _answered(run)) - restored)
+        samples = max(
+            0, (kept if isinstance(kept, int) else answered(run.output_dir, _wanted(run))) - restored
+        )
         why = (str(e).strip().splitlines() or [type(e).__name__])[0]
         try:
             counters, window = _snapshot(run)
@@ -637,55 +563,15 @@ def _predict_recorded(
     return done
 
 
-def _answered(run: _Run) -> int:
-    """Samples of this run answered in the output folder's logs (0 where they cannot be read)."""
-    wanted = {(s.benchmark, s.id) for group in run.loaded.samples.values() for s in group}
-    try:
-        records = read_records(existing_logs(run.output_dir), repair=False, drop_malformed=True)
-    except GgeError:
-        return 0
-    return sum(key in wanted for key in records)
+def _wanted(run: _Run) -> set[tuple[str, str]]:
+    """The (benchmark, id) of every sample the run evaluates."""
+    return {(s.benchmark, s.id) for group in run.loaded.samples.values() for s in group}
 
 
 def _restore_handler(handler: Any) -> None:
     """Put back the SIGINT handler (only the main thread may set one; elsewhere none was changed)."""
     with suppress(ValueError, TypeError):
         signal.signal(signal.SIGINT, handler)
-
-
-def _kept(run: _Run) -> tuple[int, int, int]:
-    """A stopped run's samples answered in the output folder's logs, its samples, its server errors there."""
-    wanted = {(s.benchmark, s.id) for group in run.loaded.samples.values() for s in group}
-    try:
-        records = read_records(
-            existing_logs(run.output_dir), repair=False, drop_malformed=True, reask_server_errors=True
-        )
-        return sum(key in wanted for key in records), len(wanted), sum(key in wanted for key in records.reask)
-    except GgeError:
-        return 0, len(wanted), 0
-
-
-def _interrupted(run: _Run) -> RunInterrupted:
-    """What an interrupted run kept: its samples finished in the output folder's logs."""
-    kept, total, reask = _kept(run)
-    return RunInterrupted(kept, total, run.output_dir, reask)
-
-
-def _stopped(run: _Run, error: GgeError) -> GgeError:
-    """The error that stops an endpoint run, saying what is kept and how to resume.
-
-    A failure of the server (:class:`~gge.errors.TransientError`: gone past its wait, broken, or a
-    request failed with ``strict_server=true``) is a :class:`RunStopped`, whose rerun command the CLI
-    prints; any other error keeps its message, followed by what is kept where something is.
-    """
-    kept, total, reask = _kept(run)
-    if isinstance(error, TransientError):
-        return RunStopped(str(error), kept, total, run.output_dir, reask)
-    if not kept and not reask:
-        return error
-    return GgeError(
-        f"{error}; {kept} of {total} samples are kept in {run.output_dir}: a rerun into it resumes from them"
-    )
 
 
 def _warn_after(run: _Run, document: Mapping[str, Any], out: TextIO) -> None:

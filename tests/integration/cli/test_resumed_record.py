@@ -25,7 +25,8 @@ from scripted_endpoint import Scripted, _Handler
 
 from gge.run.invocations import INVOCATIONS_FILE
 from gge.run.settings import parse_args
-from gge.run.standalone import RunInterrupted, run
+from gge.run.standalone import run
+from gge.run.stops import RunInterrupted
 
 pytestmark = pytest.mark.slow  # two endpoint runs end to end (a few seconds)
 

@@ -27,7 +27,7 @@ from gge.documents.results import BenchmarkEntry
 from gge.errors import GgeError, RequestFailed, ServerGone
 from gge.report.markdown import render_summary, server_error_lines
 from gge.run.predlog import PredictionLog, existing_logs, rank_log_path, read_records
-from gge.run.standalone import RunStopped, kept_line
+from gge.run.stops import RunStopped, kept_line
 from gge.run.windowed import SERVER_ERROR_MIN_SAMPLES, ServerBroken, evaluate_windowed, server_error_text
 from gge.scoring.analysis import outcome
 from gge.scoring.metrics import benchmark_metrics
