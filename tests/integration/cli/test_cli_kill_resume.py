@@ -101,6 +101,9 @@ def test_killed_run_resumes_to_the_same_results(demo_suite: Path, tmp_path: Path
     b = json.loads((part / "results.json").read_text())
     a["config"].pop("output_dir")
     b["config"].pop("output_dir")
+    # how each run went: one invocation, or one killed after 20 samples and one that finished the rest
+    runs = [[(x["end"], x["restored"], x["samples"]) for x in d.pop("invocations")] for d in (a, b)]
+    assert runs == [[("finished", 0, TOTAL)], [("killed", 0, 20), ("finished", 20, TOTAL - 20)]]
     assert unmeasured(a) == unmeasured(b)  # the same but for the seconds the requests took
     lines = _lines(part)
     assert lines[:20] == first  # the finished samples were kept, not redone
