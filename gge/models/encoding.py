@@ -2,9 +2,12 @@
 
 - ``png`` (the default): lossless, the pixels the model sees are exactly the ones gge drew and
   resized, as an in-process run hands them to the processor. gge writes the PNG itself
-  (:func:`encode_png`: no row filter, zlib level 1), about 4x faster than PIL's encoder at its
+  (:func:`encode_png`: no row filter, deflate level 1), about 4x faster than PIL's encoder at its
   default level on a 1920x1080 screenshot (18 ms against 80-90 ms of one core) for a file about
-  15% larger; zlib releases the GIL, so threads encode in parallel.
+  15% larger; the deflate releases the GIL, so threads encode in parallel. The deflate is
+  zlib-ng's (the ``zlib-ng`` package, a dependency: 2.5-3x faster than zlib at level 1, other
+  bytes for the same pixels) where it is installed, else Python's zlib (:data:`DEFLATE` says
+  which).
 - ``jpeg`` (``model.image_format=jpeg``, ``model.jpeg_quality``, default 90): 4-8x smaller and
   faster still, but lossy: the model sees other pixels than in-process (a real cause of engine
   drift), and results.json says so.
@@ -21,6 +24,8 @@
 the same image object (a sampling proposer's greedy and sampled requests, a retry, a re-ask for
 missing choices) encodes it once; and the data URLs of the last 16 screenshot files sent as they
 are, so the samples that share a screenshot (several instructions on one screen) read it once.
+Each URL it makes is a :class:`DataUrl`: JSON-safe by construction, so
+:func:`gge.models.openai_http.request_body` puts it into a request's bytes without scanning it.
 
 Example:
     >>> from PIL import Image
@@ -35,13 +40,15 @@ from __future__ import annotations
 import base64
 import io
 import os
+import re
 import struct
 import threading
 import time
 import weakref
 import zlib
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 from PIL import Image
@@ -60,18 +67,80 @@ _RECENT_FILES = 16
 """Screenshot files whose data URLs are kept (benchmarks ask several instructions per screenshot)."""
 
 
-def _chunk(tag: bytes, body: bytes) -> bytes:
-    return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body))
+def _deflate_module() -> tuple[ModuleType, str]:
+    try:
+        from zlib_ng import zlib_ng
+    except ImportError:  # zlib-ng is a dependency, but a platform may lack its wheel
+        return zlib, f"zlib {zlib.ZLIB_RUNTIME_VERSION}"
+    return zlib_ng, f"zlib-ng {zlib_ng.ZLIBNG_VERSION}"
 
 
-def _png_file(width: int, height: int, colour: int, stream: bytes) -> bytes:
-    """A PNG file of 8-bit samples (``colour`` 0: greyscale, 2: RGB) whose one IDAT is ``stream``."""
+_deflate, DEFLATE = _deflate_module()
+"""The deflate a PNG is compressed with and its name: ``zlib-ng 2.x`` where installed, else ``zlib 1.x``.
+
+Both write standard zlib streams (any PNG decoder reads either); the bytes differ, the pixels do not.
+"""
+
+_FINAL_BLOCK = _deflate.compressobj(_PNG_LEVEL, zlib.DEFLATED, -15).flush(zlib.Z_FINISH)
+"""An empty final deflate block: it ends a stream of parts that each end on a full flush."""
+
+
+_MIME_SAFE = re.compile(r"[A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+")
+
+
+class DataUrl(str):
+    """A data URL gge made: ``data:<mime>;base64,`` and base64, so JSON writes it as it is.
+
+    :func:`gge.models.openai_http.request_body` puts such a URL into a request's bytes unscanned
+    (any other string is checked first). Make one with :func:`data_url`.
+    """
+
+    __slots__ = ()
+
+
+def data_url(mime: str, data: bytes) -> DataUrl:
+    """The :class:`DataUrl` of a file's bytes.
+
+    Args:
+        mime: The file's media type (``image/png``): letters, digits, ``.+-`` and one ``/``.
+        data: The file's bytes.
+
+    Returns:
+        ``data:<mime>;base64,<data in base64>``.
+
+    Raises:
+        GgeError: A media type with another character (the URL would not be JSON-safe).
+
+    Example:
+        >>> data_url("image/png", b"ab")
+        'data:image/png;base64,YWI='
+    """
+    if not _MIME_SAFE.fullmatch(mime):
+        raise GgeError(f"a data URL's media type must be like image/png, got {mime!r}")
+    return DataUrl(b"data:" + mime.encode("ascii") + b";base64," + base64.b64encode(data), "ascii")
+
+
+def _chunk(tag: bytes, body: list[bytes]) -> list[bytes]:
+    """A PNG chunk as pieces (its body's pieces as they are, not joined)."""
+    crc = _deflate.crc32(tag)
+    for piece in body:
+        crc = _deflate.crc32(piece, crc)
+    return [struct.pack(">I", sum(len(p) for p in body)), tag, *body, struct.pack(">I", crc)]
+
+
+def _png_file(width: int, height: int, colour: int, stream: list[bytes]) -> bytes:
+    """A PNG file of 8-bit samples (``colour`` 0: greyscale, 2: RGB) whose one IDAT is ``stream`` joined.
+
+    The file is one join of its pieces: the compressed rows are copied once.
+    """
     header = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", stream) + _chunk(b"IEND", b"")
+    return b"".join(
+        [b"\x89PNG\r\n\x1a\n", *_chunk(b"IHDR", [header]), *_chunk(b"IDAT", stream), *_chunk(b"IEND", [])]
+    )
 
 
 def encode_png(image: Image.Image) -> bytes:
-    """A lossless PNG of an RGB (or greyscale) image: filter type 0 on every row, zlib level 1.
+    """A lossless PNG of an RGB (or greyscale) image: filter type 0 on every row, deflate level 1.
 
     Args:
         image: The image (any other mode is converted to RGB first).
@@ -87,7 +156,7 @@ def encode_png(image: Image.Image) -> bytes:
     rows = np.empty((height, width * channels + 1), np.uint8)
     rows[:, 0] = 0  # filter type None
     rows[:, 1:] = pixels.reshape(height, width * channels)
-    return _png_file(width, height, 0 if channels == 1 else 2, zlib.compress(rows.tobytes(), _PNG_LEVEL))
+    return _png_file(width, height, 0 if channels == 1 else 2, [_deflate.compress(rows, _PNG_LEVEL)])
 
 
 _BLOCK_ROWS = 16
@@ -119,18 +188,20 @@ class _Part:
     length: int
 
 
-def _rows(pixels: np.ndarray, start: int, stop: int) -> bytes:
-    """The PNG scanlines of rows ``start:stop`` (filter type 0 before each row)."""
+def _rows(pixels: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The PNG scanlines of rows ``start:stop`` (filter type 0 before each row), C-contiguous."""
     block = pixels[start:stop]
     rows = np.empty((block.shape[0], block.shape[1] * 3 + 1), np.uint8)
     rows[:, 0] = 0
     rows[:, 1:] = block.reshape(block.shape[0], -1)
-    return rows.tobytes()
+    return rows
 
 
-def _part(raw: bytes) -> _Part:
-    compressor = zlib.compressobj(_PNG_LEVEL, zlib.DEFLATED, -15)
-    return _Part(compressor.compress(raw) + compressor.flush(zlib.Z_FULL_FLUSH), zlib.adler32(raw), len(raw))
+def _part(raw: np.ndarray) -> _Part:
+    """Scanlines compressed on their own (read in place: the deflate takes the array's buffer)."""
+    compressor = _deflate.compressobj(_PNG_LEVEL, zlib.DEFLATED, -15)
+    data = compressor.compress(raw) + compressor.flush(zlib.Z_FULL_FLUSH)
+    return _Part(data, _deflate.adler32(raw), raw.nbytes)
 
 
 def _parts(pixels: np.ndarray) -> list[_Part]:
@@ -143,8 +214,7 @@ def _png_of_parts(width: int, height: int, parts: list[_Part]) -> bytes:
     adler = 1
     for part in parts:
         adler = adler32_combine(adler, part.adler, part.length)
-    tail = zlib.compressobj(_PNG_LEVEL, zlib.DEFLATED, -15).flush(zlib.Z_FINISH)  # the final empty block
-    stream = b"\x78\x01" + b"".join(p.data for p in parts) + tail + adler.to_bytes(4, "big")
+    stream = [b"\x78\x01", *(p.data for p in parts), _FINAL_BLOCK, adler.to_bytes(4, "big")]
     return _png_file(width, height, 2, stream)
 
 
@@ -241,12 +311,14 @@ class EncodeCounts:
         encode_seconds: CPU seconds the client spent encoding: each encoding thread's own CPU time
             (``time.thread_time``) summed, not wall time (threads waiting for the GIL or the
             processor count nothing), so it is comparable with the run's wall time times its cores.
+        deflate: The deflate of the PNGs encoded (:data:`DEFLATE`).
     """
 
     encoded: int = 0
     file_bytes: int = 0
     reused: int = 0
     encode_seconds: float = 0.0
+    deflate: str = field(default=DEFLATE)
 
 
 class ImageUrls:
@@ -270,13 +342,13 @@ class ImageUrls:
         self.jpeg_quality = int(jpeg_quality)
         self.counts = EncodeCounts()
         self._lock = threading.Lock()
-        self._urls: dict[int, str] = {}
+        self._urls: dict[int, DataUrl] = {}
         self._pending: dict[int, threading.Event] = {}
-        self._files: OrderedDict[tuple[str, int, int], str] = OrderedDict()  # recent files' URLs
+        self._files: OrderedDict[tuple[str, int, int], DataUrl] = OrderedDict()  # recent files' URLs
         self._parts: dict[int, tuple[np.ndarray, list[_Part]]] = {}  # images marked views are drawn on
         self._making: dict[int, threading.Event] = {}
 
-    def url(self, image: Image.Image | MarkedView, file: str | None = None) -> str:
+    def url(self, image: Image.Image | MarkedView, file: str | None = None) -> DataUrl:
         """The data URL of ``image``; ``file``: the screenshot file it is, unchanged, if it is one.
 
         Concurrent calls for one image wait for the first one's encoding instead of repeating it.
@@ -288,7 +360,7 @@ class ImageUrls:
                 no marker), or None.
 
         Returns:
-            ``data:<mime>;base64,...``.
+            ``data:<mime>;base64,...`` (a :class:`DataUrl`).
         """
         key = id(image)
         with self._lock:
@@ -347,7 +419,7 @@ class ImageUrls:
         # and one dict operation is atomic.
         self._urls.pop(key, None)
 
-    def _make(self, image: Image.Image | MarkedView, file: str | None) -> str:
+    def _make(self, image: Image.Image | MarkedView, file: str | None) -> DataUrl:
         began = time.thread_time()
         if isinstance(image, MarkedView):
             if self.image_format == "png":
@@ -368,7 +440,7 @@ class ImageUrls:
             with open(file, "rb") as f:
                 data = f.read()
             if _whole(data, fmt):
-                url = f"data:{_MIME[fmt]};base64,{base64.b64encode(data).decode('ascii')}"
+                url = data_url(_MIME[fmt], data)
                 with self._lock:
                     self._files[key] = url
                     while len(self._files) > _RECENT_FILES:
@@ -380,8 +452,8 @@ class ImageUrls:
         data = encode_png(image) if self.image_format == "png" else encode_jpeg(image, self.jpeg_quality)
         return self._encoded(data, began)
 
-    def _encoded(self, data: bytes, began: float) -> str:
+    def _encoded(self, data: bytes, began: float) -> DataUrl:
         with self._lock:
             self.counts.encoded += 1
             self.counts.encode_seconds += time.thread_time() - began
-        return f"data:{_MIME[self.image_format]};base64,{base64.b64encode(data).decode('ascii')}"
+        return data_url(_MIME[self.image_format], data)
