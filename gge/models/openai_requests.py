@@ -176,22 +176,28 @@ class RequestLoop:
             try:
                 data = self.transport.post_once(payload, timeout_s)
             except Retryable as e:
-                self.window.release(ticket, "overload" if e.overload else "error")
+                heard = self.transport.answered.is_set()
+                waits = e.connection and heard and self.transport.server_wait_s > 0
+                owned = e.busy and self.window.owns(ticket)
+                fast = e.unreached and not heard and attempt >= min(1, self.max_retries)
+                retried = not waits and not fast and (attempt < self.max_retries or owned)
+                # counted before the window's place is given back: whoever reads the counters once the
+                # next request is out (a Ctrl-C's record of the invocation) sees this try's
                 with self._lock:
                     self._usage["overloads"] += e.overload
-                heard = self.transport.answered.is_set()
-                if e.connection and heard and self.transport.server_wait_s > 0:
+                    self._usage["retries"] += retried
+                self.window.release(ticket, "overload" if e.overload else "error")
+                if waits:
                     if self.transport.server.wait(e.what, seen, self.transport.poll, stopping):
                         continue  # the server is back: sent again, no retry spent
                     raise self.transport.fail("cancelled: the run is stopping", Cancelled) from None
-                owned = e.busy and self.window.owns(ticket)
-                if e.unreached and not heard and attempt >= min(1, self.max_retries):
+                if fast:
                     reason = e.what.removeprefix("connection error: ")
                     raise TransientError(  # a server still starting: `gge watch` tries the step again
                         f"nothing answers at {self.transport.base_url} ({reason}): is the server up, and is "
                         "base_url's port right?"
                     ) from None
-                if attempt >= self.max_retries and not owned:
+                if not retried:
                     what = f"{e.what} (after {self.max_retries} retries)"
                     if e.connection and heard:  # model.server_wait_s=0: no wait
                         what += "; model.server_wait_s=0: not waited for"
@@ -211,8 +217,6 @@ class RequestLoop:
                     log.warning(
                         "POST %s: %s; retry %d/%d in %.1f s", self.transport.url, what, attempt, most, delay
                     )
-                with self._lock:
-                    self._usage["retries"] += 1
                 if delay > 0 and self._pause(delay, stop):
                     raise self.transport.fail("cancelled after another request failed", Cancelled) from None
                 continue
@@ -224,14 +228,16 @@ class RequestLoop:
             except BaseException:
                 self.window.release(ticket, "error")
                 raise
-            self.window.release(ticket, "ok")
-            data[WINDOW_KEY] = ticket.limit
-            self.reading.answered(data)
-            usage = data.get("usage")
-            with self._lock:
-                self._usage["requests"] += 1
-                if isinstance(usage, dict):
-                    for k in ("prompt_tokens", "completion_tokens"):
-                        if isinstance(usage.get(k), int):
-                            self._usage[k] += usage[k]
+            try:
+                data[WINDOW_KEY] = ticket.limit
+                self.reading.answered(data)
+                usage = data.get("usage")
+                with self._lock:  # counted before the place is given back, as a failed try is
+                    self._usage["requests"] += 1
+                    if isinstance(usage, dict):
+                        for k in ("prompt_tokens", "completion_tokens"):
+                            if isinstance(usage.get(k), int):
+                                self._usage[k] += usage[k]
+            finally:
+                self.window.release(ticket, "ok")
             return data
