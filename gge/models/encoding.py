@@ -3,11 +3,11 @@
 - ``png`` (the default): lossless, the pixels the model sees are exactly the ones gge drew and
   resized, as an in-process run hands them to the processor. gge writes the PNG itself
   (:func:`encode_png`: no row filter, deflate level 1), about 4x faster than PIL's encoder at its
-  default level on a 1920x1080 screenshot (18 ms against 80-90 ms of one core) for a file about
-  15% larger; the deflate releases the GIL, so threads encode in parallel. The deflate is
-  zlib-ng's (the ``zlib-ng`` package, a dependency: 2.5-3x faster than zlib at level 1, other
-  bytes for the same pixels) where it is installed, else Python's zlib (:data:`DEFLATE` says
-  which).
+  default level on a 1920x1080 screenshot (18 ms against 80-90 ms of one core, with zlib) for a
+  file about 15% larger; the deflate releases the GIL, so threads encode in parallel. The deflate
+  is zlib-ng's (the ``zlib-ng`` package, a dependency: 2.5-3x faster than zlib at level 1, a file
+  about 9% larger, other bytes for the same pixels) where it is installed, else Python's zlib
+  (:data:`DEFLATE` says which).
 - ``jpeg`` (``model.image_format=jpeg``, ``model.jpeg_quality``, default 90): 4-8x smaller and
   faster still, but lossy: the model sees other pixels than in-process (a real cause of engine
   drift), and results.json says so.
