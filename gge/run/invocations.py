@@ -42,11 +42,13 @@ from typing import Any, cast
 from gge.documents.cost import Invocation, InvocationEnd, WindowSummary
 from gge.documents.files import atomic_write
 from gge.errors import GgeError
+from gge.models.openai_reading import SEEN_AT_MOST
 from gge.run.runstate import RUN_FILE
 
 __all__ = [
     "COUNTER_GROUPS",
     "INVOCATIONS_FILE",
+    "SEEN_WORDS",
     "UPDATE_EVERY_S",
     "InvocationLedger",
     "Snapshot",
@@ -67,14 +69,30 @@ UPDATE_EVERY_S = 30.0
 COUNTER_GROUPS = (
     ("backend", "usage"),
     ("backend", "images"),
+    ("backend", "answers"),
     ("critic_backend", "usage"),
     ("critic_backend", "images"),
+    ("critic_backend", "answers"),
     ("calls",),
     ("usage",),
 )
 """Where a model record (results.json ``model``: a policy's ``settings()``) holds counters of what the
 process did: each a mapping of counts that start from zero in every invocation and are summed over them.
 A number anywhere else in the record is a setting, never summed."""
+
+SEEN_WORDS = {
+    "model": (),
+    "system_fingerprint": (),
+    "n": ("ignored", "honoured"),
+    "prefill": ("continued",),
+}
+"""The words an ``answers`` group (:data:`COUNTER_GROUPS`; :class:`gge.models.openai_reading.ReadingRecord`)
+records of who answered and what the server showed it supports, with how they merge over invocations.
+Each is counted as ``{"<group>.<field>": {word: 1}}`` (the invocations that saw the word, once summed).
+A list (``model``, ``system_fingerprint``: no precedence) merges to the distinct words in the order
+first seen, at most :data:`gge.models.openai_reading.SEEN_AT_MOST`; a single word takes the first of
+its precedence seen in any invocation (``n``: ``ignored`` sticks once seen, as within one invocation;
+``prefill``: ``continued``)."""
 
 Snapshot = tuple[dict[str, dict[str, float]], WindowSummary | None]
 """A running invocation's counters (:func:`counters_of`) and its window summary (None: no window)."""
@@ -104,7 +122,26 @@ def counters_of(model: Mapping[str, Any]) -> dict[str, dict[str, float]]:
             value = value.get(key) if isinstance(value, Mapping) else None
         if isinstance(value, Mapping):
             out[".".join(path)] = {str(k): v for k, v in value.items() if _number(v)}
+            if path[-1] == "answers":
+                out.update(_seen_words(".".join(path), value))
     return out
+
+
+def _seen_words(group: str, answers: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """The words of an ``answers`` group (:data:`SEEN_WORDS`), each counted once."""
+    out: dict[str, dict[str, float]] = {}
+    for field in SEEN_WORDS:
+        value = answers.get(field)
+        words = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        out[f"{group}.{field}"] = {w: 1 for w in words if isinstance(w, str)}
+    return out
+
+
+def _merged_words(field: str, seen: Mapping[str, float], own: Any) -> Any:
+    """An ``answers`` field over every invocation from the words they saw (:data:`SEEN_WORDS`)."""
+    if isinstance(own, list):
+        return list(seen)[:SEEN_AT_MOST]
+    return next((w for w in SEEN_WORDS[field] if w in seen), own)
 
 
 def summed_counters(invocations: Sequence[Invocation]) -> dict[str, dict[str, float]]:
@@ -127,7 +164,8 @@ def summed_counters(invocations: Sequence[Invocation]) -> dict[str, dict[str, fl
 def with_summed(model: Mapping[str, Any], invocations: Sequence[Invocation]) -> dict[str, Any]:
     """A model record whose counters are the sums over ``invocations`` instead of the last one's.
 
-    Only the counters' numbers are replaced; every other field is the record's own.
+    Only the counters' numbers are replaced, and the words of the ``answers`` groups merged by their
+    rules (:data:`SEEN_WORDS`); every other field is the record's own.
 
     Args:
         model: The last invocation's model record.
@@ -149,15 +187,22 @@ def with_summed(model: Mapping[str, Any], invocations: Sequence[Invocation]) -> 
             holder = holder.get(key) if isinstance(holder, dict) else None
         if isinstance(holder, dict) and isinstance(holder.get(last), dict):
             holder[last] = {**holder[last], **counts}
+        elif (
+            isinstance(holder, dict) and parents[-1:] == ["answers"] and last in SEEN_WORDS and last in holder
+        ):
+            holder[last] = _merged_words(last, counts, holder[last])
     return out
 
 
 def merged_window(windows: Sequence[WindowSummary]) -> WindowSummary | None:
     """What the request window did over the whole run, from each invocation's window.
 
-    The mode and start are the first's, the final limit the last's; the most it could grow to and the
-    peak in flight the largest; tries sent, overloads, decreases and busy seconds are summed; the mean
-    in flight is the mean over all the busy time (each invocation's mean weighted by its busy seconds).
+    Each key of :class:`~gge.documents.cost.WindowSummary` by its rule: ``mode``, ``start`` and
+    ``start_reason`` are the first's (how the run began); ``final`` the last's; ``max`` and
+    ``peak_in_flight`` the largest; ``sent``, ``overloads``, ``decreases``, ``busy_seconds`` and
+    ``ramp_stalls`` are summed (``ramp_stalls`` over the windows that record it: absent where none
+    does); ``mean_in_flight`` is the mean over all the busy time (each invocation's mean weighted by its
+    busy seconds). A key no rule names (one a later gge adds) keeps the last value recorded.
 
     Args:
         windows: The invocations' windows, oldest first.
@@ -166,18 +211,25 @@ def merged_window(windows: Sequence[WindowSummary]) -> WindowSummary | None:
         The run's window (None: no invocation had one).
 
     Example:
-        >>> w = {"mode": "fixed", "start": 8, "max": 8, "final": 8, "peak_in_flight": 8,
-        ...      "mean_in_flight": 6.0, "sent": 30, "overloads": 2, "decreases": 0, "busy_seconds": 3.0}
-        >>> m = merged_window([w, {**w, "peak_in_flight": 1, "mean_in_flight": 1.0, "busy_seconds": 1.0}])
+        >>> w = {"mode": "adaptive", "start": 8, "max": 64, "final": 8, "peak_in_flight": 8,
+        ...      "mean_in_flight": 6.0, "sent": 30, "overloads": 2, "decreases": 0, "busy_seconds": 3.0,
+        ...      "start_reason": "default", "ramp_stalls": 1}
+        >>> m = merged_window([w, {**w, "peak_in_flight": 1, "mean_in_flight": 1.0, "busy_seconds": 1.0,
+        ...                        "start": 1, "start_reason": "probe", "ramp_stalls": 2}])
         >>> m["mean_in_flight"], m["peak_in_flight"], m["sent"], m["busy_seconds"]
         (4.75, 8, 60, 4.0)
+        >>> m["start"], m["start_reason"], m["ramp_stalls"]
+        (8, 'default', 3)
     """
     if not windows:
         return None
     first, last = windows[0], windows[-1]
     busy = sum(w["busy_seconds"] for w in windows)
     weighted = sum(w["mean_in_flight"] * w["busy_seconds"] for w in windows)
-    return {
+    kept: dict[str, Any] = {}
+    for w in windows:  # a key no rule below names: the last value recorded
+        kept.update({k: v for k, v in w.items() if k not in _WINDOW_RULES})
+    out: dict[str, Any] = {
         "mode": first["mode"],
         "start": first["start"],
         "max": max(w["max"] for w in windows),
@@ -189,6 +241,31 @@ def merged_window(windows: Sequence[WindowSummary]) -> WindowSummary | None:
         "decreases": sum(w["decreases"] for w in windows),
         "busy_seconds": round(busy, 3),
     }
+    if "start_reason" in first:
+        out["start_reason"] = first["start_reason"]
+    stalls = [w["ramp_stalls"] for w in windows if "ramp_stalls" in w]
+    if stalls:
+        out["ramp_stalls"] = sum(stalls)
+    return cast(WindowSummary, {**kept, **out})
+
+
+_WINDOW_RULES = frozenset(
+    (
+        "mode",
+        "start",
+        "start_reason",
+        "max",
+        "final",
+        "peak_in_flight",
+        "mean_in_flight",
+        "sent",
+        "overloads",
+        "decreases",
+        "busy_seconds",
+        "ramp_stalls",
+    )
+)
+"""The window keys :func:`merged_window` merges by a rule of its own."""
 
 
 def _utc_now() -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -149,3 +149,97 @@ def test_the_running_invocation_is_updated_on_its_thread(tmp_path: Path) -> None
     assert entry["end"] == "running"
     assert entry["counters"]["backend.usage"]["requests"] == len(calls)  # the last snapshot written
     assert entry["window"]["sent"] == len(calls)
+
+
+def test_the_runs_window_keeps_the_first_start_and_sums_the_ramp_stalls() -> None:
+    one: WindowSummary = {
+        **_window(4.0, 2.0, 6, 10),
+        "start": 8,
+        "start_reason": "probe: a serial server",
+        "ramp_stalls": 2,
+        "max": 64,
+        "final": 16,
+        "overloads": 1,
+        "decreases": 1,
+    }
+    two: WindowSummary = {
+        **_window(1.0, 6.0, 3, 5),
+        "start": 64,
+        "start_reason": "default",
+        "ramp_stalls": 3,
+        "max": 128,
+        "final": 32,
+        "overloads": 4,
+        "decreases": 2,
+    }
+    # by hand: start and its reason the first's, stalls 2 + 3, max the larger, final the last's,
+    # mean (4*2 + 1*6) / (2 + 6) = 1.75
+    assert merged_window([one, two]) == {
+        "mode": "adaptive",
+        "start": 8,
+        "start_reason": "probe: a serial server",
+        "max": 128,
+        "final": 32,
+        "peak_in_flight": 6,
+        "mean_in_flight": 1.75,
+        "sent": 15,
+        "overloads": 5,
+        "decreases": 3,
+        "busy_seconds": 8.0,
+        "ramp_stalls": 5,
+    }
+    # one invocation: its own window, every key kept
+    assert merged_window([one]) == one
+    # an older window without ramp_stalls: summed over those that record it
+    old = {k: v for k, v in two.items() if k != "ramp_stalls"}
+    merged = merged_window([one, cast(WindowSummary, old)])
+    assert merged is not None and merged["ramp_stalls"] == 2
+    # a key no rule names (a later gge's): the last value recorded
+    later = cast(WindowSummary, {**two, "shrink_cause": "latency"})
+    merged = merged_window([cast(WindowSummary, {**one, "shrink_cause": "overloads"}), later])
+    assert merged is not None and cast(dict[str, Any], merged)["shrink_cause"] == "latency"
+
+
+def _answers(n: str | None, reasks: int, tools: int, models: list[str], prints: list[str]) -> dict[str, Any]:
+    return {
+        "n": n,
+        "n_reasks": reasks,
+        "prefill": None,
+        "tool_call_answers": tools,
+        "model": models,
+        "system_fingerprint": prints,
+    }
+
+
+def test_the_answers_counts_are_summed_and_their_words_merged_over_invocations(tmp_path: Path) -> None:
+    first = {"backend": {"answers": _answers("ignored", 3, 1, ["m-a", "m-b"], ["fp1"])}}
+    second = {
+        "backend": {"answers": _answers("honoured", 2, 4, ["m-b", "m-c"], ["fp2", "fp1"])},
+        "critic_backend": {"answers": {**_answers(None, 0, 5, ["critic"], []), "prefill": "continued"}},
+    }
+    (tmp_path / RUN_FILE).write_text(json.dumps({"fingerprint": {"x": 1}}), encoding="utf-8")
+    ledger = InvocationLedger.start(tmp_path, restored=0, resume=True, now=lambda: "t0")
+    ledger.end("interrupted", samples=1, counters=counters_of(first))
+    ledger = InvocationLedger.start(tmp_path, restored=1, resume=True, now=lambda: "t1")
+    done = ledger.end("finished", samples=1, counters=counters_of(second))
+    model = with_summed(second, done)
+    # by hand: reasks 3 + 2, tool calls 1 + 4; models and fingerprints distinct in first-seen order;
+    # n "ignored" in the first invocation sticks although the last honoured it
+    assert model["backend"]["answers"] == {
+        "n": "ignored",
+        "n_reasks": 5,
+        "prefill": None,
+        "tool_call_answers": 5,
+        "model": ["m-a", "m-b", "m-c"],
+        "system_fingerprint": ["fp1", "fp2"],
+    }
+    # the critic answered in the last invocation only: its own record
+    assert model["critic_backend"]["answers"] == second["critic_backend"]["answers"]
+
+
+def test_the_answers_models_merged_are_capped_as_one_invocation_caps_them() -> None:
+    invs = [
+        _inv(counters_of({"backend": {"answers": _answers(None, 0, 0, [f"m{i}"], [])}})) for i in range(6)
+    ]
+    model = with_summed({"backend": {"answers": _answers(None, 0, 0, ["m5"], [])}}, invs)
+    assert model["backend"]["answers"]["model"] == ["m0", "m1", "m2", "m3"]  # SEEN_AT_MOST = 4
