@@ -6,7 +6,8 @@ preset's prefill, ignores ``n``, gives no log-probabilities, or resizes screensh
 limits. :func:`probe_server` asks the server once, in seconds, before any sample is evaluated, and
 says each problem in one line naming the option that fixes it:
 
-1. ``GET models``: nothing answering (stops), a missing ``/v1`` (404 there, 200 at ``/v1/models``:
+1. ``GET models``: nothing answering (stops: a :class:`~gge.errors.TransientError`, as a server
+   still starting is, which ``gge watch`` tries again), a missing ``/v1`` (404 there, 200 at ``/v1/models``:
    stops), an API key wanted (stops), a model name not served (stops, listing the served ones; not
    where the list's entries carry a ``status``: ``transformers serve`` lists its cache and the models
    it has loaded, and loads any other on demand).
@@ -25,8 +26,11 @@ says each problem in one line naming the option that fixes it:
    tokens, exactly
    (:func:`gge.scoring.image_tokens.split_prompt`). A mismatch is one warning line (recorded), or
    stops the run with ``strict_server=true``. The text split is kept for the per-request check of
-   the run (:func:`image_token_checks`).
-5. An adaptive window's start: the small request alone, then :data:`COPIES` copies at once. A server
+   the run (:func:`image_token_checks`), with the bytes of the sample's own text in the prompt
+   (:func:`sample_text_bytes`: its instruction and stated screen size, as often as the preset's
+   templates hold them).
+5. An adaptive window's start, for any preset: the first sample's proposer request with the small
+   image (:data:`SMALL_SIDE`) alone, then :data:`COPIES` copies at once. A server
    that serves requests one at a time takes about ``COPIES`` times as long for them; one that batches
    takes about as long as for one. Rule (ratios, not times): the copies' wall over the one request's
    at least :data:`SERIAL_SHARE` x ``COPIES`` means one at a time, and the window starts at
@@ -34,7 +38,12 @@ says each problem in one line naming the option that fixes it:
    a first wave of 64 timed out 60 requests there).
 
 The record (:class:`ProbeResult`'s ``record``) goes to results.json under ``model.backend.probe``;
-the API key is never in it (only its variable's name is, elsewhere).
+the API key is never in it (only its variable's name is, elsewhere). The probe's requests are the
+server's like any other: ``model.backend.usage`` (the server's own count) and ``cost.window`` include
+them; the record's ``usage`` says how many of them were the probe's (``requests``, ``retries``,
+``prompt_tokens``, ``completion_tokens``: the backends' counters after the probe less before). The
+record and the splits are kept in the output folder (:mod:`gge.run.probe_store`), so a resumed
+run's benchmarks finished by an earlier invocation keep their check and its record of who answered.
 """
 
 from __future__ import annotations
@@ -78,6 +87,9 @@ SMALL_SIDE = 112
 """The small image of the token probe: 112 x 112 (16 tokens at factor 28, 16 at 32 after rounding),
 far inside every server's pixel limits."""
 
+USAGE_KEYS = ("requests", "retries", "prompt_tokens", "completion_tokens")
+"""The backend usage counters whose probe share the record's ``usage`` gives."""
+
 _DEFAULT_MIN_PIXELS = 56 * 56
 _DEFAULT_MAX_PIXELS = 14 * 14 * 4 * 1280
 
@@ -91,9 +103,10 @@ class ProbeResult:
             ``engine`` (``name``, ``version``, ``server``, ``max_pixels``, ``min_pixels`` where told),
             ``answers`` (``model``, ``system_fingerprint``), ``image_tokens`` (per benchmark: the
             probe's split), ``window`` (the parallelism measured and the start chosen),
-            ``warnings`` (each line said).
-        splits: Per benchmark: the text tokens of its first sample's proposer prompt and that
-            instruction's UTF-8 bytes (for :func:`image_token_checks`).
+            ``warnings`` (each line said), ``usage`` (the probe's own requests and tokens).
+        splits: Per benchmark: the text tokens of its first sample's proposer prompt and the UTF-8
+            bytes of that sample's own text in it (:func:`sample_text_bytes`; for
+            :func:`image_token_checks`).
     """
 
     record: dict[str, Any] = field(default_factory=dict)
@@ -175,8 +188,8 @@ def _check_models(backend: Any, record: dict[str, Any]) -> None:
     url = f"{base}/models"
     try:
         status, headers, body = backend.get("models")
-    except GgeError as e:
-        raise GgeError(
+    except GgeError as e:  # a server still starting: gge watch tries again (a TransientError)
+        raise TransientError(
             f"probe: nothing answers at {url}: is the server up, and is model.base_url's port right? ({e})"
         ) from None
     server = _header(headers, "Server")
@@ -299,12 +312,42 @@ def _first_request(policy: Any, sample: Sample, image: Image.Image, result: Prob
             )
 
 
-def _token_split(
-    policy: Any, sample: Sample, image: Image.Image, result: ProbeResult, strict: bool
-) -> GenerationRequest | None:
-    """Per benchmark: the screenshot's image tokens as the server counted them; the small request."""
+def sample_text_bytes(policy: Any, sample: Sample, view_size: tuple[int, int]) -> int:
+    """UTF-8 bytes of a sample's own text in its proposer prompt: what differs between two samples.
+
+    A benchmark's proposer prompts differ only where the preset's templates put the sample's
+    instruction and the screen size the prompt states (``{instruction}``, ``{width}``,
+    ``{height}``; in the system prompt and its tool schema too, as Qwen2.5-VL's tool schema states the
+    screen size, and its ``single_pass`` prompt again); ``{k}`` and ``{labels}`` are the run's. Each
+    place counts: the instruction's bytes and the size's digits as often as the templates hold them.
+
+    Args:
+        policy: A :class:`~gge.models.policy.GroundingPolicy`.
+        sample: The sample.
+        view_size: The size its screenshot is sent at.
+
+    Returns:
+        The bytes (0 for a policy without templates).
+    """
+    settings = getattr(policy, "settings_", None)
+    if settings is None:
+        return 0
+    prompts = settings.prompts.for_benchmark(sample.benchmark)
+    user = prompts.propose_k if settings.proposer == "single_pass" else prompts.propose_one
+    texts = [user or "", prompts.prefill or ""]
+    if prompts.system is not None:
+        texts += [prompts.system] + [prompts.tools or ""] * prompts.system.count("{tools}")
+    w, h = policy.prompt_size(sample, view_size)
+    own = {"instruction": len(sample.instruction.encode("utf-8")), "width": len(str(w))}
+    own["height"] = len(str(h))
+    return sum(text.count("{" + key + "}") * n for text in texts for key, n in own.items())
+
+
+def _requests(
+    policy: Any, sample: Sample, image: Image.Image
+) -> tuple[Image.Image, GenerationRequest, GenerationRequest]:
+    """A sample's proposer request as the run sends it, and the same with the small image."""
     backend = policy.backend
-    factor = backend.resize_factor
     view = _view(backend, image)
     spec = policy.proposer_requests(sample, view.size)[0]
     small = Image.new("RGB", backend.seen_size(SMALL_SIDE, SMALL_SIDE), (128, 128, 128))
@@ -313,9 +356,20 @@ def _token_split(
     budget = spec.generation.get("max_new_tokens")
     asked = budget if isinstance(budget, int) else 1
     big_request, small_request = (
-        GenerationRequest(image, spec.messages, prefill=spec.prefill, max_new_tokens=asked)
-        for image in (view, small)
+        GenerationRequest(shown, spec.messages, prefill=spec.prefill, max_new_tokens=asked)
+        for shown in (view, small)
     )
+    return view, big_request, small_request
+
+
+def _token_split(
+    policy: Any, sample: Sample, image: Image.Image, result: ProbeResult, strict: bool
+) -> GenerationRequest | None:
+    """Per benchmark: the screenshot's image tokens as the server counted them; the small request."""
+    backend = policy.backend
+    factor = backend.resize_factor
+    view, big_request, small_request = _requests(policy, sample, image)
+    small, asked = small_request.image, small_request.max_new_tokens
     try:
         big, little = backend.generate([big_request, small_request])
     except TransientError as e:
@@ -346,7 +400,7 @@ def _token_split(
         text_tokens=split.text_tokens,
         ratio=round(split.ratio, 4),
     )
-    result.splits[sample.benchmark] = (split.text_tokens, len(sample.instruction.encode("utf-8")))
+    result.splits[sample.benchmark] = (split.text_tokens, sample_text_bytes(policy, sample, view.size))
     line = mismatch_line(split, view.size, factor, *_limits(backend))
     if line is not None:
         if strict:
@@ -402,13 +456,15 @@ def probe_server(
         samples: Each benchmark's samples to evaluate (the first of each is probed).
         out: Where each warning is printed (one line each, ``warning: probe: ...``).
         strict: An image token mismatch stops the run (``strict_server=true``).
-        clock: Seconds (the window probe's ratio of two walls).
+        clock: Seconds (the window probe's ratio of two walls; a test drives it from a fake
+            server's simulated time).
 
     Returns:
         What it found (empty for a backend it cannot ask).
 
     Raises:
-        GgeError: Nothing answers, a missing ``/v1``, an API key wanted, a model name not served, a
+        TransientError: Nothing answers (a server still starting: ``gge watch`` tries again).
+        GgeError: A missing ``/v1``, an API key wanted, a model name not served, a
             refused prefill, or (``strict``) a token mismatch: one line naming the option to set.
     """
     backend: Any = getattr(policy, "backend", None)
@@ -417,6 +473,8 @@ def probe_server(
         return result
     record = result.record
     record.update(endpoint=str(backend.base_url), engine={}, warnings=[], image_tokens={})
+    backends = _backends(policy)
+    before = _usage(backends)
     _check_models(backend, record)
     _identity(backend, record)
     firsts = [group[0] for group in samples.values() if group]
@@ -430,15 +488,39 @@ def probe_server(
             _first_request(policy, sample, image, result)
         if getattr(backend, "resize_factor", None):
             small = _token_split(policy, sample, image, result, strict) or small
+        elif small is None:  # no token check: the window's small request all the same
+            small = _requests(policy, sample, image)[2]
     answers = backend.settings().get("answers") or {}
     record["answers"] = {k: answers.get(k) for k in ("model", "system_fingerprint")}
     window = getattr(backend, "window", None)
     adaptive = getattr(window, "adaptive", False) and callable(getattr(window, "start_at", None))
     if small is not None and adaptive:
         _window_start(backend, small, result, clock)
+    after = _usage(backends)
+    record["usage"] = {key: after[key] - before[key] for key in USAGE_KEYS}
     for line in record["warnings"]:
         print(f"warning: probe: {line}", file=out)
     return result
+
+
+def _backends(policy: Any) -> list[Any]:
+    """The policy's distinct backends with usage counters (the proposer's, a critic's own)."""
+    found: list[Any] = []
+    for backend in (getattr(policy, "backend", None), getattr(policy, "critic_backend", None)):
+        if callable(getattr(backend, "settings", None)) and all(backend is not b for b in found):
+            found.append(backend)
+    return found
+
+
+def _usage(backends: Sequence[Any]) -> dict[str, int]:
+    """The backends' usage counters (:data:`USAGE_KEYS`), summed."""
+    total = dict.fromkeys(USAGE_KEYS, 0)
+    for backend in backends:
+        usage = backend.settings().get("usage") or {}
+        for key in USAGE_KEYS:
+            value = usage.get(key)
+            total[key] += value if isinstance(value, int) else 0
+    return total
 
 
 def image_token_checks(
@@ -452,10 +534,11 @@ def image_token_checks(
 
     The factor is the endpoint's ``resize_factor`` (no factor: a screenshot sent as it is, nothing
     expected, no check) or, for an in-process backend whose cost records count image tokens, the
-    preset's ``patch_factor``. Each answer's sent size is the backend's ``seen_size`` of the sample's
-    screenshot; a run that decodes screenshots smaller (``decode_max_pixels``) is not checked. A
-    request for c sequences counts its prompt c times (:class:`~gge.types.CostRecord`): a sampling
-    proposer's record is divided by its answers.
+    preset's ``patch_factor``. An endpoint answer's tolerance is its sample's own text in the prompt
+    (:func:`sample_text_bytes`) against the probe sample's. Each answer's sent size is the backend's
+    ``seen_size`` of the sample's screenshot; a run that decodes screenshots smaller
+    (``decode_max_pixels``) is not checked. A request for c sequences counts its prompt c times
+    (:class:`~gge.types.CostRecord`): a sampling proposer's record is divided by its answers.
 
     Args:
         policy: The run's policy.
@@ -489,6 +572,7 @@ def image_token_checks(
                 expected = image_tokens_for(w, h, factor)
             except ValueError:
                 continue
+            own_bytes = sample_text_bytes(policy, sample, (w, h))
             for c in r.costs:
                 m = max(1, c.candidates) if sampling else 1
                 if c.stage != "propose" or c.input_tokens is None:
@@ -500,7 +584,7 @@ def image_token_checks(
                         expected,
                         prompt_tokens=c.input_tokens // m,
                         image_tokens=None if c.image_tokens is None else c.image_tokens // m,
-                        instruction_bytes=len(sample.instruction.encode("utf-8")),
+                        instruction_bytes=own_bytes,
                     )
                 )
         if not seen or (endpoint and name not in splits and not any(s.image_tokens for s in seen)):

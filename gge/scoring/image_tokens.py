@@ -16,7 +16,9 @@ Two checks, pure:
 - **each request of a run** (:func:`check_requests`): an in-process run counts its image tokens
   itself (``CostRecord.image_tokens``) and is compared exactly; an endpoint reports only its
   prompt's total, so its image tokens are that total less the probe's text tokens, within a
-  tolerance for the text that differs between samples (:data:`TEXT_SLACK`, :func:`tolerance`).
+  tolerance for the text that differs between samples: each sample's own text (its instruction and
+  the screen size the prompt states, as often as the preset's templates hold them; the caller counts
+  its bytes) plus :data:`TEXT_SLACK` (:func:`tolerance`).
 
 Example:
     >>> image_tokens_for(1288, 728, 28)  # 46 x 26 tokens
@@ -34,9 +36,9 @@ from dataclasses import dataclass
 from gge.documents.results import ImageTokenCheck, ImageTokenExample, ImageTokenSource
 
 TEXT_SLACK = 16
-"""Tokens of text a request may have beyond its instruction's difference from the probe's prompt:
-the screen size the prompt states (up to 5 digits each for width and height, one token a digit in
-the Qwen tokenizers: 10) and a few tokens of chat-template whitespace merging around them."""
+"""Tokens of text a request may have beyond its own text's difference from the probe's prompt (the
+instruction and the stated screen size are counted in ``instruction_bytes``): chat-template
+whitespace and punctuation merging differently around them (a few tokens at each of their places)."""
 
 
 def image_tokens_for(width: int, height: int, factor: int) -> int:
@@ -157,7 +159,10 @@ class SeenRequest:
         prompt_tokens: The answer's prompt tokens as the server counted them (None: not reported).
         image_tokens: Its image tokens as the engine counted them itself (an in-process run's
             processor; None: not counted apart).
-        instruction_bytes: UTF-8 bytes of the sample's instruction.
+        instruction_bytes: UTF-8 bytes of the sample's own text in the prompt: its instruction and
+            the screen size the prompt states, as often as the templates hold them
+            (:func:`gge.run.probe.sample_text_bytes`; the instruction's bytes alone for a template
+            that states no size).
     """
 
     id: str
@@ -171,9 +176,14 @@ class SeenRequest:
 def tolerance(instruction_bytes: int, probe_bytes: int) -> int:
     """Tokens a request's prompt may differ by from the probe's text plus its expected image tokens.
 
-    Its text differs from the probe's prompt by the instruction (and the screen size stated): a
-    byte-level BPE token covers at least one byte, so each instruction is at most its bytes in
-    tokens and the two differ by at most the longer one's bytes; plus :data:`TEXT_SLACK`.
+    Its text differs from the probe's prompt by the sample's own text (the instruction and the screen
+    size stated, at each place the templates hold them): a byte-level BPE token covers at least one
+    byte, so each sample's own text is at most its bytes in tokens and the two differ by at most the
+    longer one's bytes; plus :data:`TEXT_SLACK`.
+
+    Args:
+        instruction_bytes: The request's own text's UTF-8 bytes (:attr:`SeenRequest.instruction_bytes`).
+        probe_bytes: The probe sample's.
 
     Example:
         >>> tolerance(40, 25)
@@ -200,7 +210,7 @@ def check_requests(
         requests: The answers.
         factor: The preset's patch factor.
         text_tokens: The probe's text tokens for this benchmark's prompt (None: no probe).
-        probe_bytes: The UTF-8 bytes of the probe sample's instruction.
+        probe_bytes: The UTF-8 bytes of the probe sample's own text (as ``instruction_bytes``).
 
     Returns:
         The check: ``source`` (``measured``: the engine's own image counts; ``prompt``: prompt tokens
@@ -224,8 +234,8 @@ def check_requests(
     elif text_tokens is not None:
         source = "prompt"
         rule = (
-            f"prompt tokens less the probe's {text_tokens} text tokens, within the longer instruction's "
-            f"UTF-8 bytes + {TEXT_SLACK}"
+            f"prompt tokens less the probe's {text_tokens} text tokens, within the longer sample text's "
+            f"UTF-8 bytes (instruction and stated size) + {TEXT_SLACK}"
         )
         checked = [
             (r, r.prompt_tokens - text_tokens, tolerance(r.instruction_bytes, probe_bytes))

@@ -7,8 +7,11 @@ own ``max_pixels`` (Qwen's 28-pixel merged patches). It logs what it counted (an
 ``max_tokens``), and serves requests one at a time (``serial``) or together; ``refuse_one_token``
 answers HTTP 500 to a one-token request, as ``transformers serve`` does a Qwen tool call cut after
 its first token; ``fail_after`` answers HTTP 500 to every chat request after that many;
-``model_status`` lists each model with a ``status`` as ``transformers serve`` does. Used by the
-probe's tests.
+``model_status`` lists each model with a ``status`` as ``transformers serve`` does; ``on_chat`` is
+called with each chat request's count (a test's Ctrl-C). Its simulated time (:meth:`Engine.clock`)
+makes the window probe's decision without a wall clock: each chat request takes ``sim_s`` simulated
+seconds from the last time the clock was read (a serial engine: from when it is free, one after the
+other), and the clock reads the end of the last one served. Used by the probe's tests.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import io
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -50,6 +53,17 @@ class Engine(ThreadingHTTPServer):
         self.refuse_one_token = False  # HTTP 500 to max_tokens=1 (transformers serve, a cut Qwen tool call)
         self.fail_after: int | None = None  # HTTP 500 to every chat request after this many
         self.model_status = False  # each listed model with transformers serve's "status" (loads on demand)
+        self.on_chat: Callable[[int], None] | None = None  # called with each chat request's count
+        self.sim_s = 0.0  # simulated seconds per chat request (see clock)
+        self.sim_now = 0.0  # the end of the last request served, in simulated time
+        self.sim_read = 0.0  # when the clock was last read: requests sent after it start there
+        self.sim_free = 0.0  # when a serial engine is free again
+
+    def clock(self) -> float:
+        """Simulated seconds: the end of the last request served (the client sends its next ones now)."""
+        with self.lock:
+            self.sim_read = self.sim_now
+            return self.sim_now
 
     @property
     def root(self) -> str:
@@ -92,6 +106,13 @@ class Handler(BaseHTTPRequestHandler):
         counted["max_tokens"] = body.get("max_tokens")
         with e.lock:
             e.log.append(counted)
+            arrived = len(e.log)
+            start = max(e.sim_read, e.sim_free) if e.serial else e.sim_read
+            if e.serial:
+                e.sim_free = start + e.sim_s
+            e.sim_now = max(e.sim_now, start + e.sim_s)
+        if e.on_chat is not None:
+            e.on_chat(arrived)
         failing = e.fail_after is not None and len(e.log) > e.fail_after
         if failing or (e.refuse_one_token and body.get("max_tokens") == 1):
             self._send(500, {"error": {"message": "json parser could not parse region as JSON."}})

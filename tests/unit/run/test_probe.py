@@ -1,7 +1,8 @@
 """The probe of an endpoint before a run, against a fake engine on 127.0.0.1.
 
 The fake engine (tests/helpers/probe_engine.py) counts each request's prompt tokens from the request
-itself, resizing its image with its own ``max_pixels``; it serves requests one at a time or together.
+itself, resizing its image with its own ``max_pixels``; it serves requests one at a time or together,
+in simulated time (the window probe's clock: no wall-clock timing).
 """
 
 from __future__ import annotations
@@ -16,11 +17,19 @@ import pytest
 from PIL import Image
 from probe_engine import Engine, running
 
-from gge.errors import GgeError
+from gge.errors import GgeError, TransientError
+from gge.models.factory import preset_settings
 from gge.models.openai_api import OpenAIBackend
 from gge.models.policy import AdapterSettings, GroundingPolicy
 from gge.models.window import ADAPTIVE_START
-from gge.run.probe import COPIES, SERIAL_START, probe_server, serves_one_at_a_time
+from gge.run.probe import (
+    COPIES,
+    SERIAL_START,
+    SMALL_SIDE,
+    probe_server,
+    sample_text_bytes,
+    serves_one_at_a_time,
+)
 from gge.types import Box, Sample
 
 
@@ -140,13 +149,87 @@ def test_the_parallelism_rule() -> None:
 
 @pytest.mark.parametrize("serial", [True, False])
 def test_a_serial_engine_starts_the_window_small(engine: Engine, tmp_path: Path, serial: bool) -> None:
-    # each request takes 0.25 s of the engine's time: 4 at once take 1 s one at a time, 0.25 s together
-    engine.delay_s, engine.serial = 0.25, serial
+    # each request takes 1 simulated second: 4 at once take 4 one at a time, 1 together (no wall clock)
+    engine.sim_s, engine.serial = 1.0, serial
     policy = _policy(engine.root + "/v1")
-    found, _ = _probe(policy, _sample(tmp_path))
+    found, _ = _probe(policy, _sample(tmp_path), clock=engine.clock)
     window = found.record["window"]
-    assert (window["one_at_a_time"], window["start"]) == ((True, SERIAL_START) if serial else (False, None))
+    expected = (COPIES * 1.0, True, SERIAL_START) if serial else (1.0, False, None)
+    assert (window["ratio"], window["one_at_a_time"], window["start"]) == expected
     summary = policy.backend.window_summary()
     assert summary["start"] == (SERIAL_START if serial else ADAPTIVE_START)
     if serial:
         assert "one at a time" in str(summary["start_reason"])
+
+
+def test_a_preset_without_resize_factor_starts_small_too(engine: Engine, tmp_path: Path) -> None:
+    # the openai_api preset sends screenshots as they are: no token check, but the window probe still runs,
+    # with the first sample's own request and the small image
+    engine.sim_s, engine.serial = 1.0, True
+    backend = OpenAIBackend(engine.root + "/v1", "qwen", max_retries=0, backoff_s=0)
+    policy = GroundingPolicy(backend, preset_settings("openai_api", proposer="greedy", critic="none"))
+    found, said = _probe(policy, _sample(tmp_path), clock=engine.clock)
+    assert said == "" and found.record["image_tokens"] == {} and found.splits == {}
+    assert (found.record["window"]["one_at_a_time"], found.record["window"]["start"]) == (True, SERIAL_START)
+    assert backend.window_summary()["start"] == SERIAL_START
+    # the engine's log: the first sample's request at its size, then 1 + COPIES of the small one
+    assert [c["size"] for c in engine.log] == [(300, 200)] + [(SMALL_SIDE, SMALL_SIDE)] * (1 + COPIES)
+    first = engine.log[0]["text"]
+    assert all(c["text"] == first for c in engine.log)  # the same prompt, the small image
+
+
+def test_the_probes_own_usage_is_recorded(engine: Engine, tmp_path: Path) -> None:
+    engine.sim_s, engine.serial = 1.0, True
+    policy = _policy(engine.root + "/v1")
+    found, _ = _probe(policy, _sample(tmp_path), clock=engine.clock)
+    # counted from the engine's own log: every chat request it answered, its prompt-token rule, 3
+    # completion tokens per answer
+    assert len(engine.log) == 1 + 2 + 1 + COPIES
+    assert found.record["usage"] == {
+        "requests": len(engine.log),
+        "retries": 0,
+        "prompt_tokens": sum(c["text"] + c["image"] for c in engine.log),
+        "completion_tokens": 3 * len(engine.log),
+    }
+    # the backend's own usage is the server's count: the probe's requests are in it
+    usage = policy.backend.settings()["usage"]
+    assert (usage["requests"], usage["prompt_tokens"]) == (
+        len(engine.log),
+        sum(c["text"] + c["image"] for c in engine.log),
+    )
+
+
+def test_nothing_answering_is_a_transient_error(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(TransientError, match=r"^probe: nothing answers at "):
+        _probe(_policy(f"http://127.0.0.1:{port}/v1"), _sample(tmp_path))
+
+
+def _text_bytes(policy: GroundingPolicy, sample: Sample, size: tuple[int, int]) -> int:
+    """The UTF-8 bytes of every text of the sample's proposer request as rendered (prefill included)."""
+    spec = policy.proposer_requests(sample, size)[0]
+    texts = [p["text"] for m in spec.messages for p in m["content"] if p.get("type") == "text"]
+    return sum(len(t.encode()) for t in [*texts, spec.prefill or ""])
+
+
+@pytest.mark.parametrize("proposer", ["greedy", "single_pass"])
+def test_a_samples_own_text_counts_each_place_the_templates_hold_it(tmp_path: Path, proposer: str) -> None:
+    # Qwen2.5-VL's tool schema (its system prompt) states the screen size; its single_pass prompt states it
+    # again and holds the instruction once: two samples' rendered prompts differ by exactly the difference
+    # of their own text's bytes
+    policy = GroundingPolicy(
+        OpenAIBackend("http://127.0.0.1:9/v1", "qwen", resize_factor=28),
+        preset_settings("qwen2_5_vl", proposer=proposer, critic="none"),
+    )
+    a = _sample(tmp_path)
+    b = Sample(
+        "screenspot_v2", "s2", a.image_path, (1288, 10080), "open the settings of the first tab", a.region
+    )
+    size_a, size_b = (308, 196), (1288, 10080)
+    own_a, own_b = (sample_text_bytes(policy, s, z) for s, z in ((a, size_a), (b, size_b)))
+    assert own_b - own_a == _text_bytes(policy, b, size_b) - _text_bytes(policy, a, size_a)
+    places = 2 if proposer == "single_pass" else 1  # the size: the tool schema, and propose_k
+    assert own_a == len(b"click the OK button") + places * len("308196")
+    assert own_b == len(b"open the settings of the first tab") + places * len("128810080")
