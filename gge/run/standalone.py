@@ -40,7 +40,8 @@ from gge.run.evaluate import merge_results
 from gge.run.hardware import cost_setup
 from gge.run.invocations import InvocationLedger, Snapshot, counters_of, merged_window, with_summed
 from gge.run.predlog import MalformedLine, bad_lines_path, existing_logs, read_records
-from gge.run.probe import ProbeResult, image_token_checks, probe_server
+from gge.run.probe import ProbeResult, image_token_checks
+from gge.run.probe_store import probe_and_keep, restore_probe
 from gge.run.runstate import (
     asked_digest,
     check_not_smaller,
@@ -52,7 +53,8 @@ from gge.run.runstate import (
     samples_digest,
 )
 from gge.run.settings import bench_options, default_data_root, uses_demo_suite, validate, warn_model_type
-from gge.run.stops import Rerun, answered, interrupted, stopped
+from gge.run.stops import Rerun, interrupted, stopped
+from gge.run.stops import kept as kept_samples
 from gge.run.windowed import evaluate_windowed, is_windowed
 from gge.scoring.scoring import score_sample
 from gge.types import Sample, SampleResult
@@ -361,7 +363,8 @@ def _finalize(
     invocations = None
     if run.ledger is not None:  # the counters and window summed over every invocation of the run
         counters, window = _snapshot(run)
-        invocations = run.ledger.end("finished", samples=len(gathered), counters=counters, window=window)
+        answered = sum(r.server_error is None for r in gathered)  # as a stop counts them: kept_samples
+        invocations = run.ledger.end("finished", samples=answered, counters=counters, window=window)
         model = with_summed(model, invocations)
         windows = [inv["window"] for inv in invocations if "window" in inv]
         whole = merged_window(windows)
@@ -474,28 +477,25 @@ def _predict_windowed(
     """
     from gge.documents.records import encode
     from gge.run.predlog import GroupedLog, PredictionLog, rank_log_path
-    from gge.run.progress import start_progress
+    from gge.run.progress import Progress, start_progress
     from gge.scoring.budget import prime_budget
 
     cfg = run.cfg
     samples = run.loaded.samples
     todo = [s for name, group in samples.items() for s in group if s.id not in done_ids.get(name, ())]
-    if cfg.probe and todo:  # ask the server once, before any sample (gge.run.probe)
-        asked: dict[str, list[Sample]] = {}
-        for s in todo:
-            asked.setdefault(s.benchmark, []).append(s)
-        strict = bool(cfg.strict_server)
-        found = probe_server(run.policy, asked, out=run.console or sys.stdout, strict=strict)
-        run.probe.record.update(found.record)
-        run.probe.splits.update(found.splits)
+    restore_probe(run.probe, run.output_dir, list(samples), resume=bool(cfg.resume), out=run.console)
     first = run.kind.analysis_options(cfg.model, run.policy).get("exchangeable_from")
 
     def prime(result: SampleResult) -> None:
         prime_budget(result, k=run.k, exchangeable_from=first, cluster_radius=run.radius)
 
     log = GroupedLog(PredictionLog(rank_log_path(run.output_dir, 0)))  # no thread waits on an fsync
-    progress = start_progress(run.policy, samples, done_ids, float(cfg.progress_s))  # stderr
-    try:
+    progress: Progress | None = None
+    try:  # the probe inside: its Ctrl-C and its errors say what is kept, as the run's do
+        if cfg.probe and todo:  # ask the server once, before any sample (gge.run.probe)
+            strict = bool(cfg.strict_server)
+            probe_and_keep(run.policy, todo, run.probe, run.output_dir, out=run.console, strict=strict)
+        progress = start_progress(run.policy, samples, done_ids, float(cfg.progress_s))  # stderr
         local = evaluate_windowed(
             run.policy,
             todo,
@@ -516,7 +516,8 @@ def _predict_windowed(
         raise stopped(run.output_dir, _wanted(run), e) from e
     finally:
         log.close()  # a no-op after the one above
-        progress.close()  # its final state, before any message or the report
+        if progress is not None:
+            progress.close()  # its final state, before any message or the report
     order = [s for group in run.loaded.samples.values() for s in group]
     finalize(merge_results([local], order))
     return True
@@ -546,10 +547,9 @@ def _predict_recorded(
                 updating.enter_context(ledger.keep_updated(lambda: _snapshot(run)))
             done = _predict(run, done_ids, finalize)
     except BaseException as e:
-        kept = getattr(e, "kept", None)
-        samples = max(
-            0, (kept if isinstance(kept, int) else answered(run.output_dir, _wanted(run))) - restored
-        )
+        # the samples answered in the logs less those restored, server errors left out (as a resume
+        # and a finished invocation count them)
+        samples = max(0, kept_samples(run.output_dir, _wanted(run))[0] - restored)
         why = (str(e).strip().splitlines() or [type(e).__name__])[0]
         try:
             counters, window = _snapshot(run)

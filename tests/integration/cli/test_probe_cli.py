@@ -4,21 +4,27 @@ Against the fake engine of tests/helpers/probe_engine.py, which counts each requ
 from the request itself and resizes its image with its own ``max_pixels``: a faithful engine's run
 records its identity and no differing request; an engine with a smaller ``max_pixels`` is one probe
 line, and results.json's ``image_tokens`` counts every proposer request of the run as differing, with
-the ratio summed from the engine's own log.
+the ratio summed from the engine's own log. A run interrupted after its first benchmark and resumed
+keeps that benchmark's check and who answered (the probe's record kept in the output folder); Ctrl-C
+during the probe and a server that does not answer are the run's one-line stops.
 """
 
 from __future__ import annotations
 
+import _thread
 import io
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 from probe_engine import Engine, running
 
+from gge.errors import TransientError
 from gge.run.settings import parse_args
 from gge.run.standalone import run
+from gge.run.stops import RunInterrupted, RunStopped
 
 pytestmark = pytest.mark.slow  # gge end to end against the engine (a few seconds)
 
@@ -76,3 +82,61 @@ def test_an_engine_that_shrinks_screenshots_is_caught(demo_suite: Path, tmp_path
     assert check["ratio"] == round(sum(seen) / sum(expected), 4)
     results = json.loads((tmp_path / "small" / "results.json").read_text())
     assert results["benchmarks"]["screenspot_v2"]["image_tokens"] == check
+
+
+def test_a_resumed_run_keeps_what_the_first_invocations_probe_found(demo_suite: Path, tmp_path: Path) -> None:
+    out = tmp_path / "resumed"
+    more = ("benchmarks=[screenspot_v2,screenspot_pro]", "max_samples=2", "model.concurrency=1")
+    with running() as engine:
+        # the first invocation's probe: the first request, then each benchmark's token split (2 each);
+        # the run then asks screenspot_v2's 2 samples: Ctrl-C when screenspot_pro's first arrives
+        engine.on_chat = lambda n: _thread.interrupt_main() if n == 1 + 2 * 2 + 2 + 1 else None
+        with pytest.raises(RunInterrupted) as stop:
+            _run(engine, demo_suite, out, *more)
+        first_log = list(engine.log)
+        engine.on_chat = None
+        document, _ = _run(engine, demo_suite, out, *more)
+        # the second asks only screenspot_pro: its probe (the first request and its split) and its samples
+        # the first left (the held one's answer may have come in before the Ctrl-C did)
+        asked = len(engine.log) - len(first_log)
+        assert asked == 1 + 2 + (4 - stop.value.kept)
+        again, _ = _run(engine, demo_suite, out, *more)  # nothing left to do: nothing asked
+        assert len(engine.log) == len(first_log) + asked
+    for doc in (document, again):
+        probe = doc["model"]["backend"]["probe"]
+        assert sorted(probe["image_tokens"]) == ["screenspot_pro", "screenspot_v2"]
+        assert probe["engine"]["name"] == "vLLM 0.11.0"
+        # screenspot_v2's samples were answered by the first invocation: its check survives
+        check = doc["benchmarks"]["screenspot_v2"]["image_tokens"]
+        assert (check["source"], check["requests"], check["differ"]) == ("prompt", 2, 0)
+    head = (out / "report.md").read_text().splitlines()[1]
+    assert head == f"Answered by: vLLM 0.11.0 at {engine.root}/v1, model qwen"
+
+
+def test_ctrl_c_during_the_probe_is_the_one_line_interruption(demo_suite: Path, tmp_path: Path) -> None:
+    with running() as engine:
+        engine.on_chat = lambda n: _thread.interrupt_main() if n == 1 else None  # the probe's first request
+        with pytest.raises(RunInterrupted) as e:
+            _run(engine, demo_suite, tmp_path / "stopped")
+    assert str(e.value).startswith("interrupted: 0 of 3 samples are kept in ")
+    assert len(engine.log) == 1  # nothing asked after the probe's request
+
+
+def test_nothing_answering_stops_with_the_resume_line(demo_suite: Path, tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = [
+        f"data_root={demo_suite}",
+        "benchmarks=[screenspot_v2]",
+        "max_samples=1",
+        f"output_dir={tmp_path / 'down'}",
+        "model=openai_api",
+        f"model.base_url=http://127.0.0.1:{port}/v1",
+        "model.api_model=qwen",
+    ]
+    with pytest.raises(RunStopped) as e:  # a TransientError: gge watch tries again
+        run(parse_args(args), out=io.StringIO())
+    assert isinstance(e.value, TransientError)
+    assert str(e.value).startswith(f"probe: nothing answers at http://127.0.0.1:{port}/v1/models: ")
+    assert "0 of 1 samples are kept in" in str(e.value)
