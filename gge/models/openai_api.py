@@ -369,6 +369,7 @@ class OpenAIBackend:
                 "file_bytes": counts.file_bytes,
                 "reused": counts.reused,
                 "encode_seconds": round(counts.encode_seconds, 3),
+                "deflate": counts.deflate,
             },
             "extra_body": dict(self.extra_body),
             "logprobs": self.logprobs,

@@ -498,6 +498,14 @@ def test_a_greedy_first_request_sends_one_encoding_twice_both_in_flight_at_once(
     assert np.array_equal(np.asarray(_decode(_split_url(first)[1])), np.asarray(image))
     images = backend.settings()["images"]
     assert (images["encoded"], images["file_bytes"]) == (1, 0)
+    try:  # which deflate wrote the PNGs is recorded: zlib-ng where installed, else the standard library's
+        from zlib_ng import zlib_ng
+
+        assert images["deflate"] == f"zlib-ng {zlib_ng.ZLIBNG_VERSION}"
+    except ImportError:
+        import zlib
+
+        assert images["deflate"] == f"zlib {zlib.ZLIB_RUNTIME_VERSION}"
 
 
 @pytest.mark.parametrize("greedy_first", [False, True])
