@@ -44,8 +44,9 @@ anything differs, compare says that whether the runs differ only by engine is un
 (a server that shrinks the screenshot to its own ``max_pixels``, a processor release with a token-budget
 bug) without any recorded setting differing. Where the setups are the same or differ only by engine,
 the verdict also requires the matched samples' proposer prompt tokens to agree (per sample: the
-``propose`` cost records' input tokens over the answers they paid for, as both kinds of run count a
-prompt once per answer, :class:`~gge.types.CostRecord`): within :data:`TOKEN_TOLERANCE` of the larger
+``propose`` cost records' input tokens over the answer texts they paid for, as both kinds of run count a
+prompt once per answer text, :class:`~gge.types.CostRecord`; a ``single_pass`` answer is one text
+however many points it lists: :func:`prompt_tokens`): within :data:`TOKEN_TOLERANCE` of the larger
 on at least :data:`AGREEING_SHARE` of the samples both runs count. Otherwise the relation is
 ``inputs``: the models saw different inputs, by how much, and it is not engine drift. Where a run
 records no prompt token counts, compare says the inputs cannot be checked. A run's own image-token
@@ -85,6 +86,7 @@ __all__ = [
     "engine_text",
     "input_check",
     "prompt_tokens",
+    "proposer_mode",
 ]
 
 FLIP_EXAMPLES = 5
@@ -128,11 +130,16 @@ IGNORED_KEYS = (
             "images",
             "server_wait_s",
             # the probe's measurements and its copy of the endpoint: what differs in them is told by
-            # base_url and by the prompt token check (input_check); its engine identity is compared
+            # base_url and by the prompt token check (input_check); the models a server lists and who
+            # answered the probe (the backend's own answers record says who answered the run); its own
+            # requests; its engine identity is compared, where both runs probed (compare_setups)
             "probe.endpoint",
             "probe.warnings",
             "probe.window",
             "probe.image_tokens",
+            "probe.served_models",
+            "probe.answers",
+            "probe.usage",
         )
     ),
     "config.output_dir",
@@ -181,6 +188,8 @@ hundred may differ (an instruction one tokenizer splits otherwise) without the i
 different."""
 
 _CHECKPOINTS = ("config.ckpt", "config.model.critic_ckpt")
+_PROBED = ("model.backend.probe", "model.critic_backend.probe")
+"""Where a run that probed its server records the probe (``probe=true``), compared only where both did."""
 _MISSING = "(absent)"
 _SHOWN = 3
 """Differences named in the statement (the rest are counted; compare.json lists them all)."""
@@ -268,15 +277,36 @@ def _listed(diffs: Sequence[SetupDifference]) -> str:
     return shown + more
 
 
-def prompt_tokens(line: Line) -> float | None:
+def proposer_mode(run: Run) -> str | None:
+    """The run's proposer mode as it records it; None where it records none.
+
+    An adapter policy's ``model.adapter.proposer``, else ``config.model.proposer`` (a replay's: the run
+    that made its file).
+    """
+    model = run.document.get("model")
+    adapter = model.get("adapter") if isinstance(model, Mapping) else None
+    mode = adapter.get("proposer") if isinstance(adapter, Mapping) else None
+    if mode is None:
+        config = run.document.get("config")
+        options = config.get("model") if isinstance(config, Mapping) else None
+        mode = options.get("proposer") if isinstance(options, Mapping) else None
+    return mode if isinstance(mode, str) else None
+
+
+def prompt_tokens(line: Line, mode: str | None = None) -> float | None:
     """A sample's prompt tokens per proposer request: its ``propose`` records' input tokens per answer.
 
-    Both kinds of run count a prompt once per answer it paid for (an in-process prefill shared by n
-    answers, an endpoint request for n choices: :class:`~gge.types.CostRecord`), so the input tokens
-    over the answers are one prompt's tokens.
+    A request counts its prompt once per answer text it returned (an in-process prefill shared by n
+    sequences, an endpoint request for n choices, a greedy-first pair: :class:`~gge.types.CostRecord`),
+    so the input tokens over the answer texts are one prompt's tokens. A record's ``candidates`` are
+    its answer texts where the proposer draws one point per text (``greedy``, ``sampling``), but a
+    ``single_pass`` answer is one text listing several points (its ``candidates``, the points parsed):
+    there each record is one answer.
 
     Args:
         line: The sample's line.
+        mode: The run's proposer mode (:func:`proposer_mode`); None (not recorded): each record's
+            ``candidates``, as for a mode with one point per answer.
 
     Returns:
         The tokens (None: no proposer record, or one that does not count its input tokens).
@@ -284,7 +314,8 @@ def prompt_tokens(line: Line) -> float | None:
     records = [c for c in line.costs if c.stage == "propose"]
     if not records or any(c.input_tokens is None for c in records):
         return None
-    return sum(c.input_tokens or 0 for c in records) / sum(max(1, c.candidates) for c in records)
+    answers = len(records) if mode == "single_pass" else sum(max(1, c.candidates) for c in records)
+    return sum(c.input_tokens or 0 for c in records) / answers
 
 
 def _image_token_notes(side: str, run: Run) -> list[str]:
@@ -324,6 +355,7 @@ def input_check(a: Run, b: Run) -> InputCheck:
     matched = 0
     both: list[tuple[float, float]] = []
     counted = {"A": 0, "B": 0}
+    mode_a, mode_b = proposer_mode(a), proposer_mode(b)
     for bench, lines in a.lines.items():
         others = {x.id: x for x in b.lines.get(bench, [])}
         for xa in lines:
@@ -331,7 +363,7 @@ def input_check(a: Run, b: Run) -> InputCheck:
             if xb is None:
                 continue
             matched += 1
-            ta, tb = prompt_tokens(xa), prompt_tokens(xb)
+            ta, tb = prompt_tokens(xa, mode_a), prompt_tokens(xb, mode_b)
             counted["A"] += ta is not None
             counted["B"] += tb is not None
             if ta is not None and tb is not None:
@@ -387,7 +419,9 @@ def compare_setups(a: Run, b: Run) -> SetupComparison:
     leaf of ``config`` and ``model``), less :data:`IGNORED_KEYS`; a path recorded by one run only
     differs (its value ``"(absent)"`` on the other side). A differing path under
     :data:`ENGINE_KEYS` is the engine's, except a checkpoint (``config.ckpt``,
-    ``config.model.critic_ckpt``) set to two different values: that is another model. The relation
+    ``config.model.critic_ckpt``) set to two different values: that is another model. A probe's
+    record (``model.backend.probe``) is compared only where both runs have one: a run with
+    ``probe=false`` against the same server differs in nothing. The relation
     is ``same`` (nothing differs), ``replay`` (something differs and a run is a replay, whose
     engine and protocol are not recorded), ``other`` (a setting beyond the engine differs) or
     ``engine``.
@@ -400,6 +434,10 @@ def compare_setups(a: Run, b: Run) -> SetupComparison:
         compare.json ``setup`` (:class:`~gge.documents.compare.SetupComparison`).
     """
     sa, sb = _settings(a), _settings(b)
+    for backend in _PROBED:  # a probe on one side only (probe=false on the other) is no difference
+        if not any(_under(k, (backend,)) for k in sa) or not any(_under(k, (backend,)) for k in sb):
+            sa = {k: v for k, v in sa.items() if not _under(k, (backend,))}
+            sb = {k: v for k, v in sb.items() if not _under(k, (backend,))}
     engine: list[SetupDifference] = []
     other: list[SetupDifference] = []
     for key in [*sa, *(k for k in sb if k not in sa)]:

@@ -42,6 +42,7 @@ def _folder(
         doc["model"] = {"backend": {"backend": "transformers", "checkpoint": "/ckpts/q"}}
     else:
         doc["model"] = {"backend": {"backend": "openai", "base_url": ENDPOINT, "model": "q"}}
+    doc["model"]["adapter"] = {"proposer": "sampling"}  # both sides' records: K answers, K candidates
     if image_tokens is not None:
         doc["benchmarks"][BENCH]["image_tokens"] = image_tokens
     (out / "results.json").write_text(json.dumps(doc))
@@ -141,3 +142,109 @@ def test_no_token_counts_cannot_be_checked_and_a_runs_own_image_token_check_is_n
         0,
         None,
     )
+
+
+P_TOKENS = [3000 + 7 * i for i in range(N)]  # one prompt's tokens per sample; mean 3031.5
+
+
+def _endpoint_pair(
+    demo: Path,
+    root: Path,
+    costs: tuple[list[list[dict[str, Any]]], list[list[dict[str, Any]]]],
+    modes: tuple[str, str],
+    probes: tuple[dict[str, Any] | None, dict[str, Any] | None],
+) -> dict[str, Any]:
+    """Two endpoint runs of one server (the same recorded setup but the proposer mode and the probe)."""
+    root.mkdir(parents=True, exist_ok=True)
+    folders = []
+    for name, cost, mode, probe in zip(("a", "b"), costs, modes, probes, strict=True):
+        out = _folder(demo, root, f"b{name}", cost, None)  # "b...": recorded as an endpoint run
+        doc = json.loads((out / "results.json").read_text())
+        doc["model"]["adapter"] = {"proposer": mode}
+        doc["config"]["model"]["predictions"] = "the same file"
+        if probe is not None:
+            doc["model"]["backend"]["probe"] = probe
+        (out / "results.json").write_text(json.dumps(doc))
+        folders.append(out)
+    return dict(compare_runs(load_run(folders[0]), load_run(folders[1]), resamples=20)["setup"])
+
+
+def _single_pass(points: int) -> list[list[dict[str, Any]]]:
+    """One answer listing ``points`` points: the prompt counted once, ``points`` candidates recorded."""
+    return [[{"stage": "propose", "input_tokens": t, "candidates": points}] for t in P_TOKENS]
+
+
+def test_single_pass_answers_listing_other_numbers_of_points_saw_the_same_prompt(
+    demo_suite: Path, tmp_path: Path
+) -> None:
+    setup = _endpoint_pair(
+        demo_suite, tmp_path, (_single_pass(3), _single_pass(5)), ("single_pass", "single_pass"), (None, None)
+    )
+    inputs = setup["inputs"]
+    assert (setup["relation"], inputs["status"], inputs["checked"], inputs["differing"]) == (
+        "same",
+        "agree",
+        N,
+        0,
+    )
+    # every sample agrees, so the means are over all of them: the prompt itself, 3031.5
+    assert inputs["a_tokens"] == pytest.approx(3031.5) and inputs["b_tokens"] == pytest.approx(3031.5)
+
+
+def test_a_sampling_proposers_records_are_divided_by_the_answers_they_paid_for(
+    demo_suite: Path, tmp_path: Path
+) -> None:
+    # an endpoint's greedy-first pair (the greedy answer, then 4 choices: the prompt counted 4 times)
+    # against one in-process prefill for 5 sequences (the prompt counted 5 times)
+    pair = [
+        [
+            {"stage": "propose", "input_tokens": t, "candidates": 1, "slot": 0},
+            {"stage": "propose", "input_tokens": 4 * t, "candidates": 4, "slot": 1},
+        ]
+        for t in P_TOKENS
+    ]
+    prefill = [[{"stage": "propose", "input_tokens": 5 * t, "candidates": 5}] for t in P_TOKENS]
+    setup = _endpoint_pair(
+        demo_suite, tmp_path / "s", (pair, prefill), ("sampling", "sampling"), (None, None)
+    )
+    assert (setup["inputs"]["status"], setup["inputs"]["differing"]) == ("agree", 0)
+    assert setup["inputs"]["a_tokens"] == pytest.approx(3031.5)
+    assert setup["inputs"]["b_tokens"] == pytest.approx(3031.5)
+    # the same single_pass records read as a sampling run's: 3 and 5 answers, P/3 against P/5
+    setup = _endpoint_pair(
+        demo_suite, tmp_path / "w", (_single_pass(3), _single_pass(5)), ("sampling", "sampling"), (None, None)
+    )
+    assert (setup["relation"], setup["inputs"]["differing"]) == ("inputs", N)
+    assert setup["inputs"]["a_tokens"] == pytest.approx(3031.5 / 3)
+    assert setup["inputs"]["b_tokens"] == pytest.approx(3031.5 / 5)
+    assert setup["inputs"]["ratio"] == pytest.approx(0.6)
+
+
+PROBE = {
+    "endpoint": ENDPOINT,
+    "engine": {"name": "vllm 0.11.0", "server": "uvicorn"},
+    "served_models": ["q"],
+    "answers": {"model": ["q"], "system_fingerprint": []},
+    "usage": {"requests": 3},
+    "warnings": [],
+}
+
+
+def test_a_probe_on_one_side_only_is_no_engine_difference(demo_suite: Path, tmp_path: Path) -> None:
+    costs = (_single_pass(2), _single_pass(2))
+    modes = ("single_pass", "single_pass")
+    setup = _endpoint_pair(demo_suite, tmp_path / "one", costs, modes, (PROBE, None))
+    assert (setup["relation"], setup["engine_differences"], setup["differences"]) == ("same", [], [])
+    setup = _endpoint_pair(demo_suite, tmp_path / "other", costs, modes, (None, PROBE))
+    assert (setup["relation"], setup["engine_differences"]) == ("same", [])
+    # both probed: the models it listed, who answered it and its own requests are no difference ...
+    seen = {**PROBE, "served_models": ["q", "r"], "answers": {"model": ["q-2"]}, "usage": {"requests": 5}}
+    setup = _endpoint_pair(demo_suite, tmp_path / "both", costs, modes, (PROBE, seen))
+    assert (setup["relation"], setup["engine_differences"]) == ("same", [])
+    # ... but the engine it found is
+    sglang = {**PROBE, "engine": {"name": "sglang 0.5.2", "server": "uvicorn"}}
+    setup = _endpoint_pair(demo_suite, tmp_path / "engine", costs, modes, (PROBE, sglang))
+    assert setup["relation"] == "engine"
+    assert setup["engine_differences"] == [
+        {"key": "model.backend.probe.engine.name", "a": "vllm 0.11.0", "b": "sglang 0.5.2"}
+    ]
