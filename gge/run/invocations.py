@@ -4,7 +4,7 @@ A run stopped (Ctrl-C, an error) and rerun into the same ``output_dir`` resumes 
 logs; its backend's counters (requests, retries, overloads, tokens, images encoded) and its request
 window, though, start again from zero in the new process. This module keeps, beside ``run.json``, the
 file :data:`INVOCATIONS_FILE`: one entry per invocation (:class:`~gge.documents.cost.Invocation`: when it
-started and ended, how it ended, the samples it finished, its counters and its window), so that
+started and ended, how it ended, the samples it answered, its counters and its window), so that
 results.json records the counters summed over every invocation (:func:`with_summed`), the window over
 the whole run (:func:`merged_window`) and each invocation with its own window (``invocations``).
 
@@ -13,8 +13,11 @@ run goes on (:meth:`InvocationLedger.keep_updated`) and on every way it ends: fi
 (Ctrl-C) or stopped by an error. A process killed outright (SIGKILL, a power cut) cannot write its
 end: its entry stays ``running`` with the counters of its last update (up to :data:`UPDATE_EVERY_S`
 seconds of requests are lost from the sums), and the next invocation marks it ``killed`` and counts
-the samples it finished from the logs. A rerun with ``resume=false``, or of another run (``run.json``
-records another fingerprint), starts the list over.
+the samples it answered from the logs. An invocation's ``samples`` are the samples it answered, a
+sample whose request failed for good (a ``server_error`` record, which a resume asks again) left out,
+however it ends: finished (its results), stopped or interrupted (the logs' answered samples less those
+restored), killed (likewise, from the next invocation's restored count). A rerun with
+``resume=false``, or of another run (``run.json`` records another fingerprint), starts the list over.
 
 Example:
     >>> import tempfile
@@ -404,7 +407,7 @@ class InvocationLedger:
 
         Args:
             end: ``finished``, ``interrupted`` or ``stopped``.
-            samples: Samples it finished.
+            samples: Samples it answered, server errors left out (as a resume counts them).
             counters: Its counters (:func:`counters_of`).
             window: Its request window's summary (None: none).
             why: What stopped it (``stopped``).

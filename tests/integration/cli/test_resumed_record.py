@@ -168,3 +168,56 @@ def test_an_in_process_run_records_one_invocation_without_a_window(demo_suite: P
     assert (only["end"], only["samples"], only["restored"]) == ("finished", 3, 0)
     assert "window" not in only
     assert "resumed:" not in (out / "report.md").read_text()
+
+
+def _logged(out: Path) -> tuple[set[str], set[str]]:
+    """The ids the folder's prediction logs answer and those they record as server errors (the last line
+    of an id wins), read here line by line."""
+    last: dict[str, dict[str, Any]] = {}
+    for path in sorted(out.glob("predictions*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                last[record["id"]] = record
+    errors = {i for i, r in last.items() if r.get("server_error") is not None}
+    return set(last) - errors, errors
+
+
+def test_an_invocations_samples_leave_out_server_errors_however_it_ends(
+    demo_suite: Path, tmp_path: Path
+) -> None:
+    srv = Scripted()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        out = tmp_path / "run"
+        bad, held = _instruction(demo_suite, 0), _instruction(demo_suite, 5)
+        srv.broken = lambda text: bad in text  # HTTP 500 every time: sample 0 fails for good
+        srv.held_key = held
+        args = [*_args(srv, demo_suite, out), "model.max_retries=0", "max_server_error_share=1.0"]
+        watcher = _interrupt_when_held(srv, held)
+        with pytest.raises(RunInterrupted) as stopped:
+            run(parse_args(args), out=io.StringIO())
+        watcher.join(5)
+        answered, errors = _logged(out)
+        assert len(errors) == 1  # sample 0, logged as a server error before the held request went out
+        first = json.loads((out / INVOCATIONS_FILE).read_text())["invocations"]
+        assert [(i["end"], i["samples"]) for i in first] == [("interrupted", len(answered))]
+        assert stopped.value.kept == len(answered)
+
+        with srv.lock:
+            srv.held_key = ""
+        srv.unheld.set()
+        document = run(parse_args(args), out=io.StringIO())
+        after, errors_after = _logged(out)
+        assert len(errors_after) == 1 and len(after) == 7  # sample 0 asked again, failed again
+        # by hand: the second answered the 7 answerable samples less the first's; the server error
+        # it met again (one of its results) is no sample of either
+        assert [(i["end"], i["samples"], i["restored"]) for i in document["invocations"]] == [
+            ("interrupted", len(answered), 0),
+            ("finished", 7 - len(answered), len(answered)),
+        ]
+    finally:
+        srv.unheld.set()
+        srv.shutdown()
+        srv.server_close()
