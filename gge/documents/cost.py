@@ -139,7 +139,7 @@ class Invocation(TypedDict):
         end: How it ended (:data:`InvocationEnd`).
         why: What stopped it (``stopped``: the error's first line), else absent.
         restored: Samples already finished in the folder when it started.
-        samples: Samples it finished itself.
+        samples: Samples it answered itself (its server errors, asked again by a later one, left out).
         counters: Its usage counters by where the model record holds them (``backend.usage``,
             ``backend.images``, ``critic_backend.usage``, ``calls``, ``usage``): each a mapping of
             counts (requests, retries, tokens, ...) this invocation alone made.
