@@ -55,7 +55,15 @@ from gge.types import Sample
 
 RUN_FILE = "run.json"
 LOCK_FILE = ".gge.lock"
-OUTPUT_FILES = ("predictions.jsonl", "results.json", "report.md", RUN_FILE)
+OUTPUT_FILES = (
+    "predictions.jsonl",
+    "results.json",
+    "report.md",
+    "report.html",
+    RUN_FILE,
+    "invocations.json",  # gge.run.invocations.INVOCATIONS_FILE
+    "probe.json",  # gge.run.probe_store.PROBE_FILE
+)
 """What a run writes besides its ``predictions.rank<r>.jsonl`` logs (removed by ``resume=false``)."""
 
 _WHOLE_FILE_LIMIT = 64 << 20
