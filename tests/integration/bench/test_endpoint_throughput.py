@@ -172,9 +172,11 @@ def _span(log: list[dict[str, Any]]) -> float:
 PER_RECORD = {"greedy": {"propose": 1}, "sampling_pointwise": {"propose": 2, "judge": K}}
 """A record's requests: greedy one; sampling + pointwise the greedy request and the sampled one,
 then one judge per candidate."""
-PROBE = {"greedy": {"propose": 1}, "sampling_pointwise": {"propose": 2, "judge": 1}}
+PROBE = {"greedy": {"propose": 1 + 5}, "sampling_pointwise": {"propose": 2 + 5, "judge": 1}}
 """What gge's probe (gge/run/probe.py) asks before the run: the first record's proposer requests
-again, and one judge where the critic is pointwise (does the server give log-probabilities)."""
+again, one judge where the critic is pointwise (does the server give log-probabilities), and for an
+adaptive window the first record's proposer request with a small image alone, then 4 copies of it at
+once (does the server serve requests together: ``COPIES``)."""
 
 
 def _tag(row: dict[str, Any]) -> str:
@@ -266,9 +268,13 @@ def test_quick_run_accounting_matches_the_engine_log(tmp_path: Path) -> None:
         # every image went as PNG, at its record's screenshot size (a judge's marked view too)
         assert all(fmt == "png" for e in log for fmt, _, _ in e["images"])
         size_of = {_tag(r): tuple(sizes[r["image"]]) for r in rows}
-        assert all(tuple(i[1:]) == size_of[e["target"]] for e in log for i in e["images"])
         # the probe's requests are start-up: the figures below are the run's own requests'
-        log = _run_of(log, mode, rows)
+        whole, log = log, _run_of(log, mode, rows)
+        assert all(tuple(i[1:]) == size_of[e["target"]] for e in log for i in e["images"])
+        # the probe's images: the first record's screenshot, and the window probe's small image
+        # (gge/run/probe.py SMALL_SIDE: 4 copies at once tell whether the server serves them together)
+        probe_sizes = {tuple(i[1:]) for e in whole[: len(whole) - len(log)] for i in e["images"]}
+        assert probe_sizes == {size_of[_tag(rows[0])], (112, 112)}
         assert fig["probe_requests"] == sum(PROBE[mode].values())
         pixels = sum(n * math.prod(size_of[tag]) for (tag, _), n in _rule(mode, rows, probe=False).items())
         assert math.isclose(fig["pixels_1080p"], pixels / (1920 * 1080))
@@ -338,11 +344,11 @@ def test_quick_run_accounting_matches_the_engine_log(tmp_path: Path) -> None:
         ("sampling_pointwise_C4_L0.05_4k_1core", "sampling_pointwise C=4 L=0.05 4k", (3840, 2160), "4K", 120),
     ):
         log = read_log(label)
-        images = [tuple(i[1:]) for e in log for i in e["images"]]
         rows_of = _records(tmp_path / "logs" / ("records_4k_4" if "4k" in label else "records_1080p_12"))
-        assert set(images) == {size}
         assert _per_record(log) == _rule(label.partition("_C4")[0], rows_of)
         images = [tuple(i[1:]) for e in _run_of(log, label.partition("_C4")[0], rows_of) for i in e["images"]]
+        assert set(images) == {size}  # the run's; the probe's are its screenshot and its small image
+        assert {tuple(i[1:]) for e in log for i in e["images"]} == {size, (112, 112)}
         cpu = cpu_of(label) / len(images) * 1000
         line = f"ratio: {tag} on 1 core: client CPU ms per {per} request = {cpu:.1f} (target <= {bound}: "
         assert f"{line}{_verdict(cpu <= bound)})" in out, line
