@@ -124,13 +124,15 @@ def stopped(output_dir: Path, wanted: set[tuple[str, str]], error: GgeError) -> 
 
     A failure of the server (:class:`~gge.errors.TransientError`: gone past its wait, broken, or a
     request failed with ``strict_server=true``) is a :class:`RunStopped`, whose rerun command the CLI
-    prints; any other error keeps its message, followed by what is kept where something is.
+    prints; any other error keeps its message, followed by what is kept where something is. Where
+    nothing is kept (the probe found no server, the first requests failed) the error is said alone:
+    there is nothing to resume from.
     """
     answered, total, reask = kept(output_dir, wanted)
-    if isinstance(error, TransientError):
-        return RunStopped(str(error), answered, total, output_dir, reask)
     if not answered and not reask:
         return error
+    if isinstance(error, TransientError):
+        return RunStopped(str(error), answered, total, output_dir, reask)
     return GgeError(
         f"{error}; {answered} of {total} samples are kept in {output_dir}: a rerun into it resumes from them"
     )
