@@ -417,23 +417,17 @@ class OpenAIBackend:
             self._loop.cancelled.clear()
 
     def get(self, path: str, timeout_s: float | None = None) -> tuple[int, dict[str, str], bytes]:
-        """One GET to the server, without retries (a probe of what it serves and says about itself).
-
-        Sent as the POSTs are: the same proxy rule (none for a loopback host) and the API key header
-        where its variable is set.
+        """One GET to the server, no retries, as the POSTs are sent (``Transport.get``, openai_transport).
 
         Args:
-            path: Starting with ``/``: relative to the server root (``scheme://host:port``, e.g.
-                ``/version`` for vLLM, ``/get_server_info`` for SGLang); otherwise relative to the
-                API root (``models`` -> ``<base_url>/models``).
+            path: ``/version`` (from the server root) or ``models`` (from the API root).
             timeout_s: How long to wait for the answer (default: ``timeout_s``).
 
         Returns:
-            The HTTP status, the headers (names lowercased) and the body; an HTTP error status is
-            returned as any other (no exception).
+            The HTTP status, the headers (names lowercased) and the body.
 
         Raises:
-            GgeError: Nothing answered (a connection error or a timeout); the message names the URL.
+            TransientError: Nothing answered; the message names the URL.
 
         Example:
             >>> OpenAIBackend("http://127.0.0.1:9/v1", "m").get_url("/version")

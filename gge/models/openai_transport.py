@@ -132,10 +132,7 @@ class Transport:
                 raw = resp.read()
         except urllib.error.HTTPError as e:
             self.heard()
-            try:
-                body = e.read()
-            except (OSError, http.client.HTTPException):
-                body = b""
+            body = _error_body(e)
             message = truncate(self.redact(server_message(body)) or str(e.reason))
             what = f"HTTP {e.code}: {message}"
             if e.code == 429 or e.code >= 500:
@@ -196,7 +193,7 @@ class Transport:
             returned as any other (no exception).
 
         Raises:
-            GgeError: Nothing answered (a connection error or a timeout); the message names the URL.
+            TransientError: Nothing answered (a connection error or a timeout); the message names the URL.
 
         Example:
             >>> Transport("http://127.0.0.1:9/v1", "m", "OPENAI_API_KEY", 60.0, 0.0).get_url("/version")
@@ -211,10 +208,7 @@ class Transport:
                 status, headers, body = resp.status, resp.headers, resp.read()
         except urllib.error.HTTPError as e:
             self.heard()
-            try:
-                body = e.read()
-            except (OSError, http.client.HTTPException):
-                body = b""
+            body = _error_body(e)
             status, headers = e.code, e.headers
         except TimeoutError:
             raise TransientError(f"GET {url}: timed out after {wait:g} s") from None
@@ -240,3 +234,11 @@ class Transport:
         except GgeError:
             return False
         return status < 500
+
+
+def _error_body(error: urllib.error.HTTPError) -> bytes:
+    """The body of an HTTP error answer (empty where it cannot be read)."""
+    try:
+        return error.read()
+    except (OSError, http.client.HTTPException):
+        return b""
