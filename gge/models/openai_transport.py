@@ -228,12 +228,16 @@ class Transport:
         return f"{self.api_root()}/{path}"
 
     def poll(self) -> bool:
-        """One poll of a server that went away: True when ``GET <base_url>/models`` gets a status < 500."""
+        """One poll of a server that went away: True when ``GET <base_url>/models`` says it is back.
+
+        Back: any status below 500, or 501 (a server without that route answers it: it is up); a
+        502, 503 or 504 is a proxy in front of a server still away, or a server still loading.
+        """
         try:
             status, _, _ = self.get("models", timeout_s=min(self.timeout_s, POLL_TIMEOUT_S))
         except GgeError:
             return False
-        return status < 500
+        return status < 500 or status == 501
 
 
 def _error_body(error: urllib.error.HTTPError) -> bytes:
