@@ -540,6 +540,18 @@ def probe_prefix(log: Sequence[Logged]) -> int:
     return head
 
 
+def probe_requests_of(output_dir: Path) -> int | None:
+    """The requests gge's probe had answered, as the run recorded them (results.json
+    ``model.backend.probe.usage.requests``), or None where it wrote none."""
+    path = output_dir / "results.json"
+    if not path.exists():
+        return None
+    model = json.loads(path.read_text(encoding="utf-8")).get("model") or {}
+    usage = ((model.get("backend") or {}).get("probe") or {}).get("usage") or {}
+    requests = usage.get("requests")
+    return requests if isinstance(requests, int) else None
+
+
 def figures_of(
     mode: str,
     engine: FakeEngine,
@@ -549,14 +561,18 @@ def figures_of(
     client_cpu: float,
     engine_cpu: float,
     returncode: int,
+    probe: int | None = None,
 ) -> Figures:
     """The figures of one run from the engine's log and the run's clocks.
 
-    The probe's requests (:func:`probe_prefix`) are start-up: the limit, the requests in flight, the
-    span and the pixels are the run's own requests'; ``requests`` counts them all (as gge does).
+    The probe's requests are start-up: the limit, the requests in flight, the span and the pixels are
+    the run's own requests'; ``requests`` counts them all (as gge does). The probe has its answers
+    before the run sends anything, so its requests are the first ``probe`` to arrive: the count gge
+    recorded (:func:`probe_requests_of`), else the head the log shows (:func:`probe_prefix`, which a
+    run's first requests answered before the next arrived can lengthen).
     """
     served = sorted((e for e in engine.log if e.status == 200), key=lambda e: e.arrival)
-    probe = probe_prefix(served)
+    probe = probe_prefix(served) if probe is None else probe
     log = served[probe:]
     mean, peak, busy = in_flight(log)
     kinds: dict[str, int] = {}
@@ -791,7 +807,7 @@ def run_mode(
         self1 = resource.getrusage(resource.RUSAGE_SELF)
     client_cpu = (children1.ru_utime + children1.ru_stime) - (children0.ru_utime + children0.ru_stime)
     engine_cpu = (self1.ru_utime + self1.ru_stime) - (self0.ru_utime + self0.ru_stime)
-    fig = figures_of(mode, engine, samples, began, ended, client_cpu, engine_cpu, rc)
+    fig = figures_of(mode, engine, samples, began, ended, client_cpu, engine_cpu, rc, probe_requests_of(out))
     fig.phase, fig.records, fig.cores, fig.engine_cpus = phase, records_set, cores, engine_cpus
     fig.client_requests, fig.top1 = client_view(out)
     fig.load = (load0, os.getloadavg()[0])
