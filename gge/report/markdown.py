@@ -173,16 +173,16 @@ def head_lines(
 
 
 _USAGE_WORDS = (
-    ("requests", "requests answered"),
-    ("retries", "retries"),
-    ("overloads", "overloads"),
-    ("failed", "failed for good"),
-    ("outages", "outages"),
-    ("unreachable_s", "s unreachable"),
-    ("prompt_tokens", "prompt tokens"),
-    ("completion_tokens", "completion tokens"),
+    ("requests", "requests answered", "request answered"),
+    ("retries", "retries", "retry"),
+    ("overloads", "overloads", "overload"),
+    ("failed", "failed for good", "failed for good"),
+    ("outages", "outages", "outage"),
+    ("unreachable_s", "s unreachable", "s unreachable"),
+    ("prompt_tokens", "prompt tokens", "prompt token"),
+    ("completion_tokens", "completion tokens", "completion token"),
 )
-"""The counters of an endpoint's ``usage`` the report names, in its order, with their words."""
+"""The counters of an endpoint's ``usage`` the report names, in its order, with their words (many, one)."""
 
 _WHY_CHARS = 80
 """Characters of a stopped invocation's error shown in the ``resumed:`` line (results.json has it whole)."""
@@ -194,14 +194,16 @@ def usage_text(usage: Mapping[str, object]) -> str:
     Example:
         >>> usage_text({"requests": 303, "retries": 58, "prompt_tokens": 1234567, "unreachable_s": 45.25})
         '303 requests answered, 58 retries, 45.2 s unreachable, 1,234,567 prompt tokens'
+        >>> usage_text({"requests": 2, "retries": 1, "outages": 1})
+        '2 requests answered, 1 retry, 1 outage'
     """
     parts = []
-    for key, word in _USAGE_WORDS:
+    for key, many, one in _USAGE_WORDS:
         value = usage.get(key)
         if isinstance(value, bool) or not isinstance(value, int | float):
             continue
         number = f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
-        parts.append(f"{number} {word}")
+        parts.append(f"{number} {one if value == 1 and isinstance(value, int) else many}")
     return ", ".join(parts)
 
 

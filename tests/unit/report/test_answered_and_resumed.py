@@ -70,7 +70,7 @@ RESUMED = (
 )
 USAGE = (
     "usage, summed over the 2 invocations: 303 requests answered, 58 retries, 14 overloads, "
-    "1 failed for good, 1 outages"
+    "1 failed for good, 1 outage"
 )
 INVOCATION_ROWS = [
     [
@@ -88,7 +88,7 @@ INVOCATION_ROWS = [
         "2025-06-01T11:01:00Z",
         "finished",
         "1",
-        "53 requests answered, 14 retries, 1 failed for good, 1 outages",
+        "53 requests answered, 14 retries, 1 failed for good, 1 outage",
         "fixed 8, 7.5 requests in flight on average, 8 at most, 0 overloads",
     ],
 ]
