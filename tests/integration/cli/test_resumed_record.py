@@ -183,6 +183,25 @@ def _logged(out: Path) -> tuple[set[str], set[str]]:
     return set(last) - errors, errors
 
 
+def _interrupt_when_held_and_logged(srv: Scripted, key: str, out: Path) -> threading.Thread:
+    """Ctrl-C once the held request has arrived and a server error is in the folder's logs."""
+
+    def watch() -> None:
+        with srv.paired:
+            if not srv.paired.wait_for(lambda: any(key in e["key"] for e in srv.log), timeout=60):
+                return
+        done = threading.Event()
+        for _ in range(1200):  # the sample's thread logs it as it finishes (at most a minute here)
+            if _logged(out)[1]:
+                _thread.interrupt_main()
+                return
+            done.wait(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
 def test_an_invocations_samples_leave_out_server_errors_however_it_ends(
     demo_suite: Path, tmp_path: Path
 ) -> None:
@@ -194,13 +213,19 @@ def test_an_invocations_samples_leave_out_server_errors_however_it_ends(
         bad, held = _instruction(demo_suite, 0), _instruction(demo_suite, 5)
         srv.broken = lambda text: bad in text  # HTTP 500 every time: sample 0 fails for good
         srv.held_key = held
-        args = [*_args(srv, demo_suite, out), "model.max_retries=0", "max_server_error_share=1.0"]
-        watcher = _interrupt_when_held(srv, held)
+        # a window of two: sample 0 goes on beside the held request, whichever sample takes a place first
+        args = [
+            *_args(srv, demo_suite, out),
+            "model.max_retries=0",
+            "max_server_error_share=1.0",
+            "model.concurrency=2",
+        ]
+        watcher = _interrupt_when_held_and_logged(srv, held, out)
         with pytest.raises(RunInterrupted) as stopped:
             run(parse_args(args), out=io.StringIO())
         watcher.join(5)
         answered, errors = _logged(out)
-        assert len(errors) == 1  # sample 0, logged as a server error before the held request went out
+        assert len(errors) == 1  # sample 0, logged as a server error while the held request was out
         first = json.loads((out / INVOCATIONS_FILE).read_text())["invocations"]
         assert [(i["end"], i["samples"]) for i in first] == [("interrupted", len(answered))]
         assert stopped.value.kept == len(answered)
