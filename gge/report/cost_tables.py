@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gge.documents.cost import WindowSummary
 from gge.documents.results import (
     BudgetCurves,
     BudgetPoint,
@@ -435,6 +436,28 @@ __all__ = [
 ]
 
 
+def window_text(window: WindowSummary) -> str:
+    """What a request window did, in words: its size, the requests in flight, the overloads.
+
+    The words of the ``Costs:`` line's window (:func:`setup_text`) and of each invocation's window
+    (results.json ``invocations[i].window``) in report.html.
+
+    Example:
+        >>> window_text({"mode": "adaptive", "start": 64, "max": 256, "final": 32, "peak_in_flight": 64,
+        ...     "mean_in_flight": 30.6, "sent": 500, "overloads": 3, "decreases": 1, "busy_seconds": 9.0})
+        'adaptive 64 -> 32 (at most 256), 30.6 requests in flight on average, 64 at most, 3 overloads'
+        >>> window_text({"mode": "fixed", "start": 8, "max": 8, "final": 8, "peak_in_flight": 8,
+        ...     "mean_in_flight": 7.5, "sent": 40, "overloads": 0, "decreases": 0, "busy_seconds": 5.0})
+        'fixed 8, 7.5 requests in flight on average, 8 at most, 0 overloads'
+    """
+    moved = f"{window['start']} -> {window['final']} (at most {window['max']})"
+    size = moved if window["mode"] == "adaptive" else str(window["start"])
+    return (
+        f"{window['mode']} {size}, {window['mean_in_flight']:g} requests in flight on average, "
+        f"{window['peak_in_flight']} at most, {window['overloads']} overloads"
+    )
+
+
 def setup_text(cost: CostSetup) -> str:
     """The report's line saying what the costs were measured on.
 
@@ -460,10 +483,5 @@ def setup_text(cost: CostSetup) -> str:
     head = f"Costs: measured on {cost['hardware']} ({kind}), backend {cost['backend']}, "
     window = cost.get("window")
     if window is not None:
-        moved = f"{window['start']} -> {window['final']} (at most {window['max']})"
-        size = moved if window["mode"] == "adaptive" else str(window["start"])
-        return (
-            f"{head}one request window: {window['mode']} {size}, {window['mean_in_flight']:g} requests "
-            f"in flight on average, {window['peak_in_flight']} at most, {window['overloads']} overloads"
-        )
+        return f"{head}one request window: {window_text(window)}"
     return f"{head}batch {cost['batch_size']} (grouped by {cost['batch_grouping']})"

@@ -62,6 +62,7 @@ from gge.documents.results import (
     pass_at,
 )
 from gge.report.cost_html import cost_blocks, setup_html
+from gge.report.cost_tables import window_text
 from gge.report.gallery import _gallery, cell_label
 from gge.report.html_format import (
     _GALLERY_SCRIPT,
@@ -88,7 +89,6 @@ from gge.report.markdown import (
     invocation_lines,
     subset_text,
     usage_text,
-    window_text,
 )
 from gge.report.numbers import fmt_headline
 from gge.report.svg import Series, grouped_bars_svg, line_chart_svg, stacked_bars_svg
@@ -124,7 +124,7 @@ def invocations_html(document: ResultsDocument) -> str:
     past one invocation, then the usage summed over them); a resumed run adds a table of its
     invocations: when each started and ended, how it ended, the samples it finished, its own requests
     (:func:`gge.report.markdown.usage_text` of its counters) and its request window
-    (:func:`gge.report.markdown.window_text`).
+    (:func:`gge.report.cost_tables.window_text`).
 
     Example:
         >>> doc = {"model": {"backend": {"usage": {"requests": 9}}}, "invocations": [

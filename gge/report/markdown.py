@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gge.documents.caveats import copy_warning, data_notes, headline_caveat, variant_text
-from gge.documents.cost import WindowSummary
 from gge.documents.results import (
     BenchmarkEntry,
     GroupStats,
@@ -240,28 +239,6 @@ def invocation_lines(invocations: Sequence[Invocation], model: Mapping[str, Any]
         if isinstance(usage, Mapping) and "requests" in usage:
             lines.append(f"{name}{summed}: {usage_text(usage)}")
     return lines
-
-
-def window_text(window: WindowSummary) -> str:
-    """What a request window did, in words: its size, the requests in flight, the overloads.
-
-    The words of the ``Costs:`` line's window (:func:`gge.report.cost_tables.setup_text`), for one
-    invocation's window (results.json ``invocations[i].window``).
-
-    Example:
-        >>> window_text({"mode": "adaptive", "start": 64, "max": 256, "final": 32, "peak_in_flight": 64,
-        ...     "mean_in_flight": 30.6, "sent": 500, "overloads": 3, "decreases": 1, "busy_seconds": 9.0})
-        'adaptive 64 -> 32 (at most 256), 30.6 requests in flight on average, 64 at most, 3 overloads'
-        >>> window_text({"mode": "fixed", "start": 8, "max": 8, "final": 8, "peak_in_flight": 8,
-        ...     "mean_in_flight": 7.5, "sent": 40, "overloads": 0, "decreases": 0, "busy_seconds": 5.0})
-        'fixed 8, 7.5 requests in flight on average, 8 at most, 0 overloads'
-    """
-    moved = f"{window['start']} -> {window['final']} (at most {window['max']})"
-    size = moved if window["mode"] == "adaptive" else str(window["start"])
-    return (
-        f"{window['mode']} {size}, {window['mean_in_flight']:g} requests in flight on average, "
-        f"{window['peak_in_flight']} at most, {window['overloads']} overloads"
-    )
 
 
 def image_tokens_text(check: ImageTokenCheck) -> str | None:
