@@ -43,7 +43,7 @@ class RunInterrupted(KeyboardInterrupt):
     def __init__(self, kept: int, total: int, output_dir: Path, reask: int = 0) -> None:
         super().__init__(f"interrupted: {kept_line(kept, total, output_dir, reask)}")
         self.kept, self.total, self.output_dir = kept, total, output_dir
-        self.rerun = {"output_dir": str(output_dir), "resume": "true"}
+        self.rerun = resume_args(output_dir)
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -91,15 +91,6 @@ def kept_line(kept: int, total: int, output_dir: Path, reask: int = 0) -> str:
     again = f", asking the {reask} server error{'s' if reask != 1 else ''} again" if reask else ""
     resumes = f"the same command resumes from them{again}"
     return f"{kept} of {total} samples are kept in {output_dir} ({logs}); {resumes}"
-
-
-def answered(output_dir: Path, wanted: set[tuple[str, str]]) -> int:
-    """Samples of ``wanted`` answered in the output folder's logs (0 where they cannot be read)."""
-    try:
-        records = read_records(existing_logs(output_dir), repair=False, drop_malformed=True)
-    except GgeError:
-        return 0
-    return sum(key in wanted for key in records)
 
 
 def kept(output_dir: Path, wanted: set[tuple[str, str]]) -> tuple[int, int, int]:
