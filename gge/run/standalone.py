@@ -27,6 +27,7 @@ from gge.benchmarks.base import LoadedBenchmark
 from gge.benchmarks.loading import BenchmarkSet, load_benchmarks
 from gge.benchmarks.plugins import benchmark_origin
 from gge.documents.caveats import unmatched_notes
+from gge.documents.cost import WindowSummary
 from gge.documents.results import CostSetup, ResultsDocument
 from gge.errors import GgeError
 from gge.loggers.standalone import console_summary, log_standalone
@@ -403,8 +404,7 @@ def _cost_setup(run: _Run, options: Mapping[str, Any], recorded: bool) -> CostSe
     """
     m = run.cfg.model
     replayed = options.get("cost_source") == "replayed"
-    summary = getattr(run.policy, "window_summary", None)
-    window = summary() if callable(summary) and is_windowed(run.policy) else None
+    window = _window_summary(run.policy)
     return cost_setup(
         capabilities(run.policy).device_modules,
         backend=str(m.backend) if run.kind.from_preset else run.kind.label,
@@ -525,9 +525,13 @@ def _predict_windowed(
 
 def _snapshot(run: _Run) -> Snapshot:
     """The policy's counters and request window so far (:mod:`gge.run.invocations`)."""
-    summary = getattr(run.policy, "window_summary", None)
-    window = summary() if callable(summary) and is_windowed(run.policy) else None
-    return counters_of(settings_record(run.policy)), window
+    return counters_of(settings_record(run.policy)), _window_summary(run.policy)
+
+
+def _window_summary(policy: Policy) -> WindowSummary | None:
+    """What a windowed policy's request window did so far (results.json ``cost.window``), else None."""
+    summary = getattr(policy, "window_summary", None)
+    return summary() if callable(summary) and is_windowed(policy) else None
 
 
 def _predict_recorded(
