@@ -223,6 +223,18 @@ class OpenAIBackend:
         self.server_wait_s = float(server_wait_s)
 
     # -- Backend API ----------------------------------------------------------------------------
+    def resize_limits(self) -> tuple[int, int]:
+        """The (min_pixels, max_pixels) of ``smart_resize`` under ``resize_factor``: as set, or the defaults.
+
+        Example:
+            >>> backend = OpenAIBackend("http://localhost:8000/v1", "m", resize_factor=28, max_pixels=50176)
+            >>> backend.resize_limits()
+            (3136, 50176)
+        """
+        low = self.min_pixels if self.min_pixels is not None else _DEFAULT_MIN_PIXELS
+        high = self.max_pixels if self.max_pixels is not None else _DEFAULT_MAX_PIXELS
+        return low, high
+
     def seen_size(self, width: int, height: int) -> tuple[int, int]:
         """(width, height) of the image sent for a screenshot of this size.
 
@@ -241,13 +253,8 @@ class OpenAIBackend:
         if width < 1 or height < 1:
             raise GgeError(f"image size must be positive, got {width}x{height}")
         if self.resize_factor is not None:
-            h, w = smart_resize(
-                height,
-                width,
-                factor=self.resize_factor,
-                min_pixels=self.min_pixels if self.min_pixels is not None else _DEFAULT_MIN_PIXELS,
-                max_pixels=self.max_pixels if self.max_pixels is not None else _DEFAULT_MAX_PIXELS,
-            )
+            low, high = self.resize_limits()
+            h, w = smart_resize(height, width, factor=self.resize_factor, min_pixels=low, max_pixels=high)
             return w, h
         if self.max_pixels is None or width * height <= self.max_pixels:
             return width, height

@@ -90,9 +90,6 @@ far inside every server's pixel limits."""
 USAGE_KEYS = ("requests", "retries", "prompt_tokens", "completion_tokens")
 """The backend usage counters whose probe share the record's ``usage`` gives."""
 
-_DEFAULT_MIN_PIXELS = 56 * 56
-_DEFAULT_MAX_PIXELS = 14 * 14 * 4 * 1280
-
 
 @dataclass
 class ProbeResult:
@@ -272,12 +269,6 @@ def _prompt_tokens(generation: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _limits(backend: Any) -> tuple[int, int]:
-    low = backend.min_pixels if backend.min_pixels is not None else _DEFAULT_MIN_PIXELS
-    high = backend.max_pixels if backend.max_pixels is not None else _DEFAULT_MAX_PIXELS
-    return int(low), int(high)
-
-
 def _first_request(policy: Any, sample: Sample, image: Image.Image, result: ProbeResult) -> None:
     """The first sample's proposer request as the run sends it; what its answer showed."""
     warnings = result.record["warnings"]
@@ -401,7 +392,7 @@ def _token_split(
         ratio=round(split.ratio, 4),
     )
     result.splits[sample.benchmark] = (split.text_tokens, sample_text_bytes(policy, sample, view.size))
-    line = mismatch_line(split, view.size, factor, *_limits(backend))
+    line = mismatch_line(split, view.size, factor, *backend.resize_limits())
     if line is not None:
         if strict:
             raise GgeError(f"probe: {sample.benchmark}: {line} (strict_server=true)")
