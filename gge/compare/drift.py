@@ -73,6 +73,7 @@ from gge.documents.compare import (
     SetupDifference,
 )
 from gge.documents.records import wire_point
+from gge.scoring.image_tokens import answers_paid
 
 __all__ = [
     "AGREEING_SHARE",
@@ -314,7 +315,7 @@ def prompt_tokens(line: Line, mode: str | None = None) -> float | None:
     records = [c for c in line.costs if c.stage == "propose"]
     if not records or any(c.input_tokens is None for c in records):
         return None
-    answers = len(records) if mode == "single_pass" else sum(max(1, c.candidates) for c in records)
+    answers = sum(answers_paid(c, mode) for c in records)
     return sum(c.input_tokens or 0 for c in records) / answers
 
 

@@ -63,6 +63,7 @@ from gge.models.base import GenerationRequest
 from gge.scoring.image_tokens import (
     SeenRequest,
     TokenSplit,
+    answers_paid,
     check_requests,
     image_tokens_for,
     mismatch_line,
@@ -529,7 +530,7 @@ def image_token_checks(
     (:func:`sample_text_bytes`) against the probe sample's. Each answer's sent size is the backend's
     ``seen_size`` of the sample's screenshot; a run that decodes screenshots smaller
     (``decode_max_pixels``) is not checked. A request for c sequences counts its prompt c times
-    (:class:`~gge.types.CostRecord`): a sampling proposer's record is divided by its answers.
+    (:class:`~gge.types.CostRecord`): each record is divided by its answers (:func:`answers_paid`).
 
     Args:
         policy: The run's policy.
@@ -549,7 +550,6 @@ def image_token_checks(
     factor = backend.resize_factor if endpoint else settings.patch_factor
     if not factor:
         return {}
-    sampling = policy.proposer_mode == "sampling"
     out: dict[str, Any] = {}
     for name, group in results.items():
         by_id = {s.id: s for s in samples.get(name, ())}
@@ -565,7 +565,7 @@ def image_token_checks(
                 continue
             own_bytes = sample_text_bytes(policy, sample, (w, h))
             for c in r.costs:
-                m = max(1, c.candidates) if sampling else 1
+                m = answers_paid(c, policy.proposer_mode)
                 if c.stage != "propose" or c.input_tokens is None:
                     continue
                 seen.append(

@@ -34,11 +34,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gge.documents.results import ImageTokenCheck, ImageTokenExample, ImageTokenSource
+from gge.types import CostRecord
 
 TEXT_SLACK = 16
 """Tokens of text a request may have beyond its own text's difference from the probe's prompt (the
 instruction and the stated screen size are counted in ``instruction_bytes``): chat-template
 whitespace and punctuation merging differently around them (a few tokens at each of their places)."""
+
+
+def answers_paid(record: CostRecord, proposer_mode: str | None) -> int:
+    """The answer texts a proposer request's record paid its prompt for (its prompt counted once each).
+
+    An in-process prefill shared by n sequences, an endpoint request for n choices, a greedy-first
+    pair (:class:`~gge.types.CostRecord`) count the prompt once per answer text. A record's
+    ``candidates`` are its texts where the proposer draws one point per text (``greedy``,
+    ``sampling``, or a mode not recorded); a ``single_pass`` answer is one text listing several points
+    (its ``candidates``, the points parsed): one answer.
+
+    Example:
+        >>> r = CostRecord("propose", input_tokens=900, candidates=3)
+        >>> answers_paid(r, "sampling"), answers_paid(r, "single_pass"), answers_paid(r, None)
+        (3, 1, 3)
+    """
+    return 1 if proposer_mode == "single_pass" else max(1, record.candidates)
 
 
 def image_tokens_for(width: int, height: int, factor: int) -> int:
