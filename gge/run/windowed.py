@@ -50,7 +50,7 @@ import ctypes
 import functools
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sized
 from typing import Any
 
 from PIL import Image
@@ -159,7 +159,7 @@ def _window(policy: object) -> Any:
 
 def evaluate_windowed(
     policy: object,
-    samples: Sequence[Sample],
+    samples: Iterable[Sample],
     *,
     k: int,
     cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
@@ -171,6 +171,7 @@ def evaluate_windowed(
     strict_server: bool = False,
     max_server_error_share: float = MAX_SERVER_ERROR_SHARE,
     server_error_min_samples: int = SERVER_ERROR_MIN_SAMPLES,
+    halt: threading.Event | None = None,
 ) -> list[SampleResult]:
     """Evaluate samples each on its own thread, as many at once as the request window keeps busy.
 
@@ -187,7 +188,8 @@ def evaluate_windowed(
 
     Args:
         policy: A policy that declares ``concurrent`` (:func:`is_windowed`).
-        samples: The samples, of one benchmark or several, in order.
+        samples: The samples, of one benchmark or several, in order; any iterable (a client process
+            of :mod:`gge.run.client_procs` draws them from its parent's queue as it has room).
         k: Candidates scored at most per sample.
         cluster_radius: Radius of the ``cluster`` selection strategy.
         decode_max_pixels: Downscale screenshots above this area while decoding.
@@ -203,6 +205,9 @@ def evaluate_windowed(
         max_server_error_share: Stop once more than this share of the finished samples are server
             errors (1 never stops).
         server_error_min_samples: Finished samples before the share is checked.
+        halt: Set from outside (another process of the run stopped it): no new sample starts, the
+            policy is told to stop sending, and a request cut short makes no server error; what
+            finished is returned and nothing is raised for the halt itself.
 
     Returns:
         One result per sample, in sample order.
@@ -227,7 +232,7 @@ def evaluate_windowed(
         return in_progress < int(window.limit) + max(0, prefetch) and waiting < max(1, prefetch)
 
     most = (int(window.max_limit) if window is not None else _NO_WINDOW) + max(0, prefetch)
-    results: list[SampleResult | None] = [None] * len(samples)
+    results: dict[int, SampleResult] = {}
     cond = threading.Condition()
     logged = threading.Lock()
     state = {"in_progress": 0}
@@ -237,6 +242,9 @@ def evaluate_windowed(
     stopped = threading.Event()  # Ctrl-C: what finishes now is not logged (the caller closed the log)
     stopping = threading.Event()  # set before the policy is cancelled: a request cut short is no answer
     _cancel(policy, False)  # a policy an earlier evaluation stopped sends again
+
+    def halted() -> bool:
+        return halt is not None and halt.is_set()
 
     def stop(e: BaseException) -> None:
         """Keep the first failure and stop sending (the caller holds ``cond``)."""
@@ -249,7 +257,7 @@ def evaluate_windowed(
             try:
                 result = _one(caps, sample, k, cluster_radius, decode_max_pixels, strict_images)
             except RequestFailed as e:
-                if stopping.is_set():
+                if stopping.is_set() or halted():
                     raise
                 if strict_server:
                     raise RequestFailed(f"{e} (strict_server=true)") from e
@@ -274,7 +282,8 @@ def evaluate_windowed(
                 _cancel(policy)
         except BaseException as e:
             with cond:
-                stop(e)
+                if not halted():  # a request the halt cut short is no failure of the run's
+                    stop(e)
             _cancel(policy)
         finally:
             with cond:
@@ -289,18 +298,22 @@ def evaluate_windowed(
         while (job := todo.get()) is not None:
             run(*job)
 
+    count = len(samples) if isinstance(samples, Sized) else most
     threads = [
         threading.Thread(target=work, name=f"gge-sample-{n}", daemon=True)
-        for n in range(max(1, min(most, len(samples))))
+        for n in range(max(1, min(most, count)))
     ]
+    halting = threading.Thread(target=_halt_when, args=(halt, policy, cond), name="gge-halt", daemon=True)
+    if halt is not None:
+        halting.start()
     for thread in threads:
         thread.start()
     try:
         for i, sample in enumerate(samples):
             with cond:
-                while not failures and not room(state["in_progress"]):
+                while not failures and not halted() and not room(state["in_progress"]):
                     cond.wait(0.05)
-                if failures:
+                if failures or halted():
                     break
                 state["in_progress"] += 1
             todo.put((i, sample))
@@ -320,7 +333,17 @@ def evaluate_windowed(
         thread.join()
     if failures:
         raise failures[0]
-    return [r for r in results if r is not None]
+    return [results[i] for i in sorted(results)]
+
+
+def _halt_when(halt: threading.Event | None, policy: object, cond: threading.Condition) -> None:
+    """Tell the policy to stop sending once ``halt`` is set (its requests waiting fail at once)."""
+    if halt is None:
+        return
+    halt.wait()
+    _cancel(policy)
+    with cond:
+        cond.notify_all()
 
 
 def _cancel(policy: object, on: bool = True) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -170,3 +171,33 @@ def test_the_grouped_log_says_a_failed_write_at_close_and_at_the_next_put(tmp_pa
         log.close()
     with pytest.raises(IsADirectoryError):
         log.put({"benchmark": "b", "id": "2"})
+
+
+def test_a_halt_from_outside_stops_drawing_samples_and_returns_what_finished(tmp_path: Path) -> None:
+    from PIL import Image
+
+    path = tmp_path / "s.png"
+    Image.new("RGB", (10, 10)).save(path)
+    halt = threading.Event()
+    drawn: list[int] = []
+
+    class Centre:
+        needs_images = True
+        concurrent = True
+
+        def predict(self, samples: Any) -> Any:
+            raise AssertionError("not called")
+
+        def predict_images(self, samples: Any, images: Any) -> Any:
+            if samples[0].id == "3":
+                halt.set()  # the parent stops the run while the fourth sample is asked
+            return [Prediction(s.benchmark, s.id, (Candidate((5.0, 5.0)),)) for s in samples]
+
+    def samples() -> Any:  # an iterable without a length, as a client process draws them
+        for i in range(100):
+            drawn.append(i)
+            yield Sample("b", str(i), str(path), (10, 10), "click", Box(0, 0, 9, 9))
+
+    results = evaluate_windowed(Centre(), samples(), k=1, prefetch=0, halt=halt)
+    ids = [r.id for r in results]
+    assert "3" in ids and ids == sorted(ids, key=int) and len(drawn) < 100
