@@ -529,11 +529,40 @@ def prime_budget(
         exchangeable_from: The first exchangeable slot, as :func:`budget_curves` will be given it.
         cluster_radius: The run's ``cluster`` radius.
     """
+    keep_primed(
+        result,
+        primed_hits(result, k=k, exchangeable_from=exchangeable_from, cluster_radius=cluster_radius),
+        k=k,
+        exchangeable_from=exchangeable_from,
+        cluster_radius=cluster_radius,
+    )
+
+
+def primed_hits(
+    result: SampleResult, *, k: int, exchangeable_from: int | None, cluster_radius: float
+) -> dict[str, list[float | None]] | None:
+    """What :func:`prime_budget` computes for a finished sample (None where K <= 1: nothing to prime).
+
+    A client process (:mod:`gge.run.client_procs`) computes it beside the sample's requests and sends
+    it with the result; the parent keeps it for its own copy of the result with :func:`keep_primed`.
+    """
     if k <= 1:
+        return None
+    return sample_hits(result, _plan_of(k, exchangeable_from), cluster_radius=cluster_radius)
+
+
+def keep_primed(
+    result: SampleResult,
+    hits: dict[str, list[float | None]] | None,
+    *,
+    k: int,
+    exchangeable_from: int | None,
+    cluster_radius: float,
+) -> None:
+    """Keep a sample's :func:`primed_hits` for :func:`budget_curves` (the same plan's; None keeps nothing)."""
+    if hits is None or k <= 1:
         return
-    plan = _plan_of(k, exchangeable_from)
-    hits = sample_hits(result, plan, cluster_radius=cluster_radius)
-    _PRIMED[_primed_key(result, plan, cluster_radius)] = (result, hits)
+    _PRIMED[_primed_key(result, _plan_of(k, exchangeable_from), cluster_radius)] = (result, hits)
 
 
 @functools.lru_cache(maxsize=8)
