@@ -58,13 +58,22 @@ import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from gge.errors import GgeError
 from gge.geometry import smart_resize
 from gge.models.base import Generation, GenerationRequest
 from gge.models.encoding import ImageUrls
 from gge.models.openai_http import Refused, truncate
+from gge.models.openai_parts import (
+    Snapshot,
+    merged_answers,
+    merged_images,
+    merged_logprobs,
+    merged_status,
+    merged_usage,
+    merged_window,
+)
 from gge.models.openai_reading import (
     WINDOW_KEY,
     EndpointStatus,
@@ -221,6 +230,7 @@ class OpenAIBackend:
             reading=self._reading_state,
         )
         self.server_wait_s = float(server_wait_s)
+        self._parts: dict[str, Snapshot] = {}
 
     # -- Backend API ----------------------------------------------------------------------------
     def resize_limits(self) -> tuple[int, int]:
@@ -350,10 +360,16 @@ class OpenAIBackend:
         failed for good: :class:`~gge.errors.RequestFailed`), ``outages`` (times the server went away
         after answering) and ``unreachable_s`` (seconds spent waiting for it).
         """
-        usage: dict[str, Any] = self._loop.counts()
-        usage["outages"] = self._transport.server.outages
-        usage["unreachable_s"] = round(self._transport.server.now_unreachable_s(), 3)
-        counts = self._images.counts
+        usage, images, answers = self._own_usage(), self._own_images(), self._reading_record()
+        with self._lock:
+            parts = list(self._parts.values())
+        if parts:  # client processes (gge.run.client_procs): the run as a whole
+            usage = merged_usage([usage, *(p["usage"] for p in parts)])
+            images = merged_images([images, *(p["images"] for p in parts)])
+            answers = merged_answers([answers, *(p["answers"] for p in parts)])
+            logprobs = merged_logprobs([self.logprobs, *(p["logprobs"] for p in parts)])
+        else:
+            logprobs = self.logprobs
         return {
             "backend": "openai",
             "base_url": self.base_url,
@@ -371,18 +387,69 @@ class OpenAIBackend:
             "resize_factor": self.resize_factor,
             "image_format": self.image_format,
             "jpeg_quality": self.jpeg_quality if self.image_format == "jpeg" else None,
-            "images": {
-                "encoded": counts.encoded,
-                "file_bytes": counts.file_bytes,
-                "reused": counts.reused,
-                "encode_seconds": round(counts.encode_seconds, 3),
-                "deflate": counts.deflate,
-            },
+            "images": images,
             "extra_body": dict(self.extra_body),
-            "logprobs": self.logprobs,
-            "answers": self._reading_record(),
+            "logprobs": logprobs,
+            "answers": answers,
             "usage": usage,
         }
+
+    def _own_usage(self) -> dict[str, Any]:
+        """This process's usage (``settings()["usage"]`` without client processes)."""
+        usage: dict[str, Any] = self._loop.counts()
+        usage["outages"] = self._transport.server.outages
+        usage["unreachable_s"] = round(self._transport.server.now_unreachable_s(), 3)
+        return usage
+
+    def _own_images(self) -> dict[str, Any]:
+        """How this process made its request images (``settings()["images"]`` without client processes)."""
+        counts = self._images.counts
+        return {
+            "encoded": counts.encoded,
+            "file_bytes": counts.file_bytes,
+            "reused": counts.reused,
+            "encode_seconds": round(counts.encode_seconds, 3),
+            "deflate": counts.deflate,
+        }
+
+    def snapshot(self) -> Snapshot:
+        """What this backend did so far, for the parent of a client process (:mod:`gge.run.client_procs`).
+
+        Returns:
+            Its own usage, images, answers, window and status (never a part it absorbed).
+        """
+        return {
+            "usage": self._own_usage(),
+            "images": self._own_images(),
+            "answers": self._reading_record(),
+            "window": dict(self.window.summary()),  # type: ignore[typeddict-item]
+            "status": dict(self._own_status()),
+            "logprobs": self.logprobs,
+        }
+
+    def absorb(self, key: str, part: Snapshot) -> None:
+        """Keep a client process's latest :meth:`snapshot` (replacing its earlier one) as part of this run.
+
+        From then on :meth:`settings`, :meth:`status` and :meth:`window_summary` report this backend
+        and its parts as one run (:mod:`gge.models.openai_parts`).
+
+        Args:
+            key: The process (``proc0``...).
+            part: Its snapshot.
+        """
+        with self._lock:
+            self._parts[key] = part
+
+    def has_answered(self) -> bool:
+        """Whether the server has answered this backend (a connection error is then waited out)."""
+        return self._transport.answered.is_set()
+
+    def assume_answered(self) -> None:
+        """Treat the server as one that has answered this run (a client process whose parent probed it).
+
+        A connection error is then waited out (``server_wait_s``) rather than failing fast.
+        """
+        self._transport.heard()
 
     def status(self) -> EndpointStatus:
         """Where the backend stands now, for a progress line (cheap: counters read under a lock).
@@ -396,6 +463,12 @@ class OpenAIBackend:
             >>> OpenAIBackend("http://127.0.0.1:8000/v1", "m", concurrency=4).status()["limit"]
             4
         """
+        with self._lock:
+            parts = [p["status"] for p in self._parts.values()]
+        own = self._own_status()
+        return cast(EndpointStatus, merged_status(own, parts)) if parts else own
+
+    def _own_status(self) -> EndpointStatus:
         usage = self._loop.counts()
         return {
             "in_flight": self.window.in_flight,
@@ -409,8 +482,14 @@ class OpenAIBackend:
         }
 
     def window_summary(self) -> dict[str, Any]:
-        """What the request window did so far (:meth:`gge.models.window.RequestWindow.summary`)."""
-        return dict(self.window.summary())
+        """What the request window did so far (:meth:`gge.models.window.RequestWindow.summary`).
+
+        With client processes, the parent's window (the probe's requests) and then theirs side by side
+        (:func:`gge.models.openai_parts.merged_window`).
+        """
+        with self._lock:
+            parts = [p["window"] for p in self._parts.values()]
+        return dict(merged_window(self.window.summary(), parts))
 
     def cancel(self, on: bool = True) -> None:
         """Stop sending: requests waiting for the window or a retry fail at once (a run that stops).
