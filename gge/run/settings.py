@@ -187,6 +187,13 @@ class EvalConfig:
             place; in a pipe or a log file one line every ``progress_s`` seconds (and one when the
             server becomes unreachable or is back), nothing for a run shorter than that. 0 turns it
             off. Default 60: a five-hour run's log gets 300 lines.
+        client_procs: Client processes an endpoint run asks its samples from (:mod:`gge.run.client_procs`),
+            each with a share of the request window: the per-sample client work (decoding, a marking
+            critic's marks, PNGs, request bodies) then uses that many cores instead of one
+            interpreter's. Worth it for a marking critic (pointwise, listwise) or ``model.refine=zoom``
+            at high request rates (one core keeps up with about 30-60 of their requests per second at
+            1080p); greedy and sampling runs need about 3 ms of client CPU a request. Default 1: the
+            run's threads in one process. At most the window's most requests and the samples.
         trainer: The Lightning Trainer.
         max_samples: Evaluate only the first N samples of each benchmark (smoke tests; the numbers
             are then not comparable with papers: results.json says so under ``subset``, report.md
@@ -221,6 +228,7 @@ class EvalConfig:
     table_samples: int = 16
     report_misses: int = 20
     progress_s: float = 60.0
+    client_procs: int = 1
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     bench: Any = field(default_factory=BenchConfig)
 
@@ -359,6 +367,10 @@ def validate(cfg: DictConfig) -> None:
         raise GgeError(f"decode_max_pixels must be at least 1 (or unset), got {cfg.decode_max_pixels}")
     if cfg.report_misses < 0:
         raise GgeError(f"report_misses must be >= 0, got {cfg.report_misses}")
+    if int(cfg.client_procs) < 1:
+        raise GgeError(
+            f"client_procs must be at least 1 (1: the run's threads in one process), got {cfg.client_procs}"
+        )
     if not float(cfg.progress_s) >= 0:
         raise GgeError(f"progress_s must be >= 0 (0 turns the progress line off), got {cfg.progress_s}")
     if cfg.logger in ("wandb", "tensorboard"):

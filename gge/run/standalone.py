@@ -476,6 +476,7 @@ def _predict_windowed(
     resumes from them as one evaluated through Lightning does.
     """
     from gge.documents.records import encode
+    from gge.run.client_procs import evaluate_in_processes, process_count
     from gge.run.predlog import GroupedLog, PredictionLog, rank_log_path
     from gge.run.progress import Progress, start_progress
     from gge.scoring.budget import prime_budget
@@ -496,18 +497,35 @@ def _predict_windowed(
             strict = bool(cfg.strict_server)
             probe_and_keep(run.policy, todo, run.probe, run.output_dir, out=run.console, strict=strict)
         progress = start_progress(run.policy, samples, done_ids, float(cfg.progress_s))  # stderr
-        local = evaluate_windowed(
-            run.policy,
-            todo,
-            k=run.k,
-            cluster_radius=run.radius,
-            decode_max_pixels=cfg.decode_max_pixels,
-            strict_images=bool(cfg.strict_images),
-            on_result=progress.counting(lambda r: log.put(encode(r))),
-            on_scored=prime,  # the budget curves' per-sample work, done while the run goes on
-            strict_server=bool(cfg.strict_server),
-            max_server_error_share=float(cfg.max_server_error_share),
-        )
+        procs = process_count(int(cfg.client_procs), run.policy, len(todo))
+        if procs > 1:  # the samples over client processes, each with a share of the window
+            local = evaluate_in_processes(
+                cfg,
+                run.policy,
+                todo,
+                procs,
+                k=run.k,
+                cluster_radius=run.radius,
+                decode_max_pixels=cfg.decode_max_pixels,
+                strict_images=bool(cfg.strict_images),
+                on_result=progress.counting(lambda r: log.put(encode(r))),
+                exchangeable_from=first,
+                strict_server=bool(cfg.strict_server),
+                max_server_error_share=float(cfg.max_server_error_share),
+            )
+        else:
+            local = evaluate_windowed(
+                run.policy,
+                todo,
+                k=run.k,
+                cluster_radius=run.radius,
+                decode_max_pixels=cfg.decode_max_pixels,
+                strict_images=bool(cfg.strict_images),
+                on_result=progress.counting(lambda r: log.put(encode(r))),
+                on_scored=prime,  # the budget curves' per-sample work, done while the run goes on
+                strict_server=bool(cfg.strict_server),
+                max_server_error_share=float(cfg.max_server_error_share),
+            )
     except KeyboardInterrupt:
         log.close()
         raise interrupted(run.output_dir, _wanted(run)) from None
