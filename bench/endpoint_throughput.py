@@ -767,10 +767,13 @@ def run_mode(
     """One gge run against the engine; its figures.
 
     ``cores``: the client runs pinned to the first ``cores`` of this process's allowed cores (its
-    data-loader workers too) and the engine's threads to the others where any are left.
+    client processes too, with ``client_procs=cores`` unless ``extra`` sets it) and the engine's
+    threads to the others where any are left.
     """
     label = run_label(mode, engine.slots, engine.latency, records_set, cores, phase)
     out = work / f"out_{label}"
+    if cores is not None and not any(a.startswith("client_procs=") for a in extra):
+        extra = [*extra, f"client_procs={cores}"]  # a client process per core (gge.run.client_procs)
     shutil.rmtree(out, ignore_errors=True)  # a fresh run each time, never a resumed one
     prof = work / f"{out.name}.prof" if profile else None
     cmd = client_command(port, mode, records, out, extra, root, prof)
