@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -261,6 +261,7 @@ class GroundingPolicy:
         self.settings_ = settings
         self.calls = {"propose": 0, "rank": 0, **({"refine": 0} if settings.refine != "none" else {})}
         self.usage: dict[str, int] = {}
+        self._parts: dict[str, dict[str, dict[str, int]]] = {}  # client processes' counters (absorb)
         self._lock = threading.Lock()  # calls and usage, counted from many threads in a windowed run
 
     # -- what it declares (gge.models.base.Policy) --------------------------------------------
@@ -673,10 +674,42 @@ class GroundingPolicy:
         return out
 
     def settings(self) -> dict[str, Any]:
-        """The reproducibility record: adapter settings, backends, model calls and token usage."""
+        """The reproducibility record: adapter settings, backends, model calls and token usage.
+
+        ``calls`` and ``usage`` count this policy's calls and those of the client processes' policies
+        it absorbed (:meth:`absorb`).
+        """
         rec: dict[str, Any] = {"adapter": self.settings_.record(), "backend": self.backend.settings()}
         if self.critic_backend is not self.backend:
             rec["critic_backend"] = self.critic_backend.settings()
-        rec["calls"] = dict(self.calls)
-        rec["usage"] = dict(self.usage)
+        counted = [self.counters(), *self._parts.values()]
+        rec["calls"] = _summed_counts([c["calls"] for c in counted])
+        rec["usage"] = _summed_counts([c["usage"] for c in counted])
         return rec
+
+    def counters(self) -> dict[str, dict[str, int]]:
+        """This policy's own model calls by stage and token usage (``settings()`` without its parts)."""
+        return {"calls": dict(self.calls), "usage": dict(self.usage)}
+
+    def absorb(self, key: str, part: dict[str, dict[str, int]]) -> None:
+        """Keep a client process's policy's latest :meth:`counters` (replacing its earlier ones).
+
+        Args:
+            key: The process (``proc0``...; :mod:`gge.run.client_procs`).
+            part: Its counters.
+        """
+        self._parts[key] = {"calls": dict(part["calls"]), "usage": dict(part["usage"])}
+
+
+def _summed_counts(parts: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """Counters summed key by key, in the order first seen.
+
+    Example:
+        >>> _summed_counts([{"propose": 2, "rank": 0}, {"propose": 3, "refine": 1}])
+        {'propose': 5, 'rank': 0, 'refine': 1}
+    """
+    out: dict[str, int] = {}
+    for part in parts:
+        for key, value in part.items():
+            out[key] = out.get(key, 0) + int(value)
+    return out
