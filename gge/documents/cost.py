@@ -105,6 +105,9 @@ class WindowSummary(TypedDict):
         start_reason: Why it started where it did: ``model.concurrency`` (fixed), ``default``
             (adaptive, :data:`gge.models.window.ADAPTIVE_START`), ``given``, or what a probe of the
             server measured (absent from runs before it was recorded).
+        processes: The client processes whose windows ran side by side after the parent's
+            (``client_procs``, :mod:`gge.models.openai_parts`: then ``peak_in_flight`` is the sum of their
+            peaks, an upper bound); absent for a run in one process.
         ramp_stalls: Times a try out past the usual timeout ended an adaptive window's slow start
             and halved it (absent from runs before it was recorded).
     """
@@ -121,6 +124,7 @@ class WindowSummary(TypedDict):
     busy_seconds: float
     start_reason: NotRequired[str]
     ramp_stalls: NotRequired[int]
+    processes: NotRequired[int]
 
 
 InvocationEnd = Literal["running", "finished", "interrupted", "stopped", "killed"]

@@ -364,7 +364,7 @@ class OpenAIBackend:
         with self._lock:
             parts = list(self._parts.values())
         if parts:  # client processes (gge.run.client_procs): the run as a whole
-            usage = merged_usage([usage, *(p["usage"] for p in parts)])
+            usage = merged_usage(usage, [p["usage"] for p in parts])
             images = merged_images([images, *(p["images"] for p in parts)])
             answers = merged_answers([answers, *(p["answers"] for p in parts)])
             logprobs = merged_logprobs([self.logprobs, *(p["logprobs"] for p in parts)])

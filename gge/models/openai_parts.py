@@ -8,8 +8,8 @@ own backend (the one that probed the server) keeps the latest of each
 ``settings()``, ``status()`` and ``window_summary()`` fold the parts in by the rules here.
 
 - **usage** (``model.backend.usage``): tokens, requests, retries, overloads and failed requests are
-  summed; ``outages`` and ``unreachable_s`` are the largest of the processes' (the processes wait for
-  the same server: one restart is one outage, not N).
+  summed; ``outages`` and ``unreachable_s`` are the parent's (during the probe) plus the largest of
+  the processes' (the processes wait for the same server: one restart is one outage, not N).
 - **images**: every count and ``encode_seconds`` (CPU seconds) summed.
 - **logprobs**: ``unavailable`` if any process's judge answers lacked them, else ``available`` if any.
 - **answers**: ``n`` is ``ignored`` if any process saw it ignored, else ``honoured`` if any saw it
@@ -28,7 +28,7 @@ own backend (the one that probed the server) keeps the latest of each
 
 Example:
     >>> a = {"prompt_tokens": 10, "requests": 2, "outages": 1, "unreachable_s": 4.0}
-    >>> merged_usage([a, {**a, "requests": 3, "unreachable_s": 5.0}])
+    >>> merged_usage({"prompt_tokens": 0, "requests": 0}, [a, {**a, "requests": 3, "unreachable_s": 5.0}])
     {'prompt_tokens': 20, 'requests': 5, 'outages': 1, 'unreachable_s': 5.0}
 """
 
@@ -78,9 +78,19 @@ def _summed(parts: Sequence[Mapping[str, Any]], largest: frozenset[str] = frozen
     return out
 
 
-def merged_usage(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Usage counters of several processes: summed, ``outages`` and ``unreachable_s`` the largest."""
-    return _summed(parts, _LARGEST)
+def merged_usage(own: Mapping[str, Any], parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The parent's usage and its processes', summed.
+
+    ``outages`` and ``unreachable_s``: the parent's (the probe's, before any process) plus the
+    largest process's.
+
+    Example:
+        >>> own = {"requests": 5, "outages": 1, "unreachable_s": 2.0}
+        >>> parts = [{"requests": 3, "outages": 1, "unreachable_s": 4.0}, {"requests": 4, "outages": 1}]
+        >>> merged_usage(own, parts)
+        {'requests': 12, 'outages': 2, 'unreachable_s': 6.0}
+    """
+    return _summed([own, _summed(parts, _LARGEST)])
 
 
 def merged_images(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

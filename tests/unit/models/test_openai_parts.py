@@ -106,13 +106,13 @@ def test_the_parent_reports_its_own_requests_and_every_process_as_one_run() -> N
 
 
 def test_usage_and_answers_rules() -> None:
-    assert merged_usage(
-        [{"requests": 3, "outages": 2, "unreachable_s": 1.5}, {"requests": 4, "outages": 1}]
-    ) == {
-        "requests": 7,
-        "outages": 2,
-        "unreachable_s": 1.5,
-    }
+    # the parent's probe met one outage before the processes started; both processes met the next one
+    own = {"requests": 5, "outages": 1, "unreachable_s": 10.0}
+    parts = [
+        {"requests": 3, "outages": 1, "unreachable_s": 1.5},
+        {"requests": 4, "outages": 1, "unreachable_s": 2.5},
+    ]
+    assert merged_usage(own, parts) == {"requests": 12, "outages": 2, "unreachable_s": 12.5}
     honoured = {"n": "honoured", "prefill": None, "model": [], "system_fingerprint": []}
     asked_none = {"n": None, "prefill": "continued", "model": [], "system_fingerprint": []}
     answers = merged_answers([asked_none, honoured])
