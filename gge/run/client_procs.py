@@ -14,8 +14,8 @@ samples it draws from one shared queue, through its own share of the request win
 - an adaptive one: ``model.max_concurrency`` split so, and each process's window starts at its
   share of where the parent's started (the probe's start for a server that serves one at a time),
   each growing and shrinking on what its own requests meet (as TCP flows share a link);
-- N is at most the window's most requests and the samples to ask; ``client_procs=1`` (the default)
-  runs in the parent, on threads, as before;
+- N is at most the window's start (a fixed window's size) and the samples to ask;
+  ``client_procs=1`` (the default) runs in the parent, on threads, as before;
 - where the parent may run on at least N cores, they are dealt out among the processes, none shared
   (:func:`core_sets`): a process's threads pass its interpreter lock among themselves on its own
   cores instead of across all of them.
@@ -77,6 +77,12 @@ STATUS_EVERY_S = 0.5
 HALT_POLL_S = 0.05
 """How often a client process looks whether the parent stopped the run."""
 
+DEAD_CHECK_S = 0.5
+"""How often the parent looks for a process that ended without saying it was done."""
+
+DEAD_GRACE_S = 1.0
+"""How long the messages of a process that ended are waited for before the run stops on it."""
+
 STOP_WAIT_S = 30.0
 """How long a stopped run waits for its processes to end what they were asking before ending them."""
 
@@ -105,11 +111,15 @@ def backends(policy: object) -> list[tuple[str, Any]]:
 
 
 def process_count(requested: int, policy: object, samples: int) -> int:
-    """How many client processes a run uses: ``requested``, at most the window's most and the samples.
+    """How many client processes a run uses: ``requested``, at most the window's start and the samples.
+
+    A fixed window of C requests feeds at most C processes, an adaptive one at most as many as it
+    starts with (each process starts with at least one request in flight: a server found to serve one
+    request at a time, started at 2, is asked from at most 2 processes).
 
     Example:
         >>> class W:
-        ...     max_limit = 3
+        ...     adaptive, start, limit = True, 3, 3
         >>> class B:
         ...     window = W()
         ...     def snapshot(self): ...
@@ -121,7 +131,7 @@ def process_count(requested: int, policy: object, samples: int) -> int:
     found = backends(policy)
     if not found:
         return 1
-    most = min(int(b.window.max_limit) for _, b in found)
+    most = min(int(b.window.start if b.window.adaptive else b.window.limit) for _, b in found)
     return max(1, min(int(requested), most, int(samples)))
 
 
@@ -159,7 +169,7 @@ def core_sets(procs: int, allowed: Sequence[int]) -> list[tuple[int, ...] | None
     """The cores each client process runs on: the parent's allowed cores dealt out, none shared.
 
     A process's threads then hand its interpreter lock to each other on its own cores (measured on
-    2 cores, DEVELOPERS.md: listwise's 2-process rate 1.66x one process's on 1 core pinned, 1.44x
+    2 cores, DEVELOPERS.md: listwise's 2-process rate 1.68x one process's on 1 core pinned, 1.44x
     unpinned). With fewer cores than processes nothing is pinned.
 
     Example:
@@ -240,7 +250,12 @@ def _portable(error: BaseException) -> BaseException:
 
 
 def _snapshots(policy: object) -> dict[str, Any]:
-    return {name: backend.snapshot() for name, backend in backends(policy)}
+    """What a process's policy did so far: each backend's snapshot, and the policy's own counters."""
+    snaps: dict[str, Any] = {name: backend.snapshot() for name, backend in backends(policy)}
+    counters = getattr(policy, "counters", None)
+    if callable(counters):
+        snaps["policy"] = counters()
+    return snaps
 
 
 def _child(plan: _Plan, jobs: Any, out: Any, halt_all: Any) -> None:
@@ -255,6 +270,7 @@ def _child(plan: _Plan, jobs: Any, out: Any, halt_all: Any) -> None:
     policy: object | None = None
     error: BaseException | None = None
     halt = threading.Event()
+    reporter: threading.Thread | None = None
     try:
         from gge.models.registry import kind_of
 
@@ -281,7 +297,8 @@ def _child(plan: _Plan, jobs: Any, out: Any, halt_all: Any) -> None:
             while not halt.wait(STATUS_EVERY_S):
                 out.put(("status", plan.index, _snapshots(built)))
 
-        threading.Thread(target=report, name="gge-client-status", daemon=True).start()
+        reporter = threading.Thread(target=report, name="gge-client-status", daemon=True)
+        reporter.start()
 
         def drawn() -> Iterator[Sample]:
             while not halt.is_set():
@@ -293,11 +310,15 @@ def _child(plan: _Plan, jobs: Any, out: Any, halt_all: Any) -> None:
                     return
                 yield job
 
-        def sent(result: SampleResult) -> None:
-            hits = primed_hits(
+        primed: dict[int, Any] = {}  # id(result) -> its budget-curve hits, made in the sample's own thread
+
+        def prime(result: SampleResult) -> None:
+            primed[id(result)] = primed_hits(
                 result, k=plan.k, exchangeable_from=plan.exchangeable_from, cluster_radius=plan.cluster_radius
             )
-            out.put(("result", plan.index, result, hits))
+
+        def sent(result: SampleResult) -> None:
+            out.put(("result", plan.index, result, primed.pop(id(result), None)))
 
         evaluate_windowed(
             policy,
@@ -307,6 +328,7 @@ def _child(plan: _Plan, jobs: Any, out: Any, halt_all: Any) -> None:
             decode_max_pixels=plan.decode_max_pixels,
             strict_images=plan.strict_images,
             on_result=sent,
+            on_scored=prime,
             strict_server=plan.strict_server,
             max_server_error_share=1.0,  # the parent counts the share over every process's samples
             halt=halt,
@@ -315,6 +337,8 @@ def _child(plan: _Plan, jobs: Any, out: Any, halt_all: Any) -> None:
         error = _portable(e)
     finally:
         halt.set()
+        if reporter is not None:
+            reporter.join()  # its last snapshot goes before the final one, never after
         if policy is not None:
             out.put(("status", plan.index, _snapshots(policy)))
         out.put(("done", plan.index, error))
@@ -422,9 +446,9 @@ def evaluate_in_processes(
         what, index = message[0], message[1]
         if what == "status":
             for name, snap in message[2].items():
-                backend = getattr(policy, name, None)
-                if backend is not None:
-                    backend.absorb(f"proc{index}", snap)
+                part: Any = policy if name == "policy" else getattr(policy, name, None)
+                if callable(getattr(part, "absorb", None)):
+                    part.absorb(f"proc{index}", snap)
         elif what == "result":
             result, hits = message[2], message[3]
             keep_primed(result, hits, k=k, exchangeable_from=exchangeable_from, cluster_radius=cluster_radius)
@@ -455,35 +479,37 @@ def evaluate_in_processes(
             if message[2] is not None:
                 fail(message[2])
 
+    def check_dead() -> None:
+        """A process that ended without saying it was done (killed, crashed) stops the run at once."""
+        dead = [i for i, c in enumerate(children) if i not in done and c.exitcode is not None]
+        if not dead:
+            return
+        grace = time.monotonic() + DEAD_GRACE_S  # what it sent before it ended may still be on its way
+        while any(i not in done for i in dead) and time.monotonic() < grace:
+            with contextlib.suppress(queue.Empty):
+                handle(out.get(timeout=0.1))
+        for i in dead:
+            if i not in done:
+                done.add(i)
+                code = children[i].exitcode
+                fail(GgeError(f"client process {i} ended (exit code {code}) before its samples were done"))
+
     def drain(until: float | None) -> None:
         """Handle messages until every process is done (or, with ``until``, that many seconds pass)."""
         deadline = None if until is None else time.monotonic() + until
+        checked = time.monotonic()
         while len(done) < len(children):
             if deadline is not None and time.monotonic() > deadline:
                 return
-            try:
-                message = out.get(timeout=0.2)
-            except queue.Empty:
-                dead = [i for i, c in enumerate(children) if i not in done and c.exitcode is not None]
-                if dead:  # what a process sent before it ended may still be on its way
-                    with contextlib.suppress(queue.Empty):
-                        while True:
-                            handle(out.get(timeout=1.0))
-                for i in dead:
-                    if i not in done:
-                        done.add(i)
-                        code = children[i].exitcode
-                        fail(
-                            GgeError(
-                                f"client process {i} ended (exit code {code}) before its samples were done"
-                            )
-                        )
-                continue
-            handle(message)
+            with contextlib.suppress(queue.Empty):
+                handle(out.get(timeout=0.2))
+            if time.monotonic() - checked >= DEAD_CHECK_S:
+                checked = time.monotonic()
+                check_dead()
 
     feeder = threading.Thread(target=feed, name="gge-client-feed", daemon=True)
     try:
-        with _main_not_run_again():
+        with _main_not_run_again(), _sigint_ignored():
             for child in children:
                 child.start()
         feeder.start()
@@ -491,6 +517,7 @@ def evaluate_in_processes(
     except BaseException:  # Ctrl-C: stop every process, log nothing more, wait for them a while
         logging_on[0] = False
         halt.set()
+        done.update(i for i, c in enumerate(children) if c.pid is None)  # never started
         try:
             drain(STOP_WAIT_S)
         finally:
@@ -499,6 +526,10 @@ def evaluate_in_processes(
     _end(children, jobs, out)
     if failures:
         raise failures[0]
+    if len(results) != len(samples):  # a result lost on its way (one that could not be pickled)
+        raise GgeError(
+            f"{len(samples)} samples were asked by client processes but {len(results)} results came back"
+        )
     return [results[i] for i in sorted(results)]
 
 
@@ -520,16 +551,38 @@ def _main_not_run_again() -> Iterator[None]:
     finally:
         if main is not None:
             sys.modules["__main__"] = main
+        else:
+            del sys.modules["__main__"]
 
 
-def _end(children: Sequence[Any], jobs: Any, out: Any) -> None:
-    """Join the processes (ending any still running) and close the queues without waiting on them."""
+def _end(children: Sequence[Any], jobs: Any, out: Any, wait_s: float = 5.0) -> None:
+    """Join the processes (ending those still running after ``wait_s`` in all) and close the queues."""
+    deadline = time.monotonic() + wait_s
     for child in children:
         if child.pid is not None:
-            child.join(timeout=5.0)
-            if child.exitcode is None:
-                child.terminate()
-                child.join(timeout=5.0)
+            child.join(timeout=max(0.0, deadline - time.monotonic()))
+    running = [c for c in children if c.pid is not None and c.exitcode is None]
+    for child in running:
+        child.terminate()
+    for child in running:
+        child.join(timeout=5.0)
     for q in (jobs, out):
         q.cancel_join_thread()
         q.close()
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ctrl-C ignored while the processes start (the main thread only): they start with it ignored.
+
+    A process starting with SIGINT ignored keeps it so (CPython installs its KeyboardInterrupt
+    handler only over the default), so a Ctrl-C while it imports prints no traceback of its own.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -101,6 +101,11 @@ def test_two_processes_ask_each_request_once_and_agree_with_one(
     images_one = json.loads((one / "results.json").read_text())["model"]["backend"]["images"]
     assert backend["images"]["encoded"] >= images_one["encoded"]  # each process encodes its own images
     assert backend["logprobs"] == "available"
+    one_model = json.loads((one / "results.json").read_text())["model"]
+    # the processes' policies' calls summed with the parent's: the probe's one proposer call
+    calls = one_model["calls"]
+    assert results["model"]["calls"] == {**calls, "propose": calls["propose"] + 1}
+    assert results["model"]["usage"]["prompt_tokens"] >= one_model["usage"]["prompt_tokens"] > 0
     assert [e["id"] for e in results["benchmarks"]["screenspot_v2"]["server_errors"]] == []
 
 
@@ -138,8 +143,18 @@ def test_the_server_error_share_counts_every_process_and_strict_server_stops(
     server: Scripted, demo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server.broken = lambda text: True
+    server.delay_ms = 50  # two requests out at a time, each 0.1-0.25 s: the stop comes long before the 40th
     out = tmp_path / "broken"
-    args = _args(server, demo_suite, out, 40, "client_procs=2", "probe=false", "model.max_retries=0")
+    args = _args(
+        server,
+        demo_suite,
+        out,
+        40,
+        "client_procs=2",
+        "probe=false",
+        "model.max_retries=0",
+        "model.concurrency=2",
+    )
     assert main(args) == 2
     err = capsys.readouterr().err
     logged = _lines(out / "predictions.rank0.jsonl")
@@ -151,6 +166,7 @@ def test_the_server_error_share_counts_every_process_and_strict_server_stops(
     assert line.startswith("gge: error: 20 of the 20 samples finished failed at the server (more than ")
     assert "Traceback" not in err
 
+    server.delay_ms = 12
     strict = tmp_path / "strict"
     assert (
         main(_args(server, demo_suite, strict, 6, "client_procs=2", "probe=false", "strict_server=true")) == 2
@@ -223,3 +239,62 @@ def _group_ends(pgid: int, within_s: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def _peak(log: list[dict[str, Any]]) -> int:
+    """The most requests the server had at once, from its own log (arrived, answered)."""
+    events = sorted(
+        [(e["arrived"], 1) for e in log] + [(e["answered"], -1) for e in log], key=lambda t: (t[0], t[1])
+    )
+    level = peak = 0
+    for _, step in events:
+        level += step
+        peak = max(peak, level)
+    return peak
+
+
+def test_a_fixed_window_is_split_between_the_processes(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    server.delay_ms = 50
+    out = tmp_path / "fixed"
+    assert (
+        main(_args(server, demo_suite, out, 16, "client_procs=2", "probe=false", "model.concurrency=3")) == 0
+    )
+    assert len(server.log) == 16 and _peak(server.log) <= 3  # 2 + 1 requests, never more
+    window = json.loads((out / "results.json").read_text())["cost"]["window"]
+    assert (window["mode"], window["max"], window["final"], window["processes"]) == ("fixed", 3, 3, 2)
+
+
+def test_a_process_that_dies_stops_the_run_saying_so(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    args = _args(server, demo_suite, out, 30, "client_procs=2", "probe=false", "model.concurrency=2")
+    server.delay_ms = 300
+    root = Path(__file__).resolve().parents[3]
+    proc = subprocess.Popen(
+        [sys.executable, "eval.py", *args],
+        cwd=root,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while sum(e["answered"] is not None for e in list(server.log)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    spawned = [
+        pid
+        for pid in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_text()
+    ]
+    assert len(spawned) == 2
+    os.kill(int(spawned[0]), signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert _group_ends(proc.pid), "a client process is left running"
+    (line,) = [x for x in err.splitlines() if x.startswith("gge: error: ")]
+    assert re.match(
+        r"gge: error: client process [01] ended \(exit code -9\) before its samples were done", line
+    )
+    assert "Traceback" not in err
