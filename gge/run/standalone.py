@@ -437,6 +437,12 @@ def _predict(
         results_path.unlink()  # a stale file must not pass for this run's
     if windowed:
         return _predict_windowed(run, done_ids, finalize)
+    if int(run.cfg.client_procs) > 1:
+        print(
+            f"warning: client_procs={run.cfg.client_procs} is for endpoint runs (model.backend=openai); "
+            "this model runs in process (its parallelism is trainer.devices and num_workers): ignored",
+            file=run.console or sys.stdout,
+        )
     from gge.run.lightning import GroundingEvalModule
 
     cfg = run.cfg
@@ -498,6 +504,12 @@ def _predict_windowed(
             probe_and_keep(run.policy, todo, run.probe, run.output_dir, out=run.console, strict=strict)
         progress = start_progress(run.policy, samples, done_ids, float(cfg.progress_s))  # stderr
         procs = process_count(int(cfg.client_procs), run.policy, len(todo))
+        if 1 < procs < int(cfg.client_procs) or (procs == 1 < int(cfg.client_procs) and todo):
+            print(
+                f"client_procs={cfg.client_procs}: {procs} client process{'es' if procs > 1 else ''} "
+                "(at most the request window's start and the samples to ask)",
+                file=run.console or sys.stdout,
+            )
         if procs > 1:  # the samples over client processes, each with a share of the window
             local = evaluate_in_processes(
                 cfg,
