@@ -424,17 +424,11 @@ def evaluate_in_processes(
         halt.set()
 
     def feed() -> None:
-        for sample in samples:
+        """Every sample, then one end for each process, each put as a process has room (until a halt)."""
+        for job in [*samples, *(None for _ in children)]:
             while not halt.is_set():
                 try:
-                    jobs.put(sample, timeout=0.1)
-                    break
-                except queue.Full:
-                    continue
-        for _ in children:
-            while not halt.is_set():
-                try:
-                    jobs.put(None, timeout=0.1)
+                    jobs.put(job, timeout=0.1)
                     break
                 except queue.Full:
                     continue

@@ -510,34 +510,19 @@ def _predict_windowed(
                 "(at most the request window's start and the samples to ask)",
                 file=run.console or sys.stdout,
             )
+        common: dict[str, Any] = {
+            "k": run.k,
+            "cluster_radius": run.radius,
+            "decode_max_pixels": cfg.decode_max_pixels,
+            "strict_images": bool(cfg.strict_images),
+            "on_result": progress.counting(lambda r: log.put(encode(r))),
+            "strict_server": bool(cfg.strict_server),
+            "max_server_error_share": float(cfg.max_server_error_share),
+        }
         if procs > 1:  # the samples over client processes, each with a share of the window
-            local = evaluate_in_processes(
-                cfg,
-                run.policy,
-                todo,
-                procs,
-                k=run.k,
-                cluster_radius=run.radius,
-                decode_max_pixels=cfg.decode_max_pixels,
-                strict_images=bool(cfg.strict_images),
-                on_result=progress.counting(lambda r: log.put(encode(r))),
-                exchangeable_from=first,
-                strict_server=bool(cfg.strict_server),
-                max_server_error_share=float(cfg.max_server_error_share),
-            )
-        else:
-            local = evaluate_windowed(
-                run.policy,
-                todo,
-                k=run.k,
-                cluster_radius=run.radius,
-                decode_max_pixels=cfg.decode_max_pixels,
-                strict_images=bool(cfg.strict_images),
-                on_result=progress.counting(lambda r: log.put(encode(r))),
-                on_scored=prime,  # the budget curves' per-sample work, done while the run goes on
-                strict_server=bool(cfg.strict_server),
-                max_server_error_share=float(cfg.max_server_error_share),
-            )
+            local = evaluate_in_processes(cfg, run.policy, todo, procs, exchangeable_from=first, **common)
+        else:  # on_scored: the budget curves' per-sample work, done while the run goes on
+            local = evaluate_windowed(run.policy, todo, on_scored=prime, **common)
     except KeyboardInterrupt:
         log.close()
         raise interrupted(run.output_dir, _wanted(run)) from None

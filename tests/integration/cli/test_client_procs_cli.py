@@ -200,17 +200,7 @@ def test_ctrl_c_stops_every_process_and_the_same_command_resumes(
     out = tmp_path / "run"
     args = _args(server, demo_suite, out, 30, "client_procs=2", "probe=false", "model.concurrency=2")
     server.delay_ms = 300  # about 2 x 2 answers a 0.3 s: the run takes about 2 s
-    root = Path(__file__).resolve().parents[3]
-    proc = subprocess.Popen(
-        [sys.executable, "eval.py", *args],
-        cwd=root,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    while sum(e["answered"] is not None for e in list(server.log)) < 6 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    proc = _launched(args, server, answered=6)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
@@ -227,6 +217,25 @@ def test_ctrl_c_stops_every_process_and_the_same_command_resumes(
     assert main(shlex.split(lines[-1])[2:]) == 0
     final = _lines(out / "predictions.jsonl")
     assert len(final) == 30 and len({x["id"] for x in final}) == 30
+
+
+def _launched(args: list[str], server: Scripted, answered: int) -> subprocess.Popen[str]:
+    """``python eval.py ARGS`` in a process group of its own, as a terminal starts it.
+
+    Returned once the server has answered ``answered`` of its requests.
+    """
+    root = Path(__file__).resolve().parents[3]
+    proc = subprocess.Popen(
+        [sys.executable, "eval.py", *args],
+        cwd=root,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while sum(e["answered"] is not None for e in list(server.log)) < answered and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return proc
 
 
 def _group_ends(pgid: int, within_s: float = 10.0) -> bool:
@@ -272,17 +281,7 @@ def test_a_process_that_dies_stops_the_run_saying_so(
     out = tmp_path / "run"
     args = _args(server, demo_suite, out, 30, "client_procs=2", "probe=false", "model.concurrency=2")
     server.delay_ms = 300
-    root = Path(__file__).resolve().parents[3]
-    proc = subprocess.Popen(
-        [sys.executable, "eval.py", *args],
-        cwd=root,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    while sum(e["answered"] is not None for e in list(server.log)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    proc = _launched(args, server, answered=2)
     spawned = [
         pid
         for pid in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
