@@ -39,7 +39,8 @@ class Scripted(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.lock = threading.Lock()
-        # per request: kind, key, arrived, answered, n, size, format, media (and what a hold or pair did)
+        # per request: kind, key, arrived, replied (an answer's first byte not yet written), answered (its
+        # last written), n, size, format, media (and what a hold or pair did)
         self.log: list[dict[str, Any]] = []
         self.in_flight = 0
         self.capacity: int | None = None  # above it: 429
@@ -158,6 +159,7 @@ class _Handler(BaseHTTPRequestHandler):
             for i, c in enumerate(choices):
                 c["index"] = i
             usage = {"prompt_tokens": 50 + len(text) % 7, "completion_tokens": 4 * len(choices)}
+            entry["replied"] = time.monotonic()  # before the answer is written: the client has none yet
             self._send(200, {"choices": choices, "usage": usage})
         finally:
             with srv.lock:

@@ -251,9 +251,14 @@ def _group_ends(pgid: int, within_s: float = 10.0) -> bool:
 
 
 def _peak(log: list[dict[str, Any]]) -> int:
-    """The most requests the server had at once, from its own log (arrived, answered)."""
+    """The most requests the client had out at once, from the server's log.
+
+    From each request's arrival to the moment before its answer was written (``replied``): the client
+    cannot have sent the request that the answer freed a place for before then. (``answered`` is
+    stamped after the answer is written, so an interval to it can overlap the next request's.)
+    """
     events = sorted(
-        [(e["arrived"], 1) for e in log] + [(e["answered"], -1) for e in log], key=lambda t: (t[0], t[1])
+        [(e["arrived"], 1) for e in log] + [(e["replied"], -1) for e in log], key=lambda t: (t[0], t[1])
     )
     level = peak = 0
     for _, step in events:
