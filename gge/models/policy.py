@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -50,6 +50,7 @@ from gge.benchmarks.images import open_image
 from gge.errors import GgeError
 from gge.geometry import CONVENTIONS, smart_resize, to_original
 from gge.models.base import Backend, Generation, GenerationRequest, Judgement, Proposal
+from gge.models.counters import PartCounters
 from gge.models.markers import MarkedView, MarkerStyle, mark_view
 from gge.models.parsing import parse_points, parse_ranking
 from gge.models.prompts import PLACEHOLDERS as PLACEHOLDERS
@@ -261,7 +262,7 @@ class GroundingPolicy:
         self.settings_ = settings
         self.calls = {"propose": 0, "rank": 0, **({"refine": 0} if settings.refine != "none" else {})}
         self.usage: dict[str, int] = {}
-        self._parts: dict[str, dict[str, dict[str, int]]] = {}  # client processes' counters (absorb)
+        self._parts = PartCounters()  # client processes' counters (absorb)
         self._lock = threading.Lock()  # calls and usage, counted from many threads in a windowed run
 
     # -- what it declares (gge.models.base.Policy) --------------------------------------------
@@ -682,9 +683,7 @@ class GroundingPolicy:
         rec: dict[str, Any] = {"adapter": self.settings_.record(), "backend": self.backend.settings()}
         if self.critic_backend is not self.backend:
             rec["critic_backend"] = self.critic_backend.settings()
-        counted = [self.counters(), *self._parts.values()]
-        rec["calls"] = _summed_counts([c["calls"] for c in counted])
-        rec["usage"] = _summed_counts([c["usage"] for c in counted])
+        rec.update(self._parts.summed(self.counters()))
         return rec
 
     def counters(self) -> dict[str, dict[str, int]]:
@@ -692,24 +691,5 @@ class GroundingPolicy:
         return {"calls": dict(self.calls), "usage": dict(self.usage)}
 
     def absorb(self, key: str, part: dict[str, dict[str, int]]) -> None:
-        """Keep a client process's policy's latest :meth:`counters` (replacing its earlier ones).
-
-        Args:
-            key: The process (``proc0``...; :mod:`gge.run.client_procs`).
-            part: Its counters.
-        """
-        self._parts[key] = {"calls": dict(part["calls"]), "usage": dict(part["usage"])}
-
-
-def _summed_counts(parts: Sequence[Mapping[str, int]]) -> dict[str, int]:
-    """Counters summed key by key, in the order first seen.
-
-    Example:
-        >>> _summed_counts([{"propose": 2, "rank": 0}, {"propose": 3, "refine": 1}])
-        {'propose': 5, 'rank': 0, 'refine': 1}
-    """
-    out: dict[str, int] = {}
-    for part in parts:
-        for key, value in part.items():
-            out[key] = out.get(key, 0) + int(value)
-    return out
+        """Keep a client process's policy's latest :meth:`counters` (:mod:`gge.run.client_procs`)."""
+        self._parts.keep(key, part)
