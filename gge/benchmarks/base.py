@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from gge.benchmarks.images import UNKNOWN_SIZE as UNKNOWN_SIZE
 from gge.benchmarks.images import image_exists, open_image
 from gge.errors import GgeError, TransientError
 from gge.types import Absent, Box, LabelValue, Polygon, Region, Sample
@@ -356,10 +357,6 @@ def resolve_image(root: Path, relative: str, *, where: str, sample_id: str) -> s
     if os.path.isabs(relative) or not (full == base or full.startswith(base + os.sep)):
         raise GgeError(f"{where}: record {sample_id}: image path escapes the benchmark folder: {relative!r}")
     return full
-
-
-UNKNOWN_SIZE = (1, 1)
-"""The image size of a sample whose screenshot header cannot be read (it is never shown to a model)."""
 
 
 def image_size_from_header(path: str, *, where: str, sample_id: str) -> tuple[int, int]:

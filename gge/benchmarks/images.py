@@ -416,6 +416,61 @@ def _fit_area(size: tuple[int, int], max_pixels: int) -> tuple[int, int]:
     return nw, nh
 
 
+UNKNOWN_SIZE = (1, 1)
+"""The image size of a sample whose screenshot header cannot be read (it is never shown to a model)."""
+
+
+def check_size(sample: Sample, size: tuple[int, int]) -> None:
+    """Raise where a screenshot file is not the size its record gives (a wrong or resized download).
+
+    The boxes are in the record's pixels: a file of another size would be scored against boxes that
+    are not its own, silently. So such a file is that sample's unreadable screenshot (a counted image
+    error naming both sizes), as a missing file is.
+
+    Args:
+        sample: The sample (its ``image_size`` is its record's, or the file's own where no record gives one).
+        size: The file's (width, height), from its header.
+
+    Raises:
+        GgeError: The sizes differ, naming the benchmark, the sample, the file and both sizes.
+
+    Example:
+        >>> from gge.types import Box, Sample
+        >>> s = Sample("groundui", "7", "/d/7.png", (1440, 900), "click", Box(0, 0, 9, 9))
+        >>> check_size(s, (1440, 900))
+        >>> try:
+        ...     check_size(s, (1000, 600))
+        ... except GgeError as e:
+        ...     print(str(e).split(" (")[0])
+        groundui: sample 7: screenshot /d/7.png is 1000x600 pixels, but its record says 1440x900
+    """
+    want = (int(sample.image_size[0]), int(sample.image_size[1]))
+    got = (int(size[0]), int(size[1]))
+    if want == UNKNOWN_SIZE or got == want:
+        return
+    raise GgeError(
+        f"{sample.benchmark}: sample {sample.id}: screenshot {sample.image_path} is {got[0]}x{got[1]} "
+        f"pixels, but its record says {want[0]}x{want[1]} (a wrong or resized download: its boxes are in the "
+        "record's pixels)"
+    )
+
+
+def size_error(sample: Sample) -> str | None:
+    """Why a sample's screenshot file is not its record's size (:func:`check_size`), from its header.
+
+    Returns:
+        The message, or None: the sizes agree, or the file is missing or unreadable (another error).
+    """
+    try:
+        with open_image(sample.image_path) as im:
+            check_size(sample, im.size)
+    except GgeError as e:
+        return str(e)
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+        return None
+    return None
+
+
 def decode_image(sample: Sample, *, max_pixels: int | None = None) -> Image.Image:
     """Open a sample's screenshot: RGB, fully loaded, file closed, optionally downscaled.
 
@@ -445,6 +500,7 @@ def decode_image(sample: Sample, *, max_pixels: int | None = None) -> Image.Imag
         raise ValueError(f"max_pixels must be >= 1, got {max_pixels}")
     try:
         with open_image(sample.image_path) as im:
+            check_size(sample, im.size)
             im.load()
             # convert() of an RGB image is a copy (8 MB of fresh pages for a screenshot): skip it.
             rgb: Image.Image = im if im.mode == "RGB" else im.convert("RGB")

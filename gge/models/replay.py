@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from gge.benchmarks.base import UNKNOWN_SIZE
-from gge.benchmarks.images import image_exists, image_name, split_ref
+from gge.benchmarks.images import image_exists, image_name, size_error, split_ref
 from gge.benchmarks.screenspot_pro import NEGATIVE_SUFFIX
 from gge.documents.records import decode
 from gge.errors import GgeError
@@ -80,7 +80,10 @@ def parse_line(obj: Any, where: str) -> Prediction:
 
 
 def screenshot_error(sample: Sample) -> str | None:
-    """Why a sample's screenshot cannot be scored on here (missing, or its header unreadable), or None.
+    """Why a sample's screenshot cannot be scored on here, or None.
+
+    Missing, its header unreadable, or a file of another size than its record's
+    (:func:`gge.benchmarks.images.check_size`).
 
     Example:
         >>> from gge.types import Absent
@@ -92,7 +95,7 @@ def screenshot_error(sample: Sample) -> str | None:
     elif sample.image_size == UNKNOWN_SIZE:
         why = "its header is unreadable"
     else:
-        return None
+        return size_error(sample)  # a file of another size than its record's (the boxes are the record's)
     return f"{sample.benchmark}: sample {sample.id}: cannot read image {sample.image_path}: {why}"
 
 

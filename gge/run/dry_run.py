@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from omegaconf import DictConfig
 
+from gge.benchmarks.images import size_error
 from gge.benchmarks.loading import load_benchmarks
 from gge.errors import GgeError
 from gge.models.policy import GroundingPolicy
@@ -177,9 +178,14 @@ def dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) -> 
     path = output_dir / "requests.jsonl"
     first: dict[str, dict[str, Any]] = {}
     counts: dict[str, int] = {}
+    wrong_size: list[str] = []
     with path.open("w", encoding="utf-8") as f:
         for group in samples.values():
             for sample in group:
+                wrong = size_error(sample)
+                if wrong is not None:  # a run would not ask it: the sample's image error
+                    wrong_size.append(wrong)
+                    continue
                 seen = policy.backend.seen_size(*sample.image_size)
                 requests = [
                     {
@@ -206,6 +212,14 @@ def dry_run(cfg: DictConfig, data_root: Path, output_dir: Path, out: TextIO) -> 
         print(
             f"critic: no requests (model.proposer={s.proposer} gives one candidate; "
             "the critic ranks two or more)",
+            file=out,
+        )
+    if wrong_size:
+        print(
+            f"warning: {len(wrong_size)} screenshot{'s are' if len(wrong_size) > 1 else ' is'} not the size "
+            f"{'their records give' if len(wrong_size) > 1 else 'its record gives'}: a run scores "
+            f"{'each' if len(wrong_size) > 1 else 'it'} as an image error, and no request is written for "
+            f"{'them' if len(wrong_size) > 1 else 'it'}; the first: {wrong_size[0]}",
             file=out,
         )
     n = sum(counts.values())

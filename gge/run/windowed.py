@@ -55,7 +55,7 @@ from typing import Any
 
 from PIL import Image
 
-from gge.benchmarks.images import decode_image, open_image
+from gge.benchmarks.images import check_size, decode_image, open_image
 from gge.errors import GgeError, RequestFailed, TransientError
 from gge.models.base import Capabilities, capabilities
 from gge.scoring.scoring import score_sample
@@ -370,6 +370,11 @@ def _open(sample: Sample, max_pixels: int | None) -> Image.Image:
             image = None  # decode_image says why, as the batched loop does
         if image is not None:
             if image.mode == "RGB":
+                try:
+                    check_size(sample, image.size)
+                except GgeError:
+                    image.close()
+                    raise
                 return image
             image.close()
     return decode_image(sample, max_pixels=max_pixels)
