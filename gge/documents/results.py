@@ -454,7 +454,8 @@ class BenchmarkEntry(TypedDict):
 
     ``top1`` and ``"oracle@1"`` ... ``"oracle@K"`` (read with :func:`oracle_at`) are the official
     headline; ``micro`` the micro means. Eval adds ``load`` and ``samples_digest`` (and, replaying,
-    ``unmatched_predictions`` and ``missing_predictions``); summarize-verl adds
+    ``unmatched_predictions``, ``missing_predictions`` and ``images``: ``read``, ``not read`` or
+    ``partly read`` with ``images_not_read``); summarize-verl adds
     ``responses_per_sample`` (and, with its export, ``missing_responses``) and may replace
     ``pass_at_k``.
     """
@@ -507,6 +508,8 @@ class BenchmarkEntry(TypedDict):
     """Only a run with a refine stage."""
     unmatched_predictions: NotRequired[list[str]]
     missing_predictions: NotRequired[int]
+    images: NotRequired[str]  # a replay: read, not read (scored from the records' sizes), partly read
+    images_not_read: NotRequired[int]
     imported_log: NotRequired[ImportedLog]
     """A published log's replay (``model.format``): its lines, matched, unmatched and ambiguous."""
     responses_per_sample: NotRequired[ResponseCounts]

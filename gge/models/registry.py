@@ -419,10 +419,12 @@ class ReplayKind(ModelKind):
     def check_data(
         self, policy: Policy, samples: Mapping[str, Sequence[Sample]], *, strict_images: bool, out: TextIO
     ) -> None:
-        """The missing screenshots listed (a replay is scored on them too), and each line checked.
+        """Each line checked, and the missing screenshots whose size no record gives listed.
 
         A line that names another screenshot or size than its sample refuses the file
-        (:meth:`gge.models.replay.ReplayModel.check_samples`), counting every such line.
+        (:meth:`gge.models.replay.ReplayModel.check_samples`), counting every such line. A sample whose
+        record gives its screenshot's size is scored without the file (a replay needs no pixels:
+        :func:`gge.models.replay.scored_unread`): one line per benchmark says how many.
         """
         assert isinstance(policy, ReplayModel)
         from gge.models.imported.replaying import ImportedReplay
@@ -430,8 +432,20 @@ class ReplayKind(ModelKind):
         if isinstance(policy, ImportedReplay):
             for line in policy.load(samples).summary():
                 print(line, file=out)
+        from gge.models.replay import scored_unread
+
         policy.check_samples(s for group in samples.values() for s in group)
-        check_images(samples, strict=strict_images, out=out)
+        read = {name: [s for s in group if not scored_unread(s)] for name, group in samples.items()}
+        for name, group in samples.items():
+            unread = len(group) - len(read[name])
+            if unread:
+                said = images_read(len(group), unread)
+                print(
+                    f"{name}: {unread} of {len(group)} screenshots not present: scored from their records' "
+                    f"sizes (a replay needs no pixels; results.json images: {said})",
+                    file=out,
+                )
+        check_images(read, strict=strict_images, out=out)
 
     def fingerprint_files(self, cfg: DictConfig) -> dict[str, str | None]:
         """The predictions file."""
@@ -452,14 +466,23 @@ class ReplayKind(ModelKind):
     def entry_extras(
         self, policy: Policy, benchmark: str, every: Sequence[Sample], evaluated: Sequence[Sample]
     ) -> dict[str, Any]:
-        """The file's lines that match no sample of the benchmark, and how many evaluated samples lack one."""
+        """The file's lines that match no sample, how many evaluated samples lack one, and the images read.
+
+        ``images``: ``read`` (every screenshot present), ``not read`` (none: scored from the records'
+        sizes) or ``partly read`` (with ``images_not_read``: how many were not).
+        """
         assert isinstance(policy, ReplayModel)
         from gge.models.imported.replaying import ImportedReplay
+        from gge.models.replay import scored_unread
 
+        unread = sum(scored_unread(s) for s in evaluated)
         extras: dict[str, Any] = {
             "unmatched_predictions": policy.unknown_ids(benchmark, (s.id for s in every)),
             "missing_predictions": len(policy.missing_ids(benchmark, (s.id for s in evaluated))),
+            "images": images_read(len(evaluated), unread),
         }
+        if 0 < unread < len(evaluated):
+            extras["images_not_read"] = unread
         if isinstance(policy, ImportedReplay) and policy.report is not None:
             extras["imported_log"] = policy.imported_log()
         return extras
@@ -474,6 +497,18 @@ class ReplayKind(ModelKind):
             hint = "" if other in REGISTRY else f": not a benchmark{did_you_mean(other, REGISTRY)}"
             warnings.append(f"the predictions file has lines for '{other}', not evaluated in this run{hint}")
         return warnings
+
+
+def images_read(samples: int, unread: int) -> str:
+    """What a replay read of a benchmark's screenshots: ``read``, ``not read`` or ``partly read``.
+
+    Example:
+        >>> images_read(10, 0), images_read(10, 10), images_read(10, 3), images_read(0, 0)
+        ('read', 'not read', 'partly read', 'read')
+    """
+    if unread == 0:
+        return "read"
+    return "not read" if unread >= samples else "partly read"
 
 
 class PresetKind(ModelKind):

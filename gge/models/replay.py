@@ -82,14 +82,19 @@ def parse_line(obj: Any, where: str) -> Prediction:
 def screenshot_error(sample: Sample) -> str | None:
     """Why a sample's screenshot cannot be scored on here, or None.
 
-    Missing, its header unreadable, or a file of another size than its record's
-    (:func:`gge.benchmarks.images.check_size`).
+    A replay needs no pixels, only the screenshot's size: a sample whose record gives it is scored
+    without the file (:func:`scored_unread`). Otherwise: missing, its header unreadable, or a file of
+    another size than its record's (:func:`gge.benchmarks.images.check_size`).
 
     Example:
         >>> from gge.types import Absent
         >>> screenshot_error(Sample("b", "7", "/gone.png", (1, 1), "click", Absent()))
         'b: sample 7: cannot read image /gone.png: not found'
+        >>> screenshot_error(Sample("b", "7", "/gone.png", (1440, 900), "click", Absent())) is None
+        True
     """
+    if scored_unread(sample):
+        return None
     if not image_exists(sample.image_path):
         why = "not found"
     elif sample.image_size == UNKNOWN_SIZE:
@@ -97,6 +102,17 @@ def screenshot_error(sample: Sample) -> str | None:
     else:
         return size_error(sample)  # a file of another size than its record's (the boxes are the record's)
     return f"{sample.benchmark}: sample {sample.id}: cannot read image {sample.image_path}: {why}"
+
+
+def scored_unread(sample: Sample) -> bool:
+    """Whether a replay scores the sample without its screenshot: the file is absent, its size known.
+
+    A loader gives a sample the size its record states (GroundUI's ``resolution``, OSWorld-G's
+    ``image_size``, ScreenSpot-Pro's ``img_size``...), or the file's header's where the record has
+    none: an absent file's size is then unknown (:data:`~gge.benchmarks.base.UNKNOWN_SIZE`) and the
+    sample an image error, as before.
+    """
+    return sample.image_size != UNKNOWN_SIZE and not image_exists(sample.image_path)
 
 
 def _shown(image: str | None, size: tuple[int, int] | None) -> str:

@@ -14,8 +14,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from gge.benchmarks.base import TableSpec
-from gge.benchmarks.images import open_image
+from PIL import Image
+
+from gge.benchmarks.base import UNKNOWN_SIZE, TableSpec
+from gge.benchmarks.images import image_exists, open_image
 from gge.drawing import draw_overlay, pick_rank
 from gge.report.html_format import _count, _frac, _mapping, _num, esc, kind_colour
 from gge.scoring.analysis import MISS_KINDS, OUTCOMES, outcome
@@ -99,6 +101,26 @@ def _select_round_robin(
     return chosen
 
 
+BLANK = (236, 236, 236)
+"""The colour of the canvas a screenshot that is not present is drawn on (:func:`blank_canvas`)."""
+
+
+def blank_canvas(sample: Sample) -> bool:
+    """Whether a sample's overlay is drawn on a blank canvas: its file absent, its record giving its size.
+
+    A replay scores such a sample from its record's size (:func:`gge.models.replay.scored_unread`);
+    its card then shows the target, candidates and pick where they are, on a grey canvas of that size.
+    """
+    return sample.image_size != UNKNOWN_SIZE and not image_exists(sample.image_path)
+
+
+def _screenshot(sample: Sample) -> Image.Image:
+    """The sample's screenshot, opened lazily; a blank canvas of its size where :func:`blank_canvas`."""
+    if blank_canvas(sample):
+        return Image.new("RGB", sample.image_size, BLANK)
+    return open_image(sample.image_path)
+
+
 def overlay_data_uri(
     sample: Sample, result: SampleResult, strategy: str, *, max_width: int = 480
 ) -> tuple[str, tuple[int, int]] | None:
@@ -113,10 +135,11 @@ def overlay_data_uri(
 
     Returns:
         ``(uri, (width, height))``, or None when the image cannot be read or drawn (never raises
-        for a missing, truncated or otherwise unreadable file).
+        for a missing, truncated or otherwise unreadable file). A file not present whose size the
+        record gives is drawn on a blank canvas of that size (:func:`blank_canvas`).
     """
     try:
-        with open_image(sample.image_path) as im:
+        with _screenshot(sample) as im:
             w, h = im.size
             width = max(1, min(max_width, max_width * w // h)) if h > w else max_width
             if im.format == "JPEG":
@@ -164,7 +187,8 @@ def gallery_entries(
     Returns:
         Dicts with ``benchmark``, ``id``, ``instruction``, ``kind`` (an outcome kind), ``cell``
         (``{"row", "col"}``, see :func:`cell_of`), ``thumb`` (a ``data:image/jpeg;base64,...`` URI or
-        None when the image cannot be read), ``thumb_size`` (``[w, h]`` or None), ``raw``,
+        None when the image cannot be read), ``thumb_size`` (``[w, h]`` or None), ``blank`` (drawn on a
+        blank canvas: the file is not present, its record gives its size), ``raw``,
         ``critic_raw``, ``candidates`` (how many were scored), ``hit_ranks`` (1-based ranks of the
         candidates that hit), ``pick`` (``{"rank", "point", "hit"}``: proposer rank or None for an
         aggregated point, the point or None for an abstention or no pick), ``oracle`` (some
@@ -176,8 +200,10 @@ def gallery_entries(
         >>> s = Sample("demo", "0", "/no/such.png", (100, 100), "click OK", Box(0, 0, 10, 10))
         >>> r = score_sample(s, Prediction("demo", "0", (Candidate((50, 50), 0.9),)), k=1)
         >>> (e,) = gallery_entries({("demo", "0"): s}, [r], strategy="critic", tables={})
-        >>> e["kind"], e["thumb"], e["pick"]
-        ('proposer_miss', None, {'rank': 1, 'point': [50.0, 50.0], 'hit': False})
+        >>> e["kind"], e["pick"]
+        ('proposer_miss', {'rank': 1, 'point': [50.0, 50.0], 'hit': False})
+        >>> e["thumb"][:23], e["thumb_size"], e["blank"]  # no file: drawn on a blank 100x100 canvas
+        ('data:image/jpeg;base64,', [100, 100], True)
     """
     if limit_per_benchmark < 0:
         raise ValueError(f"limit_per_benchmark must be >= 0, got {limit_per_benchmark}")
@@ -217,6 +243,7 @@ def gallery_entries(
                 "cell": cell_of(sample.labels if sample is not None else r.labels, spec),
                 "thumb": drawn[0] if drawn else None,
                 "thumb_size": list(drawn[1]) if drawn else None,
+                "blank": bool(drawn and sample is not None and blank_canvas(sample)),
                 "raw": r.raw,
                 "critic_raw": r.critic_raw,
                 "candidates": len(r.candidates),
@@ -248,7 +275,11 @@ def _card(entry: Mapping[str, Any]) -> str:
         if isinstance(size, (list, tuple)) and len(size) == 2 and all(_num(v) for v in size):
             dims = f' width="{int(size[0])}" height="{int(size[1])}"'
         alt = f"screenshot of {esc(entry.get('id'))} with the target and candidates"
+        if entry.get("blank"):
+            alt = f"the target and candidates of {esc(entry.get('id'))} on a blank canvas of its size"
         img = f'<img src="{esc(thumb)}"{dims} alt="{alt}">'
+        if entry.get("blank"):
+            img += '<div class="noimg">screenshot not present: drawn on a blank canvas of its size</div>'
     else:
         img = '<div class="noimg">screenshot unavailable</div>'
     pick = _mapping(entry.get("pick"))
