@@ -12,7 +12,7 @@ and exits with 2.
 
 Example:
     >>> sorted(COMMANDS)
-    ['compare', 'eval', 'explain', 'export', 'import', 'summarize-verl', 'watch']
+    ['compare', 'data', 'eval', 'explain', 'export', 'import', 'summarize-verl', 'watch']
     >>> main(["--help"])  # doctest: +ELLIPSIS
     usage: gge <command> [arguments]
     ...
@@ -122,6 +122,12 @@ def _import(args: list[str]) -> int:
     return import_main(args)
 
 
+def _data(args: list[str]) -> int:
+    from gge.cli.data import data_main
+
+    return data_main(args)
+
+
 def _watch(args: list[str]) -> int:
     from gge.integrations.watch import watch_main
 
@@ -152,6 +158,9 @@ COMMANDS: dict[str, Command] = {
             _import,
         ),
         Command("watch", "evaluate each checkpoint a trainer saves: gge watch DIR ... (--help)", _watch),
+        Command(
+            "data", "check a benchmark folder: every screenshot present, decodable, its size (--help)", _data
+        ),
     )
 }
 """The subcommands, by name."""
