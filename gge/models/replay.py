@@ -79,12 +79,13 @@ def parse_line(obj: Any, where: str) -> Prediction:
     return decode(obj, where).prediction()
 
 
-def screenshot_error(sample: Sample) -> str | None:
+def screenshot_error(sample: Sample, *, strict: bool = False) -> str | None:
     """Why a sample's screenshot cannot be scored on here, or None.
 
     A replay needs no pixels, only the screenshot's size: a sample whose record gives it is scored
-    without the file (:func:`scored_unread`). Otherwise: missing, its header unreadable, or a file of
-    another size than its record's (:func:`gge.benchmarks.images.check_size`).
+    without the file (:func:`scored_unread`), unless ``strict`` (``strict_images=true``: every
+    screenshot must be there). Otherwise: missing, its header unreadable, or a file of another size
+    than its record's (:func:`gge.benchmarks.images.check_size`).
 
     Example:
         >>> from gge.types import Absent
@@ -93,7 +94,7 @@ def screenshot_error(sample: Sample) -> str | None:
         >>> screenshot_error(Sample("b", "7", "/gone.png", (1440, 900), "click", Absent())) is None
         True
     """
-    if scored_unread(sample):
+    if scored_unread(sample) and not strict:
         return None
     if not image_exists(sample.image_path):
         why = "not found"
@@ -128,7 +129,8 @@ class ReplayModel:
         predictions: Path of the JSONL file.
         delay_s: Seconds to sleep per ``predict`` call, to stand in for a model's latency in
             benchmarks and interruption tests (0 by default).
-        strict_images: Stop at a sample whose screenshot is missing or unreadable (else it is scored
+        strict_images: Stop at a sample whose screenshot is missing or unreadable, even one a replay
+            could score from its record's size (else it is scored
             as a miss carrying its ``image_error``).
 
     Raises:
@@ -215,7 +217,7 @@ class ReplayModel:
         self._check_screenshots(samples)  # the run's variant is checked on all its samples at once
         out = []
         for s in samples:
-            error = screenshot_error(s)
+            error = screenshot_error(s, strict=self.strict_images)
             if error is not None and self.strict_images:
                 raise GgeError(f"{error} (strict_images=true)")
             pred = self._by_key.get((s.benchmark, s.id))

@@ -105,18 +105,23 @@ BLANK = (236, 236, 236)
 """The colour of the canvas a screenshot that is not present is drawn on (:func:`blank_canvas`)."""
 
 
-def blank_canvas(sample: Sample) -> bool:
-    """Whether a sample's overlay is drawn on a blank canvas: its file absent, its record giving its size.
+def blank_canvas(sample: Sample, result: SampleResult) -> bool:
+    """Whether a sample's overlay is drawn on a blank canvas: scored, its file absent, its size known.
 
     A replay scores such a sample from its record's size (:func:`gge.models.replay.scored_unread`);
     its card then shows the target, candidates and pick where they are, on a grey canvas of that size.
+    A sample whose missing file was its image error gets no thumbnail, as before.
     """
-    return sample.image_size != UNKNOWN_SIZE and not image_exists(sample.image_path)
+    return (
+        result.image_error is None
+        and sample.image_size != UNKNOWN_SIZE
+        and not image_exists(sample.image_path)
+    )
 
 
-def _screenshot(sample: Sample) -> Image.Image:
+def _screenshot(sample: Sample, result: SampleResult) -> Image.Image:
     """The sample's screenshot, opened lazily; a blank canvas of its size where :func:`blank_canvas`."""
-    if blank_canvas(sample):
+    if blank_canvas(sample, result):
         return Image.new("RGB", sample.image_size, BLANK)
     return open_image(sample.image_path)
 
@@ -139,7 +144,7 @@ def overlay_data_uri(
         record gives is drawn on a blank canvas of that size (:func:`blank_canvas`).
     """
     try:
-        with _screenshot(sample) as im:
+        with _screenshot(sample, result) as im:
             w, h = im.size
             width = max(1, min(max_width, max_width * w // h)) if h > w else max_width
             if im.format == "JPEG":
@@ -243,7 +248,7 @@ def gallery_entries(
                 "cell": cell_of(sample.labels if sample is not None else r.labels, spec),
                 "thumb": drawn[0] if drawn else None,
                 "thumb_size": list(drawn[1]) if drawn else None,
-                "blank": bool(drawn and sample is not None and blank_canvas(sample)),
+                "blank": bool(drawn and sample is not None and blank_canvas(sample, r)),
                 "raw": r.raw,
                 "critic_raw": r.critic_raw,
                 "candidates": len(r.candidates),

@@ -108,7 +108,9 @@ def test_report_loads_without_errors(report: tuple[Path, int], tmp_path: Path) -
     assert f"showing {cards} of {cards}" in dom  # the script's count
     # screenspot_pro: Oracle@k curve, 2 outcome charts, sizes, reliability, risk-coverage; osworld_g: curve,
     # its outcomes overall
-    assert dom.count("<svg") == 6 + 2 and dom.count('src="data:image/jpeg;base64,') == 6
+    assert dom.count("<svg") == 6 + 2 and dom.count('src="data:image/jpeg;base64,') == 7
+    # p6's file is missing but it was scored (its size known): drawn on a blank canvas (issue 37)
+    assert dom.count("screenshot not present: drawn on a blank canvas of its size") == 1
 
 
 def test_empty_report_and_compare_page_load_without_errors(tmp_path: Path) -> None:

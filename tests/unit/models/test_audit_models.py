@@ -26,8 +26,8 @@ def _line(sid: str, image: str, size: list[int]) -> dict[str, object]:
     return {"benchmark": "b", "id": sid, "candidates": [[5, 5]], "image": image, "size": size}
 
 
-def _sample(sid: str, image: str) -> Sample:
-    return Sample("b", sid, image, (10, 10), "click", Box(0, 0, 9, 9))
+def _sample(sid: str, image: str, size: tuple[int, int] = (10, 10)) -> Sample:
+    return Sample("b", sid, image, size, "click", Box(0, 0, 9, 9))
 
 
 def test_a_sample_embedded_in_a_hub_copy_is_not_compared_by_name(tmp_path: Path) -> None:
@@ -91,6 +91,10 @@ def test_a_built_replay_stops_at_a_missing_screenshot_with_strict_images(tmp_pat
     gone = _sample("0", "/gone.png")
     lenient = parse_args(["model=replay", f"model.predictions={path}"])
     preds = kind_of(lenient.model).build(lenient).predict([gone])
+    # its size is known: a replay scores it without the file (issue 37), unless strict_images
+    assert [(p.image_error, [c.point for c in p.candidates]) for p in preds] == [(None, [(5.0, 5.0)])]
+    unknown = _sample("0", "/gone.png", size=(1, 1))  # the size only the (absent) file could give
+    preds = kind_of(lenient.model).build(lenient).predict([unknown])
     assert [p.image_error for p in preds] == ["b: sample 0: cannot read image /gone.png: not found"]
     strict = parse_args(["model=replay", f"model.predictions={path}", "strict_images=true"])
     with pytest.raises(GgeError, match=r"cannot read image /gone.png: not found \(strict_images=true\)"):

@@ -97,9 +97,15 @@ def test_gallery_entries_kinds_cells_and_thumbnails(tmp_path: Path) -> None:
     assert by_id["p4"]["pick"] == {"rank": None, "point": None, "hit": False}
     assert by_id["id<b>2"]["raw"] == f"answer {EVIL}" and by_id["id<b>2"]["instruction"] == f"press {EVIL}"
     assert by_id["o0"]["critic_raw"] == "critic says 1"
-    # thumbnails: real JPEGs with the overlay drawn; None for unreadable or missing images
-    for i in ("p5", "p6", "p8"):
+    # thumbnails: real JPEGs with the overlay drawn; None for unreadable images and a missing one that
+    # was the sample's image error; a missing file whose sample was scored (its size known: a replay
+    # without screenshots, issue 37) is drawn on a blank canvas of its size
+    for i in ("p5", "p8"):
         assert by_id[i]["thumb"] is None and by_id[i]["thumb_size"] is None, i
+    blank = _decode(by_id["p6"]["thumb"])
+    assert by_id["p6"]["blank"] and blank.size == (480, 270) == tuple(by_id["p6"]["thumb_size"])
+    assert _near(blank, TARGET_COLOUR) > 100 and _near(blank, MISS_COLOUR) > 30
+    assert not any(by_id[i]["blank"] for i in by_id if i != "p6")
     wide = _decode(by_id["p1"]["thumb"])
     assert wide.format == "JPEG" and wide.size == (480, 270) == tuple(by_id["p1"]["thumb_size"])
     assert _near(wide, TARGET_COLOUR) > 100 and _near(wide, MISS_COLOUR) > 30 and _near(wide, HIT_COLOUR) > 30
@@ -145,9 +151,10 @@ def test_page_is_one_self_contained_file_and_escapes_everything(tmp_path: Path) 
     gallery = gallery_entries(samples, results, strategy="critic", tables=specs)
     page = render_report_html(make_document(), gallery)
     assert_self_contained(page)
-    assert page.count("<img ") == sum(e["thumb"] is not None for e in gallery) == 6
+    assert page.count("<img ") == sum(e["thumb"] is not None for e in gallery) == 7
     assert page.count('<figure class="card"') == len(gallery)
-    assert page.count("screenshot unavailable") == 3
+    assert page.count("screenshot unavailable") == 2  # p5, p8 (p6: a blank canvas)
+    assert page.count("screenshot not present: drawn on a blank canvas of its size") == 1
     # escaping: nothing from the data becomes markup
     assert EVIL not in page and "<b>vscode" not in page and "id<b>2" not in page
     assert "press &lt;script&gt;alert(1)&lt;/script&gt;" in page
