@@ -170,4 +170,6 @@ def test_recorded_size_decides_not_the_file(tmp_path: Path) -> None:
         samples.append(Sample("b", str(i), str(path), recorded, "x", Box(0, 0, 1, 1)))
     ((first, second),) = _batches(make_loader(samples, batch_size=2))
     assert (first.index, second.index) == (1, 0)
-    assert first.image is not None and first.image.size == (60, 60)
+    # and such a file is that sample's image error, naming both sizes (issue 37): not decoded as it is
+    assert first.image is None and first.image_error is not None
+    assert "is 60x60 pixels, but its record says 10x10" in first.image_error
