@@ -20,7 +20,7 @@ The shape of a proposer/critic RL recipe (COPC-style) in miniature, on 2 CPU cor
   evaluation split at every epoch end and logs ``grounding/...`` to W&B (offline without network)
   or CSV; ``ModelCheckpoint`` keeps the last state.
 
-Command line (the README names it)::
+Command line (docs/demo.md names it)::
 
     python -m gge.demo.train --out runs/demo [--logger csv|wandb] [--epochs 8] [--ship]
 

@@ -538,7 +538,7 @@ class Subset(TypedDict):
 
 
 class ResultsDocument(TypedDict):
-    """results.json (:func:`gge.run.assemble.build_document`); see the README's Output section.
+    """results.json (:func:`gge.run.assemble.build_document`); see docs/results.md.
 
     ``notes`` is written when the run differs from a full evaluation (summarize-verl), ``subset`` by
     eval (None for a full run).

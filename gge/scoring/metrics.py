@@ -70,7 +70,7 @@ def benchmark_metrics(
 
     Returns:
         The benchmark's entry of results.json (:class:`gge.documents.results.BenchmarkEntry`; see the
-        README for the names). Its unqualified ``top1`` and ``oracle@1`` .. ``oracle@K`` are the
+        docs/results.md for the names). Its unqualified ``top1`` and ``oracle@1`` .. ``oracle@K`` are the
         benchmark's official headline (its ``official`` rule: micro or a macro mean over label
         values; ``official`` holds the same with the rule's name); ``micro`` holds the micro means
         (hits over samples) under the same names, and ``intervals`` are the Wilson intervals of the

@@ -497,17 +497,17 @@ def test_bad_arguments_and_set_up(demo_suite: Path, tmp_path: Path) -> None:
     assert cb.history == []
 
 
-# -- the README's snippet --------------------------------------------------------------------------
-README = ROOT / "README.md"
+# -- the docs' snippet (docs/training.md, linked from the README) ----------------------------------
+README = ROOT / "docs" / "training.md"
 
 
 @pytest.mark.slow
 def test_readme_snippet_runs_as_written(tiny_vl: Path, demo_suite: Path, tmp_path: Path) -> None:
-    """The README's ``GroundingEvalTrainerCallback`` block, as written, under a real ``Trainer.train``."""
+    """docs/training.md's ``GroundingEvalTrainerCallback`` block, as written, under ``Trainer.train``."""
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
     found = [b for b in blocks if "GroundingEvalTrainerCallback(" in b]
     if not found:
-        pytest.fail("the README has no GroundingEvalTrainerCallback block")
+        pytest.fail("docs/training.md has no GroundingEvalTrainerCallback block")
     (code,) = found
     # the only change: the two paths the snippet asks the reader to set
     code, n_ckpt = re.subn(r'^CKPT = ".*?"', f"CKPT = {str(tiny_vl)!r}", code, flags=re.MULTILINE)

@@ -53,7 +53,7 @@ MACRO_OVER = {"ui_vision": "setting", "mmbench_gui": "grounding_type"}  # README
 
 
 def _slot(value: Any) -> tuple[float, float] | str | None:
-    """A replay file's candidate: a point, None (abstains) or "unparsed" (README, "The replay file")."""
+    """A replay file's candidate: a point, None (abstains) or "unparsed" (docs/replay-import-explain.md)."""
     if value is None or value == "unparsed":
         return value
     x, y = float(value[0]), float(value[1])

@@ -2,9 +2,9 @@
 
 Hand-built documents (``helpers/report_documents.py``) and hand-written expected lines:
 
-- every benchmark that publishes no scorer (WebClick, RUC: README's table) has its headline labelled
-  alike, ``gge's rule (no official scorer)``, in report.md, report.html and the summary printed on
-  the console; none of them reads "Official";
+- every benchmark that publishes no scorer (WebClick, RUC: docs/benchmarks.md's table) has its
+  headline labelled alike, ``gge's rule (no official scorer)``, in report.md, report.html and the
+  summary printed on the console; none of them reads "Official";
 - the loader's notes, the prediction lines of records the loader left out on purpose (RUC's 998 and
   1026) and the stray prediction lines are in report.md and report.html, with counts, ids and why;
 - a finished output folder holds no ``.gge.lock``, and a second run still refuses while the first
@@ -37,7 +37,7 @@ from gge.run.runstate import LOCK_FILE, output_dir_lock
 from gge.types import STRATEGIES
 
 NO_SCORER = {"webclick": "WebClick", "ruc": "RUC"}
-"""The registered benchmarks that publish no scorer (README, "Benchmarks in one table")."""
+"""The registered benchmarks that publish no scorer (docs/benchmarks.md)."""
 GGE_RULE = "gge's rule (no official scorer): "
 WEBCLICK_HOW = "a hit is the point in the box normalised by the image size, edges included"
 RUC_HOW = "a hit is the point in correct_box"

@@ -167,7 +167,7 @@ def test_k_must_be_positive() -> None:
 
 
 def _slot_hits(sample: Sample, slot: Any) -> bool:
-    """The replay file's slot against the sample, by the README's rules (written out here)."""
+    """The replay file's slot against the sample, by docs/replay-import-explain.md's rules (written here)."""
     if slot == "unparsed":
         return False
     if slot is None or (slot[0] < 0 and slot[1] < 0):
