@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
@@ -202,3 +203,25 @@ def serving() -> Iterator[Scripted]:
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def demo_args(srv: Scripted, demo: str | Path, out: str | Path, samples: int, *more: str) -> list[str]:
+    """``python eval.py`` arguments for an endpoint run of the demo ScreenSpot-v2 against ``srv``.
+
+    Args:
+        srv: The scripted server.
+        demo: The demo suite's folder.
+        out: The output folder.
+        samples: ``max_samples``.
+        more: Further ``key=value`` arguments.
+    """
+    return [
+        f"data_root={demo}",
+        "benchmarks=[screenspot_v2]",
+        f"max_samples={samples}",
+        f"output_dir={out}",
+        "model=openai_api",
+        f"model.base_url={srv.url}",
+        "model.api_model=scripted",
+        *more,
+    ]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted_endpoint import Scripted, serving
+from scripted_endpoint import Scripted, demo_args, serving
 
 from gge.benchmarks.loading import load_benchmarks
 from gge.cli.eval import main
@@ -47,18 +47,7 @@ def server() -> Iterator[Scripted]:
 
 
 def _args(srv: Scripted, demo: Path, out: Path, samples: int, *more: str) -> list[str]:
-    return [
-        f"data_root={demo}",
-        "benchmarks=[screenspot_v2]",
-        f"max_samples={samples}",
-        f"output_dir={out}",
-        "model=openai_api",
-        f"model.base_url={srv.url}",
-        "model.api_model=scripted",
-        "model.max_retries=1",
-        "progress_s=0",
-        *more,
-    ]
+    return demo_args(srv, demo, out, samples, "model.max_retries=1", "progress_s=0", *more)
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted_endpoint import Scripted, serving
+from scripted_endpoint import Scripted, demo_args, serving
 
 from gge.benchmarks.loading import load_benchmarks
 from gge.cli.eval import main
@@ -38,18 +38,8 @@ def server() -> Iterator[Scripted]:
 
 
 def _args(srv: Scripted, demo: Path, out: Path, samples: int, *more: str) -> list[str]:
-    return [
-        f"data_root={demo}",
-        "benchmarks=[screenspot_v2]",
-        f"max_samples={samples}",
-        f"output_dir={out}",
-        "model=openai_api",
-        f"model.base_url={srv.url}",
-        "model.api_model=scripted",
-        f"model.max_retries={RETRIES}",
-        "probe=false",  # the server's log holds the run's requests alone
-        *more,
-    ]
+    # probe=false: the server's log holds the run's requests alone
+    return demo_args(srv, demo, out, samples, f"model.max_retries={RETRIES}", "probe=false", *more)
 
 
 def _instructions(srv: Scripted, demo: Path, tmp_path: Path, samples: int) -> list[tuple[str, str]]:
