@@ -7,7 +7,6 @@ import base64
 import gc
 import io
 import json
-import struct
 import threading
 import time
 import zlib
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from PIL import Image
+from png_chunks import PNG_MAGIC, png_chunks
 
 from gge.benchmarks.images import embedded_ref, open_image, split_ref
 from gge.errors import GgeError
@@ -27,7 +27,6 @@ from gge.models.base import GenerationRequest
 from gge.models.encoding import ImageUrls, encode_jpeg, encode_png, file_format
 from gge.models.openai_api import OpenAIBackend
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 JPEG_MAGIC = b"\xff\xd8\xff"
 MODEL = "m"
 WAIT_S = 3.0
@@ -85,13 +84,7 @@ def test_encode_png_writes_unfiltered_rows_at_zlib_level_1() -> None:
     """The fast encoder: filter type 0 on every row, zlib's fastest level (its header says which)."""
     image = _noise((13, 4))
     data = encode_png(image)
-    chunks, at = [], len(PNG_MAGIC)
-    while at < len(data):
-        (length,) = struct.unpack(">I", data[at : at + 4])
-        tag, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
-        assert struct.unpack(">I", data[at + 8 + length : at + 12 + length])[0] == zlib.crc32(tag + body)
-        chunks.append((tag, body))
-        at += 12 + length
+    chunks = png_chunks(data)
     assert [tag for tag, _ in chunks] == [b"IHDR", b"IDAT", b"IEND"]
     idat = chunks[1][1]
     assert idat[0] == 0x78 and idat[1] >> 6 == 0  # deflate, FLEVEL 0: the fastest (level 1)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from PIL import Image
+from png_chunks import png_chunks
 
 from gge.errors import GgeError
 from gge.models import encoding
@@ -37,19 +38,6 @@ def _pixels(data: bytes) -> np.ndarray:
     with Image.open(io.BytesIO(data)) as im:
         assert im.format == "PNG"
         return np.asarray(im.convert(im.mode))
-
-
-def _chunks(data: bytes) -> list[tuple[bytes, bytes]]:
-    """A PNG's chunks, each one's CRC checked with Python's zlib."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    chunks, at = [], 8
-    while at < len(data):
-        (length,) = struct.unpack(">I", data[at : at + 4])
-        tag, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
-        assert struct.unpack(">I", data[at + 8 + length : at + 12 + length])[0] == zlib.crc32(tag + body)
-        chunks.append((tag, body))
-        at += 12 + length
-    return chunks
 
 
 # -- the PNG writer as it was before (Python's zlib), the reference of the fallback's bytes ----------
@@ -115,7 +103,7 @@ def deflate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 def test_encode_png_decodes_to_the_source_pixels(deflate: str, w: int, h: int, mode: str) -> None:
     image = _noise(w, h, mode, seed=w * h)
     data = encode_png(image)
-    assert [tag for tag, _ in _chunks(data)] == [b"IHDR", b"IDAT", b"IEND"]
+    assert [tag for tag, _ in png_chunks(data)] == [b"IHDR", b"IDAT", b"IEND"]
     assert np.array_equal(_pixels(data), np.asarray(image))
     if deflate == "zlib":
         assert data == _old_encode_png(image)  # the fallback sends the very bytes of before
@@ -130,7 +118,7 @@ def test_a_marked_png_decodes_to_the_marked_image(deflate: str, h: int) -> None:
     data = encode_marked_png(view, pixels, _parts(pixels))
     drawn = np.asarray(draw_markers(screen, [(10.0, 14.0), (40.0, h - 9.0), (25.0, h / 2)], MarkerStyle()))
     assert not np.array_equal(drawn, pixels)  # the markers are there to be kept
-    idat = b"".join(body for tag, body in _chunks(data) if tag == b"IDAT")
+    idat = b"".join(body for tag, body in png_chunks(data) if tag == b"IDAT")
     raw = zlib.decompress(idat)  # Python's zlib checks the stream's Adler-32
     assert len(raw) == h * (52 * 3 + 1)
     assert np.array_equal(_pixels(data), drawn)
