@@ -64,8 +64,7 @@ from gge.errors import GgeError, TransientError
 from gge.run.windowed import (
     MAX_SERVER_ERROR_SHARE,
     SERVER_ERROR_MIN_SAMPLES,
-    ServerBroken,
-    broken,
+    ServerErrorShare,
     evaluate_windowed,
 )
 from gge.scoring.budget import keep_primed, primed_hits
@@ -414,7 +413,7 @@ def evaluate_in_processes(
     ]
     results: dict[int, SampleResult] = {}
     failures: list[BaseException] = []
-    counts = {"finished": 0, "server_errors": 0}
+    errors = ServerErrorShare(max_server_error_share, server_error_min_samples)  # over every process
     done: set[int] = set()
     logging_on = [True]
 
@@ -451,23 +450,9 @@ def evaluate_in_processes(
             if on_result is not None:
                 on_result(result)
             results[order[(result.benchmark, result.id)]] = result
-            counts["finished"] += 1
-            if result.server_error is not None:
-                counts["server_errors"] += 1
-                if broken(
-                    counts["server_errors"],
-                    counts["finished"],
-                    max_server_error_share,
-                    server_error_min_samples,
-                ):
-                    fail(
-                        ServerBroken(
-                            counts["server_errors"],
-                            counts["finished"],
-                            max_server_error_share,
-                            result.server_error,
-                        )
-                    )
+            stopped_by = errors.add(result.server_error)
+            if stopped_by is not None:
+                fail(stopped_by)
         elif what == "done":
             done.add(index)
             if message[2] is not None:

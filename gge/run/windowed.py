@@ -117,6 +117,36 @@ def broken(errors: int, finished: int, share: float, min_samples: int = SERVER_E
     return finished >= max(1, min_samples) and errors > share * finished
 
 
+class ServerErrorShare:
+    """The server errors among an evaluation's finished samples, and when they stop it (:func:`broken`).
+
+    One count for a run in one process (:func:`evaluate_windowed`, under its lock) and for the parent
+    of client processes (:mod:`gge.run.client_procs`), checked after every finished sample: a share
+    passed at the ``min_samples``-th sample stops the run there, whichever kind of sample that is.
+
+    Example:
+        >>> share = ServerErrorShare(0.1, min_samples=4)
+        >>> [share.add(e) is not None for e in ("HTTP 500", None, "HTTP 500", None)]
+        [False, False, False, True]
+        >>> (share.errors, share.finished, share.last)
+        (2, 4, 'HTTP 500')
+    """
+
+    def __init__(self, share: float, min_samples: int = SERVER_ERROR_MIN_SAMPLES) -> None:
+        self.share, self.min_samples = share, min_samples
+        self.errors = self.finished = 0
+        self.last = ""
+
+    def add(self, server_error: str | None) -> ServerBroken | None:
+        """Count one finished sample (its ``server_error``, or None); the stop it brings, if any."""
+        self.finished += 1
+        if server_error is not None:
+            self.errors, self.last = self.errors + 1, server_error
+        if broken(self.errors, self.finished, self.share, self.min_samples):
+            return ServerBroken(self.errors, self.finished, self.share, self.last)
+        return None
+
+
 _MALLOC_ARENAS = 2
 
 
@@ -236,8 +266,7 @@ def evaluate_windowed(
     cond = threading.Condition()
     logged = threading.Lock()
     state = {"in_progress": 0}
-    counts = {"finished": 0, "server_errors": 0}  # this evaluation's samples, for the broken-server stop
-    last_error = [""]
+    errors = ServerErrorShare(max_server_error_share, server_error_min_samples)  # this evaluation's samples
     failures: list[BaseException] = []
     stopped = threading.Event()  # Ctrl-C: what finishes now is not logged (the caller closed the log)
     stopping = threading.Event()  # set before the policy is cancelled: a request cut short is no answer
@@ -272,12 +301,9 @@ def evaluate_windowed(
                     on_result(result)
             results[i] = result
             with cond:
-                finished, errors = counts["finished"] + 1, counts["server_errors"]
-                if result.server_error is not None:
-                    errors, last_error[0] = errors + 1, result.server_error
-                counts["finished"], counts["server_errors"] = finished, errors
-                if broken(errors, finished, max_server_error_share, server_error_min_samples):
-                    stop(ServerBroken(errors, finished, max_server_error_share, last_error[0]))
+                stopped_by = errors.add(result.server_error)
+                if stopped_by is not None:
+                    stop(stopped_by)
             if stopping.is_set():
                 _cancel(policy)
         except BaseException as e:

@@ -28,7 +28,13 @@ from gge.errors import GgeError, RequestFailed, ServerGone
 from gge.report.markdown import render_summary, server_error_lines
 from gge.run.predlog import PredictionLog, existing_logs, rank_log_path, read_records
 from gge.run.stops import RunStopped, kept_line
-from gge.run.windowed import SERVER_ERROR_MIN_SAMPLES, ServerBroken, evaluate_windowed, server_error_text
+from gge.run.windowed import (
+    SERVER_ERROR_MIN_SAMPLES,
+    ServerBroken,
+    ServerErrorShare,
+    evaluate_windowed,
+    server_error_text,
+)
 from gge.scoring.analysis import outcome
 from gge.scoring.metrics import benchmark_metrics
 from gge.types import Box, Candidate, Prediction, Sample, SampleResult
@@ -324,3 +330,12 @@ def test_a_request_cut_short_by_the_stop_is_no_server_error(tmp_path: Path) -> N
     with pytest.raises(ServerGone):
         evaluate_windowed(CutShort(), _samples(tmp_path, 2), k=1, on_result=logged.append)
     assert logged == []
+
+
+def test_the_share_is_checked_after_every_finished_sample_whatever_it_is() -> None:
+    """Three errors among the first 19 samples (3 > 0.1 x 19 is not yet checked); a clean 20th stops it."""
+    share = ServerErrorShare(0.1, min_samples=20)
+    stops = [share.add("HTTP 500" if i in (0, 5, 9) else None) for i in range(20)]
+    assert [i for i, s in enumerate(stops) if s is not None] == [19]  # 3 > 0.1 x 20, at the 20th
+    assert "3 of the 20 samples finished failed at the server" in str(stops[19])
+    assert share.last == "HTTP 500"
