@@ -455,6 +455,25 @@ def check_size(sample: Sample, size: tuple[int, int]) -> None:
     )
 
 
+def absent_but_sized(sample: Sample) -> bool:
+    """Whether a sample's screenshot file is absent while its size is known: scorable from its record.
+
+    A loader gives a sample the size its record states (GroundUI's ``resolution``, OSWorld-G's
+    ``image_size``, ScreenSpot-Pro's ``img_size``...), or the file's header's where the record has
+    none: an absent file's size is then unknown (:data:`UNKNOWN_SIZE`). A replay scores such a sample
+    without the file (:func:`gge.models.replay.screenshot_error`); the report draws it on a blank
+    canvas of that size (:func:`gge.report.gallery.blank_canvas`).
+
+    Example:
+        >>> from gge.types import Box, Sample
+        >>> absent_but_sized(Sample("b", "7", "/gone.png", (1440, 900), "x", Box(0, 0, 1, 1)))
+        True
+        >>> absent_but_sized(Sample("b", "7", "/gone.png", UNKNOWN_SIZE, "x", Box(0, 0, 1, 1)))
+        False
+    """
+    return sample.image_size != UNKNOWN_SIZE and not image_exists(sample.image_path)
+
+
 def size_error(sample: Sample) -> str | None:
     """Why a sample's screenshot file is not its record's size (:func:`check_size`), from its header.
 

@@ -424,7 +424,7 @@ class ReplayKind(ModelKind):
         A line that names another screenshot or size than its sample refuses the file
         (:meth:`gge.models.replay.ReplayModel.check_samples`), counting every such line. A sample whose
         record gives its screenshot's size is scored without the file (a replay needs no pixels:
-        :func:`gge.models.replay.scored_unread`): one line per benchmark says how many.
+        :func:`gge.benchmarks.images.absent_but_sized`): one line per benchmark says how many.
         """
         assert isinstance(policy, ReplayModel)
         from gge.models.imported.replaying import ImportedReplay
@@ -432,10 +432,10 @@ class ReplayKind(ModelKind):
         if isinstance(policy, ImportedReplay):
             for line in policy.load(samples).summary():
                 print(line, file=out)
-        from gge.models.replay import scored_unread
+        from gge.benchmarks.images import absent_but_sized
 
         policy.check_samples(s for group in samples.values() for s in group)
-        read = {name: [s for s in group if not scored_unread(s)] for name, group in samples.items()}
+        read = {name: [s for s in group if not absent_but_sized(s)] for name, group in samples.items()}
         for name, group in samples.items():
             unread = len(group) - len(read[name])
             if unread and not strict_images:  # strict: every screenshot must be there (listed below)
@@ -472,10 +472,10 @@ class ReplayKind(ModelKind):
         sizes) or ``partly read`` (with ``images_not_read``: how many were not).
         """
         assert isinstance(policy, ReplayModel)
+        from gge.benchmarks.images import absent_but_sized
         from gge.models.imported.replaying import ImportedReplay
-        from gge.models.replay import scored_unread
 
-        unread = sum(scored_unread(s) for s in evaluated)
+        unread = sum(absent_but_sized(s) for s in evaluated)
         extras: dict[str, Any] = {
             "unmatched_predictions": policy.unknown_ids(benchmark, (s.id for s in every)),
             "missing_predictions": len(policy.missing_ids(benchmark, (s.id for s in evaluated))),

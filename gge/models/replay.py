@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from gge.benchmarks.base import UNKNOWN_SIZE
-from gge.benchmarks.images import image_exists, image_name, size_error, split_ref
+from gge.benchmarks.images import absent_but_sized, image_exists, image_name, size_error, split_ref
 from gge.benchmarks.screenspot_pro import NEGATIVE_SUFFIX
 from gge.documents.records import decode
 from gge.errors import GgeError
@@ -83,9 +83,9 @@ def screenshot_error(sample: Sample, *, strict: bool = False) -> str | None:
     """Why a sample's screenshot cannot be scored on here, or None.
 
     A replay needs no pixels, only the screenshot's size: a sample whose record gives it is scored
-    without the file (:func:`scored_unread`), unless ``strict`` (``strict_images=true``: every
-    screenshot must be there). Otherwise: missing, its header unreadable, or a file of another size
-    than its record's (:func:`gge.benchmarks.images.check_size`).
+    without the file (:func:`~gge.benchmarks.images.absent_but_sized`), unless ``strict``
+    (``strict_images=true``: every screenshot must be there). Otherwise: missing, its header
+    unreadable, or a file of another size than its record's (:func:`gge.benchmarks.images.check_size`).
 
     Example:
         >>> from gge.types import Absent
@@ -94,7 +94,7 @@ def screenshot_error(sample: Sample, *, strict: bool = False) -> str | None:
         >>> screenshot_error(Sample("b", "7", "/gone.png", (1440, 900), "click", Absent())) is None
         True
     """
-    if scored_unread(sample) and not strict:
+    if absent_but_sized(sample) and not strict:
         return None
     if not image_exists(sample.image_path):
         why = "not found"
@@ -103,17 +103,6 @@ def screenshot_error(sample: Sample, *, strict: bool = False) -> str | None:
     else:
         return size_error(sample)  # a file of another size than its record's (the boxes are the record's)
     return f"{sample.benchmark}: sample {sample.id}: cannot read image {sample.image_path}: {why}"
-
-
-def scored_unread(sample: Sample) -> bool:
-    """Whether a replay scores the sample without its screenshot: the file is absent, its size known.
-
-    A loader gives a sample the size its record states (GroundUI's ``resolution``, OSWorld-G's
-    ``image_size``, ScreenSpot-Pro's ``img_size``...), or the file's header's where the record has
-    none: an absent file's size is then unknown (:data:`~gge.benchmarks.base.UNKNOWN_SIZE`) and the
-    sample an image error, as before.
-    """
-    return sample.image_size != UNKNOWN_SIZE and not image_exists(sample.image_path)
 
 
 def _shown(image: str | None, size: tuple[int, int] | None) -> str:

@@ -16,8 +16,8 @@ from typing import Any
 
 from PIL import Image
 
-from gge.benchmarks.base import UNKNOWN_SIZE, TableSpec
-from gge.benchmarks.images import image_exists, open_image
+from gge.benchmarks.base import TableSpec
+from gge.benchmarks.images import absent_but_sized, open_image
 from gge.drawing import draw_overlay, pick_rank
 from gge.report.html_format import _count, _frac, _mapping, _num, esc, kind_colour
 from gge.scoring.analysis import MISS_KINDS, OUTCOMES, outcome
@@ -108,15 +108,11 @@ BLANK = (236, 236, 236)
 def blank_canvas(sample: Sample, result: SampleResult) -> bool:
     """Whether a sample's overlay is drawn on a blank canvas: scored, its file absent, its size known.
 
-    A replay scores such a sample from its record's size (:func:`gge.models.replay.scored_unread`);
+    A replay scores such a sample from its record's size (:func:`gge.benchmarks.images.absent_but_sized`);
     its card then shows the target, candidates and pick where they are, on a grey canvas of that size.
     A sample whose missing file was its image error gets no thumbnail, as before.
     """
-    return (
-        result.image_error is None
-        and sample.image_size != UNKNOWN_SIZE
-        and not image_exists(sample.image_path)
-    )
+    return result.image_error is None and absent_but_sized(sample)
 
 
 def _screenshot(sample: Sample, result: SampleResult) -> Image.Image:
