@@ -200,31 +200,25 @@ def _plans(
 ) -> list[_Plan]:
     """Each process's configuration: the run's, its window a share of the parent's."""
     window = backends(policy)[0][1].window
-    if window.adaptive:
-        limits = window_shares(int(window.max_limit), procs)
-    else:
-        limits = window_shares(int(window.limit), procs)
-    plans: list[_Plan] = []
+    key, total = ("max_concurrency", window.max_limit) if window.adaptive else ("concurrency", window.limit)
+    limits = window_shares(int(total), procs)
+    starts = {
+        name: (window_shares(int(b.window.start), procs), b.window.start_reason)
+        for name, b in backends(policy)
+        if b.window.adaptive
+    }
+    answered = {name: bool(b.has_answered()) for name, b in backends(policy)}
+    plain = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
     cpus = core_sets(procs, _allowed_cores())
+    plans: list[_Plan] = []
     for i in range(procs):
-        child = copy.deepcopy(cfg)
-        if window.adaptive:
-            child.model.max_concurrency = limits[i]
-        else:
-            child.model.concurrency = limits[i]
-        starts: dict[str, tuple[int, str | None]] = {}
-        answered: dict[str, bool] = {}
-        for name, backend in backends(policy):
-            w = backend.window
-            if w.adaptive:
-                starts[name] = (window_shares(int(w.start), procs)[i], w.start_reason)
-            answered[name] = bool(backend.has_answered())
-        plain = cast(dict[str, Any], OmegaConf.to_container(child, resolve=True))
+        child = copy.deepcopy(plain)
+        child["model"][key] = limits[i]
         plans.append(
             _Plan(
                 i,
-                plain,
-                starts,
+                child,
+                {name: (shares[i], reason) for name, (shares, reason) in starts.items()},
                 answered,
                 k,
                 cluster_radius,
