@@ -504,7 +504,7 @@ def _predict_windowed(
             probe_and_keep(run.policy, todo, run.probe, run.output_dir, out=run.console, strict=strict)
         progress = start_progress(run.policy, samples, done_ids, float(cfg.progress_s))  # stderr
         procs = process_count(int(cfg.client_procs), run.policy, len(todo))
-        if 1 < procs < int(cfg.client_procs) or (procs == 1 < int(cfg.client_procs) and todo):
+        if todo and procs < int(cfg.client_procs):
             print(
                 f"client_procs={cfg.client_procs}: {procs} client process{'es' if procs > 1 else ''} "
                 "(at most the request window's start and the samples to ask)",
