@@ -291,3 +291,16 @@ def test_a_process_that_dies_stops_the_run_saying_so(
         r"gge: error: client process [01] ended \(exit code -9\) before its samples were done", line
     )
     assert "Traceback" not in err
+
+
+def test_fewer_processes_than_asked_says_so(
+    server: Scripted, demo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _args(
+        server, demo_suite, tmp_path / "out", 6, "client_procs=5", "probe=false", "model.concurrency=3"
+    )
+    assert main(args) == 0
+    line = "client_procs=5: 3 client processes (at most the request window's start and the samples to ask)"
+    assert line in capsys.readouterr().out
+    window = json.loads((tmp_path / "out" / "results.json").read_text())["cost"]["window"]
+    assert window["processes"] == 3 and len(server.log) == 6
