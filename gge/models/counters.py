@@ -11,7 +11,8 @@ Example:
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
+from typing import Any
 
 Counters = dict[str, dict[str, int]]
 """Groups of counters by name (``calls``: model calls by stage, ``usage``: tokens...)."""
@@ -38,12 +39,28 @@ class PartCounters:
         """``own`` plus every kept process's, group by group and key by key (in the order first seen)."""
         with self._lock:
             parts = [own, *self._parts.values()]
-        return {group: _summed([p.get(group, {}) for p in parts]) for group in own}
+        return {group: summed([p.get(group, {}) for p in parts]) for group in own}
 
 
-def _summed(parts: Sequence[Mapping[str, int]]) -> dict[str, int]:
-    out: dict[str, int] = {}
+def summed(parts: Sequence[Mapping[str, Any]], largest: Set[str] = frozenset()) -> dict[str, Any]:
+    """Numbers summed key by key (the ``largest`` keys: their largest), anything else the first seen.
+
+    Floats are rounded to 3 decimals (seconds to the millisecond). The counters of client processes
+    (:class:`PartCounters`) and their backends' usage and images (:mod:`gge.models.openai_parts`).
+
+    Example:
+        >>> parts = [{"requests": 2, "outages": 1, "deflate": "zlib"}, {"requests": 3, "outages": 2}]
+        >>> summed(parts, {"outages"})
+        {'requests': 5, 'outages': 2, 'deflate': 'zlib'}
+    """
+    out: dict[str, Any] = {}
     for part in parts:
         for key, value in part.items():
-            out[key] = out.get(key, 0) + int(value)
+            if key not in out or not isinstance(value, int | float) or isinstance(value, bool):
+                out.setdefault(key, value)
+            else:
+                out[key] = max(out[key], value) if key in largest else out[key] + value
+    for key, value in out.items():
+        if isinstance(value, float):
+            out[key] = round(value, 3)
     return out

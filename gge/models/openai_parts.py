@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, cast
 
 from gge.documents.cost import WindowSummary
+from gge.models.counters import summed
 
 _LARGEST = frozenset(("outages", "unreachable_s"))
 """Usage keys every process counts for the same server: the largest, not the sum."""
@@ -63,21 +64,6 @@ class Snapshot(TypedDict):
     logprobs: str | None
 
 
-def _summed(parts: Sequence[Mapping[str, Any]], largest: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Numbers summed key by key (the ``largest`` keys: their largest), anything else the first seen."""
-    out: dict[str, Any] = {}
-    for part in parts:
-        for key, value in part.items():
-            if key not in out or not isinstance(value, int | float) or isinstance(value, bool):
-                out.setdefault(key, value)
-            else:
-                out[key] = max(out[key], value) if key in largest else out[key] + value
-    for key, value in out.items():
-        if isinstance(value, float):
-            out[key] = round(value, 3)
-    return out
-
-
 def merged_usage(own: Mapping[str, Any], parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The parent's usage and its processes', summed.
 
@@ -90,7 +76,7 @@ def merged_usage(own: Mapping[str, Any], parts: Sequence[Mapping[str, Any]]) -> 
         >>> merged_usage(own, parts)
         {'requests': 12, 'outages': 2, 'unreachable_s': 6.0}
     """
-    return _summed([own, _summed(parts, _LARGEST)])
+    return summed([own, summed(parts, _LARGEST)])
 
 
 def merged_images(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -101,7 +87,7 @@ def merged_images(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         ...                {"encoded": 3, "encode_seconds": 0.25, "deflate": "zlib-ng 2.2.4"}])
         {'encoded': 5, 'encode_seconds': 0.75, 'deflate': 'zlib-ng 2.2.4'}
     """
-    return _summed(parts)
+    return summed(parts)
 
 
 def merged_answers(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
