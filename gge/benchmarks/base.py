@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from gge.benchmarks.hosts import Host, fetched_provenance
 from gge.benchmarks.images import UNKNOWN_SIZE as UNKNOWN_SIZE
 from gge.benchmarks.images import image_exists, open_image
 from gge.errors import GgeError, TransientError
@@ -142,6 +143,8 @@ class Benchmark(ABC):
     """Other averages papers report (shown beside the official one and labelled as such)."""
     tables: ClassVar[tuple[TableSpec, ...]]
     """Official tables; a table whose row key no sample carries is not shown."""
+    host: ClassVar[Host | None] = None
+    """Where the benchmark is published and how ``gge data fetch`` gets it (None: nothing to fetch)."""
     headline_ci: ClassVar[BootstrapCI | None] = None
     """The official headline's interval when the benchmark's own code gives one (a bootstrap); None:
     gge's Wilson interval of the micro mean."""
@@ -482,10 +485,14 @@ class LoadCollector:
 
         Returns:
             A :class:`gge.documents.results.Provenance` (screenshots are not hashed; the records are not
-            checked against the release: they are read as the release).
+            checked against the release: they are read as the release). A folder ``gge data fetch``
+            wrote adds ``fetched``: the repository, revision and commit.
+
+        Raises:
+            GgeError: A file read is not the one fetched (edited or corrupted since).
         """
         files = [file_record(self.root / rel, self.root) for rel in dict.fromkeys(self.files)]
-        return {
+        provenance: dict[str, Any] = {
             "source": "release",
             "files": files,
             "copy": None,
@@ -496,6 +503,11 @@ class LoadCollector:
             },
             "allowed_differences": False,
         }
+        read = {str(self.root / f["path"]): f["sha256"] for f in files if f["sha256"] is not None}
+        fetched = fetched_provenance(self.root, read)  # a file changed since gge data fetch: refused
+        if fetched is not None:
+            provenance["fetched"] = fetched
+        return provenance
 
 
 def file_record(path: Path, root: Path) -> dict[str, Any]:

@@ -54,6 +54,7 @@ from gge.benchmarks.base import (
     require_str,
     resolve_image,
 )
+from gge.benchmarks.hosts import Host
 from gge.benchmarks.images import image_exists
 from gge.errors import GgeError
 from gge.types import Box, Sample
@@ -160,6 +161,15 @@ class CAGUIGrounding(Benchmark):
     name = "cagui_grounding"
     title = "CAGUI grounding"
     directory = "cagui_grounding"
+    host = Host(
+        "hub",
+        "openbmb/CAGUI",
+        None,
+        "",
+        ("CAGUI_grounding/code/*.jsonl", "CAGUI_grounding/images/*"),
+        note="CAGUI_agent/ (847 MB of the repository's 1.4 GB) is not fetched",
+        licence="cc-by-nc-4.0",
+    )
     label_keys = ("subtask",)
     official = Average("macro_subtask", ("subtask",))
     tables = (TableSpec("By subtask", rows="subtask", row_order=tuple(SUBTASKS)),)

@@ -50,6 +50,7 @@ from gge.benchmarks.base import (
     require_str,
     resolve_image,
 )
+from gge.benchmarks.hosts import Host
 from gge.errors import GgeError, unknown_name
 from gge.types import Box, Sample
 
@@ -104,6 +105,18 @@ class GroundUI1K(Benchmark):
     name = "groundui_1k"
     title = "GroundUI-1K"
     directory = "groundui_1k"
+    host = Host(
+        "manual",
+        "agent-studio's Google Drive",
+        None,
+        "",
+        (),
+        note=(
+            "download the gui_grounding tarball linked from computer-agents/agent-studio's README "
+            "(eval_agent_desiderata) and unpack its gui_grounding/ folder into DIR/groundui_1k; the Hub "
+            "parquet agent-studio/GroundUI-1K is not read by gge"
+        ),
+    )
     label_keys = ("platform", "source")
     options_type = GroundUIOptions
     tables = (
@@ -185,4 +198,16 @@ class GroundUI18K(GroundUI1K):
     name = "groundui_18k"
     title = "GroundUI-18K"
     directory = "groundui_18k"
+    host = Host(
+        "manual",
+        "agent-studio's Google Drive",
+        None,
+        "",
+        (),
+        note=(
+            "download the gui_grounding tarball linked from computer-agents/agent-studio's README "
+            "(eval_agent_desiderata) and unpack its gui_grounding/ folder into DIR/groundui_18k; the Hub "
+            "parquet agent-studio/GroundUI-18K is not read by gge"
+        ),
+    )
     files: ClassVar[Mapping[str, str]] = {"recaptioned": "metadata.jsonl", "raw": "metadata_raw.jsonl"}

@@ -36,6 +36,7 @@ from gge.benchmarks.base import (
     require_str,
     str_labels,
 )
+from gge.benchmarks.hosts import Host, Unpack
 from gge.errors import GgeError
 from gge.types import Box, Sample
 
@@ -63,6 +64,16 @@ class MMBenchGUI(Benchmark):
     name = "mmbench_gui"
     title = "MMBench-GUI L2"
     directory = "mmbench_gui"
+    host = Host(
+        "hub",
+        "OpenGVLab/MMBench-GUI",
+        "e27757e3910e0d5995b811f916b509b4e34a4690",
+        "host",
+        ("L2_annotations.json",),
+        unpack=(Unpack("MMBench-GUI-OfflineImages.zip", "offline_images"),),
+        size="1.09 GB",
+        licence="apache-2.0",
+    )
     label_keys = ("grounding_type", "platform", "data_type", "app_name")
     official = Average("macro_grounding_type", ("grounding_type",))
     tables = (

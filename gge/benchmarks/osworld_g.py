@@ -49,6 +49,7 @@ from gge.benchmarks.base import (
     require_str,
     xywh_box,
 )
+from gge.benchmarks.hosts import Host
 from gge.errors import GgeError, did_you_mean
 from gge.types import Absent, LabelValue, Polygon, Region, Sample
 
@@ -207,6 +208,15 @@ class OSWorldG(Benchmark):
     name = "osworld_g"
     title = "OSWorld-G"
     directory = "osworld_g"
+    host = Host(
+        "github",
+        "xlang-ai/OSWorld-G",
+        "daa6bd8e0e629f0917ad2984df930bf0bd967540",
+        "third party",
+        ("benchmark/*.json", "benchmark/images/*"),
+        licence="Apache-2.0 (3rd party)",
+        note="the repository's archive at the commit: its benchmark/ folder holds records and screenshots",
+    )
     options_type = OSWorldGOptions
     annotation_file: ClassVar[str] = "OSWorld-G.json"
     instructions: ClassVar[str] = "original"

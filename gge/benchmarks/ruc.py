@@ -45,6 +45,7 @@ from gge.benchmarks.base import (
     require_root,
     resolve_image,
 )
+from gge.benchmarks.hosts import Host
 from gge.documents.caveats import gge_rule
 from gge.errors import GgeError, unknown_name
 from gge.types import Box, Sample
@@ -138,6 +139,16 @@ class RUC(Benchmark):
     name = "ruc"
     title = "RUC (Real UI Clickboxes)"
     directory = "ruc"
+    host = Host(
+        "hub",
+        "DUDE-Framework/Real-UI-Clickboxes",
+        None,
+        "",
+        ("images/*",),
+        optional=("full.json", "train.json", "eval.json", "merged.jsonl"),
+        licence="cc-by-nc-4.0",
+        note="its records changed between revisions (train.json re-uploaded): the commit fetched is recorded",
+    )
     label_keys = ("type", "category")
     options_type = RUCOptions
     tables = (

@@ -54,6 +54,7 @@ from gge.benchmarks.base import (
     require_str,
     str_labels,
 )
+from gge.benchmarks.hosts import Host
 from gge.errors import unknown_name
 from gge.types import Absent, Region, Sample
 
@@ -93,6 +94,13 @@ class ScreenSpotPro(Benchmark):
     name = "screenspot_pro"
     title = "ScreenSpot-Pro"
     directory = "screenspot_pro"
+    host = Host(
+        "hub",
+        "likaixin/ScreenSpot-Pro",
+        "210e78d3844251110bff86c95835ebd37a6930fa",
+        "third party",
+        ("annotations/*.json", "images/*.png"),
+    )
     options_type = ScreenSpotProOptions
     label_keys: ClassVar[tuple[str, ...]] = ("group", "ui_type", "platform", "application")
     tables: ClassVar[tuple[TableSpec, ...]] = (
@@ -241,6 +249,13 @@ class ScreenSpotV2Variants(ScreenSpotPro):
     name = "screenspot_v2_variants"
     title = "ScreenSpot-v2 variants"
     directory = "screenspot_v2_variants"
+    host = Host(
+        "hub",
+        "likaixin/ScreenSpot-v2-variants",
+        "aa4d83b6833d77d3bb3b7cb769951e2db80052b6",
+        "third party",
+        ("annotations/*.json", "images/*"),
+    )
     label_keys = ("ui_type", "platform", "application")
     tables = (
         TableSpec("By platform", rows="platform", cols="ui_type", col_order=("text", "icon")),

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from gge.benchmarks.base import MICRO, Average, TableSpec, normalized_box
+from gge.benchmarks.hosts import Host
 from gge.benchmarks.screenspot_v2 import SPLITS, ScreenSpotV2
 from gge.types import Region
 
@@ -41,6 +42,18 @@ class ScreenSpotV1(ScreenSpotV2):
     name = "screenspot_v1"
     title = "ScreenSpot (v1)"
     directory = "screenspot_v1"
+    host = Host(
+        "manual",
+        "SeeClick's download links",
+        None,
+        "",
+        (),
+        note=(
+            "download screenspot_imgs and the three screenspot_*.json from the links in "
+            "njucckevin/SeeClick's readme.md into DIR/screenspot_v1 (or read the Hub copy "
+            "rootsautomation/ScreenSpot with bench.screenspot_v1.source=parquet)"
+        ),
+    )
     label_keys = ("split", "data_type", "data_source")
     official = Average("macro_cells", ("split", "data_type"))
     extra_averages = (MICRO,)

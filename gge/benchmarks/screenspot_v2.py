@@ -37,6 +37,7 @@ from gge.benchmarks.base import (
     str_labels,
     xywh_box,
 )
+from gge.benchmarks.hosts import Host, Unpack
 from gge.types import LabelValue, Region, Sample
 
 SPLITS = ("mobile", "desktop", "web")
@@ -48,6 +49,16 @@ class ScreenSpotV2(Benchmark):
     name = "screenspot_v2"
     title = "ScreenSpot-v2"
     directory = "screenspot_v2"
+    host = Host(
+        "hub",
+        "OS-Copilot/ScreenSpot-v2",
+        "5efbb1f1b5463a575f2eb7bc30fe29e49c15f93c",
+        "host",
+        ("screenspot_*_v2.json",),
+        unpack=(Unpack("screenspotv2_image.zip", "screenspotv2_image", also=("screenspot_imgs",)),),
+        size="1.33 GB",
+        licence="apache-2.0",
+    )
     label_keys = ("split", "data_type", "data_source")
     extra_averages = (Average("macro_cells", ("split", "data_type")),)
     tables = (

@@ -51,6 +51,7 @@ from gge.benchmarks.base import (
     require_root,
     resolve_image,
 )
+from gge.benchmarks.hosts import Host
 from gge.errors import GgeError, TransientError
 from gge.types import Box, LabelValue, Sample
 
@@ -102,6 +103,14 @@ class ShowdownClicks(Benchmark):
     name = "showdown_clicks"
     title = "showdown-clicks (dev)"
     directory = "showdown_clicks"
+    host = Host(
+        "hub",
+        "generalagents/showdown-clicks",
+        None,
+        "",
+        ("showdown-clicks-dev/data.csv", "showdown-clicks-dev/frames/*"),
+        licence="MIT (GitHub)",
+    )
     label_keys = ("frame_size", RECORDING)
     headline_ci = BootstrapCI()
     tables = (TableSpec("By frame size", rows="frame_size", row_order=FRAME_SIZES),)

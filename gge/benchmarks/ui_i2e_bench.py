@@ -37,6 +37,7 @@ from gge.benchmarks.base import (
     require_root,
     require_str,
 )
+from gge.benchmarks.hosts import Host
 from gge.errors import GgeError
 from gge.types import Box, Sample
 
@@ -108,6 +109,14 @@ class UII2EBench(Benchmark):
     name = "ui_i2e_bench"
     title = "UI-I2E-Bench"
     directory = "ui_i2e_bench"
+    host = Host(
+        "hub",
+        "vaundys/I2E-Bench",
+        None,
+        "",
+        ("I2E-bench-annotation.jsonl", "*.png"),
+        optional=("*.jpg", "*.jpeg"),
+    )
     label_keys = ("source", "instr_type", "el_type", "el_type_merged")
     tables = (
         TableSpec("By source", rows="source", row_order=("mobile", "desktop", "web")),

@@ -41,6 +41,7 @@ from gge.benchmarks.base import (
     require_str,
     str_labels,
 )
+from gge.benchmarks.hosts import Host
 from gge.errors import GgeError
 from gge.types import Box, LabelValue, Sample
 
@@ -93,6 +94,16 @@ class UIVision(Benchmark):
     name = "ui_vision"
     title = "UI-Vision"
     directory = "ui_vision"
+    host = Host(
+        "hub",
+        "ServiceNow/ui-vision",
+        "766c66aeffef16608d4916525902d9fb2598d7ce",
+        "host",
+        ("annotations/element_grounding/*.json", "images/element_grounding/*"),
+        size="784 MB (repo)",
+        licence="mit",
+        note="mapdict_cat2platform.json (the paper's category table) is in GitHub's uivision/UI-Vision",
+    )
     label_keys = ("setting", "app_category", "platform", "element_type")
     official = Average("macro_setting", ("setting",))
     tables = (

@@ -45,6 +45,7 @@ from gge.benchmarks.base import (
     require_root,
     require_str,
 )
+from gge.benchmarks.hosts import Host
 from gge.errors import GgeError, unknown_name
 from gge.types import Absent, LabelValue, Region, Sample
 
@@ -82,6 +83,15 @@ class VenusBenchGD(Benchmark):
     name = "venusbench_gd"
     title = "VenusBench-GD"
     directory = "venusbench_gd"
+    host = Host(
+        "hub",
+        "inclusionAI/VenusBench-GD",
+        "7e5714566f912203c9989b06ef4c08bdf913e3fa",
+        "third party",
+        ("instruction/*.json", "images/*"),
+        optional=("meta.json",),
+        licence="mit",
+    )
     options_type = VenusBenchOptions
     label_keys = ("subtask", *OPTIONAL_LABELS)
     tables = (

@@ -41,6 +41,7 @@ from gge.benchmarks.base import (
     TableSpec,
     require_root,
 )
+from gge.benchmarks.hosts import Host
 from gge.benchmarks.hub_files import CopyRow, read_parquet_rows
 from gge.documents.caveats import gge_rule
 from gge.errors import GgeError, unknown_name
@@ -89,6 +90,15 @@ class WebClick(Benchmark):
     name = "webclick"
     title = "WebClick"
     directory = "webclick"
+    host = Host(
+        "hub",
+        "Hcompany/WebClick",
+        "9482a7d5aaa8f4cd5d28d9ed0c8e0c48d20b1e4a",
+        "third party",
+        ("data/test-*.parquet",),
+        size="560 MB",
+        licence="apache-2.0",
+    )
     label_keys = ("bucket",)
     options_type = WebClickOptions
     tables = (

@@ -372,6 +372,23 @@ COPY_SOURCES: tuple[str, ...] = ("parquet", "tsv")
 """The Hub-copy kinds gge reads: a :class:`Provenance` ``source`` that is a copy of a release."""
 
 
+class Fetched(TypedDict):
+    """``provenance.fetched``: what ``gge data fetch`` got, from its manifest in the benchmark's folder."""
+
+    kind: str
+    """``hub`` or ``github``."""
+    repository: str
+    revision: str | None
+    """The revision asked (gge's pin or ``--revision``; None: the branch head)."""
+    commit: str | None
+    """The commit the files came from."""
+    fetched_at: str | None
+    complete: bool
+    """False: the fetch did not finish (``gge data fetch`` goes on)."""
+    manifest_sha256: str
+    """The sha256 of the manifest (every file fetched, with its sha256)."""
+
+
 class Provenance(TypedDict):
     """Where a benchmark's records came from and whether they are the release's.
 
@@ -388,6 +405,8 @@ class Provenance(TypedDict):
     copy: dict[str, Any] | None
     release_check: dict[str, Any]
     allowed_differences: bool
+    fetched: NotRequired[Fetched]
+    """Present when ``gge data fetch`` wrote the folder; its annotation files were checked against it."""
 
 
 class LoadSummary(TypedDict):
