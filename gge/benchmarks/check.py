@@ -31,11 +31,18 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from PIL import Image
 
+from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
+from gge.benchmarks.hosts import manifest_folder, read_manifest, sha256_file
 from gge.benchmarks.images import UNKNOWN_SIZE, image_exists, open_image
 from gge.types import Sample
+
+DEMO_MANIFEST = "demo_manifest.json"
+"""The file at the root of gge's synthetic demo suite."""
 
 MAX_IDS = 5
 """Sample ids named on a problem's line at most (then how many more)."""
@@ -47,9 +54,10 @@ class Problem:
 
     Attributes:
         path: The screenshot (as the records resolve it).
-        kind: ``missing``, ``undecodable`` or ``wrong size``.
-        detail: What was found (the decoder's error, both sizes).
-        samples: The ids of the samples on it.
+        kind: ``missing``, ``undecodable`` or ``wrong size`` (a screenshot); ``changed since fetched``,
+            ``fetch not finished`` (a file of a fetch); ``records differ from the release digests``.
+        detail: What was found (the decoder's error, both sizes, both digests).
+        samples: The ids of the samples on it (none for a file no sample names).
     """
 
     path: str
@@ -59,9 +67,11 @@ class Problem:
 
     def line(self, benchmark: str) -> str:
         """The problem as one line: ``benchmark: path: kind (detail); samples a, b, c``."""
+        detail = f" ({self.detail})" if self.detail else ""
+        if not self.samples:
+            return f"{benchmark}: {self.path}: {self.kind}{detail}"
         ids = ", ".join(self.samples[:MAX_IDS])
         more = f" and {len(self.samples) - MAX_IDS} more" if len(self.samples) > MAX_IDS else ""
-        detail = f" ({self.detail})" if self.detail else ""
         noun = "sample" if len(self.samples) == 1 else "samples"
         return f"{benchmark}: {self.path}: {self.kind}{detail}; {noun} {ids}{more}"
 
@@ -90,7 +100,7 @@ class Report:
         counts: dict[str, int] = {}
         for p in self.problems:
             counts[p.kind] = counts.get(p.kind, 0) + 1
-        said = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        said = ", ".join(kind if kind.startswith("records") else f"{n} {kind}" for kind, n in counts.items())
         return f"{head}: {said}"
 
 
@@ -126,8 +136,7 @@ def check_screenshots(benchmark: str, samples: Sequence[Sample], workers: int | 
     for s in samples:
         on.setdefault(s.image_path, []).append(s)
     paths = list(on)
-    if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = _workers(workers)
 
     def one(path: str) -> tuple[str, str] | None:
         return _check_one(path, {(int(s.image_size[0]), int(s.image_size[1])) for s in on[path]})
@@ -139,3 +148,83 @@ def check_screenshots(benchmark: str, samples: Sequence[Sample], workers: int | 
         if wrong is not None:
             report.problems.append(Problem(path, wrong[0], wrong[1], tuple(s.id for s in on[path])))
     return report
+
+
+def _workers(workers: int | None) -> int:
+    if workers is not None:
+        return max(1, workers)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def check_fetched(folder: Path, workers: int | None = None) -> tuple[list[Problem], list[str]]:
+    """A folder ``gge data fetch`` wrote, against its manifest: every file there, with the sha256 fetched.
+
+    Args:
+        folder: The benchmark's folder (holding :data:`~gge.benchmarks.hosts.MANIFEST`), or one below it.
+        workers: Threads hashing (default: the cores).
+
+    Returns:
+        The problems (a file missing or changed since the fetch, a fetch not finished) and one note
+        saying what was fetched (none when no fetch wrote the folder).
+    """
+    home = manifest_folder(folder)
+    manifest = read_manifest(home) if home is not None else None
+    if home is None or manifest is None:
+        return [], []
+    name = manifest.get("benchmark", "")
+    where = f"{manifest.get('kind')} {manifest.get('repository')} at {str(manifest.get('commit'))[:12]}"
+    problems: list[Problem] = []
+    if not manifest.get("complete"):
+        problems.append(Problem(str(home), "fetch not finished", f"gge data fetch {name} goes on", ()))
+    files = [f for f in manifest["files"] if isinstance(f, dict)]
+
+    def one(f: dict[str, Any]) -> Problem | None:
+        path = home / str(f["path"])
+        if not path.is_file():
+            return Problem(str(path), "missing", "fetched, since removed", ())
+        got = sha256_file(path)
+        if got != f.get("sha256"):
+            said = f"sha256 {got[:12]}, fetched {str(f.get('sha256'))[:12]}"
+            return Problem(str(path), "changed since fetched", said, ())
+        return None
+
+    with ThreadPoolExecutor(max_workers=min(_workers(workers), max(1, len(files)))) as pool:
+        problems.extend(p for p in pool.map(one, files) if p is not None)
+    unpacked = sum(int(u.get("files", 0)) for u in manifest.get("unpacked", []) if isinstance(u, dict))
+    more = f" and {unpacked} unpacked from its archives" if unpacked else ""
+    note = f"fetched from {where} ({manifest.get('fetched_at')}): {len(files)} files hashed{more}"
+    return problems, [note]
+
+
+def check_records(
+    bench: Benchmark, loaded: LoadedBenchmark, options: BenchmarkOptions
+) -> tuple[list[Problem], str]:
+    """A release folder's records against the digests gge ships (ids, boxes, instructions, sizes, labels).
+
+    Args:
+        bench: The benchmark.
+        loaded: It as a run loads it.
+        options: Its options.
+
+    Returns:
+        One problem when they differ (the first differences), and a note saying what was compared.
+        A Hub copy was compared when it was read; a benchmark gge has no digest of is said so.
+    """
+    from gge.benchmarks.hub import release_check
+
+    provenance = loaded.summary.get("provenance") or {}
+    root = Path(loaded.root)
+    if any((up / DEMO_MANIFEST).is_file() for up in (root.parent, root.parent.parent)):
+        return [], "records: gge's synthetic demo suite (not the release: not compared with its digests)"
+    if provenance.get("source") != "release":
+        check = provenance.get("release_check") or {}
+        return [], f"records: a copy, checked against {check.get('checked_against')} when read"
+    check = release_check(bench, loaded.summary.get("variant") or {}, loaded.samples, options)
+    if check["matches"] is None:
+        return [], f"records: not checked ({'; '.join(check['differences'])})"
+    if check["matches"]:
+        return [], f"records: as gge's release digests give them ({len(loaded.samples)} records)"
+    diffs = list(check["differences"])
+    more = f"; and {len(diffs) - 3} more" if len(diffs) > 3 else ""
+    problem = Problem(loaded.root, "records differ from the release digests", "; ".join(diffs[:3]) + more, ())
+    return [problem], "records: not those of gge's release digests"

@@ -4,9 +4,9 @@ Pinned on copies of the demo suite's GroundUI-1K and ScreenSpot-Pro, counted fro
 files (not through gge's loaders): a whole folder passes with one summary line per benchmark (records
 and distinct screenshots as the files hold them); a missing file, a truncated one and a resized one
 are each one line naming the file, what is wrong and its samples, the summary counts them and the
-exit code is 1; no data folder, an unknown name and an unreadable benchmark each say so. On the real
-records of ../shared/benchmarks (skipped where absent): true-size placeholders pass, and one shrunk
-placeholder is caught.
+exit code is 1; an empty data folder, an unknown name and an unreadable benchmark each say so. On the
+real records of ../shared/benchmarks (skipped where absent): true-size placeholders pass, their
+records are the release digests' records, and one shrunk placeholder is caught.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from gge.cli.data import data_main
 from gge.errors import GgeError
 
 GROUNDUI = Path("groundui_1k") / "gui_grounding"
+DEMO = "records: gge's synthetic demo suite (not the release: not compared with its digests)"
 
 
 @pytest.fixture
@@ -32,6 +33,7 @@ def data(demo_suite: Path, tmp_path: Path) -> Path:
     root = tmp_path / "data"
     for name in ("groundui_1k", "screenspot_pro"):
         shutil.copytree(demo_suite / name, root / name)
+    shutil.copy(demo_suite / "demo_manifest.json", root)  # the synthetic suite says what it is
     return root
 
 
@@ -63,8 +65,10 @@ def test_a_whole_folder_passes(data: Path) -> None:
     n, shots = _pro_counts(data)
     assert code == 0
     assert lines == [  # the registry's order: screenspot_pro before groundui_1k
+        f"screenspot_pro: {DEMO}",
         f"screenspot_pro: {n} records, {shots} screenshots: all present, decodable and of the size their "
         "records give",
+        f"groundui_1k: {DEMO}",
         f"groundui_1k: {len(records)} records, {len(on)} screenshots: all present, decodable and of the size "
         "their records give",
     ]
@@ -88,7 +92,8 @@ def test_a_missing_a_truncated_and_a_resized_screenshot_are_named(
     def ids(name: str) -> str:
         return ", ".join(str(i) for i in on[name][:5])  # GroundUI's id is the record's line index
 
-    by_path = {line.split(": ")[1]: line for line in lines[:-1]}
+    assert lines[-2] == f"groundui_1k: {DEMO}"
+    by_path = {line.split(": ")[1]: line for line in lines[:-2]}
     assert set(by_path) == {str(images / gone), str(images / cut), str(images / small)}
     assert by_path[str(images / gone)].startswith(f"groundui_1k: {images / gone}: missing; sample")
     assert by_path[str(images / cut)].startswith(f"groundui_1k: {images / cut}: undecodable (")
@@ -105,7 +110,8 @@ def test_a_missing_a_truncated_and_a_resized_screenshot_are_named(
 
 def test_what_cannot_be_checked_says_so(data: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("GGE_DATA", raising=False)
-    with pytest.raises(GgeError, match=r"name the data folder with --data-root DIR \(or set GGE_DATA\)"):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the default data folder: nothing there
+    with pytest.raises(GgeError, match=f"no benchmark folder under {tmp_path / 'cache' / 'gge' / 'data'}"):
         _check()
     with pytest.raises(GgeError, match="screenspot_pr"):
         _check("screenspot_pr", "--data-root", str(data))
@@ -133,7 +139,13 @@ def test_the_real_screenspot_pro_records(tmp_path: Path) -> None:
     n, shots = _pro_counts(tmp_path / "data")
     code, lines = _check("screenspot_pro", "--data-root", str(tmp_path / "data"))
     whole = "all present, decodable and of the size their records give"
-    assert (code, lines) == (0, [f"screenspot_pro: {n} records, {shots} screenshots: {whole}"])
+    assert (code, lines) == (
+        0,
+        [
+            f"screenspot_pro: records: as gge's release digests give them ({n} records)",
+            f"screenspot_pro: {n} records, {shots} screenshots: {whole}",
+        ],
+    )
     name, (w, h) = sorted(sizes.items())[0]
     target = pro / "images" / name
     target.unlink()  # a hard link: replaced, the others untouched
