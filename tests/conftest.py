@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# the default data folder, empty: a benchmark fetched on this machine (~/.cache/gge/data) is not read
+# by the runs that read the demo suite
+os.environ["GGE_DATA"] = tempfile.mkdtemp(prefix="gge-data-")
 # the modules that tests of several folders share (tiny_checkpoints, wandb_reader, paths, ...), by name
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 

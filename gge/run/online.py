@@ -37,7 +37,7 @@ from gge.errors import GgeError
 from gge.models.base import Predictor, answers_per_sample, policy_analysis_options
 from gge.run.data import make_loader, shard_indices
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
-from gge.run.settings import RunSettings, default_data_root
+from gge.run.settings import RunSettings, default_data_root, fetched_data_root
 from gge.run.windowed import evaluate_windowed, is_windowed
 from gge.scoring.metrics import benchmark_metrics, scalar_metrics
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
@@ -225,7 +225,8 @@ class OnlineEvaluator:
             return
         options = self._options()
         if self.data_root is None and not all(o.root for o in options.values()):
-            self.data_root = default_data_root(self.seed, None)
+            unrooted = [n for n, o in options.items() if not o.root]
+            self.data_root = fetched_data_root(unrooted, None) or default_data_root(self.seed, None)
         loaded = load_benchmarks(list(self.specs), self.data_root, options, max_samples=None)
         self.benchmarks.update(loaded.benchmarks)
         self.samples.update(loaded.samples)

@@ -429,6 +429,29 @@ def uses_demo_suite(cfg: DictConfig) -> bool:
     return cfg.data_root is None and not all(own_files(o) for o in bench_options(cfg).values())
 
 
+def fetched_data_root(names: Sequence[str], out: TextIO | None) -> Path | None:
+    """With no ``data_root``: the default data folder when ``gge data fetch`` put all of ``names`` there.
+
+    Args:
+        names: The benchmarks read under ``data_root`` (those without files of their own).
+        out: Where to say it, or None.
+
+    Returns:
+        The folder (said on ``out``), or None: none of them was fetched (the demo suite is read).
+
+    Raises:
+        GgeError: Some were fetched and some not (:func:`gge.benchmarks.hosts.fetched_root`).
+    """
+    from gge.benchmarks.hosts import fetched_root
+
+    if not names:
+        return None
+    root = fetched_root({n: get_benchmark(n).directory for n in names})
+    if root is not None and out is not None:
+        print(f"data_root not set: reading {', '.join(names)} as gge data fetch put them in {root}", file=out)
+    return root
+
+
 def default_data_root(seed: int, out: TextIO | None) -> Path:
     """The bundled demo suite (generated on first use) when no ``data_root`` is given; says so on ``out``.
 

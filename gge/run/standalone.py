@@ -53,7 +53,15 @@ from gge.run.runstate import (
     prepare_output_dir,
     samples_digest,
 )
-from gge.run.settings import bench_options, default_data_root, uses_demo_suite, validate, warn_model_type
+from gge.run.settings import (
+    bench_options,
+    default_data_root,
+    fetched_data_root,
+    own_files,
+    uses_demo_suite,
+    validate,
+    warn_model_type,
+)
 from gge.run.stops import Rerun, interrupted, stopped
 from gge.run.stops import kept as kept_samples
 from gge.run.windowed import evaluate_windowed, is_windowed
@@ -641,6 +649,10 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         out = io.StringIO()  # only rank 0 prints
     validate(cfg)
     strategy, radius = str(cfg.selection), float(cfg.cluster_radius)
+    if cfg.data_root is None:  # a benchmark gge data fetch put in the default data folder is read there
+        unrooted = [n for n, o in bench_options(cfg).items() if not own_files(o)]
+        fetched = fetched_data_root(unrooted, out)
+        cfg.data_root = None if fetched is None else str(fetched)
     is_demo = uses_demo_suite(cfg)  # said (and generated on first use) only when a benchmark reads it
     data_root = default_data_root(int(cfg.seed), out) if is_demo else _given_root(cfg.data_root)
     if cfg.output_dir is None:

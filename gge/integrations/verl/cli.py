@@ -127,9 +127,10 @@ def export_main(argv: Sequence[str]) -> int:
     if not cfg.out:
         raise GgeError("out=DIR is required: the folder the parquet files go to")
     if cfg.data_root is None:
-        from gge.run.settings import default_data_root
+        from gge.run.settings import default_data_root, fetched_data_root
 
-        data_root = default_data_root(cfg.seed, sys.stdout)
+        unrooted = [n for n in cfg.benchmarks if not dict(options.get(n) or {}).get("root")]
+        data_root = fetched_data_root(unrooted, sys.stdout) or default_data_root(cfg.seed, sys.stdout)
     else:
         data_root = Path(cfg.data_root)
     files = export_verl(
