@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import http.client
 import json
 import os
 import re
@@ -56,6 +57,9 @@ PARTS = ".gge-download"
 """The folder (inside the benchmark's) holding archives while they download and unpack."""
 
 COMMIT = re.compile(r"[0-9a-f]{40}")
+
+BLOCK = 1 << 16
+"""Bytes read at a time by gge's own downloads (what an interrupted one keeps, at most, lost)."""
 
 RANGED_FROM = 64 << 20
 """A Hub file this large (or an archive to unpack) is downloaded by gge with ``Range`` resumes."""
@@ -452,13 +456,24 @@ def _download(url: str, part: Path, headers: dict[str, str] | None = None) -> No
     try:
         with urllib.request.build_opener(_Redirects).open(req, timeout=60) as r:
             mode = "ab" if have and r.status == 206 else "wb"
-            with open(part, mode) as f:
-                shutil.copyfileobj(r, f, 1 << 20)
+            length = r.headers.get("Content-Length")
+            got = 0
+            with open(part, mode) as f:  # what came is kept: the next fetch goes on from it
+                try:
+                    while block := r.read(BLOCK):
+                        f.write(block)
+                        got += len(block)
+                except http.client.IncompleteRead as e:
+                    f.write(e.partial)
+                    got += len(e.partial)
+                    raise OSError(f"the connection closed after {f.tell()} bytes") from None
+            if length is not None and got < int(length):  # a read of a closed connection ends quietly
+                raise OSError(f"the connection closed after {have + got if mode == 'ab' else got} bytes")
     except urllib.error.HTTPError as e:
         if e.code == 416 and have:  # the part is whole already
             return
         raise GgeError(f"{url}: HTTP {e.code} {e.reason} (--revision names another commit?)") from None
-    except (urllib.error.URLError, OSError) as e:
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         raise GgeError(f"{url}: the download stopped ({e}): run the same fetch again to go on") from None
 
 

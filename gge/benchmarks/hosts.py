@@ -219,14 +219,20 @@ def fetched_root(directories: Mapping[str, str]) -> Path | None:
         :func:`data_home`, or None when none of them was fetched there.
 
     Raises:
-        GgeError: Some were fetched there and some not (names both, and the three ways out).
+        GgeError: Some were fetched there and some not (names both, and the three ways out), or a
+            fetch there did not finish.
     """
     home = data_home()
     fetched: list[str] = []
     not_fetched: list[str] = []
     for name, directory in directories.items():
         manifest = read_manifest(home / directory) if (home / directory).is_dir() else None
-        (fetched if manifest is not None and manifest.get("complete") else not_fetched).append(name)
+        if manifest is not None and not manifest.get("complete"):
+            raise GgeError(
+                f"data_root not set: the fetch of {name} into {home / directory} did not finish: "
+                f"gge data fetch {name} goes on where it stopped (or set data_root=DIR)"
+            )
+        (fetched if manifest is not None else not_fetched).append(name)
     if not fetched:
         return None
     if not_fetched:
