@@ -37,7 +37,7 @@ from typing import Any
 from PIL import Image
 
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
-from gge.benchmarks.hosts import manifest_folder, read_manifest, sha256_file
+from gge.benchmarks.hosts import fetched_files, manifest_folder, read_manifest, sha256_file
 from gge.benchmarks.images import UNKNOWN_SIZE, image_exists, open_image
 from gge.types import Sample
 
@@ -176,7 +176,7 @@ def check_fetched(folder: Path, workers: int | None = None) -> tuple[list[Proble
     problems: list[Problem] = []
     if not manifest.get("complete"):
         problems.append(Problem(str(home), "fetch not finished", f"gge data fetch {name} goes on", ()))
-    files = [f for f in manifest["files"] if isinstance(f, dict)]
+    files = fetched_files(manifest)
 
     def one(f: dict[str, Any]) -> Problem | None:
         path = home / str(f["path"])
@@ -190,9 +190,7 @@ def check_fetched(folder: Path, workers: int | None = None) -> tuple[list[Proble
 
     with ThreadPoolExecutor(max_workers=min(_workers(workers), max(1, len(files)))) as pool:
         problems.extend(p for p in pool.map(one, files) if p is not None)
-    unpacked = sum(int(u.get("files", 0)) for u in manifest.get("unpacked", []) if isinstance(u, dict))
-    more = f" and {unpacked} unpacked from its archives" if unpacked else ""
-    note = f"fetched from {where} ({manifest.get('fetched_at')}): {len(files)} files hashed{more}"
+    note = f"fetched from {where} ({manifest.get('fetched_at')}): {len(files)} files hashed"
     return problems, [note]
 
 

@@ -300,6 +300,10 @@ def _fetch_hub(
     from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
 
     disable_progress_bars()  # a bar per file, eight at once: the caller's progress line says it once
+    old = read_manifest(dest) if dest.is_dir() else None
+    resumed = revision is None and old is not None and not old.get("complete")
+    if resumed and old is not None and old.get("repository") == host.repository and old.get("commit"):
+        revision = str(old["commit"])  # an unfinished fetch goes on at its commit, where the branch moved
     commit, wanted = _hub_listing(host, revision)
     manifest = _start(bench, dest, host, revision or host.revision, commit)
     if manifest["complete"]:
@@ -371,9 +375,9 @@ def _fetch_hub(
             continue
         if say is not None:
             say(f"{bench.name}: unpacking {u.archive} into {u.folder}/")
-        n = _unpack_zip(dest / u.archive, dest, u)
+        files = _unpack_zip(dest / u.archive, dest, u)
         manifest["unpacked"].append(
-            {"archive": u.archive, "sha256": entry["sha256"], "into": u.folder, "files": n}
+            {"archive": u.archive, "sha256": entry["sha256"], "into": u.folder, "files": files}
         )
         manifest["files"].remove(entry)
         (dest / u.archive).unlink()
@@ -407,8 +411,8 @@ def _find_folder(top: Path, names: Sequence[str]) -> Path | None:
     return None
 
 
-def _unpack_zip(archive: Path, dest: Path, unpack: Unpack) -> int:
-    """Unpack ``archive``'s folder gge reads to ``dest/<folder>``; the number of files in it."""
+def _unpack_zip(archive: Path, dest: Path, unpack: Unpack) -> list[dict[str, Any]]:
+    """Unpack ``archive``'s folder gge reads to ``dest/<folder>``; its files (path, bytes, sha256)."""
     work = dest / PARTS / "unpack"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -430,7 +434,11 @@ def _unpack_zip(archive: Path, dest: Path, unpack: Unpack) -> int:
         shutil.rmtree(target)
     os.replace(found, target)
     shutil.rmtree(work, ignore_errors=True)
-    return sum(1 for p in target.rglob("*") if p.is_file())
+    return [
+        {"path": str(p.relative_to(dest)), "bytes": p.stat().st_size, "sha256": sha256_file(p)}
+        for p in sorted(target.rglob("*"))
+        if p.is_file()
+    ]
 
 
 class _Redirects(urllib.request.HTTPRedirectHandler):
@@ -493,9 +501,12 @@ def _fetch_github(
     bench: Benchmark, dest: Path, host: Host, revision: str | None, progress: Progress | None
 ) -> dict[str, Any]:
     asked = revision or host.revision
-    if asked is None:
-        raise GgeError(f"{bench.name}: name the commit to fetch from {host.repository} with --revision")
-    commit = asked if COMMIT.fullmatch(asked) else None
+    if asked is None or not COMMIT.fullmatch(asked):
+        raise GgeError(
+            f"{bench.name}: name a commit of {host.repository} with --revision (its full 40-hex sha): a "
+            f"branch or tag moves, and a GitHub archive does not say which commit it holds"
+        )
+    commit = asked
     manifest = _start(bench, dest, host, asked, commit)
     if manifest["complete"]:
         return manifest

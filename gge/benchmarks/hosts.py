@@ -155,6 +155,37 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
     return data
 
 
+def fetched_files(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every file a fetch wrote (``{path, bytes, sha256}``): those downloaded and those unpacked."""
+    unpacked = [f for u in manifest.get("unpacked", []) if isinstance(u, dict) for f in u.get("files", [])]
+    return [f for f in [*manifest["files"], *unpacked] if isinstance(f, dict)]
+
+
+def fetched_commit(root: Path, named: str | None, option: str) -> str | None:
+    """The revision a benchmark folder holds: the one named in its options, else the commit fetched.
+
+    Args:
+        root: The folder read.
+        named: The revision the run's options name (``bench.<name>.revision``), or None.
+        option: That option's name (for the message).
+
+    Returns:
+        The revision, or None when neither says.
+
+    Raises:
+        GgeError: The option names another commit than the one ``gge data fetch`` wrote there.
+    """
+    folder = manifest_folder(root)
+    manifest = read_manifest(folder) if folder is not None else None
+    commit = manifest.get("commit") if manifest is not None else None
+    if named and commit and named != commit:
+        raise GgeError(
+            f"{option}={named}, but gge data fetch wrote {root} at commit {commit}: name that commit, "
+            f"or leave {option} out"
+        )
+    return named or (str(commit) if commit else None)
+
+
 def manifest_folder(root: Path) -> Path | None:
     """The folder holding the fetch manifest that covers ``root``: ``root`` itself or its parent.
 
@@ -185,7 +216,7 @@ def fetched_provenance(root: Path, files_read: Mapping[str, str]) -> dict[str, A
         return None
     manifest = read_manifest(folder)
     assert manifest is not None
-    fetched = {str((folder / f["path"]).resolve()): f for f in manifest["files"] if isinstance(f, dict)}
+    fetched = {str((folder / f["path"]).resolve()): f for f in fetched_files(manifest)}
     name = manifest.get("benchmark", "the benchmark")
     for path, sha in files_read.items():
         entry = fetched.get(str(Path(path).resolve()))
@@ -219,7 +250,7 @@ def fetched_root(directories: Mapping[str, str]) -> Path | None:
         :func:`data_home`, or None when none of them was fetched there.
 
     Raises:
-        GgeError: Some were fetched there and some not (names both, and the three ways out), or a
+        GgeError: Some were fetched there and some not (names both, and the ways out), or a
             fetch there did not finish.
     """
     home = data_home()
@@ -239,6 +270,6 @@ def fetched_root(directories: Mapping[str, str]) -> Path | None:
         raise GgeError(
             f"data_root not set: {', '.join(fetched)} fetched in {home}, but not {', '.join(not_fetched)}: "
             f"fetch them (gge data fetch {' '.join(not_fetched)}), name only the fetched ones "
-            f"(benchmarks=[{','.join(fetched)}]) or set data_root=DIR"
+            f"(benchmarks=[{','.join(fetched)}]), set data_root=DIR, or data_root=demo (the synthetic suite)"
         )
     return home

@@ -45,7 +45,7 @@ from gge.benchmarks.base import (
     require_root,
     resolve_image,
 )
-from gge.benchmarks.hosts import Host
+from gge.benchmarks.hosts import Host, fetched_commit
 from gge.documents.caveats import gge_rule
 from gge.errors import GgeError, unknown_name
 from gge.types import Box, Sample
@@ -173,7 +173,7 @@ class RUC(Benchmark):
         split = str(getattr(options, "split", "full"))
         if split not in SPLITS:
             raise unknown_name("ruc split", split, list(SPLITS))
-        revision = getattr(options, "revision", None)
+        revision = fetched_commit(root, getattr(options, "revision", None), "bench.ruc.revision")
         require_root(root, self.name)
         path = root / SPLITS[split]
         if split == "full" and not path.is_file() and (root / SPLITS["merged"]).is_file():

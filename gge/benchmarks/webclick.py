@@ -41,7 +41,7 @@ from gge.benchmarks.base import (
     TableSpec,
     require_root,
 )
-from gge.benchmarks.hosts import Host
+from gge.benchmarks.hosts import Host, fetched_commit
 from gge.benchmarks.hub_files import CopyRow, read_parquet_rows
 from gge.documents.caveats import gge_rule
 from gge.errors import GgeError, unknown_name
@@ -124,7 +124,7 @@ class WebClick(Benchmark):
         units = str(getattr(options, "bbox", "auto"))
         if units not in UNITS:
             raise unknown_name("webclick bbox", units, list(UNITS))
-        revision = getattr(options, "revision", None)
+        revision = fetched_commit(root, getattr(options, "revision", None), "bench.webclick.revision")
         require_root(root, self.name)
         files = parquet_files(root)
         if not files:

@@ -131,7 +131,7 @@ def _fetch(names: Sequence[str], root: Path, revision: str | None, workers: int 
         progress = _Progress(bench.name, out)
         manifest = fetch(bench, root, revision, progress=progress, say=progress.say, workers=workers or 8)
         files = manifest["files"]
-        unpacked = sum(int(u.get("files", 0)) for u in manifest["unpacked"])
+        unpacked = sum(len(u.get("files", [])) for u in manifest["unpacked"])
         more = f" and {unpacked} unpacked from {len(manifest['unpacked'])} archive(s)" if unpacked else ""
         host = bench.host
         assert host is not None

@@ -37,7 +37,7 @@ from gge.errors import GgeError
 from gge.models.base import Predictor, answers_per_sample, policy_analysis_options
 from gge.run.data import make_loader, shard_indices
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
-from gge.run.settings import RunSettings, default_data_root, fetched_data_root
+from gge.run.settings import DEMO_DATA_ROOT, RunSettings, default_data_root, fetched_data_root
 from gge.run.windowed import evaluate_windowed, is_windowed
 from gge.scoring.metrics import benchmark_metrics, scalar_metrics
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
@@ -122,7 +122,8 @@ class OnlineEvaluator:
         benchmarks: Benchmark names (read from ``data_root/<folder>``), or a mapping from name to
             its root folder, or to its options (``{"root": ..., "language": "cn"}``).
         owner: The name that heads error messages and warnings (the callback's class name).
-        data_root: Folder holding one folder per benchmark; None with no root given: the synthetic
+        data_root: Folder holding one folder per benchmark (``demo``: the synthetic demo suite); None
+            with no root given: what ``gge data fetch`` put in the default folder, else the synthetic
             demo suite (generated on first use).
         max_samples_per_benchmark: Evaluate a fixed, seeded subset of this many samples per
             benchmark, stratified by the benchmark's official table cells (None: all).
@@ -224,7 +225,9 @@ class OnlineEvaluator:
         if self.samples:
             return
         options = self._options()
-        if self.data_root is None and not all(o.root for o in options.values()):
+        if self.data_root == Path(DEMO_DATA_ROOT):  # the synthetic suite, whatever was fetched
+            self.data_root = default_data_root(self.seed, None)
+        elif self.data_root is None and not all(o.root for o in options.values()):
             unrooted = [n for n, o in options.items() if not o.root]
             self.data_root = fetched_data_root(unrooted, None) or default_data_root(self.seed, None)
         loaded = load_benchmarks(list(self.specs), self.data_root, options, max_samples=None)

@@ -130,7 +130,9 @@ class EvalConfig:
     Attributes:
         benchmarks: Benchmarks to evaluate, by registered name.
         data_root: Folder holding one folder per benchmark (``DIR/<name>``; ``osworld_g_refined``
-            reads ``DIR/osworld_g``). Unset: the synthetic demo suite, generated on first use.
+            reads ``DIR/osworld_g``). Unset: the default data folder when ``gge data fetch`` put every
+            benchmark asked there, else the synthetic demo suite (generated on first use); ``demo``:
+            the demo suite whatever was fetched.
         output_dir: Where results.json, predictions.jsonl and report.md go
             (default ``outputs/<date-time>``).
         ckpt: A checkpoint folder (transformers models; picks the preset from its ``model_type``
@@ -415,6 +417,10 @@ def own_files(options: BenchmarkOptions) -> bool:
         (True, False)
     """
     return bool(options.root) or bool(getattr(options, "path", None))
+
+
+DEMO_DATA_ROOT = "demo"
+"""``data_root=demo``: the synthetic demo suite, whatever ``gge data fetch`` put in the default folder."""
 
 
 def uses_demo_suite(cfg: DictConfig) -> bool:

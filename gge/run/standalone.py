@@ -54,6 +54,7 @@ from gge.run.runstate import (
     samples_digest,
 )
 from gge.run.settings import (
+    DEMO_DATA_ROOT,
     bench_options,
     default_data_root,
     fetched_data_root,
@@ -649,7 +650,9 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         out = io.StringIO()  # only rank 0 prints
     validate(cfg)
     strategy, radius = str(cfg.selection), float(cfg.cluster_radius)
-    if cfg.data_root is None:  # a benchmark gge data fetch put in the default data folder is read there
+    if cfg.data_root == DEMO_DATA_ROOT:  # the synthetic suite, whatever was fetched
+        cfg.data_root = None
+    elif cfg.data_root is None:  # a benchmark gge data fetch put in the default data folder is read there
         unrooted = [n for n, o in bench_options(cfg).items() if not own_files(o)]
         fetched = fetched_data_root(unrooted, out)
         cfg.data_root = None if fetched is None else str(fetched)

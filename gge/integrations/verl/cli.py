@@ -126,11 +126,12 @@ def export_main(argv: Sequence[str]) -> int:
     cfg, overrides, options = parse_export_args(args)
     if not cfg.out:
         raise GgeError("out=DIR is required: the folder the parquet files go to")
-    if cfg.data_root is None:
-        from gge.run.settings import default_data_root, fetched_data_root
+    from gge.run.settings import DEMO_DATA_ROOT, default_data_root, fetched_data_root
 
+    if cfg.data_root is None or cfg.data_root == DEMO_DATA_ROOT:
         unrooted = [n for n in cfg.benchmarks if not dict(options.get(n) or {}).get("root")]
-        data_root = fetched_data_root(unrooted, sys.stdout) or default_data_root(cfg.seed, sys.stdout)
+        fetched = fetched_data_root(unrooted, sys.stdout) if cfg.data_root is None else None
+        data_root = fetched or default_data_root(cfg.seed, sys.stdout)
     else:
         data_root = Path(cfg.data_root)
     files = export_verl(

@@ -22,6 +22,7 @@ import shutil
 import tarfile
 import zipfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -233,12 +234,16 @@ def test_screenshots_in_a_zip_are_unpacked_where_gge_reads_them_and_resumed_byte
         "screenspotv2_image/.pad": padding,
     }  # no zip, no __MACOSX
     manifest = json.loads((folder / MANIFEST).read_text())
+    unpacked = {**images, "screenspotv2_image/.pad": padding}
     assert manifest["unpacked"] == [
         {
             "archive": "screenspotv2_image.zip",
             "sha256": hashlib.sha256(archive).hexdigest(),
             "into": "screenspotv2_image",
-            "files": len(images) + 1,
+            "files": [
+                {"path": p, "bytes": len(b), "sha256": hashlib.sha256(b).hexdigest()}
+                for p, b in sorted(unpacked.items())
+            ],
         }
     ]
     assert _data("check", "screenspot_v2", "--data-root", str(data))[0] == 0
@@ -395,3 +400,67 @@ def test_a_run_with_no_data_root_reads_what_was_fetched_to_the_default_folder(
     buf = io.StringIO()
     run(parse_args(["benchmarks=[screenspot_pro]", f"output_dir={data.parent / 'd'}"]), out=buf)
     assert "data_root not set: using the synthetic demo suite" in buf.getvalue()
+
+
+def test_data_root_demo_reads_the_synthetic_suite_whatever_was_fetched(
+    hub: FakeHub, pro_files: dict[str, bytes], data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _lay_pro(hub, pro_files)
+    monkeypatch.setenv("GGE_DATA", str(data))
+    assert _data("fetch", "screenspot_pro")[0] == 0
+    with pytest.raises(GgeError, match=r"or data_root=demo \(the synthetic suite\)"):
+        run(parse_args(["benchmarks=[screenspot_pro,osworld_g]", f"output_dir={data.parent / 'a'}"]))
+    buf = io.StringIO()
+    result = run(
+        parse_args(
+            ["data_root=demo", "benchmarks=[screenspot_pro,osworld_g]", f"output_dir={data.parent / 'b'}"]
+        ),
+        out=buf,
+    )
+    assert "data_root not set: using the synthetic demo suite" in buf.getvalue()
+    assert "fetched" not in result["benchmarks"]["screenspot_pro"]["load"]["provenance"]
+
+
+def test_a_github_fetch_names_a_commit(hub: FakeHub, data: Path) -> None:
+    with pytest.raises(
+        GgeError, match=r"name a commit of xlang-ai/OSWorld-G with --revision .*: a branch or tag"
+    ):
+        _data("fetch", "osworld_g", "--to", str(data), "--revision", "main")
+    assert not any(m == "GET" for m, _, _ in hub.requests)
+
+
+def test_an_unfinished_fetch_of_an_unpinned_set_goes_on_at_its_commit_after_the_branch_moved(
+    hub: FakeHub, demo_suite: Path, data: Path
+) -> None:
+    host = get_benchmark("ui_i2e_bench").host
+    assert host is not None and host.revision is None  # the branch head at fetch time
+    files = _tree(demo_suite / "ui_i2e_bench")
+    first = hub.add_commit(host.repository, files)
+    shot = sorted(p for p in files if p.endswith(".png"))[-1]
+    hub.cut_once(shot, 10, reset=True)
+    with pytest.raises(GgeError, match="run the same fetch again"):
+        _data("fetch", "ui_i2e_bench", "--to", str(data), "--workers", "1")
+    moved = {**files, "I2E-bench-annotation.jsonl": b"{}\n"}
+    assert hub.add_commit(host.repository, moved) != first  # main moves on
+    assert _data("fetch", "ui_i2e_bench", "--to", str(data))[0] == 0
+    manifest = json.loads((data / "ui_i2e_bench" / MANIFEST).read_text())
+    assert (manifest["revision"], manifest["commit"]) == (None, first)  # the head asked, its commit then
+    assert _fetched(data / "ui_i2e_bench") == files
+    # finished, a fetch of the head now would mix two commits: refused
+    with pytest.raises(GgeError, match=f"holds {host.repository} at {first[:12]}"):
+        _data("fetch", "ui_i2e_bench", "--to", str(data))
+
+
+def test_the_revision_of_a_fetched_webclick_is_recorded_and_a_contradicting_one_refused(
+    hub: FakeHub, demo_suite: Path, data: Path
+) -> None:
+    host = _host("webclick")
+    files = _tree(demo_suite / "webclick")
+    hub.add_commit(host.repository, {**files, "examples/1.png": b"x"}, sha=host.revision)
+    assert _data("fetch", "webclick", "--to", str(data))[0] == 0
+    assert _fetched(data / "webclick") == files
+    bench = get_benchmark("webclick")
+    loaded = bench.load(data / "webclick", bench.options_type())
+    assert loaded.summary["variant"]["revision"] == host.revision
+    with pytest.raises(GgeError, match=f"bench.webclick.revision={'f' * 40}, but gge data fetch wrote"):
+        bench.load(data / "webclick", replace(bench.options_type(), revision="f" * 40))  # type: ignore[call-arg]
