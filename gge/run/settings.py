@@ -474,3 +474,30 @@ def default_data_root(seed: int, out: TextIO | None) -> Path:
     if out is not None:
         print(f"data_root not set: using the synthetic demo suite at {root}", file=out)
     return root
+
+
+def run_data_root(cfg: DictConfig, out: TextIO | None) -> tuple[Path | None, bool]:
+    """The folder a run reads its benchmarks from, and whether it is the synthetic demo suite.
+
+    ``data_root=demo`` is the demo suite whatever was fetched; an unset ``data_root`` is the default
+    data folder when ``gge data fetch`` put every benchmark without files of its own there
+    (:func:`fetched_data_root`, which then sets ``cfg.data_root`` so results.json records it), else
+    the demo suite, generated on first use and said on ``out``.
+
+    Args:
+        cfg: The run's configuration (``data_root`` is resolved in place).
+        out: Where to say which folder is read, or None.
+
+    Returns:
+        ``(data_root, is_demo)``: None when every benchmark names its own files.
+    """
+    if cfg.data_root == DEMO_DATA_ROOT:
+        cfg.data_root = None
+    elif cfg.data_root is None:
+        unrooted = [name for name, options in bench_options(cfg).items() if not own_files(options)]
+        fetched = fetched_data_root(unrooted, out)
+        cfg.data_root = None if fetched is None else str(fetched)
+    is_demo = uses_demo_suite(cfg)
+    if is_demo:
+        return default_data_root(int(cfg.seed), out), True
+    return (None if cfg.data_root is None else Path(cfg.data_root)), False

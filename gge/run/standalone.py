@@ -53,16 +53,7 @@ from gge.run.runstate import (
     prepare_output_dir,
     samples_digest,
 )
-from gge.run.settings import (
-    DEMO_DATA_ROOT,
-    bench_options,
-    default_data_root,
-    fetched_data_root,
-    own_files,
-    uses_demo_suite,
-    validate,
-    warn_model_type,
-)
+from gge.run.settings import bench_options, run_data_root, validate, warn_model_type
 from gge.run.stops import Rerun, interrupted, stopped
 from gge.run.stops import kept as kept_samples
 from gge.run.windowed import evaluate_windowed, is_windowed
@@ -640,24 +631,13 @@ def _log(run: _Run, stack: ExitStack, document: dict[str, Any], results_path: Pa
         ) from None
 
 
-def _given_root(value: str | None) -> Path | None:
-    return None if value is None else Path(value)
-
-
 def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any]:
     out = out or sys.stdout
     if not _is_launcher_rank():
         out = io.StringIO()  # only rank 0 prints
     validate(cfg)
     strategy, radius = str(cfg.selection), float(cfg.cluster_radius)
-    if cfg.data_root == DEMO_DATA_ROOT:  # the synthetic suite, whatever was fetched
-        cfg.data_root = None
-    elif cfg.data_root is None:  # a benchmark gge data fetch put in the default data folder is read there
-        unrooted = [n for n, o in bench_options(cfg).items() if not own_files(o)]
-        fetched = fetched_data_root(unrooted, out)
-        cfg.data_root = None if fetched is None else str(fetched)
-    is_demo = uses_demo_suite(cfg)  # said (and generated on first use) only when a benchmark reads it
-    data_root = default_data_root(int(cfg.seed), out) if is_demo else _given_root(cfg.data_root)
+    data_root, is_demo = run_data_root(cfg, out)  # said (the demo suite generated) where a benchmark reads it
     if cfg.output_dir is None:
         cfg.output_dir = f"outputs/{time.strftime('%Y%m%d-%H%M%S')}"
     output_dir = check_output_dir(cfg.output_dir)
