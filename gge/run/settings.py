@@ -104,6 +104,31 @@ BenchConfig = make_dataclass(
 
 
 @dataclass
+class PoolConfig:
+    """``pool.*``: judge the model's critic alone on frozen candidate pools (:mod:`gge.run.pool_run`).
+
+    Attributes:
+        source: ``synthetic`` (from the data: a gold inside the target and distractors of named kinds),
+            ``run`` (a finished run's predictions.jsonl, ``path``), ``file`` (a pool file, ``path``),
+            or unset: an ordinary run.
+        path: The run's predictions or the pool file.
+        n: Candidates per pool.
+        kinds: Distractor kinds of a synthetic pool, cycled (near_miss, other_element, random).
+        near: Near-miss distances from the target's edge, in target diagonals (cycled).
+        seed: The pools' seed (unset: the run's ``seed``).
+        orders: ``none`` (each pool asked once) or ``rotate`` (once per cyclic shift: position bias).
+    """
+
+    source: str | None = None
+    path: str | None = None
+    n: int = 4
+    kinds: list[str] = field(default_factory=lambda: ["near_miss", "other_element", "random"])
+    near: list[float] = field(default_factory=lambda: [0.25, 0.5])
+    seed: int | None = None
+    orders: str = "none"
+
+
+@dataclass
 class TrainerConfig:
     """The Lightning Trainer that runs the evaluation (``trainer.<key>=``).
 
@@ -196,6 +221,8 @@ class EvalConfig:
             at high request rates (one core keeps up with about 30-60 of their requests per second at
             1080p); greedy and sampling runs need about 3 ms of client CPU a request. Default 1: the
             run's threads in one process. At most the window's most requests and the samples.
+        pool: Judge the critic alone on frozen candidate pools (:class:`PoolConfig`): no proposer
+            request; Top-1 is the critic's accuracy on the pool, ``critic_pool`` its figures.
         trainer: The Lightning Trainer.
         max_samples: Evaluate only the first N samples of each benchmark (smoke tests; the numbers
             are then not comparable with papers: results.json says so under ``subset``, report.md
@@ -231,6 +258,7 @@ class EvalConfig:
     report_misses: int = 20
     progress_s: float = 60.0
     client_procs: int = 1
+    pool: PoolConfig = field(default_factory=PoolConfig)
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     bench: Any = field(default_factory=BenchConfig)
 

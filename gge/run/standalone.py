@@ -40,6 +40,7 @@ from gge.run.dry_run import dry_run
 from gge.run.evaluate import merge_results
 from gge.run.hardware import cost_setup
 from gge.run.invocations import InvocationLedger, Snapshot, counters_of, merged_window, with_summed
+from gge.run.pool_run import PoolPolicy, plan_pool, pool_extras, pool_fingerprint
 from gge.run.predlog import MalformedLine, bad_lines_path, existing_logs, read_records
 from gge.run.probe import ProbeResult, image_token_checks
 from gge.run.probe_store import probe_and_keep, restore_probe
@@ -127,6 +128,7 @@ def _fingerprint(kind: ModelKind, cfg: DictConfig, loads: Mapping[str, LoadedBen
         "decode_max_pixels": cfg.decode_max_pixels,
         "precision": cfg.trainer.precision,
         "benchmarks": benchmarks,
+        **({"pool": pool} if (pool := pool_fingerprint(cfg)) is not None else {}),
     }
 
 
@@ -301,11 +303,13 @@ def _load(
     """Build the model's policy and load the benchmarks (their images checked when the policy reads them)."""
     kind = kind_of(cfg.model)
     policy = _make_policy(kind, cfg, data_root, is_demo, out)
-    k = answers_per_sample(policy, int(cfg.k))
-
     loaded = load_benchmarks(
         cfg.benchmarks, _load_root(data_root), bench_options(cfg), max_samples=cfg.max_samples, out=out
     )
+    if (pooled := plan_pool(cfg, loaded, output_dir, out)) is not None:  # the critic alone, on pools
+        loaded, policy = pooled[0], PoolPolicy(policy, pooled[1])
+        cfg.k = policy.max_candidates()
+    k = answers_per_sample(policy, int(cfg.k))
     kind.check_data(policy, loaded.samples, strict_images=bool(cfg.strict_images), out=out)
     return _Run(cfg, kind, policy, k, strategy, radius, data_root, output_dir, loaded)
 
@@ -347,6 +351,7 @@ def _finalize(
         # what this run evaluated (its first max_samples), which gge compare pairs on
         extras[name] = {"load": loads[name].summary, "samples_digest": samples_digest(samples[name])}
         extras[name].update(run.kind.entry_extras(policy, name, loads[name].samples, samples[name]))
+        extras[name].update(pool_extras(policy, name, results[name]))
         origin = benchmark_origin(name)
         if origin is not None:
             extras[name]["origin"] = origin

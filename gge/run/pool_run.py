@@ -1,0 +1,293 @@
+"""A critic-only run on frozen candidate pools (``pool.source=synthetic|run|file``).
+
+:func:`plan_pool` builds (or reads, and checks) one pool per sample (:mod:`gge.scoring.pools`), writes
+it to ``output_dir/pool.jsonl`` with its recipe (``pool.json``), and turns the run's samples into the
+*asks*: each pool once (``pool.orders=none``, the sample's own id) or once per cyclic order
+(``rotate``: ids ``<id>~<k>``, the list shifted by k). :class:`PoolPolicy` wraps the model's policy:
+its proposer is never asked; each ask's candidates are the pool's points in the ask's order, and the
+model's own critic (``rank``: listwise, pointwise, the demo critic) scores them through the same
+backends as any run (in-process batches, the endpoint's request window). So the run's Top-1
+(``critic`` strategy) is the critic's accuracy on the pool, Oracle@K is 100% by construction, and the
+calibration entry is the critic's on gold against distractors. :func:`pool_extras` adds the pool's
+figures (:mod:`gge.scoring.pool_figures`) to each benchmark's entry as ``critic_pool``.
+
+A sample with no pool (a refusal, a degenerate target) is left out and counted under ``skipped``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from omegaconf import DictConfig
+from PIL import Image
+
+from gge.benchmarks.images import open_image
+from gge.benchmarks.loading import BenchmarkSet
+from gge.errors import GgeError
+from gge.models.base import Proposal
+from gge.run.predlog import read_records
+from gge.scoring.pool_figures import Ask, pool_figures
+from gge.scoring.pools import PoolEntry, PoolRecipe, check_entry, orders, pool_from_points, synthetic_pool
+from gge.scoring.selection import select
+from gge.types import Candidate, Prediction, Sample, SampleResult
+
+POOL_FILE = "pool.jsonl"
+RECIPE_FILE = "pool.json"
+SEPARATOR = "~"
+"""Between a sample's id and its order's number in an ask's id (``rotate``)."""
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """The pools of a run and its asks.
+
+    Attributes:
+        recipe: How the pools were made.
+        digest: The sha256 of ``pool.jsonl`` (what ``gge compare`` pairs on).
+        asks: Ask ``(benchmark, id)`` -> its pool and order.
+        skipped: Per benchmark, the samples with no pool by why.
+    """
+
+    recipe: PoolRecipe
+    digest: str
+    asks: Mapping[tuple[str, str], tuple[PoolEntry, tuple[int, ...]]]
+    skipped: Mapping[str, Mapping[str, list[str]]]
+
+    def record(self, benchmark: str) -> dict[str, Any]:
+        """What results.json records of the pool (``critic_pool.pool``)."""
+        skipped = self.skipped.get(benchmark, {})
+        return {
+            **{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self.recipe).items()},
+            "digest": self.digest,
+            "file": POOL_FILE,
+            "skipped": {why: len(ids) for why, ids in skipped.items()},
+        }
+
+
+def recipe_of(cfg: DictConfig) -> PoolRecipe | None:
+    """The run's pool recipe (``pool.*``), or None when the run asks no pool."""
+    p = cfg.pool
+    if p.source is None:
+        return None
+    if p.source in ("run", "file") and not p.path:
+        raise GgeError(
+            f"pool.source={p.source} reads pool.path=FILE (a run's predictions.jsonl, or a pool file)"
+        )
+    return PoolRecipe(
+        str(p.source),
+        int(p.n),
+        tuple(str(k) for k in p.kinds),
+        tuple(float(d) for d in p.near),
+        int(cfg.seed if p.seed is None else p.seed),
+        str(p.orders),
+        None if p.path is None else str(p.path),
+    )
+
+
+def pool_fingerprint(cfg: DictConfig) -> dict[str, Any] | None:
+    """What of the pool changes a run's predictions (its recipe, and the content of a file it reads)."""
+    recipe = recipe_of(cfg)
+    if recipe is None:
+        return None
+    out: dict[str, Any] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(recipe).items()}
+    if recipe.path is not None:
+        out["path_sha256"] = hashlib.sha256(Path(recipe.path).read_bytes()).hexdigest()
+    return out
+
+
+def _entries(
+    recipe: PoolRecipe, samples: Mapping[str, Sequence[Sample]]
+) -> tuple[list[PoolEntry], dict[str, Any]]:
+    """The pools of every sample, and the samples without one (per benchmark, by why)."""
+    entries: list[PoolEntry] = []
+    skipped: dict[str, dict[str, list[str]]] = {}
+    by_key = {(s.benchmark, s.id): s for group in samples.values() for s in group}
+    if recipe.source == "synthetic":
+        for name, group in samples.items():
+            got, why = synthetic_pool(group, recipe.n, recipe.kinds, recipe.seed, recipe.near)
+            entries.extend(got)
+            if why:
+                skipped[name] = why
+        return entries, skipped
+    assert recipe.path is not None
+    path = Path(recipe.path)
+    if not path.is_file():
+        raise GgeError(f"pool.path={path}: no such file")
+    if recipe.source == "run":
+        records = read_records([path], repair=False)
+        for key, s in by_key.items():
+            rec = records.get(key)
+            points = [
+                tuple(p) for p in (rec or {}).get("candidates") or [] if isinstance(p, list) and len(p) == 2
+            ]
+            entry = pool_from_points(s, points, recipe.n, recipe.seed)
+            if entry is None:
+                skipped.setdefault(s.benchmark, {}).setdefault("no target a pool can hit", []).append(s.id)
+            else:
+                entries.append(entry)
+        return entries, skipped
+    seen: set[tuple[str, str]] = set()
+    for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not text.strip():
+            continue
+        where = f"{path}:{i}"
+        try:
+            line = json.loads(text)
+        except ValueError as e:
+            raise GgeError(f"{where}: not a JSON line ({e})") from None
+        if not isinstance(line, dict):
+            raise GgeError(f"{where}: not a JSON object")
+        key = (str(line.get("benchmark")), str(line.get("id")))
+        if key in seen:
+            raise GgeError(f"{where}: a second pool for {key[0]} {key[1]}")
+        seen.add(key)
+        if key[0] in samples:
+            entries.append(check_entry(line, by_key.get(key), where))
+    for s in by_key.values():
+        if (s.benchmark, s.id) not in seen:
+            skipped.setdefault(s.benchmark, {}).setdefault("not in the pool file", []).append(s.id)
+    return entries, skipped
+
+
+def plan_pool(
+    cfg: DictConfig, loaded: BenchmarkSet, output_dir: Path, out: TextIO
+) -> tuple[BenchmarkSet, PoolPlan] | None:
+    """The run's pools, written to ``output_dir``, and its samples turned into asks (None: no pool).
+
+    Args:
+        cfg: The run's configuration.
+        loaded: Its benchmarks.
+        output_dir: Where ``pool.jsonl`` and ``pool.json`` go.
+        out: Where the pool's line is said.
+
+    Returns:
+        The benchmarks with their asks in place of their samples, and the plan.
+
+    Raises:
+        GgeError: A pool file's line that the data contradicts (naming file and line), no pool at all.
+    """
+    recipe = recipe_of(cfg)
+    if recipe is None:
+        return None
+    entries, skipped = _entries(recipe, loaded.samples)
+    if not entries:
+        raise GgeError(f"pool.source={recipe.source}: no sample of {', '.join(loaded.samples)} has a pool")
+    output_dir.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(e.record(), separators=(",", ":")) + "\n" for e in entries)
+    (output_dir / POOL_FILE).write_text(text, encoding="utf-8")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    recipe_doc = {**PoolPlan(recipe, digest, {}, skipped).record(""), "skipped": skipped}
+    (output_dir / RECIPE_FILE).write_text(json.dumps(recipe_doc, indent=1) + "\n", encoding="utf-8")
+    by_key = {(e.benchmark, e.id): e for e in entries}
+    asks: dict[tuple[str, str], tuple[PoolEntry, tuple[int, ...]]] = {}
+    samples: dict[str, list[Sample]] = {}
+    for name, group in loaded.samples.items():
+        samples[name] = []
+        for s in group:
+            entry = by_key.get((s.benchmark, s.id))
+            if entry is None:
+                continue
+            shown = orders(entry, recipe.orders)
+            for k, order in enumerate(shown):
+                ask_id = s.id if recipe.orders == "none" else f"{s.id}{SEPARATOR}{k}"
+                samples[name].append(replace(s, id=ask_id))
+                asks[(s.benchmark, ask_id)] = (entry, order)
+    n_asks = sum(len(g) for g in samples.values())
+    left = sum(len(ids) for by_why in skipped.values() for ids in by_why.values())
+    print(
+        f"pool ({recipe.source}, {recipe.n} candidates, orders {recipe.orders}): {len(entries)} pools, "
+        f"{n_asks} critic asks, no proposer requests; {left} samples without a pool; "
+        f"{output_dir / POOL_FILE}",
+        file=out,
+    )
+    return replace(loaded, samples=samples), PoolPlan(recipe, digest, asks, skipped)
+
+
+class PoolPolicy:
+    """A model's policy whose proposer is a frozen pool: only its critic is asked.
+
+    Every member but the proposer's is the model's own (its settings, backends, request window).
+    """
+
+    proposer_mode = None  # no proposer: no pass@k over the pool's candidates
+
+    def __init__(self, inner: Any, plan: PoolPlan) -> None:
+        if not callable(getattr(inner, "rank", None)):
+            raise GgeError(
+                f"a pool asks the model's critic, and {type(inner).__name__} has none (model=replay?)"
+            )
+        critic = getattr(inner, "critic_mode", None)
+        if critic is None:
+            settings = getattr(inner, "settings_", None)
+            critic = getattr(settings, "critic", None)
+        if critic == "none":
+            raise GgeError(
+                "a pool asks the model's critic: model.critic=none has none (listwise or pointwise)"
+            )
+        refine = getattr(getattr(inner, "settings_", None), "refine", "none")
+        if refine != "none":
+            raise GgeError(
+                "a pool asks the critic alone: model.refine=zoom re-asks the proposer (refine=none)"
+            )
+        self._inner = inner
+        self.plan = plan
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def max_candidates(self) -> int:
+        """The most candidates of a pool."""
+        return max(len(e.points) for e, _ in self.plan.asks.values())
+
+    def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
+        """The critic's scores on each ask's pool (screenshots read from their files)."""
+        images = []
+        for s in samples:
+            with open_image(s.image_path) as im:
+                images.append(im.convert("RGB"))
+        return self.predict_images(samples, images)
+
+    def predict_images(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Prediction]:
+        """The critic's scores on each ask's pool, in the ask's order."""
+        proposals = []
+        for s in samples:
+            entry, order = self.plan.asks[(s.benchmark, s.id)]
+            proposals.append(Proposal(tuple(Candidate(entry.points[i]) for i in order)))
+        judgements = self._inner.rank(samples, images, proposals)
+        return [
+            Prediction(
+                s.benchmark,
+                s.id,
+                tuple(Candidate(c.point, score) for c, score in zip(p.candidates, j.scores, strict=True)),
+                critic_format_error=j.format_error,
+                critic_raw=j.raw,
+                costs=tuple(j.costs),
+            )
+            for s, p, j in zip(samples, proposals, judgements, strict=True)
+        ]
+
+
+def _area(r: SampleResult) -> float:
+    box = r.region.pixel_box() if r.region is not None else None
+    if box is None or not r.image_size:
+        return 0.0
+    return max(0.0, (box[2] - box[0]) * (box[3] - box[1])) / float(r.image_size[0] * r.image_size[1])
+
+
+def pool_extras(policy: object, name: str, results: Sequence[SampleResult]) -> dict[str, Any]:
+    """``critic_pool`` of a benchmark's entry: the pool's record and the critic's figures ({}: no pool)."""
+    if not isinstance(policy, PoolPolicy):
+        return {}
+    plan = policy.plan
+    asks = []
+    for r in results:
+        entry, order = plan.asks[(r.benchmark, r.id)]
+        pick = select("critic", r.candidates, r.image_size or (1, 1)) if r.candidates else None
+        picked = next((i for i, c in enumerate(r.candidates) if c is pick), None)
+        asks.append(Ask(entry, order, picked, _area(r), r.critic_format_error))
+    return {"critic_pool": {"pool": plan.record(name), **pool_figures(asks, plan.recipe.orders)}}
