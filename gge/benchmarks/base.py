@@ -143,6 +143,10 @@ class Benchmark(ABC):
     """Other averages papers report (shown beside the official one and labelled as such)."""
     tables: ClassVar[tuple[TableSpec, ...]]
     """Official tables; a table whose row key no sample carries is not shown."""
+    derived_labels: ClassVar[tuple[str, ...]] = ()
+    """Label keys taken from a side file the host may not ship with the records (UI-Vision's category
+    map, OSWorld-G's classification): left out of the release digests, so a folder without the file
+    still checks as the release."""
     host: ClassVar[Host | None] = None
     """Where the benchmark is published and how ``gge data fetch`` gets it (None: nothing to fetch)."""
     headline_ci: ClassVar[BootstrapCI | None] = None

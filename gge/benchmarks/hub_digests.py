@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -64,6 +64,15 @@ def region_key(region: Region) -> str:
     return f"bbox/{region.space}{point} " + " ".join(_round(v) for v in region.pixel_box())
 
 
+@cache
+def _derived_labels(benchmark: str) -> tuple[str, ...]:
+    """The benchmark's ``derived_labels`` (none for a name gge does not know)."""
+    from gge.benchmarks import REGISTRY  # the registry imports this module's users
+
+    bench = REGISTRY.get(benchmark)
+    return bench.derived_labels if bench is not None else ()
+
+
 def record_keys(sample: Sample) -> dict[str, str]:
     """The text each digest hashes for one sample (keyed by what it checks).
 
@@ -71,9 +80,13 @@ def record_keys(sample: Sample) -> dict[str, str]:
         sample: The sample.
 
     Returns:
-        ``{"ids": ..., "regions": ..., "instructions": ..., "sizes": ..., "labels": ...}``.
+        ``{"ids": ..., "regions": ..., "instructions": ..., "sizes": ..., "labels": ...}`` (the labels
+        without the benchmark's ``derived_labels``).
     """
-    labels = json.dumps({k: sample.labels[k] for k in sorted(sample.labels)}, ensure_ascii=False)
+    derived = _derived_labels(sample.benchmark)
+    labels = json.dumps(
+        {k: sample.labels[k] for k in sorted(sample.labels) if k not in derived}, ensure_ascii=False
+    )
     return {
         "ids": sample.id,
         "regions": f"{sample.id}\t{region_key(sample.region)}",

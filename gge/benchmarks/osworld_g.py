@@ -221,6 +221,7 @@ class OSWorldG(Benchmark):
     annotation_file: ClassVar[str] = "OSWorld-G.json"
     instructions: ClassVar[str] = "original"
     label_keys = ("box_type", "category")
+    derived_labels = ("category",)  # from classification_result.json, where the folder has it
     tables = (
         TableSpec("By category", rows="category", row_order=CATEGORIES),
         TableSpec("By box type", rows="box_type", row_order=("bbox", "polygon", "refusal")),
