@@ -104,6 +104,13 @@ def _variant(entry: BenchmarkEntry) -> dict[str, Any] | None:
     return None if load is None else load["variant"]
 
 
+def _pool_digest(entry: BenchmarkEntry) -> str | None:
+    """The digest of the pool a run judged its critic on (``critic_pool.pool.digest``), None for none."""
+    pool = cast(dict[str, Any], entry).get("critic_pool")
+    digest = pool.get("pool", {}).get("digest") if isinstance(pool, dict) else None
+    return str(digest) if digest else None
+
+
 def _refuse(a: Run, b: Run, what: str) -> GgeError:
     return GgeError(f"cannot compare {a.folder} (A) and {b.folder} (B): {what}")
 
@@ -175,6 +182,17 @@ def _check_pairable(a: Run, b: Run) -> list[str]:
         va, vb = _variant(a.document["benchmarks"][name]), _variant(b.document["benchmarks"][name])
         if va != vb:
             raise _refuse(a, b, f"{name}: different benchmark variants: A {va} vs B {vb}")
+        pa, pb = _pool_digest(a.document["benchmarks"][name]), _pool_digest(b.document["benchmarks"][name])
+        if pa != pb:
+            if pa is not None and pb is not None:
+                what = (
+                    f"critics judged on different pools (digest {pa[:12]}… in A vs {pb[:12]}… in B): "
+                    f"ask B on A's pool (pool.source=file pool.path={a.folder}/pool.jsonl)"
+                )
+            else:
+                pooled, other = ("A", "B") if pa is not None else ("B", "A")
+                what = f"{pooled} judged its critic on a frozen pool, {other} did not: nothing to pair"
+            raise _refuse(a, b, f"{name}: {what}")
         ids_a = [x.id for x in a.lines.get(name, [])]
         ids_b = [x.id for x in b.lines.get(name, [])]
         if set(ids_a) != set(ids_b):

@@ -19,9 +19,10 @@ Three sources, each seeded and recorded (:class:`PoolRecipe`):
   hits, a synthetic gold replaces the candidate at a seeded position.
 - **a file** a user brings (:func:`check_entry`): checked against the data like a replay file.
 
-Every distractor misses and every gold hits by :func:`gge.scoring.scoring.candidate_hits` (GroundUI's
-strict edges, OSWorld-G's polygons); a sample whose target cannot be hit (a refusal, a degenerate box,
-no known size) has no pool and is counted under why.
+Points are kept to 1/1000 pixel, as the pool file writes them, so a pool read back from its file is the
+pool asked. Every distractor misses and every gold hits by :func:`gge.scoring.scoring.candidate_hits`
+(GroundUI's strict edges, OSWorld-G's polygons); a sample whose target cannot be hit (a refusal, a
+degenerate box, no known size) has no pool and is counted under why.
 
 **Orders** (:func:`orders`): ``none`` asks each pool once as built; ``rotate`` asks it N times, the
 list cyclically shifted by 0..N-1 (a Latin square: every candidate at every position once), so the
@@ -127,7 +128,7 @@ class PoolEntry:
         return {
             "benchmark": self.benchmark,
             "id": self.id,
-            "points": [[round(x, 3), round(y, 3)] for x, y in self.points],
+            "points": [[x, y] for x, y in self.points],
             "kinds": list(self.kinds),
             "gold": list(self.gold),
         }
@@ -136,6 +137,11 @@ class PoolEntry:
 def hits(region: Region, point: Point) -> bool:
     """Whether a point hits a target by the benchmark's own rule."""
     return candidate_hits(region, Candidate(point))
+
+
+def _r(x: float, y: float) -> Point:
+    """A pool point: kept to 1/1000 pixel, as the pool file writes it (what is asked is what is written)."""
+    return (round(float(x), 3), round(float(y), 3))
 
 
 def _on_screen(p: Point, size: tuple[int, int]) -> bool:
@@ -167,13 +173,13 @@ def gold_point(sample: Sample, rng: random.Random) -> Point | None:
     inset = 0.15 if isinstance(sample.region, Box) else 0.0
     for i in range(TRIES):
         t = inset if i < TRIES // 2 else 0.0  # a box too thin for its middle: anywhere inside
-        p = (
+        p = _r(
             rng.uniform(x1 + t * (x2 - x1), x2 - t * (x2 - x1)),
             rng.uniform(y1 + t * (y2 - y1), y2 - t * (y2 - y1)),
         )
         if hits(sample.region, p) and _on_screen(p, sample.image_size):
             return p
-    centre = ((x1 + x2) / 2, (y1 + y2) / 2)
+    centre = _r((x1 + x2) / 2, (y1 + y2) / 2)
     return centre if hits(sample.region, centre) else None
 
 
@@ -189,7 +195,7 @@ def near_miss(sample: Sample, distance: float, rng: random.Random) -> Point | No
         tx = (x2 - cx) / dx if dx > 1e-12 else (x1 - cx) / dx if dx < -1e-12 else math.inf
         ty = (y2 - cy) / dy if dy > 1e-12 else (y1 - cy) / dy if dy < -1e-12 else math.inf
         t = min(tx, ty) + distance * diag
-        p = (cx + t * dx, cy + t * dy)
+        p = _r(cx + t * dx, cy + t * dy)
         if _on_screen(p, sample.image_size) and not hits(sample.region, p):
             return p
     return None
@@ -199,7 +205,7 @@ def random_miss(sample: Sample, rng: random.Random) -> Point | None:
     """A seeded point on the screen that misses the target."""
     w, h = sample.image_size
     for _ in range(TRIES):
-        p = (rng.uniform(0, w), rng.uniform(0, h))
+        p = _r(rng.uniform(0, w), rng.uniform(0, h))
         if _on_screen(p, sample.image_size) and not hits(sample.region, p):
             return p
     return None
@@ -307,7 +313,7 @@ def pool_from_points(sample: Sample, points: Sequence[Point], n: int, seed: int)
     """
     if why_no_pool(sample) is not None:
         return None
-    kept = [(float(x), float(y)) for x, y in points[:n]]
+    kept = [_r(x, y) for x, y in points[:n]]
     kinds = ["proposer"] * len(kept)
     rng = _rng(seed, sample, "run")
     while len(kept) < 2:  # a critic needs two to choose from
@@ -353,7 +359,7 @@ def check_entry(line: Mapping[str, Any], sample: Sample | None, where: str) -> P
     raw = line.get("points")
     if not isinstance(raw, list) or len(raw) < 2 or not all(isinstance(p, list) and len(p) == 2 for p in raw):
         raise GgeError(f"{where}: 'points' must be a list of at least two [x, y] points")
-    points = tuple((float(p[0]), float(p[1])) for p in raw)
+    points = tuple(_r(p[0], p[1]) for p in raw)
     gold = tuple(int(g) for g in line.get("gold", []))
     if not gold or any(not 0 <= g < len(points) for g in gold):
         raise GgeError(f"{where}: 'gold' must name at least one of the {len(points)} points by index")

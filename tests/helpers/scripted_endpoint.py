@@ -55,6 +55,8 @@ class Scripted(ThreadingHTTPServer):
         self.held_key = ""  # proposer requests with it are held until ``unheld`` is set (120 s at most)
         self.unheld = threading.Event()
         self.answered = 0
+        # a listwise critic's ranking of k markers from the request's text (default: drawn from the text)
+        self.rank_order: Callable[[str, int], list[int]] | None = None
         self.delay_ms = 12
         self.pairs = False  # hold each proposer request until a second one with its prompt and image
         # proposer requests whose prompt text it picks get broken_status every time (logged, "failed": True)
@@ -150,6 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
             elif kind == "rank":
                 k = int(re.search(r"shows (\d+) numbered", text).group(1))  # type: ignore[union-attr]
                 order = sorted(range(1, k + 1), key=lambda i: h(f"{text}{i}"))
+                if srv.rank_order is not None:
+                    order = srv.rank_order(text, k)
                 choices = [{"message": {"content": ", ".join(map(str, order))}}]
             else:
                 width, height = entry["size"]
