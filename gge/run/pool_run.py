@@ -221,11 +221,10 @@ class PoolPolicy:
             raise GgeError(
                 f"a pool asks the model's critic, and {type(inner).__name__} has none (model=replay?)"
             )
-        critic = getattr(inner, "critic_mode", None)
-        if critic is None:
-            settings = getattr(inner, "settings_", None)
-            critic = getattr(settings, "critic", None)
-        if critic == "none":
+        critic = getattr(inner, "critic_mode", None) or getattr(
+            getattr(inner, "settings_", None), "critic", None
+        )
+        if critic == "none" or getattr(inner, "critic", None) is False:  # the demo policy's switch
             raise GgeError(
                 "a pool asks the model's critic: model.critic=none has none (listwise or pointwise)"
             )
