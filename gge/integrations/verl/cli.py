@@ -129,7 +129,10 @@ def export_main(argv: Sequence[str]) -> int:
     from gge.run.settings import DEMO_DATA_ROOT, default_data_root, fetched_data_root
 
     if cfg.data_root is None or cfg.data_root == DEMO_DATA_ROOT:
-        unrooted = [n for n in cfg.benchmarks if not dict(options.get(n) or {}).get("root")]
+        roots = {
+            n: o.get("root") if isinstance(o, dict) else getattr(o, "root", None) for n, o in options.items()
+        }
+        unrooted = [n for n in cfg.benchmarks if not roots.get(n)]
         fetched = fetched_data_root(unrooted, sys.stdout) if cfg.data_root is None else None
         data_root = fetched or default_data_root(cfg.seed, sys.stdout)
     else:
