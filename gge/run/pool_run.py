@@ -30,6 +30,7 @@ from gge.benchmarks.images import open_image
 from gge.benchmarks.loading import BenchmarkSet
 from gge.errors import GgeError
 from gge.models.base import Proposal
+from gge.models.occlusion import views_cover
 from gge.run.predlog import read_records
 from gge.scoring.pool_figures import Ask, pool_figures
 from gge.scoring.pools import PoolEntry, PoolRecipe, check_entry, orders, pool_from_points, synthetic_pool
@@ -276,6 +277,72 @@ def _area(r: SampleResult) -> float:
     if box is None or not r.image_size:
         return 0.0
     return max(0.0, (box[2] - box[0]) * (box[3] - box[1])) / float(r.image_size[0] * r.image_size[1])
+
+
+COVER_BUCKETS: tuple[tuple[str, float], ...] = (
+    ("none", 0.0),
+    ("under 25%", 0.25),
+    ("25-50%", 0.5),
+    ("over 50%", 1.0),
+)
+"""Occlusion buckets: the share of the target's box the critic's markers hide, at most the bound."""
+
+
+def occlusion(policy: object, results: Sequence[SampleResult]) -> dict[str, Any] | None:
+    """How much of each target a marking critic's markers hid, and the critic's Top-1 by how much.
+
+    Args:
+        policy: The run's policy (a :class:`PoolPolicy`'s model is looked through).
+        results: One benchmark's results.
+
+    Returns:
+        ``{critic, samples, mean_cover, buckets: {name: {samples, top1}}}`` over the samples the critic
+        judged (two or more point candidates, a target with a box), or None when the critic draws no
+        markers (the demo critic, none).
+    """
+    inner = policy._inner if isinstance(policy, PoolPolicy) else policy
+    settings = getattr(inner, "settings_", None)
+    critic = getattr(settings, "critic", None)
+    backend = getattr(inner, "critic_backend", None)
+    if critic not in ("listwise", "pointwise") or backend is None or settings is None:
+        return None
+    covers: list[tuple[float, bool]] = []
+    for r in results:
+        box = r.region.pixel_box() if r.region is not None else None
+        points = [c.point for c in r.candidates if c.point is not None]
+        if box is None or r.image_size is None or len(points) < 2:
+            continue
+        w, h = r.image_size
+        vw, vh = backend.seen_size(w, h)
+        sx, sy = vw / w, vh / h
+        shown = [(x * sx, y * sy) for x, y in points]
+        cover = views_cover(
+            (vw, vh), shown, settings.markers, (box[0] * sx, box[1] * sy, box[2] * sx, box[3] * sy), critic
+        )
+        covers.append((cover, bool(r.top1.get("critic"))))
+    buckets: dict[str, list[bool]] = {}
+    for cover, hit in covers:
+        name = next(n for n, most in COVER_BUCKETS if cover <= most)
+        buckets.setdefault(name, []).append(hit)
+    return {
+        "critic": critic,
+        "samples": len(covers),
+        "mean_cover": None if not covers else round(100 * sum(c for c, _ in covers) / len(covers), 4),
+        "buckets": {
+            n: {"samples": len(buckets[n]), "top1": round(100 * sum(buckets[n]) / len(buckets[n]), 4)}
+            for n, _ in COVER_BUCKETS
+            if n in buckets
+        },
+    }
+
+
+def critic_extras(policy: object, name: str, results: Sequence[SampleResult]) -> dict[str, Any]:
+    """A benchmark entry's critic figures: ``critic_pool`` (a pool run), ``occlusion`` (a marking critic)."""
+    out = pool_extras(policy, name, results)
+    covered = occlusion(policy, results)
+    if covered is not None:
+        out["occlusion"] = covered
+    return out
 
 
 def pool_extras(policy: object, name: str, results: Sequence[SampleResult]) -> dict[str, Any]:

@@ -40,7 +40,7 @@ from gge.run.dry_run import dry_run
 from gge.run.evaluate import merge_results
 from gge.run.hardware import cost_setup
 from gge.run.invocations import InvocationLedger, Snapshot, counters_of, merged_window, with_summed
-from gge.run.pool_run import PoolPolicy, plan_pool, pool_extras, pool_fingerprint
+from gge.run.pool_run import PoolPolicy, critic_extras, plan_pool, pool_fingerprint
 from gge.run.predlog import MalformedLine, bad_lines_path, existing_logs, read_records
 from gge.run.probe import ProbeResult, image_token_checks
 from gge.run.probe_store import probe_and_keep, restore_probe
@@ -351,7 +351,7 @@ def _finalize(
         # what this run evaluated (its first max_samples), which gge compare pairs on
         extras[name] = {"load": loads[name].summary, "samples_digest": samples_digest(samples[name])}
         extras[name].update(run.kind.entry_extras(policy, name, loads[name].samples, samples[name]))
-        extras[name].update(pool_extras(policy, name, results[name]))
+        extras[name].update(critic_extras(policy, name, results[name]))
         origin = benchmark_origin(name)
         if origin is not None:
             extras[name]["origin"] = origin

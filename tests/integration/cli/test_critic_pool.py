@@ -136,6 +136,10 @@ def test_a_listwise_endpoint_critic_that_always_ranks_the_first_marker_first(
         75.0,
     )
     assert f["consistency"] == 0.0
+    # the gold's marker sits on its target in every ask: none of the 24 shows the target uncovered
+    covered = result["benchmarks"]["screenspot_v2"]["occlusion"]
+    assert covered["critic"] == "listwise" and covered["samples"] == 24 and "none" not in covered["buckets"]
+    assert sum(b["samples"] for b in covered["buckets"].values()) == 24 and covered["mean_cover"] > 0
     assert f["by_gold_position"] == {
         "0": {"asks": 6, "accuracy": 100.0},
         **{str(p): {"asks": 6, "accuracy": 0.0} for p in (1, 2, 3)},
