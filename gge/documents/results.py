@@ -63,6 +63,7 @@ from gge.documents.cost import (  # results.json's cost types, re-exported
     StageCost,
     TokenCounts,
 )
+from gge.documents.critic import AskGroup, CoverGroup, CriticPool, Occlusion, PoolRecord  # re-exported
 from gge.errors import GgeError
 
 if sys.version_info >= (3, 11):
@@ -72,6 +73,7 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AskGroup",
     "AverageStats",
     "BenchmarkEntry",
     "Bootstrap",
@@ -82,6 +84,8 @@ __all__ = [
     "CompareMean",
     "CostSetup",
     "CostSummary",
+    "CoverGroup",
+    "CriticPool",
     "DecoyClicks",
     "DecoyStats",
     "ErrorCounts",
@@ -96,11 +100,13 @@ __all__ = [
     "MatchedSide",
     "MatchedSpread",
     "NotInFile",
+    "Occlusion",
     "PairStat",
     "PairedCell",
     "PairedFigures",
     "PairedTable",
     "PointCost",
+    "PoolRecord",
     "RefineSummary",
     "RefinedPoint",
     "ResultsDocument",
@@ -525,6 +531,10 @@ class BenchmarkEntry(TypedDict):
     """Only a run whose preset declares its image tokens (a Qwen-VL factor): what the model saw."""
     refine: NotRequired[RefineSummary]
     """Only a run with a refine stage."""
+    critic_pool: NotRequired[CriticPool]
+    """Only a critic-only run on frozen pools (``pool.source``)."""
+    occlusion: NotRequired[Occlusion]
+    """Only a run whose critic draws markers (listwise, pointwise)."""
     unmatched_predictions: NotRequired[list[str]]
     missing_predictions: NotRequired[int]
     images: NotRequired[str]  # a replay: read, not read (scored from the records' sizes), partly read
