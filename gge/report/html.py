@@ -61,8 +61,9 @@ from gge.documents.results import (
     oracle_at,
     pass_at,
 )
-from gge.report.cost_html import cost_blocks, setup_html
+from gge.report.cost_html import cost_blocks, section_html, setup_html
 from gge.report.cost_tables import window_text
+from gge.report.critic_tables import critic_sections
 from gge.report.gallery import _gallery, cell_label
 from gge.report.html_format import (
     _GALLERY_SCRIPT,
@@ -570,6 +571,7 @@ def _benchmark_section(name: str, entry: BenchmarkEntry, document: ResultsDocume
         _decomposition(entry),
         _size_buckets(entry, k),
         _calibration(entry),
+        *(section_html(s) for s in critic_sections(entry)),
         *cost_blocks(entry, _title_of(name)),
     ]
     grid = "".join(f"<div>{b}</div>" for b in blocks if b)

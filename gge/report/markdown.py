@@ -29,6 +29,7 @@ from gge.documents.results import (
     share,
 )
 from gge.report.cost_tables import Section, cost_sections
+from gge.report.critic_tables import critic_sections
 from gge.report.numbers import fmt as fmt
 from gge.report.numbers import fmt_headline
 from gge.report.numbers import fmt_signed as fmt_signed
@@ -446,8 +447,8 @@ def render_benchmark(title: str, entry: BenchmarkEntry, *, k: int, strategy: str
         lines += ["", render_table(t, k)]
     for section in render_analysis_tables(entry, k=k):
         lines += ["", section]
-    for cost in cost_sections(entry, k):
-        lines += ["", render_section(cost)]
+    for part in [*critic_sections(entry), *cost_sections(entry, k)]:
+        lines += ["", render_section(part)]
     return "\n".join(lines)
 
 

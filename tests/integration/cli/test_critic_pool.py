@@ -101,6 +101,14 @@ def test_the_demo_critic_on_a_synthetic_pool_in_every_order(demo_suite: Path, tm
     assert result["benchmarks"]["osworld_g"]["critic_pool"]["pool"]["skipped"] == {
         "no target (a refusal sample)": len(refusals)
     }
+    # report.md and report.html print the figures results.json holds
+    report, page = (out / "report.md").read_text(), (out / "report.html").read_text()
+    pro = result["benchmarks"]["screenspot_pro"]["critic_pool"]
+    heading = f"### The critic on a frozen pool: {pro['pools']} pools of 4 candidates, every cyclic order"
+    heading += f" ({pro['asks']} asks)"
+    assert heading in report and "What the critic picked (% of asks)" in report
+    assert f"| accuracy (the pick is gold)                | {pro['accuracy']:.1f}% " in report
+    assert "The critic on a frozen pool" in page and "Accuracy by where the gold was shown" in page
     costs = [c for line in _lines(out / "predictions.jsonl") for c in line.get("cost", [])]
     assert costs and {c["stage"] for c in costs} == {"judge"}  # the critic's requests alone
     # the same command resumes what it finished; another pool into the folder is refused
