@@ -155,6 +155,54 @@ def _entries(
     return entries, skipped
 
 
+def build_plan(
+    recipe: PoolRecipe,
+    asked: Mapping[str, Sequence[Sample]],
+    universe: Mapping[str, Sequence[Sample]] | None = None,
+) -> tuple[dict[str, list[Sample]], PoolPlan, str]:
+    """The pools of the samples asked, their asks, and the pool file's text.
+
+    Args:
+        recipe: How the pools are made.
+        asked: The samples to ask, by benchmark.
+        universe: Every sample the pools are drawn among (other elements on a screenshot), by
+            benchmark; default ``asked``. A training callback's fixed subset draws among the whole
+            benchmark, so its pools do not depend on which samples the subset holds.
+
+    Returns:
+        The asks by benchmark (each pool once, or once per order), the plan, and ``pool.jsonl``'s text.
+
+    Raises:
+        GgeError: A pool file's line the data contradicts (naming file and line), no pool at all.
+    """
+    entries, skipped = _entries(recipe, universe if universe is not None else asked)
+    wanted = {(s.benchmark, s.id) for group in asked.values() for s in group}
+    entries = [e for e in entries if (e.benchmark, e.id) in wanted]
+    if not entries:
+        raise GgeError(f"pool.source={recipe.source}: no sample of {', '.join(asked)} has a pool")
+    text = "".join(json.dumps(e.record(), separators=(",", ":")) + "\n" for e in entries)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    by_key = {(e.benchmark, e.id): e for e in entries}
+    asks: dict[tuple[str, str], tuple[PoolEntry, tuple[int, ...]]] = {}
+    samples: dict[str, list[Sample]] = {}
+    for name, group in asked.items():
+        samples[name] = []
+        for s in group:
+            entry = by_key.get((s.benchmark, s.id))
+            if entry is None:
+                continue
+            for k, order in enumerate(orders(entry, recipe.orders)):
+                ask_id = s.id if recipe.orders == "none" else f"{s.id}{SEPARATOR}{k}"
+                samples[name].append(replace(s, id=ask_id))
+                asks[(s.benchmark, ask_id)] = (entry, order)
+    skipped = {
+        name: {why: [i for i in ids if (name, i) in wanted] for why, ids in by_why.items()}
+        for name, by_why in skipped.items()
+    }
+    skipped = {name: {why: ids for why, ids in by_why.items() if ids} for name, by_why in skipped.items()}
+    return samples, PoolPlan(recipe, digest, asks, {n: w for n, w in skipped.items() if w}), text
+
+
 def plan_pool(
     cfg: DictConfig, loaded: BenchmarkSet, output_dir: Path, out: TextIO
 ) -> tuple[BenchmarkSet, PoolPlan] | None:
@@ -175,38 +223,21 @@ def plan_pool(
     recipe = recipe_of(cfg)
     if recipe is None:
         return None
-    entries, skipped = _entries(recipe, loaded.samples)
-    if not entries:
-        raise GgeError(f"pool.source={recipe.source}: no sample of {', '.join(loaded.samples)} has a pool")
+    samples, plan, text = build_plan(recipe, loaded.samples)
     output_dir.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(e.record(), separators=(",", ":")) + "\n" for e in entries)
     (output_dir / POOL_FILE).write_text(text, encoding="utf-8")
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    recipe_doc = {**PoolPlan(recipe, digest, {}, skipped).record(""), "skipped": skipped}
+    recipe_doc = {**plan.record(""), "skipped": plan.skipped}
     (output_dir / RECIPE_FILE).write_text(json.dumps(recipe_doc, indent=1) + "\n", encoding="utf-8")
-    by_key = {(e.benchmark, e.id): e for e in entries}
-    asks: dict[tuple[str, str], tuple[PoolEntry, tuple[int, ...]]] = {}
-    samples: dict[str, list[Sample]] = {}
-    for name, group in loaded.samples.items():
-        samples[name] = []
-        for s in group:
-            entry = by_key.get((s.benchmark, s.id))
-            if entry is None:
-                continue
-            shown = orders(entry, recipe.orders)
-            for k, order in enumerate(shown):
-                ask_id = s.id if recipe.orders == "none" else f"{s.id}{SEPARATOR}{k}"
-                samples[name].append(replace(s, id=ask_id))
-                asks[(s.benchmark, ask_id)] = (entry, order)
     n_asks = sum(len(g) for g in samples.values())
-    left = sum(len(ids) for by_why in skipped.values() for ids in by_why.values())
+    pools = len({(e.benchmark, e.id) for e, _ in plan.asks.values()})
+    left = sum(len(ids) for by_why in plan.skipped.values() for ids in by_why.values())
     print(
-        f"pool ({recipe.source}, {recipe.n} candidates, orders {recipe.orders}): {len(entries)} pools, "
+        f"pool ({recipe.source}, {recipe.n} candidates, orders {recipe.orders}): {pools} pools, "
         f"{n_asks} critic asks, no proposer requests; {left} samples without a pool; "
         f"{output_dir / POOL_FILE}",
         file=out,
     )
-    return replace(loaded, samples=samples), PoolPlan(recipe, digest, asks, skipped)
+    return replace(loaded, samples=samples), plan
 
 
 class PoolPolicy:
