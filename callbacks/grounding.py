@@ -78,6 +78,10 @@ class GroundingEvalCallback(EvaluatorViews, pl.Callback):
         log_dir: Where overlays go when no logger takes images (default: the trainer's log folder).
         strict_images: Stop at the first unreadable screenshot (default: that sample is a miss,
             counted under ``image_errors``; training goes on).
+        critic_pool: Also judge the critic alone on a frozen synthetic pool per sample each evaluation
+            (``{"n": 4, "orders": "rotate", "seed": 0, "kinds": [...], "near": [...]}``, every key
+            optional; ``{}`` for the defaults): ``grounding/<name>/critic_pool/accuracy``,
+            ``consistency``, ``first_position_rate`` on the same candidates every time.
     """
 
     def __init__(
@@ -99,6 +103,7 @@ class GroundingEvalCallback(EvaluatorViews, pl.Callback):
         pad_batches: bool | None = None,
         log_dir: str | Path | None = None,
         strict_images: bool = False,
+        critic_pool: Mapping[str, Any] | None = None,
     ) -> None:
         self.evaluator = OnlineEvaluator(
             benchmarks,
@@ -113,6 +118,7 @@ class GroundingEvalCallback(EvaluatorViews, pl.Callback):
             num_workers=num_workers,
             table_samples=table_samples,
             strict_images=strict_images,
+            critic_pool=critic_pool,
         )
         if every_n_steps is not None:
             every_n_epochs = None

@@ -165,6 +165,10 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
             the trainer's ``output_dir``).
         strict_images: Stop at the first unreadable screenshot (default: that sample is a miss,
             counted under ``image_errors``; training goes on).
+        critic_pool: Also judge the critic alone on a frozen synthetic pool per sample each evaluation
+            (``{"n": 4, "orders": "rotate", "seed": 0, "kinds": [...], "near": [...]}``, every key
+            optional; ``{}`` for the defaults): ``grounding/<name>/critic_pool/accuracy``,
+            ``consistency``, ``first_position_rate`` on the same candidates every time.
 
     Raises:
         GgeError: Bad arguments: an unknown benchmark (with a did-you-mean) or selection, no
@@ -202,6 +206,7 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
         pad_batches: bool | None = None,
         log_dir: str | Path | None = None,
         strict_images: bool = False,
+        critic_pool: Mapping[str, Any] | None = None,
     ) -> None:
         self.evaluator = OnlineEvaluator(
             benchmarks,
@@ -216,6 +221,7 @@ class GroundingEvalTrainerCallback(EvaluatorViews, TrainerCallback, ExportableSt
             num_workers=num_workers,
             table_samples=table_samples,
             strict_images=strict_images,
+            critic_pool=critic_pool,
         )
         check_every(OWNER, every_n_steps=every_n_steps)
         if every_n_steps is None and not eval_on_evaluate:

@@ -37,9 +37,11 @@ from gge.errors import GgeError
 from gge.models.base import Predictor, answers_per_sample, policy_analysis_options
 from gge.run.data import make_loader, shard_indices
 from gge.run.evaluate import evaluate_batches, gather_results, needs_images
+from gge.run.pool_run import PoolPlan, PoolPolicy, build_plan, pool_extras
 from gge.run.settings import DEMO_DATA_ROOT, RunSettings, default_data_root, fetched_data_root
 from gge.run.windowed import evaluate_windowed, is_windowed
 from gge.scoring.metrics import benchmark_metrics, scalar_metrics
+from gge.scoring.pools import DISTRACTOR_KINDS, PoolRecipe
 from gge.scoring.selection import DEFAULT_CLUSTER_RADIUS
 from gge.types import Sample, SampleResult
 
@@ -135,6 +137,10 @@ class OnlineEvaluator:
         num_workers: DataLoader workers decoding screenshots.
         table_samples: Samples per benchmark shown as images (same ids every time).
         strict_images: Stop at the first unreadable screenshot (default: a miss, counted apart).
+        critic_pool: Also judge the critic alone, each evaluation, on one frozen synthetic pool per
+            sample of the subset (:mod:`gge.scoring.pools`; keys ``n``, ``kinds``, ``near``, ``seed``,
+            ``orders``, default ``rotate``): the critic's curve on the same candidates every time,
+            ``grounding/<name>/critic_pool/accuracy``, ``consistency``, ``first_position_rate``.
 
     Raises:
         GgeError: A bad setting, as :class:`~gge.run.settings.RunSettings` words it (an unknown
@@ -166,6 +172,7 @@ class OnlineEvaluator:
         num_workers: int = 0,
         table_samples: int = 8,
         strict_images: bool = False,
+        critic_pool: Mapping[str, Any] | None = None,
     ) -> None:
         # A string reaches RunSettings as it is (it says so); a list's repeats collapse, as before.
         names: Any = benchmarks if isinstance(benchmarks, str) else tuple(dict.fromkeys(benchmarks))
@@ -196,6 +203,8 @@ class OnlineEvaluator:
         self.num_workers = num_workers
         self.table_samples = table_samples
         self.strict_images = strict_images
+        self.critic_pool = _pool_recipe(owner, critic_pool, seed)
+        self._pool: tuple[dict[str, list[Sample]], PoolPlan] | None = None
         self.benchmarks: dict[str, Benchmark] = {}
         self.variants: dict[str, str] = {}
         """Each benchmark's variant in the report's words (for the W&B tables' ``variant`` column)."""
@@ -354,7 +363,30 @@ class OnlineEvaluator:
             for sub, mode in modes:  # parents first: each submodule ends in its own mode
                 if sub.training != mode:
                     sub.train(mode)
-        return Evaluation(subsets, all_results, entries, scalar_metrics(entries, k), k)
+        evaluation = Evaluation(subsets, all_results, entries, scalar_metrics(entries, k), k)
+        if self.critic_pool is not None and not isinstance(policy, PoolPolicy):
+            self._judge_critic(
+                policy, evaluation, rank=rank, world=world, pad_batches=pad_batches, module=module
+            )
+        return evaluation
+
+    def _judge_critic(self, policy: Predictor, evaluation: Evaluation, **how: Any) -> None:
+        """The critic alone on the subset's frozen pools: ``critic_pool`` in each entry, its scalars."""
+        assert self.critic_pool is not None
+        if self._pool is None:  # drawn once among every sample read: the same pools at every evaluation
+            asks, plan, _ = build_plan(self.critic_pool, evaluation.subsets, self.samples)
+            self._pool = (asks, plan)
+        asks, plan = self._pool
+        pooled = PoolPolicy(policy, plan)
+        judged = self.run(cast(Predictor, pooled), subsets=asks, **how)
+        for name, results in judged.results.items():
+            figures = pool_extras(pooled, name, results).get("critic_pool")
+            if figures is None:
+                continue
+            evaluation.entries[name]["critic_pool"] = figures
+            for key in POOL_SCALARS:
+                if figures[key] is not None:
+                    evaluation.scalars[f"grounding/{name}/critic_pool/{key}"] = float(figures[key])
 
     def log_media(
         self,
@@ -447,6 +479,30 @@ class OnlineEvaluator:
         self.sample_ids = None if ids is None else {str(n): list(v) for n, v in dict(ids).items()}
         self.table_ids = {str(n): list(v) for n, v in dict(state_dict.get("table_ids") or {}).items()}
         self.history = list(state_dict.get("history") or [])
+
+
+POOL_SCALARS = ("accuracy", "chance", "consistency", "first_position_rate", "first_position_over_chance")
+"""The critic's figures on its pool that a callback logs, as ``grounding/<name>/critic_pool/<figure>``."""
+
+
+def _pool_recipe(owner: str, given: Mapping[str, Any] | None, seed: int) -> PoolRecipe | None:
+    """A callback's ``critic_pool`` option as a synthetic pool's recipe (orders ``rotate`` by default)."""
+    if given is None:
+        return None
+    unknown = sorted(set(given) - {"n", "kinds", "near", "seed", "orders"})
+    if unknown:
+        raise GgeError(f"{owner}: critic_pool: unknown key {unknown[0]!r} (n, kinds, near, seed, orders)")
+    try:
+        return PoolRecipe(
+            "synthetic",
+            int(given.get("n", 4)),
+            tuple(given.get("kinds", DISTRACTOR_KINDS)),
+            tuple(float(d) for d in given.get("near", (0.25, 0.5))),
+            int(given.get("seed", seed)),
+            str(given.get("orders", "rotate")),
+        )
+    except GgeError as e:
+        raise GgeError(f"{owner}: critic_{e}") from None
 
 
 def _shard(samples: Sequence[Sample], rank: int, world: int) -> list[Sample]:
