@@ -34,6 +34,16 @@ class AskGroup(TypedDict):
     accuracy: float | None
 
 
+class Rescue(TypedDict):
+    """``critic_pool.critic_rescue``: a pool from a run, where the gold was put in and where it was not."""
+
+    asks: int
+    rate: float | None
+    """Asks whose gold was put in (the proposer missed) that the critic got right, in %."""
+    proposer_hit_asks: int
+    proposer_hit_accuracy: float | None
+
+
 class CriticPool(TypedDict):
     """``critic_pool``: the critic judged alone on frozen pools (:mod:`gge.scoring.pool_figures`)."""
 
@@ -57,6 +67,8 @@ class CriticPool(TypedDict):
     """``rotate``: pools whose pick is the same candidate in every order, in %; None with one order."""
     by_target_size: dict[str, AskGroup]
     critic_format_errors: int
+    critic_rescue: Rescue | None
+    """A pool from a run only (None otherwise)."""
 
 
 class CoverGroup(TypedDict):

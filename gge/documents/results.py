@@ -63,7 +63,7 @@ from gge.documents.cost import (  # results.json's cost types, re-exported
     StageCost,
     TokenCounts,
 )
-from gge.documents.critic import AskGroup, CoverGroup, CriticPool, Occlusion, PoolRecord  # re-exported
+from gge.documents.critic import CriticPool, Occlusion  # the entry's critic types (their parts: there)
 from gge.errors import GgeError
 
 if sys.version_info >= (3, 11):
@@ -73,7 +73,6 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
 
 __all__ = [
     "SCHEMA_VERSION",
-    "AskGroup",
     "AverageStats",
     "BenchmarkEntry",
     "Bootstrap",
@@ -84,7 +83,6 @@ __all__ = [
     "CompareMean",
     "CostSetup",
     "CostSummary",
-    "CoverGroup",
     "CriticPool",
     "DecoyClicks",
     "DecoyStats",
@@ -106,7 +104,6 @@ __all__ = [
     "PairedFigures",
     "PairedTable",
     "PointCost",
-    "PoolRecord",
     "RefineSummary",
     "RefinedPoint",
     "ResultsDocument",

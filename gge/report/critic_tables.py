@@ -42,6 +42,15 @@ def _pool_sections(pool: Mapping[str, Any]) -> list[Section]:
         ],
         ["critic format errors", str(pool["critic_format_errors"]), ""],
     ]
+    rescue = pool.get("critic_rescue")
+    if rescue is not None:
+        rows.append(
+            [
+                "critic rescue (the proposer missed: the gold put in)",
+                f"{fmt(rescue['rate'])}%",
+                f"{rescue['asks']} asks; {fmt(rescue['proposer_hit_accuracy'])}% where the proposer hit",
+            ]
+        )
     skipped = ", ".join(f"{count} {why}" for why, count in recipe["skipped"].items())
     summary = Section(
         "critic_pool",

@@ -16,7 +16,10 @@ Per benchmark (:func:`pool_figures`):
   every order (None with one order: nothing to compare);
 - ``by_target_size``: accuracy by the target's area as a share of the screen (:data:`SIZE_BUCKETS`);
 - ``critic_format_errors``: asks whose critic answer did not parse (a listwise critic then keeps the
-  shown order: its pick is the first shown, which the first-position rate counts too).
+  shown order: its pick is the first shown, which the first-position rate counts too);
+- ``critic_rescue`` (a pool from a run): the *rescue rate*, accuracy on the asks whose gold was put in
+  because the proposer missed (would the critic have picked the target had it been offered?), beside
+  the accuracy where the proposer's own candidate hit.
 
 Example:
     >>> from gge.scoring.pools import PoolEntry
@@ -133,4 +136,22 @@ def pool_figures(asks: Sequence[Ask], orders: str) -> dict[str, Any]:
             if name in sizes
         },
         "critic_format_errors": sum(a.format_error for a in asks),
+        "critic_rescue": _rescue(asks),
+    }
+
+
+def _rescue(asks: Sequence[Ask]) -> dict[str, Any] | None:
+    """A pool from a run: accuracy where the gold was put in (the proposer missed) and where it was its own.
+
+    None for a pool with no ``proposer`` candidates (synthetic, a file).
+    """
+    if not any("proposer" in a.entry.kinds for a in asks):
+        return None
+    injected = [a for a in asks if any(a.entry.kinds[g] == "gold" for g in a.entry.gold)]
+    own = [a for a in asks if a not in injected]
+    return {
+        "asks": len(injected),
+        "rate": _pct(sum(a.correct for a in injected), len(injected)),
+        "proposer_hit_asks": len(own),
+        "proposer_hit_accuracy": _pct(sum(a.correct for a in own), len(own)),
     }

@@ -176,6 +176,10 @@ def test_a_pool_from_a_runs_candidates(demo_suite: Path, tmp_path: Path) -> None
         if r["benchmark"] == "screenspot_v2"
     }
     pools = [e for e in _lines(out / "pool.jsonl")]
+    result = json.loads((out / "results.json").read_text())["benchmarks"]["screenspot_v2"]["critic_pool"]
+    put_in = [e for e in pools if "gold" in e["kinds"]]  # the proposer missed: a gold put in
+    assert result["critic_rescue"]["asks"] == len(put_in) and put_in
+    assert result["critic_rescue"]["proposer_hit_asks"] == len(pools) - len(put_in)
     assert len(pools) == len(records)
     for e in pools:
         x, y, w, h = records[e["id"]]["bbox"]

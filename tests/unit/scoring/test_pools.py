@@ -271,3 +271,13 @@ def test_a_critic_that_prefers_near_misses() -> None:
     assert f["picked_kind"] == {"near_miss": 100.0} and f["accuracy"] == 0.0
     sizes = pool_figures([Ask(entries[0], (0, 1, 2, 3), 0, a) for a in (0.0005, 0.005, 0.05)], "none")
     assert list(sizes["by_target_size"]) == ["small", "medium", "large"]
+
+
+def test_the_rescue_rate_of_a_pool_from_a_run() -> None:
+    hit = PoolEntry("b", "0", ((1.0, 1.0), (9.0, 9.0)), ("proposer", "proposer"), (1,))
+    put_in = PoolEntry("b", "1", ((1.0, 1.0), (9.0, 9.0)), ("gold", "proposer"), (0,))
+    put_in2 = PoolEntry("b", "2", ((1.0, 1.0), (9.0, 9.0)), ("proposer", "gold"), (1,))
+    asks = [Ask(hit, (0, 1), 1, 0.01), Ask(put_in, (0, 1), 0, 0.01), Ask(put_in2, (0, 1), 0, 0.01)]
+    rescue = pool_figures(asks, "none")["critic_rescue"]
+    assert rescue == {"asks": 2, "rate": 50.0, "proposer_hit_asks": 1, "proposer_hit_accuracy": 100.0}
+    assert pool_figures(_ask(_pools(3, 4), "none", lambda e, o: 0), "none")["critic_rescue"] is None
