@@ -20,6 +20,8 @@ class PoolRecord(TypedDict):
     orders: str
     """``none`` (each pool asked once) or ``rotate`` (once per cyclic shift)."""
     path: str | None
+    labels: str
+    """``order`` or ``shuffled`` (the label probe)."""
     digest: str
     """The sha256 of the run's ``pool.jsonl``: gge compare pairs two critics only on the same pool."""
     file: str
@@ -69,6 +71,9 @@ class CriticPool(TypedDict):
     critic_format_errors: int
     critic_rescue: Rescue | None
     """A pool from a run only (None otherwise)."""
+    label_one_rate: float | None
+    """``pool.labels=shuffled``: asks whose pick bears the number 1, in % (None: numbered as shown)."""
+    label_one_over_chance: float | None
 
 
 class CoverGroup(TypedDict):

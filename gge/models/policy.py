@@ -471,9 +471,18 @@ class GroundingPolicy:
 
     # -- critic ---------------------------------------------------------------------------------
     def rank(
-        self, samples: Sequence[Sample], images: Sequence[Image.Image], proposals: Sequence[Proposal]
+        self,
+        samples: Sequence[Sample],
+        images: Sequence[Image.Image],
+        proposals: Sequence[Proposal],
+        labels: Sequence[Sequence[str]] | None = None,
     ) -> list[Judgement]:
-        """Critic scores for each sample's candidates (None for abstentions and skipped samples)."""
+        """Critic scores for each sample's candidates (None for abstentions and skipped samples).
+
+        ``labels``: a listwise critic's marker numbers per sample, over its point candidates (default
+        1..n; a permutation draws candidate j with another number, and the answer's numbers are read
+        back to the candidates that bore them: the label probe of :mod:`gge.run.pool_run`).
+        """
         s = self.settings_
         if s.critic == "none":
             return [Judgement(tuple(None for _ in p.candidates)) for p in proposals]
@@ -488,20 +497,25 @@ class GroundingPolicy:
         if not todo:
             return results
         if s.critic == "listwise":
-            requests, marked = [], []
+            requests = []
             for i, js in todo:
                 view = self._view(backend, images[i])
                 sx, sy = view.size[0] / samples[i].image_size[0], view.size[1] / samples[i].image_size[1]
-                pts = [proposals[i].candidates[j].point for j in js]
-                drawn = mark_view(view, [(p[0] * sx, p[1] * sy) for p in pts if p is not None], s.markers)
+                pts = [
+                    (p[0] * sx, p[1] * sy) for j in js if (p := proposals[i].candidates[j].point) is not None
+                ]
+                drawn = mark_view(view, pts, s.markers, None if labels is None else list(labels[i]))
                 messages = self.critic_messages("rank_list", samples[i], view.size, len(js))
                 budget = s.critic_max_new_tokens
                 requests.append(_marked_request(backend, drawn, messages, max_new_tokens=budget))
-                marked.append(js)
             gens, rank_costs = self._generate(backend, requests, "rank")
             for (i, js), gen, cost in zip(todo, gens, rank_costs, strict=True):
                 text = gen.texts[0] if gen.texts else ""
                 order = parse_ranking(text, len(js))
+                if (
+                    order is not None and labels is not None
+                ):  # the numbers named -> the candidates bearing them
+                    order = [list(labels[i]).index(str(o + 1)) for o in order]
                 bad = order is None
                 order = list(range(len(js))) if order is None else order
                 scores: list[float | None] = [None] * len(proposals[i].candidates)

@@ -42,6 +42,16 @@ def _pool_sections(pool: Mapping[str, Any]) -> list[Section]:
         ],
         ["critic format errors", str(pool["critic_format_errors"]), ""],
     ]
+    if pool.get("label_one_rate") is not None:
+        one = pool["label_one_over_chance"]
+        rows.insert(
+            2,
+            [
+                "number 1 picked (markers numbered by a shuffle)",
+                f"{fmt(pool['label_one_rate'])}%",
+                f"{'+' if one is not None and one >= 0 else ''}{fmt(one)} points over chance",
+            ],
+        )
     rescue = pool.get("critic_rescue")
     if rescue is not None:
         rows.append(

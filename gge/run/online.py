@@ -489,9 +489,11 @@ def _pool_recipe(owner: str, given: Mapping[str, Any] | None, seed: int) -> Pool
     """A callback's ``critic_pool`` option as a synthetic pool's recipe (orders ``rotate`` by default)."""
     if given is None:
         return None
-    unknown = sorted(set(given) - {"n", "kinds", "near", "seed", "orders"})
+    unknown = sorted(set(given) - {"n", "kinds", "near", "seed", "orders", "labels"})
     if unknown:
-        raise GgeError(f"{owner}: critic_pool: unknown key {unknown[0]!r} (n, kinds, near, seed, orders)")
+        raise GgeError(
+            f"{owner}: critic_pool: unknown key {unknown[0]!r} (n, kinds, near, seed, orders, labels)"
+        )
     try:
         return PoolRecipe(
             "synthetic",
@@ -500,6 +502,8 @@ def _pool_recipe(owner: str, given: Mapping[str, Any] | None, seed: int) -> Pool
             tuple(float(d) for d in given.get("near", (0.25, 0.5))),
             int(given.get("seed", seed)),
             str(given.get("orders", "rotate")),
+            None,
+            str(given.get("labels", "order")),
         )
     except GgeError as e:
         raise GgeError(f"{owner}: critic_{e}") from None

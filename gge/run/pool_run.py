@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,7 +33,15 @@ from gge.models.base import Proposal
 from gge.models.occlusion import views_cover
 from gge.run.predlog import read_records
 from gge.scoring.pool_figures import Ask, pool_figures
-from gge.scoring.pools import PoolEntry, PoolRecipe, check_entry, orders, pool_from_points, synthetic_pool
+from gge.scoring.pools import (
+    PoolEntry,
+    PoolRecipe,
+    check_entry,
+    orders,
+    pool_from_points,
+    shuffled_labels,
+    synthetic_pool,
+)
 from gge.scoring.selection import select
 from gge.types import Candidate, Prediction, Sample, SampleResult
 
@@ -52,12 +60,14 @@ class PoolPlan:
         digest: The sha256 of ``pool.jsonl`` (what ``gge compare`` pairs on).
         asks: Ask ``(benchmark, id)`` -> its pool and order.
         skipped: Per benchmark, the samples with no pool by why.
+        labels: ``pool.labels=shuffled``: each ask's marker numbers (shown position -> number).
     """
 
     recipe: PoolRecipe
     digest: str
     asks: Mapping[tuple[str, str], tuple[PoolEntry, tuple[int, ...]]]
     skipped: Mapping[str, Mapping[str, list[str]]]
+    labels: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
     def record(self, benchmark: str) -> dict[str, Any]:
         """What results.json records of the pool (``critic_pool.pool``)."""
@@ -87,6 +97,7 @@ def recipe_of(cfg: DictConfig) -> PoolRecipe | None:
         int(cfg.seed if p.seed is None else p.seed),
         str(p.orders),
         None if p.path is None else str(p.path),
+        str(p.labels),
     )
 
 
@@ -184,6 +195,7 @@ def build_plan(
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     by_key = {(e.benchmark, e.id): e for e in entries}
     asks: dict[tuple[str, str], tuple[PoolEntry, tuple[int, ...]]] = {}
+    labels: dict[tuple[str, str], tuple[str, ...]] = {}
     samples: dict[str, list[Sample]] = {}
     for name, group in asked.items():
         samples[name] = []
@@ -195,12 +207,16 @@ def build_plan(
                 ask_id = s.id if recipe.orders == "none" else f"{s.id}{SEPARATOR}{k}"
                 samples[name].append(replace(s, id=ask_id))
                 asks[(s.benchmark, ask_id)] = (entry, order)
+                if recipe.labels == "shuffled":
+                    key = f"{s.benchmark}:{ask_id}"
+                    labels[(s.benchmark, ask_id)] = shuffled_labels(len(order), recipe.seed, key)
     skipped = {
         name: {why: [i for i in ids if (name, i) in wanted] for why, ids in by_why.items()}
         for name, by_why in skipped.items()
     }
     skipped = {name: {why: ids for why, ids in by_why.items() if ids} for name, by_why in skipped.items()}
-    return samples, PoolPlan(recipe, digest, asks, {n: w for n, w in skipped.items() if w}), text
+    plan = PoolPlan(recipe, digest, asks, {n: w for n, w in skipped.items() if w}, labels)
+    return samples, plan, text
 
 
 def plan_pool(
@@ -261,6 +277,10 @@ class PoolPolicy:
                 "a pool asks the model's critic: model.critic=none has none (listwise or pointwise)"
             )
         refine = getattr(getattr(inner, "settings_", None), "refine", "none")
+        if plan.labels and critic != "listwise":
+            raise GgeError(
+                "pool.labels=shuffled numbers a listwise critic's markers: this critic is not listwise"
+            )
         if refine != "none":
             raise GgeError(
                 "a pool asks the critic alone: model.refine=zoom re-asks the proposer (refine=none)"
@@ -289,7 +309,11 @@ class PoolPolicy:
         for s in samples:
             entry, order = self.plan.asks[(s.benchmark, s.id)]
             proposals.append(Proposal(tuple(Candidate(entry.points[i]) for i in order)))
-        judgements = self._inner.rank(samples, images, proposals)
+        if self.plan.labels:  # the label probe: another number on each marker, read back to its candidate
+            shown = [self.plan.labels[(s.benchmark, s.id)] for s in samples]
+            judgements = self._inner.rank(samples, images, proposals, labels=shown)
+        else:
+            judgements = self._inner.rank(samples, images, proposals)
         return [
             Prediction(
                 s.benchmark,
@@ -386,5 +410,7 @@ def pool_extras(policy: object, name: str, results: Sequence[SampleResult]) -> d
         entry, order = plan.asks[(r.benchmark, r.id)]
         pick = select("critic", r.candidates, r.image_size or (1, 1)) if r.candidates else None
         picked = next((i for i, c in enumerate(r.candidates) if c is pick), None)
-        asks.append(Ask(entry, order, picked, _area(r), r.critic_format_error))
+        asks.append(
+            Ask(entry, order, picked, _area(r), r.critic_format_error, plan.labels.get((r.benchmark, r.id)))
+        )
     return {"critic_pool": {"pool": plan.record(name), **pool_figures(asks, plan.recipe.orders)}}

@@ -117,6 +117,8 @@ class PoolConfig:
         near: Near-miss distances from the target's edge, in target diagonals (cycled).
         seed: The pools' seed (unset: the run's ``seed``).
         orders: ``none`` (each pool asked once) or ``rotate`` (once per cyclic shift: position bias).
+        labels: ``order`` (a listwise critic's markers numbered as shown) or ``shuffled`` (the label
+            probe: seeded numbers, so a bias to number 1 shows apart from a bias to the first marker).
     """
 
     source: str | None = None
@@ -126,6 +128,7 @@ class PoolConfig:
     near: list[float] = field(default_factory=lambda: [0.25, 0.5])
     seed: int | None = None
     orders: str = "none"
+    labels: str = "order"
 
 
 @dataclass

@@ -17,6 +17,10 @@ Per benchmark (:func:`pool_figures`):
 - ``by_target_size``: accuracy by the target's area as a share of the screen (:data:`SIZE_BUCKETS`);
 - ``critic_format_errors``: asks whose critic answer did not parse (a listwise critic then keeps the
   shown order: its pick is the first shown, which the first-position rate counts too);
+- ``label_one_rate`` and ``label_one_over_chance`` (``pool.labels=shuffled``, a listwise critic): the
+  share of asks whose pick bears the number 1; with the numbers shuffled apart from the order shown,
+  a bias to the label reads here and a bias to the first marker drawn (its place in the list, its
+  colour) in ``first_position_rate``, and a bias to a place on the screen in ``consistency``;
 - ``critic_rescue`` (a pool from a run): the *rescue rate*, accuracy on the asks whose gold was put in
   because the proposer missed (would the critic have picked the target had it been offered?), beside
   the accuracy where the proposer's own candidate hit.
@@ -53,6 +57,7 @@ class Ask:
         picked: The shown position the critic picked, or None (no candidate scored or chosen).
         area: The target's area as a share of the screen.
         format_error: The critic's answer did not parse.
+        labels: The markers' numbers (shown position -> number), None: numbered as shown.
     """
 
     entry: PoolEntry
@@ -60,6 +65,7 @@ class Ask:
     picked: int | None
     area: float
     format_error: bool = False
+    labels: tuple[str, ...] | None = None
 
     @property
     def picked_index(self) -> int | None:
@@ -137,7 +143,19 @@ def pool_figures(asks: Sequence[Ask], orders: str) -> dict[str, Any]:
         },
         "critic_format_errors": sum(a.format_error for a in asks),
         "critic_rescue": _rescue(asks),
+        **_label_one(asks, first_chance),
     }
+
+
+def _label_one(asks: Sequence[Ask], chance: float) -> dict[str, Any]:
+    """The label probe's figures: asks whose pick bears number 1 (None: markers numbered as shown)."""
+    if not any(a.labels is not None for a in asks):
+        return {"label_one_rate": None, "label_one_over_chance": None}
+    ones = sum(
+        1 for a in asks if a.picked is not None and (a.labels or ())[a.picked : a.picked + 1] == ("1",)
+    )
+    n = len(asks)
+    return {"label_one_rate": _pct(ones, n), "label_one_over_chance": round(100.0 * (ones - chance) / n, 4)}
 
 
 def _rescue(asks: Sequence[Ask]) -> dict[str, Any] | None:

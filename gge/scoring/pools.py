@@ -63,6 +63,10 @@ KINDS = ("gold", *DISTRACTOR_KINDS, "proposer")
 ORDERS = ("none", "rotate")
 """``pool.orders``: each pool asked once, or once per cyclic shift (a Latin square)."""
 
+LABELS = ("order", "shuffled")
+"""``pool.labels``: a listwise critic's markers numbered in the order shown, or by a seeded shuffle
+(the label probe: a pick of number 1 is then apart from a pick of the first marker drawn)."""
+
 SOURCES = ("synthetic", "run", "file")
 
 TRIES = 200
@@ -81,6 +85,7 @@ class PoolRecipe:
         seed: The seed.
         orders: ``none`` or ``rotate``.
         path: The run's predictions or the file, for those sources.
+        labels: ``order`` (marker numbers in the order shown) or ``shuffled`` (the label probe).
     """
 
     source: str
@@ -90,6 +95,7 @@ class PoolRecipe:
     seed: int = 0
     orders: str = "none"
     path: str | None = None
+    labels: str = "order"
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -101,6 +107,8 @@ class PoolRecipe:
             raise GgeError(f"pool.kinds: {unknown or 'none'}: the kinds are {', '.join(DISTRACTOR_KINDS)}")
         if self.orders not in ORDERS:
             raise GgeError(f"pool.orders={self.orders!r}: one of {', '.join(ORDERS)}")
+        if self.labels not in LABELS:
+            raise GgeError(f"pool.labels={self.labels!r}: one of {', '.join(LABELS)}")
         if any(d <= 0 for d in self.near) or not self.near:
             raise GgeError(f"pool.near={list(self.near)}: distances in target diagonals, each > 0")
 
@@ -378,6 +386,22 @@ def check_entry(line: Mapping[str, Any], sample: Sample | None, where: str) -> P
                 f"{where}: point {i} {list(p)}: the {said} the target by {sample.benchmark}'s rule"
             )
     return PoolEntry(sample.benchmark, sample.id, points, kinds, gold)
+
+
+def shuffled_labels(n: int, seed: int, key: str) -> tuple[str, ...]:
+    """A seeded numbering of ``n`` markers that is not ``1..n`` (shown position -> its number).
+
+    Example:
+        >>> labels = shuffled_labels(4, 0, "b:0~1")
+        >>> sorted(labels), labels != ("1", "2", "3", "4")
+        (['1', '2', '3', '4'], True)
+    """
+    rng = random.Random(f"{seed}:labels:{key}")
+    names = [str(i + 1) for i in range(n)]
+    while True:
+        rng.shuffle(names)
+        if names != [str(i + 1) for i in range(n)]:
+            return tuple(names)
 
 
 def orders(entry: PoolEntry, mode: str) -> list[tuple[int, ...]]:

@@ -34,6 +34,7 @@ from gge.cli.commands import main as gge_main
 from gge.errors import GgeError
 from gge.run.settings import parse_args
 from gge.run.standalone import run
+from gge.scoring.pools import shuffled_labels
 
 pytestmark = pytest.mark.slow  # each runs gge end to end (a few seconds)
 
@@ -152,6 +153,40 @@ def test_a_listwise_endpoint_critic_that_always_ranks_the_first_marker_first(
         "0": {"asks": 6, "accuracy": 100.0},
         **{str(p): {"asks": 6, "accuracy": 0.0} for p in (1, 2, 3)},
     }
+
+
+def test_the_label_probe_tells_a_bias_to_number_one_from_a_bias_to_the_first_marker(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    server.rank_order = lambda text, k: list(range(1, k + 1))  # always "1, 2, 3, 4": number 1 best
+    out = tmp_path / "labels"
+    more = ("probe=false", "pool.source=synthetic", "pool.orders=rotate", "pool.labels=shuffled")
+    result = run(parse_args(demo_args(server, demo_suite, out, 5, *more)), out=io.StringIO())
+    f = result["benchmarks"]["screenspot_v2"]["critic_pool"]
+    pools = {e["id"]: e for e in _lines(out / "pool.jsonl")}
+    first = correct = 0
+    for line in _lines(out / "predictions.jsonl"):
+        sid, _, k = line["id"].rpartition("~")
+        labels = shuffled_labels(4, 0, f"screenspot_v2:{line['id']}")  # the probe's numbering (its input)
+        at = labels.index("1")  # the candidate that bore number 1 is the one picked
+        assert _pick(line["scores"]) == at and labels != ("1", "2", "3", "4")
+        first += at == 0
+        correct += (int(k) + at) % 4 in pools[sid]["gold"]
+    assert f["label_one_rate"] == 100.0 and f["label_one_over_chance"] == 75.0
+    assert f["first_position_rate"] == pytest.approx(100 * first / 20, abs=1e-4) and first < 20
+    assert f["accuracy"] == pytest.approx(100 * correct / 20, abs=1e-4)
+    with pytest.raises(GgeError, match="numbers a listwise critic's markers"):
+        run(
+            parse_args(
+                [
+                    f"data_root={demo_suite}",
+                    "benchmarks=[screenspot_v2]",
+                    "max_samples=2",
+                    *more[1:],
+                    f"output_dir={tmp_path / 'd'}",
+                ]
+            )
+        )
 
 
 def _v2_records(demo: Path) -> dict[str, dict[str, Any]]:
