@@ -247,3 +247,35 @@ def test_sampling_is_not_overridden_by_the_checkpoint_generation_config(
     records = [json.loads(x) for x in (tmp_path / "o" / "predictions.jsonl").read_text().splitlines()]
     distinct = [len(set(r["raw"].split(SAMPLE_SEPARATOR))) for r in records]
     assert max(distinct) >= 3, distinct
+
+
+@pytest.mark.parametrize("critic", ["listwise", "pointwise"])
+def test_a_real_checkpoints_critic_alone_on_a_frozen_pool(
+    critic: str, ckpts: dict[str, Path], demo_suite: Path, tmp_path: Path
+) -> None:
+    """A tiny Qwen2.5-VL's critic on a synthetic pool: no proposer call, its scores on the pool's points."""
+    args = [
+        f"ckpt={ckpts['qwen2_5_vl']}",
+        *SMALL,
+        f"model.critic={critic}",
+        "pool.source=synthetic",
+        "pool.n=3",
+    ]
+    doc = _eval(args, demo_suite, tmp_path)
+    calls = doc["model"]["calls"]
+    assert "propose" not in calls or calls["propose"] == 0
+    assert calls["rank"] >= 1  # the critic's calls (a pointwise yes-probability counts here too)
+    pools = {p["id"]: p for p in (json.loads(x) for x in (tmp_path / "pool.jsonl").read_text().splitlines())}
+    records = [json.loads(x) for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
+    assert len(records) == 3
+    correct = 0
+    for rec in records:
+        pool = pools[rec["id"]]
+        assert [[round(x, 3), round(y, 3)] for x, y in rec["candidates"]] == pool["points"]
+        assert all(s is not None for s in rec["scores"])
+        best = max(range(3), key=lambda i: (rec["scores"][i], -i))  # highest, the earlier on a tie
+        correct += best in pool["gold"]
+    figures = doc["benchmarks"]["screenspot_v2"]["critic_pool"]
+    assert figures["accuracy"] == pytest.approx(100 * correct / 3, abs=1e-3)
+    assert figures["chance"] == pytest.approx(100 / 3, abs=1e-3)
+    assert doc["benchmarks"]["screenspot_v2"]["occlusion"]["samples"] == 3
