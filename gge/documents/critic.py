@@ -22,6 +22,7 @@ class PoolRecord(TypedDict):
     path: str | None
     labels: str
     """``order`` or ``shuffled`` (the label probe)."""
+    nested: bool
     digest: str
     """The sha256 of the run's ``pool.jsonl``: gge compare pairs two critics only on the same pool."""
     file: str
@@ -71,6 +72,8 @@ class CriticPool(TypedDict):
     critic_format_errors: int
     critic_rescue: Rescue | None
     """A pool from a run only (None otherwise)."""
+    by_candidates: dict[str, dict[str, float | int | None]] | None
+    """``pool.nested=true``: ``{N: {asks, accuracy, chance}}`` over the nested sub-pools and full pools."""
     label_one_rate: float | None
     """``pool.labels=shuffled``: asks whose pick bears the number 1, in % (None: numbered as shown)."""
     label_one_over_chance: float | None

@@ -99,6 +99,22 @@ def _pool_sections(pool: Mapping[str, Any]) -> list[Section]:
                 ["1 is the first marker shown; a critic with no position bias is as accurate at each place."],
             )
         )
+    if pool.get("by_candidates"):
+        out.append(
+            Section(
+                "critic_pool_candidates",
+                "Accuracy by the number of candidates (nested pools)",
+                ["candidates", "asks", "accuracy", "chance"],
+                [
+                    [n, str(g["asks"]), fmt(g["accuracy"]), fmt(g["chance"])]
+                    for n, g in pool["by_candidates"].items()
+                ],
+                [
+                    "Each smaller pool is the next one less a distractor, on the same points: how the "
+                    "critic's accuracy falls as it is offered more."
+                ],
+            )
+        )
     if pool["by_target_size"]:
         out.append(
             Section(

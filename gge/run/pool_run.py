@@ -40,6 +40,7 @@ from gge.scoring.pools import (
     orders,
     pool_from_points,
     shuffled_labels,
+    sub_pools,
     synthetic_pool,
 )
 from gge.scoring.selection import select
@@ -61,6 +62,7 @@ class PoolPlan:
         asks: Ask ``(benchmark, id)`` -> its pool and order.
         skipped: Per benchmark, the samples with no pool by why.
         labels: ``pool.labels=shuffled``: each ask's marker numbers (shown position -> number).
+        sub_asks: ``pool.nested``: the asks of nested sub-pools (the other figures leave them out).
     """
 
     recipe: PoolRecipe
@@ -68,6 +70,7 @@ class PoolPlan:
     asks: Mapping[tuple[str, str], tuple[PoolEntry, tuple[int, ...]]]
     skipped: Mapping[str, Mapping[str, list[str]]]
     labels: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    sub_asks: frozenset[tuple[str, str]] = frozenset()
 
     def record(self, benchmark: str) -> dict[str, Any]:
         """What results.json records of the pool (``critic_pool.pool``)."""
@@ -98,6 +101,7 @@ def recipe_of(cfg: DictConfig) -> PoolRecipe | None:
         str(p.orders),
         None if p.path is None else str(p.path),
         str(p.labels),
+        bool(p.nested),
     )
 
 
@@ -196,26 +200,33 @@ def build_plan(
     by_key = {(e.benchmark, e.id): e for e in entries}
     asks: dict[tuple[str, str], tuple[PoolEntry, tuple[int, ...]]] = {}
     labels: dict[tuple[str, str], tuple[str, ...]] = {}
+    sub_asks: set[tuple[str, str]] = set()
     samples: dict[str, list[Sample]] = {}
     for name, group in asked.items():
         samples[name] = []
         for s in group:
-            entry = by_key.get((s.benchmark, s.id))
-            if entry is None:
+            full = by_key.get((s.benchmark, s.id))
+            if full is None:
                 continue
-            for k, order in enumerate(orders(entry, recipe.orders)):
-                ask_id = s.id if recipe.orders == "none" else f"{s.id}{SEPARATOR}{k}"
-                samples[name].append(replace(s, id=ask_id))
-                asks[(s.benchmark, ask_id)] = (entry, order)
-                if recipe.labels == "shuffled":
-                    key = f"{s.benchmark}:{ask_id}"
-                    labels[(s.benchmark, ask_id)] = shuffled_labels(len(order), recipe.seed, key)
+            for entry in [*(sub_pools(full) if recipe.nested else []), full]:
+                sid = entry.id  # the sample's, or a nested sub-pool's (<id>#<m>)
+                for k, order in enumerate(orders(entry, recipe.orders)):
+                    ask_id = sid if recipe.orders == "none" else f"{sid}{SEPARATOR}{k}"
+                    samples[name].append(replace(s, id=ask_id))
+                    asks[(s.benchmark, ask_id)] = (entry, order)
+                    if entry is not full:
+                        sub_asks.add((s.benchmark, ask_id))
+                    if recipe.labels == "shuffled":
+                        key = f"{s.benchmark}:{ask_id}"
+                        labels[(s.benchmark, ask_id)] = shuffled_labels(len(order), recipe.seed, key)
     skipped = {
         name: {why: [i for i in ids if (name, i) in wanted] for why, ids in by_why.items()}
         for name, by_why in skipped.items()
     }
     skipped = {name: {why: ids for why, ids in by_why.items() if ids} for name, by_why in skipped.items()}
-    plan = PoolPlan(recipe, digest, asks, {n: w for n, w in skipped.items() if w}, labels)
+    plan = PoolPlan(
+        recipe, digest, asks, {n: w for n, w in skipped.items() if w}, labels, frozenset(sub_asks)
+    )
     return samples, plan, text
 
 
@@ -245,7 +256,7 @@ def plan_pool(
     recipe_doc = {**plan.record(""), "skipped": plan.skipped}
     (output_dir / RECIPE_FILE).write_text(json.dumps(recipe_doc, indent=1) + "\n", encoding="utf-8")
     n_asks = sum(len(g) for g in samples.values())
-    pools = len({(e.benchmark, e.id) for e, _ in plan.asks.values()})
+    pools = len({(e.benchmark, e.id) for key, (e, _) in plan.asks.items() if key not in plan.sub_asks})
     left = sum(len(ids) for by_why in plan.skipped.values() for ids in by_why.values())
     print(
         f"pool ({recipe.source}, {recipe.n} candidates, orders {recipe.orders}): {pools} pools, "
@@ -410,7 +421,16 @@ def pool_extras(policy: object, name: str, results: Sequence[SampleResult]) -> d
         entry, order = plan.asks[(r.benchmark, r.id)]
         pick = select("critic", r.candidates, r.image_size or (1, 1)) if r.candidates else None
         picked = next((i for i, c in enumerate(r.candidates) if c is pick), None)
+        key = (r.benchmark, r.id)
         asks.append(
-            Ask(entry, order, picked, _area(r), r.critic_format_error, plan.labels.get((r.benchmark, r.id)))
+            Ask(
+                entry,
+                order,
+                picked,
+                _area(r),
+                r.critic_format_error,
+                plan.labels.get(key),
+                key in plan.sub_asks,
+            )
         )
     return {"critic_pool": {"pool": plan.record(name), **pool_figures(asks, plan.recipe.orders)}}

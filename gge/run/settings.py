@@ -119,6 +119,7 @@ class PoolConfig:
         orders: ``none`` (each pool asked once) or ``rotate`` (once per cyclic shift: position bias).
         labels: ``order`` (a listwise critic's markers numbered as shown) or ``shuffled`` (the label
             probe: seeded numbers, so a bias to number 1 shows apart from a bias to the first marker).
+        nested: Also ask each pool's nested sub-pools of 2..N-1 candidates (accuracy by N).
     """
 
     source: str | None = None
@@ -129,6 +130,7 @@ class PoolConfig:
     seed: int | None = None
     orders: str = "none"
     labels: str = "order"
+    nested: bool = False
 
 
 @dataclass

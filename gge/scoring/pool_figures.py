@@ -21,6 +21,9 @@ Per benchmark (:func:`pool_figures`):
   share of asks whose pick bears the number 1; with the numbers shuffled apart from the order shown,
   a bias to the label reads here and a bias to the first marker drawn (its place in the list, its
   colour) in ``first_position_rate``, and a bias to a place on the screen in ``consistency``;
+- ``by_candidates`` (``pool.nested=true``): accuracy and chance by the number of candidates, over
+  each pool's nested sub-pools of 2..N-1 (:func:`gge.scoring.pools.sub_pools`) and the full pools;
+  every other figure is over the full pools only;
 - ``critic_rescue`` (a pool from a run): the *rescue rate*, accuracy on the asks whose gold was put in
   because the proposer missed (would the critic have picked the target had it been offered?), beside
   the accuracy where the proposer's own candidate hit.
@@ -58,6 +61,7 @@ class Ask:
         area: The target's area as a share of the screen.
         format_error: The critic's answer did not parse.
         labels: The markers' numbers (shown position -> number), None: numbered as shown.
+        nested: The pool is a nested sub-pool of a sample's pool (``pool.nested``).
     """
 
     entry: PoolEntry
@@ -66,6 +70,7 @@ class Ask:
     area: float
     format_error: bool = False
     labels: tuple[str, ...] | None = None
+    nested: bool = False
 
     @property
     def picked_index(self) -> int | None:
@@ -86,6 +91,21 @@ def _bucket(area: float) -> str:
     return next(name for name, below in SIZE_BUCKETS if area < below)
 
 
+def _by_candidates(asks: Sequence[Ask]) -> dict[str, dict[str, Any]]:
+    """Accuracy and chance by the number of candidates shown (nested sub-pools and the full pools)."""
+    groups: dict[int, list[Ask]] = {}
+    for a in asks:
+        groups.setdefault(len(a.entry.points), []).append(a)
+    return {
+        str(n): {
+            "asks": len(g),
+            "accuracy": _pct(sum(a.correct for a in g), len(g)),
+            "chance": _pct(sum(len(a.entry.gold) / n for a in g), len(g)),
+        }
+        for n, g in sorted(groups.items())
+    }
+
+
 def pool_figures(asks: Sequence[Ask], orders: str) -> dict[str, Any]:
     """The critic's figures over one benchmark's asks (see the module).
 
@@ -96,6 +116,8 @@ def pool_figures(asks: Sequence[Ask], orders: str) -> dict[str, Any]:
     Returns:
         The figures (percentages to 4 decimals; None where nothing is counted).
     """
+    nested = _by_candidates(asks) if any(a.nested for a in asks) else None
+    asks = [a for a in asks if not a.nested]  # the figures below: the full pools
     n_asks = len(asks)
     pools: dict[str, list[Ask]] = {}
     for a in asks:
@@ -143,6 +165,7 @@ def pool_figures(asks: Sequence[Ask], orders: str) -> dict[str, Any]:
         },
         "critic_format_errors": sum(a.format_error for a in asks),
         "critic_rescue": _rescue(asks),
+        "by_candidates": nested,
         **_label_one(asks, first_chance),
     }
 

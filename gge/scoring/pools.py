@@ -86,6 +86,7 @@ class PoolRecipe:
         orders: ``none`` or ``rotate``.
         path: The run's predictions or the file, for those sources.
         labels: ``order`` (marker numbers in the order shown) or ``shuffled`` (the label probe).
+        nested: Also ask each pool's nested sub-pools of 2..N-1 candidates (:func:`sub_pools`).
     """
 
     source: str
@@ -96,6 +97,7 @@ class PoolRecipe:
     orders: str = "none"
     path: str | None = None
     labels: str = "order"
+    nested: bool = False
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -386,6 +388,42 @@ def check_entry(line: Mapping[str, Any], sample: Sample | None, where: str) -> P
                 f"{where}: point {i} {list(p)}: the {said} the target by {sample.benchmark}'s rule"
             )
     return PoolEntry(sample.benchmark, sample.id, points, kinds, gold)
+
+
+NESTED = "#"
+"""Between a pool's id and a sub-pool's size in the sub-pool's id (``<id>#<m>``)."""
+
+
+def sub_pools(entry: PoolEntry) -> list[PoolEntry]:
+    """The nested sub-pools of a pool with one gold: sizes 2..N-1, each the next one less a distractor.
+
+    Sub-pool ``m`` keeps the gold and the first ``m - 1`` distractors in pool order (the points keep
+    their relative order), so each holds the one before it: accuracy against the number of candidates
+    on the same points. A pool with several golds (from a run) has none.
+
+    Example:
+        >>> points = ((0.0, 0.0), (1.0, 1.0), (2.0, 2.0), (3.0, 3.0))
+        >>> e = PoolEntry("b", "7", points, ("random", "gold", "near_miss", "random"), (1,))
+        >>> [(s.id, s.points, s.gold) for s in sub_pools(e)]
+        [('7#2', ((0.0, 0.0), (1.0, 1.0)), (1,)), ('7#3', ((0.0, 0.0), (1.0, 1.0), (2.0, 2.0)), (1,))]
+    """
+    if len(entry.gold) != 1:
+        return []
+    (gold,) = entry.gold
+    distractors = [i for i in range(len(entry.points)) if i != gold]
+    out = []
+    for m in range(2, len(entry.points)):
+        kept = sorted([gold, *distractors[: m - 1]])
+        out.append(
+            PoolEntry(
+                entry.benchmark,
+                f"{entry.id}{NESTED}{m}",
+                tuple(entry.points[i] for i in kept),
+                tuple(entry.kinds[i] for i in kept),
+                (kept.index(gold),),
+            )
+        )
+    return out
 
 
 def shuffled_labels(n: int, seed: int, key: str) -> tuple[str, ...]:

@@ -189,6 +189,23 @@ def test_the_label_probe_tells_a_bias_to_number_one_from_a_bias_to_the_first_mar
         )
 
 
+def test_nested_pools_give_accuracy_by_the_number_of_candidates(
+    server: Scripted, demo_suite: Path, tmp_path: Path
+) -> None:
+    server.rank_order = lambda text, k: list(range(1, k + 1))  # the first marker shown, whatever it marks
+    out = tmp_path / "nested"
+    more = ("probe=false", "pool.source=synthetic", "pool.orders=rotate", "pool.nested=true")
+    result = run(parse_args(demo_args(server, demo_suite, out, 4, *more)), out=io.StringIO())
+    f = result["benchmarks"]["screenspot_v2"]["critic_pool"]
+    # 4 pools: each in sizes 2, 3 (nested) and 4, each size in its m cyclic orders: the gold first in one
+    assert f["by_candidates"] == {
+        str(m): {"asks": 4 * m, "accuracy": round(100 / m, 4), "chance": round(100 / m, 4)} for m in (2, 3, 4)
+    }
+    assert (f["pools"], f["asks"], f["accuracy"]) == (4, 16, 25.0)  # the other figures: the full pools
+    assert len(server.log) == 4 * (2 + 3 + 4)
+    assert "Accuracy by the number of candidates (nested pools)" in (out / "report.md").read_text()
+
+
 def _v2_records(demo: Path) -> dict[str, dict[str, Any]]:
     out = {}
     for split in ("mobile", "desktop", "web"):
