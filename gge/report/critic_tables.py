@@ -73,6 +73,15 @@ def _pool_sections(pool: Mapping[str, Any]) -> list[Section]:
             f"{recipe['file']}): every model asked on it sees the same candidates, so this moves with "
             "the critic alone. Top-1 above is this accuracy; Oracle@K is 100% by construction.",
             *([f"Samples without a pool: {skipped}."] if skipped else []),
+            *(
+                [
+                    "Each pool is asked in every order: the asks of one pool are not independent, so the "
+                    "headline's interval (it counts asks) is narrower than it should be; gge compare "
+                    "resamples screenshots."
+                ]
+                if pool["orders"] == "rotate"
+                else []
+            ),
         ],
     )
     kinds = Section(

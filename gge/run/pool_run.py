@@ -34,6 +34,7 @@ from gge.models.occlusion import views_cover
 from gge.run.predlog import read_records
 from gge.scoring.pool_figures import Ask, pool_figures
 from gge.scoring.pools import (
+    NESTED,
     PoolEntry,
     PoolRecipe,
     check_entry,
@@ -42,6 +43,7 @@ from gge.scoring.pools import (
     shuffled_labels,
     sub_pools,
     synthetic_pool,
+    why_no_pool,
 )
 from gge.scoring.selection import select
 from gge.types import Candidate, Prediction, Sample, SampleResult
@@ -58,26 +60,28 @@ class PoolPlan:
 
     Attributes:
         recipe: How the pools were made.
-        digest: The sha256 of ``pool.jsonl`` (what ``gge compare`` pairs on).
+        digests: Per benchmark, the sha256 of its lines of ``pool.jsonl`` (what ``gge compare`` pairs on).
         asks: Ask ``(benchmark, id)`` -> its pool and order.
         skipped: Per benchmark, the samples with no pool by why.
         labels: ``pool.labels=shuffled``: each ask's marker numbers (shown position -> number).
         sub_asks: ``pool.nested``: the asks of nested sub-pools (the other figures leave them out).
+        text: ``pool.jsonl``: every pool of the samples read (whatever ``max_samples`` asks).
     """
 
     recipe: PoolRecipe
-    digest: str
+    digests: Mapping[str, str]
     asks: Mapping[tuple[str, str], tuple[PoolEntry, tuple[int, ...]]]
     skipped: Mapping[str, Mapping[str, list[str]]]
     labels: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     sub_asks: frozenset[tuple[str, str]] = frozenset()
+    text: str = ""
 
     def record(self, benchmark: str) -> dict[str, Any]:
         """What results.json records of the pool (``critic_pool.pool``)."""
         skipped = self.skipped.get(benchmark, {})
         return {
             **{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self.recipe).items()},
-            "digest": self.digest,
+            "digest": self.digests.get(benchmark, ""),
             "file": POOL_FILE,
             "skipped": {why: len(ids) for why, ids in skipped.items()},
         }
@@ -136,14 +140,21 @@ def _entries(
         raise GgeError(f"pool.path={path}: no such file")
     if recipe.source == "run":
         records = read_records([path], repair=False)
+        if not any(key in records for key in by_key):
+            raise GgeError(
+                f"pool.path={path}: no line for any sample read (another run's data or benchmarks?)"
+            )
         for key, s in by_key.items():
             rec = records.get(key)
             points = [
-                tuple(p) for p in (rec or {}).get("candidates") or [] if isinstance(p, list) and len(p) == 2
+                tuple(p)
+                for p in (rec or {}).get("candidates") or []
+                if isinstance(p, list) and len(p) == 2 and all(isinstance(v, (int, float)) for v in p)
             ]
-            entry = pool_from_points(s, points, recipe.n, recipe.seed)
+            reason = "not in the run" if rec is None else why_no_pool(s) or "no point proposed on the screen"
+            entry = None if rec is None else pool_from_points(s, points, recipe.n, recipe.seed)
             if entry is None:
-                skipped.setdefault(s.benchmark, {}).setdefault("no target a pool can hit", []).append(s.id)
+                skipped.setdefault(s.benchmark, {}).setdefault(reason, []).append(s.id)
             else:
                 entries.append(entry)
         return entries, skipped
@@ -192,11 +203,14 @@ def build_plan(
     """
     entries, skipped = _entries(recipe, universe if universe is not None else asked)
     wanted = {(s.benchmark, s.id) for group in asked.values() for s in group}
-    entries = [e for e in entries if (e.benchmark, e.id) in wanted]
-    if not entries:
+    if not any((e.benchmark, e.id) in wanted for e in entries):
         raise GgeError(f"pool.source={recipe.source}: no sample of {', '.join(asked)} has a pool")
-    text = "".join(json.dumps(e.record(), separators=(",", ":")) + "\n" for e in entries)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    lines = {
+        name: [json.dumps(e.record(), separators=(",", ":")) + "\n" for e in entries if e.benchmark == name]
+        for name in asked
+    }
+    text = "".join(line for name in asked for line in lines[name])
+    digests = {name: hashlib.sha256("".join(lines[name]).encode("utf-8")).hexdigest() for name in asked}
     by_key = {(e.benchmark, e.id): e for e in entries}
     asks: dict[tuple[str, str], tuple[PoolEntry, tuple[int, ...]]] = {}
     labels: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -212,6 +226,11 @@ def build_plan(
                 sid = entry.id  # the sample's, or a nested sub-pool's (<id>#<m>)
                 for k, order in enumerate(orders(entry, recipe.orders)):
                     ask_id = sid if recipe.orders == "none" else f"{sid}{SEPARATOR}{k}"
+                    if (s.benchmark, ask_id) in asks:
+                        raise GgeError(
+                            f"{s.benchmark}: the ask id {ask_id!r} is also another sample's ask (ids with "
+                            f"'{SEPARATOR}' or '{NESTED}'): ask without pool.orders=rotate or pool.nested"
+                        )
                     samples[name].append(replace(s, id=ask_id))
                     asks[(s.benchmark, ask_id)] = (entry, order)
                     if entry is not full:
@@ -225,15 +244,33 @@ def build_plan(
     }
     skipped = {name: {why: ids for why, ids in by_why.items() if ids} for name, by_why in skipped.items()}
     plan = PoolPlan(
-        recipe, digest, asks, {n: w for n, w in skipped.items() if w}, labels, frozenset(sub_asks)
+        recipe, digests, asks, {n: w for n, w in skipped.items() if w}, labels, frozenset(sub_asks), text
     )
     return samples, plan, text
+
+
+def write_pool(policy: object, output_dir: Path) -> None:
+    """Write a pool run's ``pool.jsonl`` and ``pool.json`` (once the output folder is locked and checked)."""
+    if not isinstance(policy, PoolPolicy):
+        return
+    plan = policy.plan
+    (output_dir / POOL_FILE).write_text(plan.text, encoding="utf-8")
+    doc = {**plan.record(""), "digests": dict(plan.digests), "skipped": plan.skipped}
+    doc.pop("digest", None)
+    (output_dir / RECIPE_FILE).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
+def headline_results(policy: object, results: Sequence[SampleResult]) -> list[SampleResult]:
+    """The results a benchmark's headline is computed on: a pool run's nested sub-pool asks left out."""
+    if not isinstance(policy, PoolPolicy) or not policy.plan.sub_asks:
+        return list(results)
+    return [r for r in results if (r.benchmark, r.id) not in policy.plan.sub_asks]
 
 
 def plan_pool(
     cfg: DictConfig, loaded: BenchmarkSet, output_dir: Path, out: TextIO
 ) -> tuple[BenchmarkSet, PoolPlan] | None:
-    """The run's pools, written to ``output_dir``, and its samples turned into asks (None: no pool).
+    """The run's pools and its samples turned into asks (None: no pool).
 
     Args:
         cfg: The run's configuration.
@@ -242,7 +279,9 @@ def plan_pool(
         out: Where the pool's line is said.
 
     Returns:
-        The benchmarks with their asks in place of their samples, and the plan.
+        The benchmarks with their asks in place of their samples, and the plan. The pools are drawn
+        among every sample read (``max_samples`` asks the first, and moves no pool); the files are
+        written by :func:`write_pool`, once the output folder is locked.
 
     Raises:
         GgeError: A pool file's line that the data contradicts (naming file and line), no pool at all.
@@ -250,11 +289,8 @@ def plan_pool(
     recipe = recipe_of(cfg)
     if recipe is None:
         return None
-    samples, plan, text = build_plan(recipe, loaded.samples)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / POOL_FILE).write_text(text, encoding="utf-8")
-    recipe_doc = {**plan.record(""), "skipped": plan.skipped}
-    (output_dir / RECIPE_FILE).write_text(json.dumps(recipe_doc, indent=1) + "\n", encoding="utf-8")
+    universe = {name: ld.samples for name, ld in loaded.loads.items()}  # max_samples moves no pool
+    samples, plan, _ = build_plan(recipe, loaded.samples, universe)
     n_asks = sum(len(g) for g in samples.values())
     pools = len({(e.benchmark, e.id) for key, (e, _) in plan.asks.items() if key not in plan.sub_asks})
     left = sum(len(ids) for by_why in plan.skipped.values() for ids in by_why.values())

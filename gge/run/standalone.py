@@ -40,7 +40,14 @@ from gge.run.dry_run import dry_run
 from gge.run.evaluate import merge_results
 from gge.run.hardware import cost_setup
 from gge.run.invocations import InvocationLedger, Snapshot, counters_of, merged_window, with_summed
-from gge.run.pool_run import PoolPolicy, critic_extras, plan_pool, pool_fingerprint
+from gge.run.pool_run import (
+    PoolPolicy,
+    critic_extras,
+    headline_results,
+    plan_pool,
+    pool_fingerprint,
+    write_pool,
+)
 from gge.run.predlog import MalformedLine, bad_lines_path, existing_logs, read_records
 from gge.run.probe import ProbeResult, image_token_checks
 from gge.run.probe_store import probe_and_keep, restore_probe
@@ -378,7 +385,7 @@ def _finalize(
             cost["window"] = whole
     document, report = build_document(
         benches,
-        results,
+        {name: headline_results(policy, group) for name, group in results.items()},  # nested sub-pools apart
         k=run.k,
         strategy=run.strategy,
         protocol=run.kind.protocol(cfg.model),
@@ -650,6 +657,8 @@ def _run(cfg: DictConfig, out: TextIO | None, stack: ExitStack) -> dict[str, Any
         return dry_run(cfg, _load_root(data_root), output_dir, out)
     run = replace(_load(cfg, strategy, radius, data_root, is_demo, output_dir, out), console=out)
     restored, done_ids = _resume(run, stack, out)
+    if _is_launcher_rank():  # the folder is locked and its run checked: a pool run's files now
+        write_pool(run.policy, output_dir)
 
     # pass@k needs exchangeable answers, and calibration the critic's score kind: the kind says which
     options = {

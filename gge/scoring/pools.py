@@ -236,12 +236,12 @@ def _distractors(
     sample: Sample, wanted: Sequence[str], recipe: PoolRecipe, others: Sequence[Sample]
 ) -> list[tuple[Point, str]] | None:
     """The distractors of one pool, by the kinds wanted (an other element missing -> a random point)."""
-    rng = _rng(recipe.seed, sample, "distractors")
     elements = [o for o in others if o.id != sample.id and why_no_pool(o) is None]
-    rng.shuffle(elements)
+    _rng(recipe.seed, sample, "elements").shuffle(elements)
     out: list[tuple[Point, str]] = []
     near_i = 0
-    for kind in wanted:
+    for slot, kind in enumerate(wanted):
+        rng = _rng(recipe.seed, sample, f"distractor {slot}")  # each slot its own stream
         p: Point | None = None
         got = kind
         if kind == "near_miss":
@@ -319,18 +319,25 @@ def pool_from_points(sample: Sample, points: Sequence[Point], n: int, seed: int)
         seed: The seed (where a gold replaces a candidate; random distractors where fewer than 2).
 
     Returns:
-        The pool, or None when the sample's target cannot be hit.
+        The pool, or None when the sample's target cannot be hit or the run proposed no point on the
+        screen. Off-screen and repeated points are left out.
     """
     if why_no_pool(sample) is not None:
         return None
-    kept = [_r(x, y) for x, y in points[:n]]
+    kept: list[Point] = []
+    for x, y in points:  # on the screen, each point once (a repeat would count a position twice)
+        q = _r(x, y)
+        if _on_screen(q, sample.image_size) and q not in kept and len(kept) < n:
+            kept.append(q)
+    if not kept:
+        return None  # nothing proposed: nothing to judge the critic on
     kinds = ["proposer"] * len(kept)
     rng = _rng(seed, sample, "run")
     while len(kept) < 2:  # a critic needs two to choose from
-        p = random_miss(sample, rng)
-        if p is None:
+        extra = random_miss(sample, rng)
+        if extra is None:
             return None
-        kept.append(p)
+        kept.append(extra)
         kinds.append("random")
     gold = [i for i, p in enumerate(kept) if hits(sample.region, p)]
     if not gold:
@@ -341,6 +348,16 @@ def pool_from_points(sample: Sample, points: Sequence[Point], n: int, seed: int)
         kept[at], kinds[at] = g, "gold"
         gold = [at]
     return PoolEntry(sample.benchmark, sample.id, tuple(kept), tuple(kinds), tuple(gold))
+
+
+def _xy(p: Any) -> bool:
+    """Whether a pool file's point is ``[x, y]`` with two finite numbers."""
+    ok = isinstance(p, list) and len(p) == 2
+    return ok and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in p)
+
+
+def _index(g: Any, n: int) -> bool:
+    return isinstance(g, int) and not isinstance(g, bool) and 0 <= g < n
 
 
 def check_entry(line: Mapping[str, Any], sample: Sample | None, where: str) -> PoolEntry:
@@ -364,15 +381,24 @@ def check_entry(line: Mapping[str, Any], sample: Sample | None, where: str) -> P
     if why is not None:
         raise GgeError(f"{where}: {sample.benchmark} {sample.id} can have no pool: {why}")
     size = line.get("image_size")
-    if size is not None and tuple(size) != tuple(sample.image_size):
-        raise GgeError(f"{where}: image_size {list(size)}, but the record says {list(sample.image_size)}")
+    if size is not None and (not isinstance(size, list) or tuple(size) != tuple(sample.image_size)):
+        raise GgeError(f"{where}: image_size {size!r}, but the record says {list(sample.image_size)}")
     raw = line.get("points")
-    if not isinstance(raw, list) or len(raw) < 2 or not all(isinstance(p, list) and len(p) == 2 for p in raw):
-        raise GgeError(f"{where}: 'points' must be a list of at least two [x, y] points")
+    if not isinstance(raw, list) or len(raw) < 2 or not all(_xy(p) for p in raw):
+        raise GgeError(f"{where}: 'points' must be a list of at least two [x, y] points (numbers)")
     points = tuple(_r(p[0], p[1]) for p in raw)
-    gold = tuple(int(g) for g in line.get("gold", []))
-    if not gold or any(not 0 <= g < len(points) for g in gold):
-        raise GgeError(f"{where}: 'gold' must name at least one of the {len(points)} points by index")
+    given = line.get("gold")
+    n = len(points)
+    if (
+        not isinstance(given, list)
+        or not given
+        or not all(_index(g, n) for g in given)
+        or len(set(given)) < len(given)
+    ):
+        raise GgeError(f"{where}: 'gold' must list the gold points' indices (0..{n - 1}, each once)")
+    gold = tuple(int(g) for g in given)
+    if len(set(points)) < n:
+        raise GgeError(f"{where}: a point is given twice (kept to 1/1000 pixel)")
     kinds = tuple(
         str(k) for k in line.get("kinds") or ["gold" if i in gold else "file" for i in range(len(points))]
     )
@@ -427,19 +453,18 @@ def sub_pools(entry: PoolEntry) -> list[PoolEntry]:
 
 
 def shuffled_labels(n: int, seed: int, key: str) -> tuple[str, ...]:
-    """A seeded numbering of ``n`` markers that is not ``1..n`` (shown position -> its number).
+    """A seeded, uniform numbering of ``n`` markers (shown position -> its number).
+
+    Uniform over every permutation, the identity included: the number 1 falls on each shown position
+    1/n of the time, so a critic biased to the first marker shows no label bias, and the reverse.
 
     Example:
-        >>> labels = shuffled_labels(4, 0, "b:0~1")
-        >>> sorted(labels), labels != ("1", "2", "3", "4")
-        (['1', '2', '3', '4'], True)
+        >>> sorted(shuffled_labels(4, 0, "b:0~1"))
+        ['1', '2', '3', '4']
     """
-    rng = random.Random(f"{seed}:labels:{key}")
     names = [str(i + 1) for i in range(n)]
-    while True:
-        rng.shuffle(names)
-        if names != [str(i + 1) for i in range(n)]:
-            return tuple(names)
+    random.Random(f"{seed}:labels:{key}").shuffle(names)  # uniform: number 1 on each marker 1/n of the time
+    return tuple(names)
 
 
 def orders(entry: PoolEntry, mode: str) -> list[tuple[int, ...]]:

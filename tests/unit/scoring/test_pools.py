@@ -159,6 +159,14 @@ def test_a_runs_candidates_that_hit_are_gold_and_a_run_that_missed_gets_one() ->
     s = _sample(0, Box(100, 100, 160, 130))
     e = pool_from_points(s, [(120, 110), (5, 5), (150, 129), (300, 10), (1, 1)], n=4, seed=0)
     assert e is not None and e.gold == (0, 2) and e.kinds == ("proposer",) * 4 and len(e.points) == 4
+    assert pool_from_points(s, [], n=4, seed=0) is None  # nothing proposed: no pool
+    assert pool_from_points(s, [(900, 900)], n=4, seed=0) is None  # nothing on the screen: none
+    kept = pool_from_points(s, [(5, 5), (5, 5), (900, 9), (300, 10), (120, 110)], n=4, seed=0)
+    assert kept is not None and kept.points == (
+        (5.0, 5.0),
+        (300.0, 10.0),
+        (120.0, 110.0),
+    )  # once each, on screen
     missed = pool_from_points(s, [(5, 5), (300, 10), (1, 1)], n=4, seed=0)
     assert missed is not None and len(missed.gold) == 1
     (g,) = missed.gold
@@ -186,6 +194,14 @@ def test_a_pool_file_line_that_the_data_contradicts_is_refused_naming_file_and_l
             r"p.jsonl:2: point 1 \[500.0, 10.0\] is off the 400x300 screen",
         ),
         ({**good, "points": [[120, 110]]}, s, "p.jsonl:2: 'points' must be a list of at least two"),
+        ({**good, "points": [["a", 50], [10, 10]]}, s, "p.jsonl:2: 'points' must be a list of at least two"),
+        ({**good, "points": [[None, 1], [10, 10]]}, s, "p.jsonl:2: 'points' must be a list of at least two"),
+        ({**good, "gold": 0}, s, "p.jsonl:2: 'gold' must list the gold points' indices"),
+        ({**good, "gold": ["a"]}, s, "p.jsonl:2: 'gold' must list the gold points' indices"),
+        ({**good, "gold": [0, 0]}, s, "p.jsonl:2: 'gold' must list the gold points' indices"),
+        ({**good, "gold": [0.7]}, s, "p.jsonl:2: 'gold' must list the gold points' indices"),
+        ({**good, "image_size": 5}, s, "p.jsonl:2: image_size 5, but the record says"),
+        ({**good, "points": [[120, 110], [10, 10], [10.0001, 10]]}, s, "p.jsonl:2: a point is given twice"),
     ]
     for line, sample, message in cases:
         with pytest.raises(GgeError, match=message):
@@ -281,3 +297,16 @@ def test_the_rescue_rate_of_a_pool_from_a_run() -> None:
     rescue = pool_figures(asks, "none")["critic_rescue"]
     assert rescue == {"asks": 2, "rate": 50.0, "proposer_hit_asks": 1, "proposer_hit_accuracy": 100.0}
     assert pool_figures(_ask(_pools(3, 4), "none", lambda e, o: 0), "none")["critic_rescue"] is None
+
+
+def test_shuffled_labels_put_number_one_on_every_position_equally_often() -> None:
+    from gge.scoring.pools import shuffled_labels
+
+    for n in (2, 3, 4):
+        counts = [0] * n
+        draws = 6000
+        for i in range(draws):
+            counts[shuffled_labels(n, 0, f"k{i}").index("1")] += 1
+        # each position 1/n of the time: within 4 standard deviations of a binomial draw
+        sd = math.sqrt(draws * (1 / n) * (1 - 1 / n))
+        assert all(abs(c - draws / n) < 4 * sd for c in counts), (n, counts)
