@@ -16,7 +16,9 @@ Markers (registered in pyproject.toml, ``--strict-markers``):
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -29,6 +31,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # the default data folder, empty: a benchmark fetched on this machine (~/.cache/gge/data) is not read
 # by the runs that read the demo suite
 os.environ["GGE_DATA"] = tempfile.mkdtemp(prefix="gge-data-")
+atexit.register(shutil.rmtree, os.environ["GGE_DATA"], True)
 # the modules that tests of several folders share (tiny_checkpoints, wandb_reader, paths, ...), by name
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 

@@ -232,8 +232,13 @@ def _hub_listing(host: Host, revision: str | None) -> tuple[str, list[Wanted]]:
             for e in api.list_repo_tree(host.repository, revision=commit, recursive=True, repo_type="dataset")
             if hasattr(e, "size") and hasattr(e, "blob_id")
         ]
-    except (HfHubHTTPError, OSError) as e:
+    except HfHubHTTPError as e:
         raise _hub_error(e, host, asked or "main") from None
+    except Exception as e:  # the client's network errors (httpx's are not OSError): nothing answered
+        raise GgeError(
+            f"{host.repository}: the Hub at {api.endpoint} did not answer ({type(e).__name__}: {e}): "
+            f"check the network or HF_ENDPOINT, then run the same fetch again"
+        ) from None
     by_path = {entry.path: entry for entry in entries}
     chosen = selected(sorted(by_path), host)
     required = (*host.files, *(u.archive for u in host.unpack))
@@ -301,6 +306,10 @@ def _fetch_hub(
 
     disable_progress_bars()  # a bar per file, eight at once: the caller's progress line says it once
     old = read_manifest(dest) if dest.is_dir() else None
+    pinned = revision or host.revision
+    same = old is not None and old.get("repository") == host.repository and old.get("commit") == pinned
+    if same and old is not None and old.get("complete") and pinned:
+        return old  # fetched whole at that commit already: nothing to ask the Hub
     resumed = revision is None and old is not None and not old.get("complete")
     if resumed and old is not None and old.get("repository") == host.repository and old.get("commit"):
         revision = str(old["commit"])  # an unfinished fetch goes on at its commit, where the branch moved
@@ -363,11 +372,12 @@ def _fetch_hub(
         if progress is not None:
             progress(count[0], len(wanted), count[1], total_bytes)
 
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            for _ in pool.map(one, todo):
-                pass
+        for _ in pool.map(one, todo):  # the first failure raises here: the files queued behind it wait
+            pass
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         _write_manifest(dest, manifest)
     for u in host.unpack:
         entry = next((f for f in manifest["files"] if f["path"] == u.archive), None)
@@ -380,8 +390,8 @@ def _fetch_hub(
             {"archive": u.archive, "sha256": entry["sha256"], "into": u.folder, "files": files}
         )
         manifest["files"].remove(entry)
+        _write_manifest(dest, manifest)  # recorded first: a crash now costs no download
         (dest / u.archive).unlink()
-        _write_manifest(dest, manifest)
     return _finish(dest, manifest)
 
 
@@ -526,9 +536,11 @@ def _fetch_github(
                 target = dest / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 files.append({"path": str(rel), "bytes": m.size, "sha256": _extract(tar, m, target)})
-    except (tarfile.TarError, EOFError, OSError) as e:
+    except (tarfile.TarError, EOFError) as e:
         part.unlink(missing_ok=True)
         raise GgeError(f"{part}: not a readable archive ({e}; removed): run the fetch again") from None
+    except OSError as e:  # the disk, not the archive: it stays for the next fetch
+        raise GgeError(f"{dest}: cannot write the archive's files ({e}): run the fetch again") from None
     if not files:
         raise GgeError(
             f"{host.repository} at {asked[:12]}: the archive has no file matching {', '.join(host.files)}"

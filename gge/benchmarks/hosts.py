@@ -209,7 +209,8 @@ def fetched_provenance(root: Path, files_read: Mapping[str, str]) -> dict[str, A
         wrote the folder.
 
     Raises:
-        GgeError: A file read is not the one fetched (its sha256 differs), naming it and what to do.
+        GgeError: The fetch did not finish, or a file read is not the one fetched (its sha256
+            differs), naming it and what to do.
     """
     folder = manifest_folder(root)
     if folder is None:
@@ -218,6 +219,11 @@ def fetched_provenance(root: Path, files_read: Mapping[str, str]) -> dict[str, A
     assert manifest is not None
     fetched = {str((folder / f["path"]).resolve()): f for f in fetched_files(manifest)}
     name = manifest.get("benchmark", "the benchmark")
+    if not manifest.get("complete"):
+        raise GgeError(
+            f"{folder}: gge data fetch {name} did not finish there (its screenshots would be scored as "
+            f"misses): run it again to go on, or see gge data check {name}"
+        )
     for path, sha in files_read.items():
         entry = fetched.get(str(Path(path).resolve()))
         if entry is not None and entry.get("sha256") != sha:

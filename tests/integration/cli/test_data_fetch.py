@@ -122,9 +122,10 @@ def test_a_fetch_lays_the_release_at_the_pinned_commit_and_checks_each_file(
     # every file asked once, at the commit (not at a branch that may move)
     gets = [p for m, p, _ in hub.requests if m == "GET" and "/resolve/" in p]
     assert len(gets) == len(pro_files) and all(f"/resolve/{PRO.revision}/" in p for p in gets)
-    # a rerun of a finished fetch asks for no file
+    # a rerun of a finished fetch at the pinned commit asks the Hub nothing at all
+    before = len(hub.requests)
     assert _data("fetch", "screenspot_pro", "--to", str(data))[0] == 0
-    assert len([p for m, p, _ in hub.requests if m == "GET" and "/resolve/" in p]) == len(pro_files)
+    assert len(hub.requests) == before
     # list and check read what it wrote
     code, lines = _data("list", "--data-root", str(data))
     row = next(x for x in lines if x.startswith("screenspot_pro "))
@@ -191,6 +192,12 @@ def test_an_interrupted_fetch_goes_on_without_asking_again_for_what_it_kept(
         run(
             parse_args(["benchmarks=[screenspot_pro]", f"output_dir={data.parent / 'out'}"]),
             out=io.StringIO(),
+        )
+    with pytest.raises(GgeError, match="did not finish there"):  # named as data_root: refused too
+        run(
+            parse_args(
+                [f"data_root={data}", "benchmarks=[screenspot_pro]", f"output_dir={data.parent / 'o'}"]
+            )
         )
     assert _data("fetch", "screenspot_pro", "--to", str(data), "--workers", "1")[0] == 0
     assert _fetched(folder) == pro_files
@@ -308,6 +315,10 @@ def test_a_file_that_is_not_the_hosts_is_removed_and_named(
 def test_what_cannot_be_fetched_says_why_in_one_line(
     hub: FakeHub, pro_files: dict[str, bytes], data: Path
 ) -> None:
+    with pytest.MonkeyPatch.context() as mp:  # nothing listening: one line, no traceback
+        mp.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+        with pytest.raises(GgeError, match=f"{PRO.repository}: the Hub at http://127.0.0.1:9 did not answer"):
+            _data("fetch", "screenspot_pro", "--to", str(data))
     with pytest.raises(GgeError, match=f"{PRO.repository}: the Hub has no such dataset"):
         _data("fetch", "screenspot_pro", "--to", str(data))
     _lay_pro(hub, pro_files, sha="2" * 40)  # the pin is not there
