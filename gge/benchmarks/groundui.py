@@ -99,13 +99,9 @@ def gui_grounding(root: Path) -> Path:
     return root
 
 
-class GroundUI1K(Benchmark):
-    """GroundUI-1K: 400 web, 300 desktop and 300 mobile screenshots' targets, edges excluded."""
-
-    name = "groundui_1k"
-    title = "GroundUI-1K"
-    directory = "groundui_1k"
-    host = Host(
+def _tarball(folder: str, copy: str) -> Host:
+    """The release's host: agent-studio's Google Drive tarball, fetched by hand."""
+    return Host(
         "manual",
         "agent-studio's Google Drive",
         None,
@@ -113,10 +109,19 @@ class GroundUI1K(Benchmark):
         (),
         note=(
             "download the gui_grounding tarball linked from computer-agents/agent-studio's README "
-            "(eval_agent_desiderata) and unpack its gui_grounding/ folder into DIR/groundui_1k; the Hub "
-            "parquet agent-studio/GroundUI-1K is not read by gge"
+            f"(eval_agent_desiderata) and unpack its gui_grounding/ folder into DIR/{folder}; the Hub "
+            f"parquet agent-studio/{copy} is not read by gge"
         ),
     )
+
+
+class GroundUI1K(Benchmark):
+    """GroundUI-1K: 400 web, 300 desktop and 300 mobile screenshots' targets, edges excluded."""
+
+    name = "groundui_1k"
+    title = "GroundUI-1K"
+    directory = "groundui_1k"
+    host = _tarball("groundui_1k", "GroundUI-1K")
     label_keys = ("platform", "source")
     options_type = GroundUIOptions
     tables = (
@@ -198,16 +203,5 @@ class GroundUI18K(GroundUI1K):
     name = "groundui_18k"
     title = "GroundUI-18K"
     directory = "groundui_18k"
-    host = Host(
-        "manual",
-        "agent-studio's Google Drive",
-        None,
-        "",
-        (),
-        note=(
-            "download the gui_grounding tarball linked from computer-agents/agent-studio's README "
-            "(eval_agent_desiderata) and unpack its gui_grounding/ folder into DIR/groundui_18k; the Hub "
-            "parquet agent-studio/GroundUI-18K is not read by gge"
-        ),
-    )
+    host = _tarball("groundui_18k", "GroundUI-18K")
     files: ClassVar[Mapping[str, str]] = {"recaptioned": "metadata.jsonl", "raw": "metadata_raw.jsonl"}

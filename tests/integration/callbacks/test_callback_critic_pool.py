@@ -12,35 +12,21 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-import pytorch_lightning as pl
-import torch
 from gge.callbacks import GroundingEvalCallback
-from lightning_fit import _trainer
+from lightning_fit import NoVal, _trainer
 from PIL import Image
-from torch.utils.data import DataLoader, TensorDataset
 
 from gge.models.base import Judgement, Proposal
 from gge.types import Candidate, Prediction, Sample
 
 
-class Learns(pl.LightningModule):
+class Learns(NoVal):
     """A proposer that clicks each target's centre, and a critic that learns: first shown, then the gold."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.w = torch.nn.Parameter(torch.zeros(1))
         self.seen: list[tuple[int, str, tuple[tuple[float, float], ...]]] = []  # epoch, id, candidates
-
-    def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
-        return (self.w**2).sum() + 1.0
-
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        return torch.optim.SGD(self.parameters(), lr=0.1)
-
-    def train_dataloader(self) -> DataLoader[Any]:
-        return DataLoader(TensorDataset(torch.zeros(2, 1)), batch_size=2)
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         out = []
