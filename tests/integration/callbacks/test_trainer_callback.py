@@ -570,3 +570,29 @@ def test_fsdp_root_parameters_are_gathered_only_under_fsdp(monkeypatch: pytest.M
     with _full_params(root):
         log.append("evaluate")
     assert log == [("enter", root, {"recurse": False, "writeback": False}), "evaluate", "exit"]
+
+
+class ToyCritic(Toy):
+    """The toy, with a critic that always picks the first candidate shown (whatever it marks)."""
+
+    def rank(self, samples: Sequence[Sample], images: Sequence[Any], proposals: Sequence[Any]) -> list[Any]:
+        from gge.models.base import Judgement
+
+        return [
+            Judgement(tuple(float(len(p.candidates) - i) for i in range(len(p.candidates))))
+            for p in proposals
+        ]
+
+
+def test_the_critic_pool_through_a_transformers_trainer(demo_suite: Path, tmp_path: Path) -> None:
+    cb = _toy_cb(demo_suite, every_n_steps=2, critic_pool={"n": 3})
+    trainer = Trainer(model=ToyCritic(), args=_args(tmp_path), train_dataset=Zeros(), eval_dataset=Zeros())
+    cb.attach(trainer)
+    trainer.train()
+    rows = _grounding_rows(trainer)
+    assert len(rows) == 2
+    for row in rows:  # the first shown, in each of the 3 cyclic orders of every pool
+        assert row["grounding/screenspot_v2/critic_pool/first_position_rate"] == 100.0
+        assert row["grounding/screenspot_v2/critic_pool/accuracy"] == pytest.approx(100 / 3, abs=1e-3)
+        assert row["grounding/screenspot_v2/critic_pool/consistency"] == 0.0
+        assert row["grounding/osworld_g/critic_pool/chance"] == pytest.approx(100 / 3, abs=1e-3)
