@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -214,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SystemExit as e:  # argparse: --help (0) or a usage error (2, message already printed)
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    except BrokenPipeError:  # the reader went away (gge data list | head): stop quietly, as a shell tool does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 141  # 128 + SIGPIPE
 
 
 if __name__ == "__main__":

@@ -152,3 +152,15 @@ def test_the_real_screenspot_pro_records(tmp_path: Path) -> None:
     Image.new("1", (w - 1, h)).save(target)
     code, lines = _check("screenspot_pro", "--data-root", str(tmp_path / "data"))
     assert code == 1 and lines[0].startswith(f"screenspot_pro: {target}: wrong size (the file is {w - 1}x{h}")
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(data: Path) -> None:
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "gge.cli.commands", "data", "check", "--data-root", str(data)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # gone before the first line is written: every write meets a closed pipe
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 141 and "Traceback" not in err, err
