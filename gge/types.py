@@ -390,6 +390,8 @@ class Prediction:
             there; a miss counted apart from format errors (the headline stays over every sample).
         server_error: The sample's request failed for good (the server's last error, one line): a
             miss counted apart from format and image errors; a rerun into the folder asks it again.
+        rescue: ``critic_rescue=true``, where no candidate hit: whether the critic, asked again with
+            the target's point put in among the candidates, picked it (None: not asked).
     """
 
     benchmark: str
@@ -405,6 +407,7 @@ class Prediction:
     refine: Refinement | None = None
     not_in_file: bool = False
     server_error: str | None = None
+    rescue: bool | None = None
 
 
 STRATEGIES: tuple[str, ...] = ("critic", "first", "mean", "median", "geomedian", "medoid", "cluster")
@@ -464,6 +467,7 @@ class SampleResult:
     not_in_file: bool = False
     decoy: Region | None = None
     server_error: str | None = None
+    rescue: bool | None = None
 
     def hit_at(self, k: int) -> bool:
         """Whether a candidate among the first ``k`` hits (Oracle@k for this sample)."""

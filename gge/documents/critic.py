@@ -79,6 +79,16 @@ class CriticPool(TypedDict):
     label_one_over_chance: float | None
 
 
+class RunRescue(TypedDict):
+    """``critic_rescue`` of an ordinary run (``critic_rescue=true``): the critic offered what it missed."""
+
+    asked: int
+    """Samples whose candidates all missed, asked again with a gold point in place of one."""
+    rescued: int
+    rate: float
+    """``rescued`` / ``asked`` in %: beside the critic gap, what the critic would have done."""
+
+
 class CoverGroup(TypedDict):
     """Samples whose target the markers hid by so much, and the critic's Top-1 on them."""
 

@@ -99,6 +99,8 @@ class PredictionRecord:
             a miss counted apart from format errors).
         server_error: The sample's request failed for good (``server_error``: the server's last
             error, one line), or None; a resume asks the sample again.
+        rescue: ``critic_rescue``: whether the critic picked the target's point put in among the
+            candidates that all missed (``rescue``), or None: not asked.
     """
 
     benchmark: str
@@ -121,6 +123,7 @@ class PredictionRecord:
     size: tuple[int, int] | None = None
     not_in_file: bool = False
     server_error: str | None = None
+    rescue: bool | None = None
 
     @classmethod
     def of(cls, r: SampleResult) -> PredictionRecord:
@@ -146,6 +149,7 @@ class PredictionRecord:
             size=r.image_size,
             not_in_file=r.not_in_file,
             server_error=r.server_error,
+            rescue=r.rescue,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -167,6 +171,8 @@ class PredictionRecord:
             rec["not_in_file"] = True
         if self.server_error is not None:
             rec["server_error"] = self.server_error
+        if self.rescue is not None:
+            rec["rescue"] = self.rescue
         if self.critic_raw or self.critic_format_error:
             rec["critic_raw"] = self.critic_raw
             rec["critic_format_error"] = self.critic_format_error
@@ -206,6 +212,7 @@ class PredictionRecord:
             refine=self.refine,
             not_in_file=self.not_in_file,
             server_error=self.server_error,
+            rescue=self.rescue,
         )
 
 
@@ -525,6 +532,9 @@ def decode(obj: Any, where: str) -> PredictionRecord:
     not_in_file = obj.get("not_in_file", False)
     if not isinstance(not_in_file, bool):
         raise GgeError(f"{where}: field 'not_in_file' must be true or false, got {not_in_file!r}")
+    rescue = obj.get("rescue")
+    if rescue is not None and not isinstance(rescue, bool):
+        raise GgeError(f"{where}: field 'rescue' must be true or false, got {rescue!r}")
     critic_raw = obj.get("critic_raw", "")
     critic_fmt = obj.get("critic_format_error", False)
     if not isinstance(critic_raw, str) or not isinstance(critic_fmt, bool):
@@ -566,6 +576,7 @@ def decode(obj: Any, where: str) -> PredictionRecord:
         size=_size(obj.get("size"), where),
         not_in_file=not_in_file,
         server_error=server_error,
+        rescue=rescue,
     )
 
 

@@ -63,7 +63,7 @@ from gge.documents.cost import (  # results.json's cost types, re-exported
     StageCost,
     TokenCounts,
 )
-from gge.documents.critic import CriticPool, Occlusion  # the entry's critic types (their parts: there)
+from gge.documents.critic import CriticPool, Occlusion, RunRescue  # the entry's (their parts: there)
 from gge.errors import GgeError
 
 if sys.version_info >= (3, 11):
@@ -530,6 +530,8 @@ class BenchmarkEntry(TypedDict):
     """Only a run with a refine stage."""
     critic_pool: NotRequired[CriticPool]
     """Only a critic-only run on frozen pools (``pool.source``)."""
+    critic_rescue: NotRequired[RunRescue]
+    """Only a run with ``critic_rescue=true``."""
     occlusion: NotRequired[Occlusion]
     """Only a run whose critic draws markers (listwise, pointwise)."""
     unmatched_predictions: NotRequired[list[str]]

@@ -143,6 +143,20 @@ def critic_sections(entry: Mapping[str, Any]) -> list[Section]:
     pool = entry.get("critic_pool")
     if pool is not None:
         out += _pool_sections(pool)
+    rescue = entry.get("critic_rescue")
+    if rescue is not None:
+        out.append(
+            Section(
+                "critic_rescue",
+                "The critic offered the target it missed (critic_rescue)",
+                ["samples asked", "picked the target", "rate"],
+                [[str(rescue["asked"]), str(rescue["rescued"]), f"{fmt(rescue['rate'])}%"]],
+                [
+                    "Where every candidate missed, the critic asked again with a point inside the target in "
+                    "place of one: beside the critic gap, whether better proposals alone would have helped."
+                ],
+            )
+        )
     covered = entry.get("occlusion")
     if covered is not None and covered["samples"]:
         out.append(

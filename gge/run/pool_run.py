@@ -374,6 +374,74 @@ class PoolPolicy:
         ]
 
 
+class RescuePolicy:
+    """A model's policy whose critic is asked again where its proposer missed (``critic_rescue=true``).
+
+    Each sample is answered as usual. Where some candidates are points and none hits the target, the
+    critic is asked once more on those candidates with a gold point (inside the target, seeded, as a
+    pool from a run puts it: :func:`gge.scoring.pools.pool_from_points`) in place of one, and the
+    prediction records whether it picked the gold (``rescue``). That second ask changes nothing
+    scored and is not in the cost ledger. Every other member is the model's own.
+    """
+
+    def __init__(self, inner: Any, seed: int) -> None:
+        if not callable(getattr(inner, "rank", None)):
+            raise GgeError(f"critic_rescue asks the model's critic, and {type(inner).__name__} has none")
+        critic = getattr(inner, "critic_mode", None) or getattr(
+            getattr(inner, "settings_", None), "critic", None
+        )
+        if critic == "none" or getattr(inner, "critic", None) is False:
+            raise GgeError("critic_rescue asks the model's critic: model.critic=none has none")
+        self._inner = inner
+        self.seed = seed
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
+        """Each sample's answer, and the critic's rescue where the proposer missed (screenshots read)."""
+        images = []
+        for s in samples:
+            with open_image(s.image_path) as im:
+                images.append(im.convert("RGB"))
+        return self.predict_images(samples, images)
+
+    def predict_images(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Prediction]:
+        """Each sample's answer, and the critic's rescue where the proposer missed."""
+        out = list(self._inner.predict_images(samples, images))
+        asked: list[tuple[int, PoolEntry]] = []
+        for i, (s, p) in enumerate(zip(samples, out, strict=True)):
+            points = [c.point for c in p.candidates if c.point is not None and c.parsed]
+            if not points or p.server_error is not None or any(s.region.contains(*pt) for pt in points):
+                continue
+            entry = pool_from_points(s, points, len(points), self.seed)
+            if entry is not None:
+                asked.append((i, entry))
+        if not asked:
+            return out
+        proposals = [Proposal(tuple(Candidate(pt) for pt in e.points)) for _, e in asked]
+        judged = self._inner.rank([samples[i] for i, _ in asked], [images[i] for i, _ in asked], proposals)
+        for (i, entry), proposal, j in zip(asked, proposals, judged, strict=True):
+            scored = [
+                Candidate(c.point, score) for c, score in zip(proposal.candidates, j.scores, strict=True)
+            ]
+            pick = select("critic", scored, samples[i].image_size)
+            picked = next((k for k, c in enumerate(scored) if c is pick), None)
+            out[i] = replace(out[i], rescue=picked is not None and picked in entry.gold)
+        return out
+
+
+def rescue_figures(results: Sequence[SampleResult]) -> dict[str, Any] | None:
+    """``critic_rescue`` of an ordinary run's entry (None: not asked).
+
+    Over the samples whose candidates all missed: how often the critic picked the target once offered.
+    """
+    asked = [r.rescue for r in results if r.rescue is not None]
+    if not asked:
+        return None
+    return {"asked": len(asked), "rescued": sum(asked), "rate": round(100 * sum(asked) / len(asked), 4)}
+
+
 def _area(r: SampleResult) -> float:
     box = r.region.pixel_box() if r.region is not None else None
     if box is None or not r.image_size:
@@ -402,7 +470,7 @@ def occlusion(policy: object, results: Sequence[SampleResult]) -> dict[str, Any]
         judged (two or more point candidates, a target with a box), or None when the critic draws no
         markers (the demo critic, none).
     """
-    inner = policy._inner if isinstance(policy, PoolPolicy) else policy
+    inner = policy._inner if isinstance(policy, (PoolPolicy, RescuePolicy)) else policy
     settings = getattr(inner, "settings_", None)
     critic = getattr(settings, "critic", None)
     backend = getattr(inner, "critic_backend", None)
@@ -441,6 +509,9 @@ def occlusion(policy: object, results: Sequence[SampleResult]) -> dict[str, Any]
 def critic_extras(policy: object, name: str, results: Sequence[SampleResult]) -> dict[str, Any]:
     """A benchmark entry's critic figures: ``critic_pool`` (a pool run), ``occlusion`` (a marking critic)."""
     out = pool_extras(policy, name, results)
+    rescued = rescue_figures(results)
+    if rescued is not None:
+        out["critic_rescue"] = rescued
     covered = occlusion(policy, results)
     if covered is not None:
         out["occlusion"] = covered

@@ -228,6 +228,9 @@ class EvalConfig:
             run's threads in one process. At most the window's most requests and the samples.
         pool: Judge the critic alone on frozen candidate pools (:class:`PoolConfig`): no proposer
             request; Top-1 is the critic's accuracy on the pool, ``critic_pool`` its figures.
+        critic_rescue: Where no candidate hits, ask the critic again with a gold point (inside the
+            target, seeded) in place of one: ``critic_rescue`` in results.json, the rate at which it
+            picks the target once offered, beside the critic gap (nothing scored changes).
         trainer: The Lightning Trainer.
         max_samples: Evaluate only the first N samples of each benchmark (smoke tests; the numbers
             are then not comparable with papers: results.json says so under ``subset``, report.md
@@ -264,6 +267,7 @@ class EvalConfig:
     progress_s: float = 60.0
     client_procs: int = 1
     pool: PoolConfig = field(default_factory=PoolConfig)
+    critic_rescue: bool = False
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     bench: Any = field(default_factory=BenchConfig)
 

@@ -42,6 +42,7 @@ from gge.run.hardware import cost_setup
 from gge.run.invocations import InvocationLedger, Snapshot, counters_of, merged_window, with_summed
 from gge.run.pool_run import (
     PoolPolicy,
+    RescuePolicy,
     critic_extras,
     headline_results,
     plan_pool,
@@ -136,6 +137,7 @@ def _fingerprint(kind: ModelKind, cfg: DictConfig, loads: Mapping[str, LoadedBen
         "precision": cfg.trainer.precision,
         "benchmarks": benchmarks,
         **({"pool": pool} if (pool := pool_fingerprint(cfg)) is not None else {}),
+        **({"critic_rescue": True} if cfg.critic_rescue else {}),
     }
 
 
@@ -313,6 +315,8 @@ def _load(
     loaded = load_benchmarks(
         cfg.benchmarks, _load_root(data_root), bench_options(cfg), max_samples=cfg.max_samples, out=out
     )
+    if cfg.critic_rescue:  # the critic asked again where its proposer missed
+        policy = RescuePolicy(policy, int(cfg.seed))
     if (pooled := plan_pool(cfg, loaded, output_dir, out)) is not None:  # the critic alone, on pools
         loaded, policy = pooled[0], PoolPolicy(policy, pooled[1])
         cfg.k = policy.max_candidates()

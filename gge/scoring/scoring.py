@@ -105,6 +105,7 @@ def score_sample(
         not_in_file=prediction.not_in_file,
         decoy=sample.decoy,
         server_error=prediction.server_error,
+        rescue=prediction.rescue,
     )
 
 

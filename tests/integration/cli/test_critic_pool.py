@@ -31,6 +31,7 @@ import pytest
 from PIL import Image
 from scripted_endpoint import Scripted, demo_args, serving
 
+from gge.benchmarks import get_benchmark
 from gge.cli.commands import main as gge_main
 from gge.errors import GgeError
 from gge.run.settings import parse_args
@@ -337,3 +338,45 @@ def test_a_model_with_no_critic_to_ask_refuses(demo_suite: Path, tmp_path: Path)
         run(parse_args([*base, "model=replay", replay, f"output_dir={tmp_path / 'a'}"]))
     with pytest.raises(GgeError, match=r"model\.critic=none has none"):
         run(parse_args([*base, "model.critic=none", f"output_dir={tmp_path / 'b'}"]))
+
+
+def test_critic_rescue_in_an_ordinary_run(demo_suite: Path, tmp_path: Path) -> None:
+    from gge.models.base import Proposal
+    from gge.models.registry import kind_of
+    from gge.scoring.pools import pool_from_points
+    from gge.types import Candidate
+
+    out = tmp_path / "rescue"
+    args = [f"data_root={demo_suite}", "benchmarks=[screenspot_v2]", "max_samples=12", f"output_dir={out}"]
+    result = run(parse_args([*args, "critic_rescue=true"]), out=io.StringIO())
+    lines = _lines(out / "predictions.jsonl")
+    missed = [x for x in lines if not any(x["hits"]) and any(c is not None for c in x["candidates"])]
+    assert {x["id"] for x in lines if "rescue" in x} == {x["id"] for x in missed} and missed
+    # each rescue asked again here: the run's own critic on the same candidates with the gold put in
+    cfg = parse_args([*args, f"output_dir={tmp_path / 'x'}"])
+    kind = kind_of(cfg.model)
+    kind.fill_defaults(cfg, demo_suite)
+    critic = kind.build(cfg)
+    bench = get_benchmark("screenspot_v2")
+    samples = {s.id: s for s in bench.load(demo_suite / bench.directory, bench.options_type()).samples}
+    rescued = 0
+    for x in missed:
+        s = samples[x["id"]]
+        entry = pool_from_points(s, [tuple(c) for c in x["candidates"] if c is not None], 5, 0)
+        assert entry is not None
+        with Image.open(s.image_path) as im:
+            (j,) = critic.rank(
+                [s], [im.convert("RGB")], [Proposal(tuple(Candidate(p) for p in entry.points))]
+            )
+        best = _pick(list(j.scores))
+        assert x["rescue"] == (best in entry.gold), x["id"]
+        rescued += best in entry.gold
+    figures = result["benchmarks"]["screenspot_v2"]["critic_rescue"]
+    assert figures == {
+        "asked": len(missed),
+        "rescued": rescued,
+        "rate": round(100 * rescued / len(missed), 4),
+    }
+    assert "The critic offered the target it missed" in (out / "report.md").read_text()
+    with pytest.raises(GgeError, match="critic_rescue"):  # a run without it into the folder would mix
+        run(parse_args(args), out=io.StringIO())
