@@ -406,6 +406,11 @@ def validate(cfg: DictConfig) -> None:
         raise GgeError(f"decode_max_pixels must be at least 1 (or unset), got {cfg.decode_max_pixels}")
     if cfg.report_misses < 0:
         raise GgeError(f"report_misses must be >= 0, got {cfg.report_misses}")
+    if int(cfg.client_procs) > 1 and (cfg.pool.source is not None or cfg.critic_rescue):
+        raise GgeError(
+            f"client_procs={cfg.client_procs}: client processes build the model's own policy, not a pool's "
+            "or a rescue's: run pool.source= and critic_rescue=true with client_procs=1"
+        )
     if int(cfg.client_procs) < 1:
         raise GgeError(
             f"client_procs must be at least 1 (1: the run's threads in one process), got {cfg.client_procs}"
