@@ -336,6 +336,8 @@ def test_a_model_with_no_critic_to_ask_refuses(demo_suite: Path, tmp_path: Path)
     with pytest.raises(GgeError, match="has none"):
         replay = f"model.predictions={demo_suite / 'predictions.jsonl'}"
         run(parse_args([*base, "model=replay", replay, f"output_dir={tmp_path / 'a'}"]))
+    with pytest.raises(GgeError, match="a pool run asks none"):
+        run(parse_args([*base, "dry_run=true", f"output_dir={tmp_path / 'd'}"]))
     with pytest.raises(GgeError, match="client processes build the model's own policy"):
         run(parse_args([*base, "client_procs=2", f"output_dir={tmp_path / 'c'}"]))
     with pytest.raises(GgeError, match=r"model\.critic=none has none"):
