@@ -407,7 +407,7 @@ def validate(cfg: DictConfig) -> None:
     if cfg.report_misses < 0:
         raise GgeError(f"report_misses must be >= 0, got {cfg.report_misses}")
     if cfg.dry_run and cfg.pool.source is not None:
-        raise GgeError("dry_run=true writes a proposer's requests, and a pool run asks none: try max_samples=2")
+        raise GgeError("dry_run=true writes proposer requests, and a pool run asks none: try max_samples=2")
     if int(cfg.client_procs) > 1 and (cfg.pool.source is not None or cfg.critic_rescue):
         raise GgeError(
             f"client_procs={cfg.client_procs}: client processes build the model's own policy, not a pool's "
