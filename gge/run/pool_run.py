@@ -303,6 +303,15 @@ def plan_pool(
     return replace(loaded, samples=samples), plan
 
 
+def _screenshots(samples: Sequence[Sample]) -> list[Image.Image]:
+    """The samples' screenshots, decoded (a policy asked by ``predict`` reads them itself)."""
+    images = []
+    for s in samples:
+        with open_image(s.image_path) as im:
+            images.append(im.convert("RGB"))
+    return images
+
+
 class PoolPolicy:
     """A model's policy whose proposer is a frozen pool: only its critic is asked.
 
@@ -344,11 +353,7 @@ class PoolPolicy:
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """The critic's scores on each ask's pool (screenshots read from their files)."""
-        images = []
-        for s in samples:
-            with open_image(s.image_path) as im:
-                images.append(im.convert("RGB"))
-        return self.predict_images(samples, images)
+        return self.predict_images(samples, _screenshots(samples))
 
     def predict_images(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Prediction]:
         """The critic's scores on each ask's pool, in the ask's order."""
@@ -400,11 +405,7 @@ class RescuePolicy:
 
     def predict(self, samples: Sequence[Sample]) -> list[Prediction]:
         """Each sample's answer, and the critic's rescue where the proposer missed (screenshots read)."""
-        images = []
-        for s in samples:
-            with open_image(s.image_path) as im:
-                images.append(im.convert("RGB"))
-        return self.predict_images(samples, images)
+        return self.predict_images(samples, _screenshots(samples))
 
     def predict_images(self, samples: Sequence[Sample], images: Sequence[Image.Image]) -> list[Prediction]:
         """Each sample's answer, and the critic's rescue where the proposer missed."""
