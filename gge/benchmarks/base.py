@@ -12,7 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from abc import ABC, abstractmethod
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gge.benchmarks.hosts import Host, fetched_provenance
+from gge.benchmarks.hosts import Host, fetched_provenance, sha256_file
 from gge.benchmarks.images import UNKNOWN_SIZE as UNKNOWN_SIZE
 from gge.benchmarks.images import image_exists, open_image
 from gge.errors import GgeError, TransientError
@@ -524,16 +523,14 @@ def file_record(path: Path, root: Path) -> dict[str, Any]:
     Returns:
         The record (``sha256`` and ``bytes`` are None for a file that cannot be read).
     """
-    h = hashlib.sha256()
-    n = 0
     try:
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-                n += len(chunk)
+        return {
+            "path": os.path.relpath(path, root),
+            "sha256": sha256_file(path),
+            "bytes": path.stat().st_size,
+        }
     except OSError:
         return {"path": os.path.relpath(path, root), "sha256": None, "bytes": None}
-    return {"path": os.path.relpath(path, root), "sha256": h.hexdigest(), "bytes": n}
 
 
 def _header_readable(sample: Sample) -> bool:

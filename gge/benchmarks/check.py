@@ -37,7 +37,7 @@ from typing import Any
 from PIL import Image
 
 from gge.benchmarks.base import Benchmark, BenchmarkOptions, LoadedBenchmark
-from gge.benchmarks.hosts import fetched_files, manifest_folder, read_manifest, sha256_file
+from gge.benchmarks.hosts import covering_manifest, fetched_files, sha256_file
 from gge.benchmarks.images import UNKNOWN_SIZE, image_exists, open_image
 from gge.types import Sample
 
@@ -167,10 +167,10 @@ def check_fetched(folder: Path, workers: int | None = None) -> tuple[list[Proble
         The problems (a file missing or changed since the fetch, a fetch not finished) and one note
         saying what was fetched (none when no fetch wrote the folder).
     """
-    home = manifest_folder(folder)
-    manifest = read_manifest(home) if home is not None else None
-    if home is None or manifest is None:
+    covered = covering_manifest(folder)
+    if covered is None:
         return [], []
+    home, manifest = covered
     name = manifest.get("benchmark", "")
     where = f"{manifest.get('kind')} {manifest.get('repository')} at {str(manifest.get('commit'))[:12]}"
     problems: list[Problem] = []

@@ -305,7 +305,7 @@ def _fetch_hub(
     from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
 
     disable_progress_bars()  # a bar per file, eight at once: the caller's progress line says it once
-    old = read_manifest(dest) if dest.is_dir() else None
+    old = read_manifest(dest)
     pinned = revision or host.revision
     same = old is not None and old.get("repository") == host.repository and old.get("commit") == pinned
     if same and old is not None and old.get("complete") and pinned:

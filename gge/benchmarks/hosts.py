@@ -175,9 +175,8 @@ def fetched_commit(root: Path, named: str | None, option: str) -> str | None:
     Raises:
         GgeError: The option names another commit than the one ``gge data fetch`` wrote there.
     """
-    folder = manifest_folder(root)
-    manifest = read_manifest(folder) if folder is not None else None
-    commit = manifest.get("commit") if manifest is not None else None
+    covered = covering_manifest(root)
+    commit = covered[1].get("commit") if covered is not None else None
     if named and commit and named != commit:
         raise GgeError(
             f"{option}={named}, but gge data fetch wrote {root} at commit {commit}: name that commit, "
@@ -186,14 +185,18 @@ def fetched_commit(root: Path, named: str | None, option: str) -> str | None:
     return named or (str(commit) if commit else None)
 
 
-def manifest_folder(root: Path) -> Path | None:
-    """The folder holding the fetch manifest that covers ``root``: ``root`` itself or its parent.
+def covering_manifest(root: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The fetch manifest that covers ``root`` and the folder holding it: ``root`` itself or its parent.
 
     A loader may read a folder below the one fetched (OSWorld-G's ``benchmark/``).
+
+    Raises:
+        GgeError: The manifest is there but cannot be read (:func:`read_manifest`).
     """
     for folder in (root, root.parent):
-        if (folder / MANIFEST).is_file():
-            return folder
+        manifest = read_manifest(folder)
+        if manifest is not None:
+            return folder, manifest
     return None
 
 
@@ -212,11 +215,10 @@ def fetched_provenance(root: Path, files_read: Mapping[str, str]) -> dict[str, A
         GgeError: The fetch did not finish, or a file read is not the one fetched (its sha256
             differs), naming it and what to do.
     """
-    folder = manifest_folder(root)
-    if folder is None:
+    covered = covering_manifest(root)
+    if covered is None:
         return None
-    manifest = read_manifest(folder)
-    assert manifest is not None
+    folder, manifest = covered
     fetched = {str((folder / f["path"]).resolve()): f for f in fetched_files(manifest)}
     name = manifest.get("benchmark", "the benchmark")
     if not manifest.get("complete"):
@@ -263,7 +265,7 @@ def fetched_root(directories: Mapping[str, str]) -> Path | None:
     fetched: list[str] = []
     not_fetched: list[str] = []
     for name, directory in directories.items():
-        manifest = read_manifest(home / directory) if (home / directory).is_dir() else None
+        manifest = read_manifest(home / directory)
         if manifest is not None and not manifest.get("complete"):
             raise GgeError(
                 f"data_root not set: the fetch of {name} into {home / directory} did not finish: "
