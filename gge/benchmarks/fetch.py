@@ -306,26 +306,26 @@ def _fetch_hub(
 
     disable_progress_bars()  # a bar per file, eight at once: the caller's progress line says it once
     old = read_manifest(dest)
+    mine = old if old is not None and old.get("repository") == host.repository else None
     pinned = revision or host.revision
-    same = old is not None and old.get("repository") == host.repository and old.get("commit") == pinned
-    if same and old is not None and old.get("complete") and pinned:
-        return old  # fetched whole at that commit already: nothing to ask the Hub
-    resumed = revision is None and old is not None and not old.get("complete")
-    if resumed and old is not None and old.get("repository") == host.repository and old.get("commit"):
-        revision = str(old["commit"])  # an unfinished fetch goes on at its commit, where the branch moved
+    if mine is not None and mine.get("complete") and pinned and mine.get("commit") == pinned:
+        return mine  # fetched whole at that commit already: nothing to ask the Hub
+    if mine is not None and not mine.get("complete") and revision is None and mine.get("commit"):
+        revision = str(mine["commit"])  # an unfinished fetch goes on at its commit, where the branch moved
     commit, wanted = _hub_listing(host, revision)
     manifest = _start(bench, dest, host, revision or host.revision, commit)
     if manifest["complete"]:
         return manifest
     done = {f["path"]: f for f in manifest["files"]}
     unpacked = {u["archive"] for u in manifest["unpacked"]}
-    todo = [
+    kept = [
         w
         for w in wanted
-        if w.path not in unpacked
-        and not (w.path in done and (dest / w.path).is_file() and (dest / w.path).stat().st_size == w.size)
+        if w.path in done and (dest / w.path).is_file() and (dest / w.path).stat().st_size == w.size
     ]
-    manifest["files"] = [done[w.path] for w in wanted if w.path in done and w not in todo]
+    manifest["files"] = [done[w.path] for w in kept]
+    skip = unpacked | {w.path for w in kept}
+    todo = [w for w in wanted if w.path not in skip]
     total_bytes = sum(w.size for w in wanted if w.path not in unpacked)
     count = [len(wanted) - len(todo), sum(f["bytes"] for f in manifest["files"])]
     lock = threading.Lock()
