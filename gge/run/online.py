@@ -374,7 +374,7 @@ class OnlineEvaluator:
         """The critic alone on the subset's frozen pools: ``critic_pool`` in each entry, its scalars."""
         assert self.critic_pool is not None
         if self._pool is None:  # drawn once among every sample read: the same pools at every evaluation
-            asks, plan, _ = build_plan(self.critic_pool, evaluation.subsets, self.samples)
+            asks, plan = build_plan(self.critic_pool, evaluation.subsets, self.samples)
             self._pool = (asks, plan)
         asks, plan = self._pool
         pooled = PoolPolicy(policy, plan)

@@ -32,6 +32,7 @@ from gge.errors import GgeError
 from gge.models.base import Proposal
 from gge.models.occlusion import views_cover
 from gge.run.predlog import read_records
+from gge.scoring.analysis import target_area_fraction
 from gge.scoring.pool_figures import Ask, pool_figures
 from gge.scoring.pools import (
     NESTED,
@@ -185,8 +186,8 @@ def build_plan(
     recipe: PoolRecipe,
     asked: Mapping[str, Sequence[Sample]],
     universe: Mapping[str, Sequence[Sample]] | None = None,
-) -> tuple[dict[str, list[Sample]], PoolPlan, str]:
-    """The pools of the samples asked, their asks, and the pool file's text.
+) -> tuple[dict[str, list[Sample]], PoolPlan]:
+    """The pools of the samples asked, and their asks (``pool.jsonl``'s text in the plan).
 
     Args:
         recipe: How the pools are made.
@@ -196,7 +197,7 @@ def build_plan(
             benchmark, so its pools do not depend on which samples the subset holds.
 
     Returns:
-        The asks by benchmark (each pool once, or once per order), the plan, and ``pool.jsonl``'s text.
+        The asks by benchmark (each pool once, or once per order), and the plan.
 
     Raises:
         GgeError: A pool file's line the data contradicts (naming file and line), no pool at all.
@@ -238,15 +239,12 @@ def build_plan(
                     if recipe.labels == "shuffled":
                         key = f"{s.benchmark}:{ask_id}"
                         labels[(s.benchmark, ask_id)] = shuffled_labels(len(order), recipe.seed, key)
-    skipped = {
-        name: {why: [i for i in ids if (name, i) in wanted] for why, ids in by_why.items()}
-        for name, by_why in skipped.items()
-    }
-    skipped = {name: {why: ids for why, ids in by_why.items() if ids} for name, by_why in skipped.items()}
-    plan = PoolPlan(
-        recipe, digests, asks, {n: w for n, w in skipped.items() if w}, labels, frozenset(sub_asks), text
-    )
-    return samples, plan, text
+    asked_skipped: dict[str, dict[str, list[str]]] = {}
+    for name, by_why in skipped.items():
+        for why, ids in by_why.items():
+            if left := [i for i in ids if (name, i) in wanted]:
+                asked_skipped.setdefault(name, {})[why] = left
+    return samples, PoolPlan(recipe, digests, asks, asked_skipped, labels, frozenset(sub_asks), text)
 
 
 def write_pool(policy: object, output_dir: Path) -> None:
@@ -290,7 +288,7 @@ def plan_pool(
     if recipe is None:
         return None
     universe = {name: ld.samples for name, ld in loaded.loads.items()}  # max_samples moves no pool
-    samples, plan, _ = build_plan(recipe, loaded.samples, universe)
+    samples, plan = build_plan(recipe, loaded.samples, universe)
     n_asks = sum(len(g) for g in samples.values())
     pools = len({(e.benchmark, e.id) for key, (e, _) in plan.asks.items() if key not in plan.sub_asks})
     left = sum(len(ids) for by_why in plan.skipped.values() for ids in by_why.values())
@@ -301,6 +299,31 @@ def plan_pool(
         file=out,
     )
     return replace(loaded, samples=samples), plan
+
+
+def _critic_mode(inner: Any, asker: str) -> str | None:
+    """The critic mode of the model a wrapper asks (None: not declared); refuses a model with no critic.
+
+    Args:
+        inner: The model's policy.
+        asker: What asks its critic (for the message: ``a pool``, ``critic_rescue``).
+    """
+    if not callable(getattr(inner, "rank", None)):
+        raise GgeError(
+            f"{asker} asks the model's critic, and {type(inner).__name__} has none (model=replay?)"
+        )
+    critic = getattr(inner, "critic_mode", None) or getattr(getattr(inner, "settings_", None), "critic", None)
+    if critic == "none" or getattr(inner, "critic", None) is False:  # the demo policy's switch
+        raise GgeError(f"{asker} asks the model's critic: model.critic=none has none (listwise or pointwise)")
+    return str(critic) if critic is not None else None
+
+
+def _critic_pick(candidates: Sequence[Candidate], size: tuple[int, int] | None) -> int | None:
+    """The index of the critic's pick (the ``critic`` strategy's rule), or None with no candidate."""
+    if not candidates:
+        return None
+    pick = select("critic", candidates, size or (1, 1))
+    return next((i for i, c in enumerate(candidates) if c is pick), None)
 
 
 def _screenshots(samples: Sequence[Sample]) -> list[Image.Image]:
@@ -321,17 +344,7 @@ class PoolPolicy:
     proposer_mode = None  # no proposer: no pass@k over the pool's candidates
 
     def __init__(self, inner: Any, plan: PoolPlan) -> None:
-        if not callable(getattr(inner, "rank", None)):
-            raise GgeError(
-                f"a pool asks the model's critic, and {type(inner).__name__} has none (model=replay?)"
-            )
-        critic = getattr(inner, "critic_mode", None) or getattr(
-            getattr(inner, "settings_", None), "critic", None
-        )
-        if critic == "none" or getattr(inner, "critic", None) is False:  # the demo policy's switch
-            raise GgeError(
-                "a pool asks the model's critic: model.critic=none has none (listwise or pointwise)"
-            )
+        critic = _critic_mode(inner, "a pool")
         refine = getattr(getattr(inner, "settings_", None), "refine", "none")
         if plan.labels and critic != "listwise":
             raise GgeError(
@@ -390,13 +403,7 @@ class RescuePolicy:
     """
 
     def __init__(self, inner: Any, seed: int) -> None:
-        if not callable(getattr(inner, "rank", None)):
-            raise GgeError(f"critic_rescue asks the model's critic, and {type(inner).__name__} has none")
-        critic = getattr(inner, "critic_mode", None) or getattr(
-            getattr(inner, "settings_", None), "critic", None
-        )
-        if critic == "none" or getattr(inner, "critic", None) is False:
-            raise GgeError("critic_rescue asks the model's critic: model.critic=none has none")
+        _critic_mode(inner, "critic_rescue")
         self._inner = inner
         self.seed = seed
 
@@ -426,8 +433,7 @@ class RescuePolicy:
             scored = [
                 Candidate(c.point, score) for c, score in zip(proposal.candidates, j.scores, strict=True)
             ]
-            pick = select("critic", scored, samples[i].image_size)
-            picked = next((k for k, c in enumerate(scored) if c is pick), None)
+            picked = _critic_pick(scored, samples[i].image_size)
             out[i] = replace(out[i], rescue=picked is not None and picked in entry.gold)
         return out
 
@@ -441,13 +447,6 @@ def rescue_figures(results: Sequence[SampleResult]) -> dict[str, Any] | None:
     if not asked:
         return None
     return {"asked": len(asked), "rescued": sum(asked), "rate": round(100 * sum(asked) / len(asked), 4)}
-
-
-def _area(r: SampleResult) -> float:
-    box = r.region.pixel_box() if r.region is not None else None
-    if box is None or not r.image_size:
-        return 0.0
-    return max(0.0, (box[2] - box[0]) * (box[3] - box[1])) / float(r.image_size[0] * r.image_size[1])
 
 
 COVER_BUCKETS: tuple[tuple[str, float], ...] = (
@@ -526,16 +525,14 @@ def pool_extras(policy: object, name: str, results: Sequence[SampleResult]) -> d
     plan = policy.plan
     asks = []
     for r in results:
-        entry, order = plan.asks[(r.benchmark, r.id)]
-        pick = select("critic", r.candidates, r.image_size or (1, 1)) if r.candidates else None
-        picked = next((i for i, c in enumerate(r.candidates) if c is pick), None)
         key = (r.benchmark, r.id)
+        entry, order = plan.asks[key]
         asks.append(
             Ask(
                 entry,
                 order,
-                picked,
-                _area(r),
+                _critic_pick(r.candidates, r.image_size),
+                target_area_fraction(r) or 0.0,
                 r.critic_format_error,
                 plan.labels.get(key),
                 key in plan.sub_asks,
