@@ -21,12 +21,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted_endpoint import Scripted, demo_args, serving
+from scripted_endpoint import Scripted, demo_args
 
 from gge.benchmarks.loading import load_benchmarks
 from gge.cli.eval import main
@@ -38,12 +37,6 @@ from gge.run.settings import bench_options, parse_args
 pytestmark = pytest.mark.slow  # each starts client processes (about a second each)
 
 MARKING = ["model.proposer=sampling", "model.critic=pointwise", "k=3"]
-
-
-@pytest.fixture
-def server() -> Iterator[Scripted]:
-    with serving() as srv:
-        yield srv
 
 
 def _args(srv: Scripted, demo: Path, out: Path, samples: int, *more: str) -> list[str]:

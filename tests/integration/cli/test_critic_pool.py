@@ -23,13 +23,12 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
-from scripted_endpoint import Scripted, demo_args, serving
+from scripted_endpoint import Scripted, demo_args
 
 from gge.benchmarks import get_benchmark
 from gge.cli.commands import main as gge_main
@@ -127,12 +126,6 @@ def test_the_demo_critic_on_a_synthetic_pool_in_every_order(demo_suite: Path, tm
     with pytest.raises(GgeError, match="pool"):
         run(parse_args([*args, "pool.seed=7"]), out=io.StringIO())
     assert (out / "pool.jsonl").read_bytes() == written  # the refused rerun wrote nothing
-
-
-@pytest.fixture
-def server() -> Iterator[Scripted]:
-    with serving() as srv:
-        yield srv
 
 
 def test_a_listwise_endpoint_critic_that_always_ranks_the_first_marker_first(

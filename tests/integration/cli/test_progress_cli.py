@@ -19,12 +19,11 @@ import subprocess
 import sys
 import termios
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from paths import ROOT
-from scripted_endpoint import Scripted, serving
+from scripted_endpoint import Scripted
 
 from gge.benchmarks.loading import load_benchmarks
 from gge.run.progress import CLEAR
@@ -38,12 +37,6 @@ LINE = re.compile(
     r"(?P<requests>(?P<in_flight>\d+)/\d+ in flight[^|]*) \| (?:[^|]* \| )?"
     r"(?P<errors>\d+) server errors? \| ETA (?P<eta>.+)"
 )
-
-
-@pytest.fixture
-def server() -> Iterator[Scripted]:
-    with serving() as srv:
-        yield srv
 
 
 def _args(srv: Scripted, demo: Path, out: Path, *more: str) -> list[str]:

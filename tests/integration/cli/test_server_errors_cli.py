@@ -15,12 +15,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted_endpoint import Scripted, demo_args, serving
+from scripted_endpoint import Scripted, demo_args
 
 from gge.benchmarks.loading import load_benchmarks
 from gge.cli.eval import main
@@ -29,12 +28,6 @@ from gge.run.settings import bench_options, parse_args
 pytestmark = pytest.mark.slow  # each runs gge end to end against the server (a few seconds)
 
 RETRIES = 2
-
-
-@pytest.fixture
-def server() -> Iterator[Scripted]:
-    with serving() as srv:
-        yield srv
 
 
 def _args(srv: Scripted, demo: Path, out: Path, samples: int, *more: str) -> list[str]:

@@ -13,13 +13,12 @@ from __future__ import annotations
 import io
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
-from scripted_endpoint import Scripted, serving
+from scripted_endpoint import Scripted
 
 from gge.benchmarks import get_benchmark
 from gge.errors import GgeError
@@ -68,12 +67,6 @@ def _said(doc: dict[str, Any], bad: list[Sample], small: tuple[int, int]) -> Non
             f"groundui_1k: sample {s.id}: screenshot {s.image_path} is {small[0]}x{small[1]} pixels, "
             f"but its record says {w}x{h}"
         )
-
-
-@pytest.fixture
-def server() -> Iterator[Scripted]:
-    with serving() as srv:
-        yield srv
 
 
 def test_in_process(shrunk: Shrunk, tmp_path: Path) -> None:

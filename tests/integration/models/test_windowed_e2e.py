@@ -15,12 +15,11 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted_endpoint import Scripted, h, serving
+from scripted_endpoint import Scripted, h
 
 from gge.benchmarks.loading import load_benchmarks
 from gge.errors import GgeError
@@ -29,12 +28,6 @@ from gge.run.standalone import run
 from gge.types import Sample
 
 pytestmark = pytest.mark.slow  # each runs gge end to end against the server (5-15 s)
-
-
-@pytest.fixture
-def server() -> Iterator[Scripted]:
-    with serving() as srv:
-        yield srv
 
 
 BENCHES = "benchmarks=[screenspot_v2,screenspot_pro]"
